@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The test command of the README. Installs and starts every service the tests need (real engine,
+# OCI registry, Chromium, lm-eval), each by its own idempotent script in scripts/services/, then
+# runs the whole test suite. Tests that need a service fail (not skip) when it is missing, because
+# SERVEBENCH_REQUIRE_SERVICES=1 is set here.
+#
+#   bash scripts/test.sh            # everything
+#   bash scripts/test.sh -p servebench-client   # extra args go to cargo test
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export SERVEBENCH_SHARED="${SERVEBENCH_SHARED:-$root/../shared}"
+if [ ! -d "$SERVEBENCH_SHARED/data" ]; then
+  echo "error: shared data folder not found at $SERVEBENCH_SHARED (set SERVEBENCH_SHARED)" >&2
+  exit 1
+fi
+# apt lists once, for the scripts that install Debian packages.
+if [ -z "${SERVEBENCH_SKIP_APT_UPDATE:-}" ] && command -v apt-get >/dev/null; then
+  apt-get update -qq >&2 || echo "warning: apt-get update failed" >&2
+fi
+for s in scripts/services/*.sh; do
+  name="$(basename "$s" .sh)"
+  echo "[test.sh] starting service: $name" >&2
+  t0=$(date +%s)
+  if exports="$(bash "$s")"; then
+    eval "$exports"
+    echo "[test.sh] $name ready in $(( $(date +%s) - t0 ))s" >&2
+  else
+    echo "error: service script $s failed" >&2
+    exit 1
+  fi
+done
+export SERVEBENCH_REQUIRE_SERVICES=1
+cargo build --workspace --all-targets
+cargo test --workspace "$@"
