@@ -2,3 +2,269 @@
 //! comparability gates, compute deltas, decide verdicts (with reasons for every N/A).
 //!
 //! Must not know about: HTTP, SQLite, rendering.
+//!
+//! Data in: agg rows (`serde_json::Value`, the contract's `agg.json` row, InferenceX
+//! `agg_bmk.json` rows incl. AgentX aggregates) and eval rows, turned into [`Point`] /
+//! [`EvalPoint`]. Data out: a [`Comparison`] that renderers (the report crate, the terminal
+//! table) read. The rules are documented in `docs/compare.md`.
+
+mod types;
+
+pub use types::*;
+
+impl Metric {
+    /// Every metric, in the default comparison order.
+    pub const ALL: [Metric; 8] = [
+        Metric::TotalTputPerGpu,
+        Metric::OutputTputPerGpu,
+        Metric::InputTputPerGpu,
+        Metric::Ttft,
+        Metric::Tpot,
+        Metric::Itl,
+        Metric::E2el,
+        Metric::Intvty,
+    ];
+
+    /// Which way is better.
+    pub fn direction(self) -> Direction {
+        match self {
+            Metric::TotalTputPerGpu
+            | Metric::OutputTputPerGpu
+            | Metric::InputTputPerGpu
+            | Metric::Intvty => Direction::HigherIsBetter,
+            Metric::Ttft | Metric::Tpot | Metric::Itl | Metric::E2el => Direction::LowerIsBetter,
+        }
+    }
+
+    /// Whether the metric is read at a latency statistic (`false` for throughputs).
+    pub fn has_stat(self) -> bool {
+        !matches!(
+            self,
+            Metric::TotalTputPerGpu | Metric::OutputTputPerGpu | Metric::InputTputPerGpu
+        )
+    }
+
+    /// The agg-row key for this metric at `stat`, e.g. `(Ttft, Median)` → `"median_ttft"`,
+    /// `(TotalTputPerGpu, _)` → `"tput_per_gpu"`.
+    pub fn agg_key(self, stat: Stat) -> String {
+        let base = match self {
+            Metric::TotalTputPerGpu => return "tput_per_gpu".into(),
+            Metric::OutputTputPerGpu => return "output_tput_per_gpu".into(),
+            Metric::InputTputPerGpu => return "input_tput_per_gpu".into(),
+            Metric::Ttft => "ttft",
+            Metric::Tpot => "tpot",
+            Metric::Itl => "itl",
+            Metric::E2el => "e2el",
+            Metric::Intvty => "intvty",
+        };
+        format!("{stat}_{base}")
+    }
+
+    /// Factor from agg-row units to display units: 1000 for latencies (s → ms), 1 otherwise.
+    pub fn display_factor(self) -> f64 {
+        match self {
+            Metric::Ttft | Metric::Tpot | Metric::Itl | Metric::E2el => 1000.0,
+            _ => 1.0,
+        }
+    }
+
+    /// Display unit: `"tok/s/GPU"`, `"ms"`, `"tok/s/user"`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::TotalTputPerGpu | Metric::OutputTputPerGpu | Metric::InputTputPerGpu => {
+                "tok/s/GPU"
+            }
+            Metric::Ttft | Metric::Tpot | Metric::Itl | Metric::E2el => "ms",
+            Metric::Intvty => "tok/s/user",
+        }
+    }
+
+    /// Column label as in the PR comment: `"Total tok/s/GPU"`, `"Output tok/s/GPU"`,
+    /// `"Input tok/s/GPU"`, `"TTFT ms"`, `"TPOT ms"`, `"ITL ms"`, `"E2EL ms"`,
+    /// `"Interactivity tok/s/user"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::TotalTputPerGpu => "Total tok/s/GPU",
+            Metric::OutputTputPerGpu => "Output tok/s/GPU",
+            Metric::InputTputPerGpu => "Input tok/s/GPU",
+            Metric::Ttft => "TTFT ms",
+            Metric::Tpot => "TPOT ms",
+            Metric::Itl => "ITL ms",
+            Metric::E2el => "E2EL ms",
+            Metric::Intvty => "Interactivity tok/s/user",
+        }
+    }
+}
+
+impl Stat {
+    /// Parses `mean|median|p50|p90|p99` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Stat> {
+        match s.to_ascii_lowercase().as_str() {
+            "mean" => Some(Stat::Mean),
+            "median" | "p50" => Some(Stat::Median),
+            "p90" => Some(Stat::P90),
+            "p99" => Some(Stat::P99),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a tail percentile (p90, p99): the noise rule needs more repeats.
+    pub fn is_tail(self) -> bool {
+        matches!(self, Stat::P90 | Stat::P99)
+    }
+
+    /// Header label: `"Mean latency"`, `"Median latency"`, `"P90 latency"`, `"P99 latency"`.
+    pub fn latency_label(self) -> &'static str {
+        match self {
+            Stat::Mean => "Mean latency",
+            Stat::Median => "Median latency",
+            Stat::P90 => "P90 latency",
+            Stat::P99 => "P99 latency",
+        }
+    }
+}
+
+impl NaReason {
+    /// English phrase used after `Δ N/A: ` in notes, e.g. `"no matched baseline"`,
+    /// `"baseline missing"`, `"baseline zero"`, `"failed"`, `"dataset/workload mismatch"`,
+    /// `"statistic mismatch"`, `"eval not passed"`, `"sample counts differ"`.
+    pub fn text(&self) -> String {
+        match self {
+            NaReason::NoMatchedBaseline => "no matched baseline".into(),
+            NaReason::BaselineMissing => "baseline missing".into(),
+            NaReason::BaselineZero => "baseline zero".into(),
+            NaReason::CandidateMissing => "candidate missing".into(),
+            NaReason::PointFailed {
+                side: Side::Candidate,
+            } => "failed".into(),
+            NaReason::PointFailed {
+                side: Side::Baseline,
+            } => "baseline failed".into(),
+            NaReason::WorkloadMismatch {
+                baseline,
+                candidate,
+            } => {
+                format!("workload/dataset mismatch ({baseline} vs {candidate})")
+            }
+            NaReason::StatisticMismatch {
+                baseline,
+                requested,
+            } => format!("statistic mismatch (baseline {baseline}, requested {requested})"),
+            NaReason::EvalNotPassed {
+                side: Side::Candidate,
+            } => "eval not passed".into(),
+            NaReason::EvalNotPassed {
+                side: Side::Baseline,
+            } => "baseline eval not passed".into(),
+            NaReason::SampleCountsDiffer {
+                baseline,
+                candidate,
+            } => {
+                let f = |v: &Option<u64>| v.map_or("N/A".to_string(), |n| n.to_string());
+                format!(
+                    "sample counts differ ({}/{} old/new)",
+                    f(baseline),
+                    f(candidate)
+                )
+            }
+        }
+    }
+}
+
+impl Delta {
+    /// A delta that could not be computed.
+    pub fn na(reason: NaReason) -> Delta {
+        Delta {
+            value: None,
+            pct: None,
+            na: Some(reason),
+        }
+    }
+
+    /// `"+7.9%"`, `"-93.8%"`, `"+0.0%"` (one decimal, signed) or `"N/A"`.
+    pub fn pct_text(&self) -> String {
+        match self.pct {
+            Some(p) => format!("{}{:.1}%", if p < 0.0 { "" } else { "+" }, p),
+            None => "N/A".into(),
+        }
+    }
+
+    /// `"+0.08 pp"` (two decimals, signed) or `"N/A"` (eval deltas).
+    pub fn pp_text(&self) -> String {
+        match self.pct {
+            Some(p) => format!("{}{:.2} pp", if p < 0.0 { "" } else { "+" }, p),
+            None => "N/A".into(),
+        }
+    }
+}
+
+impl Identity {
+    /// Workload label as in the PR comment: `"8k/1k"` (ISL/OSL in units of 1024 when exact,
+    /// else the token counts, e.g. `"1000/200"`), `"AgentX"` for agentic points.
+    pub fn workload_label(&self) -> String {
+        match (self.benchmark_type, self.isl, self.osl) {
+            (BenchmarkType::AgenticTraces, _, _) => "AgentX".into(),
+            (_, Some(i), Some(o)) => {
+                let k = |n: u32| {
+                    if n >= 1024 && n % 1024 == 0 {
+                        format!("{}k", n / 1024)
+                    } else {
+                        n.to_string()
+                    }
+                };
+                format!("{}/{}", k(i), k(o))
+            }
+            _ => "unknown workload".into(),
+        }
+    }
+
+    /// Topology label: `"TP8/EP1"` single-node; multinode `"PTP4x2/DTP16x1"` (TP × workers).
+    pub fn topology_label(&self) -> String {
+        let t = &self.topology;
+        if self.is_multinode {
+            format!(
+                "PTP{}x{}/DTP{}x{}",
+                t.prefill.tp,
+                t.prefill_workers.unwrap_or(1),
+                t.decode.tp,
+                t.decode_workers.unwrap_or(1)
+            )
+        } else {
+            format!("TP{}/EP{}", t.prefill.tp, t.prefill.ep)
+        }
+    }
+}
+
+/// InferenceX `compare_results.py` hardware normalisation: lowercase, then strip one trailing
+/// `-multinode`, `-trt` or `-disagg`. `"B200-TRT"` → `"b200"`, `"gb200-multinode"` → `"gb200"`.
+pub fn normalize_hw(hw: &str) -> String {
+    let lower = hw.trim().to_ascii_lowercase();
+    for suffix in ["-multinode", "-trt", "-disagg"] {
+        if let Some(stripped) = lower.strip_suffix(suffix) {
+            return stripped.to_string();
+        }
+    }
+    lower
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            stat: Stat::Mean,
+            gate_pct: 5.0,
+            length_tolerance_pct: 5.0,
+            max_failure_rate: None,
+            noise_sd: 2.0,
+            tail_min_repeats: 5,
+            metrics: vec![
+                Metric::TotalTputPerGpu,
+                Metric::OutputTputPerGpu,
+                Metric::Ttft,
+                Metric::Tpot,
+                Metric::Itl,
+                Metric::E2el,
+                Metric::Intvty,
+            ],
+        }
+    }
+}
