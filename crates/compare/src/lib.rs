@@ -268,3 +268,13 @@ impl Default for CompareOptions {
         }
     }
 }
+
+mod engine;
+mod import;
+mod point;
+
+pub use engine::{compare, compare_eval, compare_pair, delta, gates, group_repeats, round_to};
+pub use import::{
+    identity_from_config_key, parse_baseline, BaselineFormat, BaselineImport, IdentityOverrides,
+};
+pub use point::eval_threshold;

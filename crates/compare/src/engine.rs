@@ -1,0 +1,638 @@
+//! The comparison itself: grouping repeats, matching, gates, deltas, noise rule, verdicts.
+//! The rules are written out for users in `docs/compare.md`; keep the two in step.
+
+use std::collections::BTreeMap;
+
+use crate::{
+    BenchmarkType, CompareOptions, Comparison, Delta, Direction, EvalComparison, EvalPoint,
+    GateCheck, GateKind, GateOutcome, GateValue, Identity, Metric, MetricComparison, NaReason,
+    Point, PointComparison, PointStatus, RunInfo, Side, Spread, Verdict,
+};
+
+/// Rounds to `d` decimals, never returning `-0.0`.
+pub fn round_to(x: f64, d: i32) -> f64 {
+    let f = 10f64.powi(d);
+    let r = (x * f).round() / f;
+    if r == 0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
+/// `(new/old − 1) × 100`, unrounded; `None` when `old` is 0.
+fn rel_pct(old: f64, new: f64) -> Option<f64> {
+    (old != 0.0).then(|| (new / old - 1.0) * 100.0)
+}
+
+/// Groups points by match identity (repeats of one identity merged with
+/// [`Point::merge_repeats`]), sorted by identity.
+pub fn group_repeats(points: Vec<Point>) -> Vec<Point> {
+    let mut groups: BTreeMap<Identity, Vec<Point>> = BTreeMap::new();
+    for p in points {
+        groups.entry(p.identity.match_key()).or_default().push(p);
+    }
+    groups
+        .into_values()
+        .filter_map(Point::merge_repeats)
+        .collect()
+}
+
+/// The throughput/latency delta of `old` → `new` in display units (AUTOMATION §5.6).
+pub fn delta(old: Option<f64>, new: Option<f64>) -> Delta {
+    match (old, new) {
+        (None, _) => Delta::na(NaReason::BaselineMissing),
+        (Some(o), _) if o == 0.0 => Delta::na(NaReason::BaselineZero),
+        (_, None) => Delta::na(NaReason::CandidateMissing),
+        (Some(o), Some(n)) => Delta {
+            value: Some(n - o),
+            pct: rel_pct(o, n).map(|p| round_to(p, 1)),
+            na: None,
+        },
+    }
+}
+
+fn length_gate(
+    kind: GateKind,
+    name: &str,
+    base: Option<f64>,
+    cand: Option<f64>,
+    tol: f64,
+) -> GateCheck {
+    match (base, cand) {
+        (Some(b), Some(c)) if b > 0.0 => {
+            let diff = (c / b - 1.0) * 100.0;
+            let failed = diff.abs() > tol;
+            let shown = round_to(diff, 1);
+            GateCheck {
+                kind,
+                baseline: Some(GateValue::Number(b)),
+                candidate: Some(GateValue::Number(c)),
+                diff_pct: Some(shown),
+                limit: Some(tol),
+                outcome: if failed {
+                    GateOutcome::Failed
+                } else {
+                    GateOutcome::Passed
+                },
+                message: format!(
+                    "{name} {}{:.1}% ({} vs {}), {} the ±{}% tolerance",
+                    if shown < 0.0 { "−" } else { "+" },
+                    shown.abs(),
+                    fmt_num(c),
+                    fmt_num(b),
+                    if failed { "beyond" } else { "within" },
+                    fmt_num(tol)
+                ),
+            }
+        }
+        _ => GateCheck {
+            kind,
+            baseline: base.map(GateValue::Number),
+            candidate: cand.map(GateValue::Number),
+            diff_pct: None,
+            limit: Some(tol),
+            outcome: GateOutcome::Skipped,
+            message: format!(
+                "{name} not checked ({} has none)",
+                match (base, cand) {
+                    (None, None) => "neither side",
+                    (None, _) => "the baseline",
+                    _ => "the candidate",
+                }
+            ),
+        },
+    }
+}
+
+/// Shortest plain rendering of a number for messages: `1024`, `63`, `8192.5`.
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        let s = format!("{:.2}", x);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn failure_gate(kind: GateKind, who: &str, p: &Point, limit: f64) -> GateCheck {
+    match p.failure_rate() {
+        Some(rate) => {
+            let failed = rate > limit;
+            GateCheck {
+                kind,
+                baseline: None,
+                candidate: None,
+                diff_pct: None,
+                limit: Some(limit),
+                outcome: if failed {
+                    GateOutcome::Failed
+                } else {
+                    GateOutcome::Passed
+                },
+                message: format!(
+                    "{who} failure rate {}% ({} of {} requests), {} the {}% gate",
+                    fmt_num(round_to(rate * 100.0, 1)),
+                    p.num_requests_failed.unwrap_or(0),
+                    p.num_requests_total.unwrap_or(0),
+                    if failed { "over" } else { "within" },
+                    fmt_num(limit * 100.0)
+                ),
+            }
+        }
+        None => GateCheck {
+            kind,
+            baseline: None,
+            candidate: None,
+            diff_pct: None,
+            limit: Some(limit),
+            outcome: GateOutcome::Skipped,
+            message: format!("{who} failure rate not checked (request counts unknown)"),
+        },
+    }
+}
+
+/// The comparability gates of one matched pair (case B18), in a fixed order: output length,
+/// input length, API kind, candidate failure rate, baseline failure rate.
+pub fn gates(base: &Point, cand: &Point, opts: &CompareOptions) -> Vec<GateCheck> {
+    let tol = opts.length_tolerance_pct;
+    let mut out = vec![length_gate(
+        GateKind::OutputLength,
+        "mean output length",
+        base.mean_osl,
+        cand.mean_osl,
+        tol,
+    )];
+    // Server-side input length when both have it (what the engine really prefilled), else the
+    // client-side count.
+    let isl = if base.mean_isl_server.is_some() && cand.mean_isl_server.is_some() {
+        length_gate(
+            GateKind::InputLength,
+            "mean server-side input length",
+            base.mean_isl_server,
+            cand.mean_isl_server,
+            tol,
+        )
+    } else {
+        length_gate(
+            GateKind::InputLength,
+            "mean input length",
+            base.mean_isl,
+            cand.mean_isl,
+            tol,
+        )
+    };
+    out.push(isl);
+    let api_name = |a: Option<crate::ApiKind>| match a {
+        Some(crate::ApiKind::Chat) => "chat".to_string(),
+        Some(crate::ApiKind::Completions) => "completions".to_string(),
+        None => "unknown".to_string(),
+    };
+    out.push(match (base.api, cand.api) {
+        (Some(b), Some(c)) => GateCheck {
+            kind: GateKind::ApiKind,
+            baseline: Some(GateValue::Text(api_name(Some(b)))),
+            candidate: Some(GateValue::Text(api_name(Some(c)))),
+            diff_pct: None,
+            limit: None,
+            outcome: if b == c {
+                GateOutcome::Passed
+            } else {
+                GateOutcome::Failed
+            },
+            message: if b == c {
+                format!("same API kind ({})", api_name(Some(b)))
+            } else {
+                format!(
+                    "different API kind ({} vs {})",
+                    api_name(Some(c)),
+                    api_name(Some(b))
+                )
+            },
+        },
+        (b, c) => GateCheck {
+            kind: GateKind::ApiKind,
+            baseline: b.map(|b| GateValue::Text(api_name(Some(b)))),
+            candidate: c.map(|c| GateValue::Text(api_name(Some(c)))),
+            diff_pct: None,
+            limit: None,
+            outcome: GateOutcome::Skipped,
+            message: "API kind not checked (unknown on one side)".into(),
+        },
+    });
+    let limit = opts
+        .max_failure_rate
+        .unwrap_or(match cand.identity.benchmark_type {
+            BenchmarkType::SingleTurn => 0.05,
+            BenchmarkType::AgenticTraces => 0.10,
+        });
+    out.push(failure_gate(
+        GateKind::CandidateFailureRate,
+        "candidate",
+        cand,
+        limit,
+    ));
+    out.push(failure_gate(
+        GateKind::BaselineFailureRate,
+        "baseline",
+        base,
+        limit,
+    ));
+    out
+}
+
+/// The noise rule for one metric with a delta (case B20). Returns the metric's verdict.
+///
+/// * tail statistic (p90/p99) and fewer than `tail_min_repeats` baseline repeats → `observation`;
+/// * baseline with ≥ 2 repeats: candidate inside `[min, max]` or within `mean ± noise_sd·sd`
+///   → `no_change`;
+/// * |Δ%| ≤ `gate_pct` → `no_change`;
+/// * otherwise `regression` / `improvement` by the metric's direction.
+fn noise_verdict(
+    metric: Metric,
+    base_spread: Option<&Spread>,
+    base: f64,
+    cand: f64,
+    opts: &CompareOptions,
+) -> Verdict {
+    let n = base_spread.map_or(1, |s| s.n);
+    if metric.has_stat() && opts.stat.is_tail() && n < opts.tail_min_repeats {
+        return Verdict::Observation;
+    }
+    if let Some(s) = base_spread.filter(|s| s.n >= 2) {
+        let in_range = cand >= s.min && cand <= s.max;
+        let in_band =
+            s.sd.is_some_and(|sd| (cand - s.mean).abs() <= opts.noise_sd * sd);
+        if in_range || in_band {
+            return Verdict::NoChange;
+        }
+    }
+    let pct = match rel_pct(base, cand) {
+        Some(p) => p,
+        None => return Verdict::NotComparable,
+    };
+    if pct.abs() <= opts.gate_pct {
+        return Verdict::NoChange;
+    }
+    let better = match metric.direction() {
+        Direction::HigherIsBetter => cand > base,
+        Direction::LowerIsBetter => cand < base,
+    };
+    if better {
+        Verdict::Improvement
+    } else {
+        Verdict::Regression
+    }
+}
+
+fn spread_of(p: &Point, metric: Metric, opts: &CompareOptions) -> Option<Spread> {
+    if p.repeats.len() < 2 {
+        return None;
+    }
+    Spread::of(&p.repeat_values(metric, opts.stat)).filter(|s| s.n >= 2)
+}
+
+fn unmatched_row(cand: Point, opts: &CompareOptions) -> PointComparison {
+    let failed = cand.status == PointStatus::Failed;
+    let metrics = opts
+        .metrics
+        .iter()
+        .map(|&metric| MetricComparison {
+            metric,
+            stat: metric.has_stat().then_some(opts.stat),
+            baseline: None,
+            candidate: cand.value(metric, opts.stat),
+            delta: Delta::na(NaReason::NoMatchedBaseline),
+            verdict: Verdict::NotComparable,
+            baseline_spread: None,
+            candidate_spread: spread_of(&cand, metric, opts),
+        })
+        .collect();
+    PointComparison {
+        identity: cand.identity.clone(),
+        baseline: None,
+        candidate: cand,
+        gates: Vec::new(),
+        metrics,
+        verdict: if failed {
+            Verdict::CandidateInvalid
+        } else {
+            Verdict::NotComparable
+        },
+        na: Some(NaReason::NoMatchedBaseline),
+    }
+}
+
+fn workload_label(p: &Point) -> String {
+    match &p.dataset {
+        Some(d) => format!("{} ({d})", p.identity.workload_label()),
+        None => p.identity.workload_label(),
+    }
+}
+
+/// Compares one matched pair.
+pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointComparison {
+    // Row-level N/A reasons, in order of precedence.
+    let row_na = if base.status == PointStatus::Failed {
+        Some(NaReason::PointFailed {
+            side: Side::Baseline,
+        })
+    } else if cand.status == PointStatus::Failed {
+        Some(NaReason::PointFailed {
+            side: Side::Candidate,
+        })
+    } else if matches!((&base.dataset, &cand.dataset), (Some(b), Some(c)) if b != c) {
+        Some(NaReason::WorkloadMismatch {
+            baseline: workload_label(&base),
+            candidate: workload_label(&cand),
+        })
+    } else {
+        None
+    };
+    let gates = if row_na.is_none() {
+        gates(&base, &cand, opts)
+    } else {
+        Vec::new()
+    };
+    let gate_failed = |k: GateKind| {
+        gates
+            .iter()
+            .any(|g| g.kind == k && g.outcome == GateOutcome::Failed)
+    };
+    let cand_invalid = gate_failed(GateKind::CandidateFailureRate);
+    let not_comparable = gates.iter().any(|g| g.outcome == GateOutcome::Failed);
+
+    let mut metrics = Vec::with_capacity(opts.metrics.len());
+    for &metric in &opts.metrics {
+        let stat = metric.has_stat().then_some(opts.stat);
+        let b = base.value(metric, opts.stat);
+        let c = cand.value(metric, opts.stat);
+        let base_spread = spread_of(&base, metric, opts);
+        let cand_spread = spread_of(&cand, metric, opts);
+        let d = match &row_na {
+            Some(r) => Delta::na(r.clone()),
+            None => match base.only_stat {
+                Some(only) if metric.has_stat() && only != opts.stat => {
+                    Delta::na(NaReason::StatisticMismatch {
+                        baseline: only,
+                        requested: opts.stat,
+                    })
+                }
+                _ => delta(b, c),
+            },
+        };
+        let verdict = match (&d.na, b, c) {
+            (Some(_), _, _) => Verdict::NotComparable,
+            // Deltas on a pair that failed a gate are information only.
+            _ if not_comparable => Verdict::Observation,
+            (None, Some(b), Some(c)) => noise_verdict(metric, base_spread.as_ref(), b, c, opts),
+            _ => Verdict::NotComparable,
+        };
+        metrics.push(MetricComparison {
+            metric,
+            stat,
+            baseline: b,
+            candidate: c,
+            delta: d,
+            verdict,
+            baseline_spread: base_spread,
+            candidate_spread: cand_spread,
+        });
+    }
+
+    let (verdict, na) = if let Some(r) = row_na {
+        let v = match r {
+            NaReason::PointFailed {
+                side: Side::Candidate,
+            } => Verdict::CandidateInvalid,
+            _ => Verdict::NotComparable,
+        };
+        (v, Some(r))
+    } else if cand_invalid {
+        (Verdict::CandidateInvalid, None)
+    } else if not_comparable {
+        (Verdict::NotComparable, None)
+    } else if metrics.iter().all(|m| m.delta.na.is_some()) && !metrics.is_empty() {
+        (Verdict::NotComparable, metrics[0].delta.na.clone())
+    } else {
+        let has = |v: Verdict| metrics.iter().any(|m| m.verdict == v);
+        let v = if has(Verdict::Regression) {
+            Verdict::Regression
+        } else if has(Verdict::Improvement) {
+            Verdict::Improvement
+        } else if has(Verdict::Observation) {
+            Verdict::Observation
+        } else {
+            Verdict::NoChange
+        };
+        (v, None)
+    };
+    PointComparison {
+        identity: cand.identity.clone(),
+        baseline: Some(base),
+        candidate: cand,
+        gates,
+        metrics,
+        verdict,
+        na,
+    }
+}
+
+/// The sample standard error of a proportion score over `n` samples, the way lm-eval reports
+/// `exact_match_stderr` (sample sd / √n = √(p(1−p)/(n−1))).
+fn binomial_se(p: f64, n: u64) -> Option<f64> {
+    (n > 1).then(|| (p * (1.0 - p) / (n - 1) as f64).sqrt())
+}
+
+/// Compares one eval pair (AUTOMATION §5.6: pp delta, two decimals, only when both passed with
+/// equal sample counts).
+pub fn compare_eval(base: Option<EvalPoint>, cand: Option<EvalPoint>) -> EvalComparison {
+    let (task, metric, conc) = {
+        let any = cand.as_ref().or(base.as_ref()).expect("one side present");
+        (any.task.clone(), any.metric.clone(), any.identity.conc)
+    };
+    let cand_failed = cand.as_ref().is_some_and(|c| c.passed != Some(true));
+    let (delta, verdict) = match (&base, &cand) {
+        (None, _) => (
+            Delta::na(NaReason::NoMatchedBaseline),
+            if cand_failed {
+                Verdict::CandidateInvalid
+            } else {
+                Verdict::NotComparable
+            },
+        ),
+        (Some(_), None) => (
+            Delta::na(NaReason::CandidateMissing),
+            Verdict::NotComparable,
+        ),
+        (Some(b), Some(c)) => {
+            if c.passed != Some(true) {
+                (
+                    Delta::na(NaReason::EvalNotPassed {
+                        side: Side::Candidate,
+                    }),
+                    // A candidate with a score under its threshold is a regression; one with
+                    // no score at all (the eval did not run) is invalid.
+                    if c.score.is_some() {
+                        Verdict::Regression
+                    } else {
+                        Verdict::CandidateInvalid
+                    },
+                )
+            } else if b.passed != Some(true) {
+                (
+                    Delta::na(NaReason::EvalNotPassed {
+                        side: Side::Baseline,
+                    }),
+                    Verdict::NotComparable,
+                )
+            } else if b.samples.is_none() || b.samples != c.samples {
+                (
+                    Delta::na(NaReason::SampleCountsDiffer {
+                        baseline: b.samples,
+                        candidate: c.samples,
+                    }),
+                    Verdict::NotComparable,
+                )
+            } else {
+                match (b.score, c.score) {
+                    (Some(bs), Some(cs)) => {
+                        let pp = round_to((cs - bs) * 100.0, 2);
+                        let n = b.samples.unwrap_or(0);
+                        let se_b = b.score_se.or_else(|| binomial_se(bs, n));
+                        let se_c = c.score_se.or_else(|| binomial_se(cs, n));
+                        let band = match (se_b, se_c) {
+                            (Some(x), Some(y)) => 2.0 * (x * x + y * y).sqrt() * 100.0,
+                            _ => 0.0,
+                        };
+                        let diff = (cs - bs) * 100.0;
+                        let v = if diff.abs() <= band {
+                            Verdict::NoChange
+                        } else if diff > 0.0 {
+                            Verdict::Improvement
+                        } else {
+                            Verdict::Regression
+                        };
+                        (
+                            Delta {
+                                value: Some(pp),
+                                pct: Some(pp),
+                                na: None,
+                            },
+                            v,
+                        )
+                    }
+                    (None, _) => (Delta::na(NaReason::BaselineMissing), Verdict::NotComparable),
+                    (_, None) => (
+                        Delta::na(NaReason::CandidateMissing),
+                        Verdict::NotComparable,
+                    ),
+                }
+            }
+        }
+    };
+    EvalComparison {
+        task,
+        metric,
+        conc,
+        baseline: base,
+        candidate: cand,
+        delta,
+        verdict,
+    }
+}
+
+/// Compares a candidate run with a baseline run.
+///
+/// Points of one side with the same match identity are repeats and are merged
+/// ([`group_repeats`]). Every candidate point yields a row (unmatched ones with
+/// `na = NoMatchedBaseline`); baseline points nobody matched are listed in
+/// `unmatched_baseline`. Eval rows are matched on [`Identity::eval_key`] + task + metric;
+/// baseline evals without a candidate are listed with `CandidateMissing`.
+pub fn compare(
+    baseline: RunInfo,
+    baseline_points: Vec<Point>,
+    baseline_evals: Vec<EvalPoint>,
+    candidate: RunInfo,
+    candidate_points: Vec<Point>,
+    candidate_evals: Vec<EvalPoint>,
+    opts: &CompareOptions,
+) -> Comparison {
+    let mut base_by_key: BTreeMap<Identity, Point> = group_repeats(baseline_points)
+        .into_iter()
+        .map(|p| (p.identity.match_key(), p))
+        .collect();
+    let mut points = Vec::new();
+    let mut unmatched_candidate = Vec::new();
+    for cand in group_repeats(candidate_points) {
+        match base_by_key.remove(&cand.identity.match_key()) {
+            Some(base) => points.push(compare_pair(base, cand, opts)),
+            None => {
+                unmatched_candidate.push(cand.identity.clone());
+                points.push(unmatched_row(cand, opts));
+            }
+        }
+    }
+    let unmatched_baseline: Vec<Point> = base_by_key.into_values().collect();
+
+    type EvalKey = (Identity, String, String);
+    let key =
+        |e: &EvalPoint| -> EvalKey { (e.identity.eval_key(), e.task.clone(), e.metric.clone()) };
+    let mut base_evals: BTreeMap<EvalKey, EvalPoint> = BTreeMap::new();
+    for e in baseline_evals {
+        // Later rows of the same key replace earlier ones (InferenceX: newest file per conc).
+        base_evals.insert(key(&e), e);
+    }
+    let mut evals = Vec::new();
+    let mut cand_evals: BTreeMap<EvalKey, EvalPoint> = BTreeMap::new();
+    for e in candidate_evals {
+        cand_evals.insert(key(&e), e);
+    }
+    for (k, c) in cand_evals {
+        let b = base_evals.remove(&k);
+        evals.push(compare_eval(b, Some(c)));
+    }
+    for (_, b) in base_evals {
+        evals.push(compare_eval(Some(b), None));
+    }
+    evals.sort_by(|a, b| (&a.task, &a.metric, a.conc).cmp(&(&b.task, &b.metric, b.conc)));
+
+    let verdict = points
+        .iter()
+        .map(|p| p.verdict)
+        .chain(evals.iter().map(|e| e.verdict))
+        .max()
+        .unwrap_or(Verdict::NoChange);
+    Comparison {
+        options: opts.clone(),
+        baseline,
+        candidate,
+        points,
+        unmatched_candidate,
+        unmatched_baseline,
+        evals,
+        verdict,
+    }
+}
+
+impl Comparison {
+    /// Whether any point metric or eval row is a `regression` (beyond the noise band and the
+    /// gate). `servebench compare` exits non-zero on this.
+    pub fn has_regression(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| p.metrics.iter().any(|m| m.verdict == Verdict::Regression))
+            || self.evals.iter().any(|e| e.verdict == Verdict::Regression)
+    }
+
+    /// Whether any candidate point or eval is `candidate_invalid`.
+    pub fn has_invalid_candidate(&self) -> bool {
+        self.points
+            .iter()
+            .any(|p| p.verdict == Verdict::CandidateInvalid)
+            || self
+                .evals
+                .iter()
+                .any(|e| e.verdict == Verdict::CandidateInvalid)
+    }
+}

@@ -1,0 +1,577 @@
+//! Baseline files: InferenceX artifacts and the servebench baseline table, turned into agg rows
+//! and eval rows (JSON values the store keeps and [`Point::from_agg_row`] /
+//! [`EvalPoint::from_eval_row`] read).
+//!
+//! Accepted inputs (detected from the JSON shape; the format is documented in
+//! `docs/compare.md`, "Baseline files"):
+//! 1. a JSON **array** of rows: InferenceX `agg_bmk.json` (fixed-seq rows and AgentX
+//!    `scenario_type: agentic-coding` aggregates) and/or `agg_eval_all.json` rows (a row with a
+//!    `task` field is an eval row); one agg row as a bare object is accepted too;
+//! 2. a **baseline table** object (`"points": [...]`), the shape of
+//!    `shared/data/scenario/baseline.json`: `config_key`, `date`, `image`, `workload`
+//!    (`"AgentX"`, `"8k/1k"`, or `{"isl":…, "osl":…}`), `topology` (`{"tp","ep"[,"dp_attention"]}`),
+//!    `statistic` (`mean|median|p90|p99`), optional `identity`, `points`, `evals`.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Map, Value};
+
+use crate::{EvalPoint, Point, Stat};
+
+/// Which input shape a baseline file had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineFormat {
+    /// InferenceX rows (`agg_bmk.json`, `agg_eval_all.json`, or a mix).
+    InferencexRows,
+    /// The servebench baseline table.
+    Table,
+}
+
+/// Identity fields given on the command line (`servebench baseline import --hw …`); they
+/// override the table's `identity` object and whatever is derived from its `config_key`.
+#[derive(Debug, Clone, Default)]
+pub struct IdentityOverrides {
+    /// Hardware (runner type), e.g. `b200`.
+    pub hw: Option<String>,
+    /// Framework, e.g. `sglang`.
+    pub framework: Option<String>,
+    /// InferenceX model prefix, e.g. `qwen3.5`.
+    pub model_prefix: Option<String>,
+    /// Precision, e.g. `fp4`.
+    pub precision: Option<String>,
+    /// Speculative decoding: `mtp`, `draft_model`, `none`.
+    pub spec_decoding: Option<String>,
+    /// Full model id (not matched; shown).
+    pub model: Option<String>,
+}
+
+/// A parsed baseline file.
+#[derive(Debug, Clone)]
+pub struct BaselineImport {
+    /// Input shape.
+    pub format: BaselineFormat,
+    /// Catalog config key (table `config_key`; for InferenceX rows `None`).
+    pub config_key: Option<String>,
+    /// Baseline date (`YYYY-MM-DD`, table `date`).
+    pub date: Option<String>,
+    /// Engine image (table `image`, or the first row's `image`).
+    pub image: Option<String>,
+    /// Workload label (`AgentX`, `8k/1k`) when uniform.
+    pub workload: Option<String>,
+    /// Topology label (`TP1/EP1`) when uniform.
+    pub topology: Option<String>,
+    /// Latency statistic the table carries (`None` for InferenceX rows, which carry all).
+    pub statistic: Option<Stat>,
+    /// Agg rows, ready for `Store::add_point` (validated with [`Point::from_agg_row`]).
+    pub points: Vec<Value>,
+    /// Eval rows, ready for `Store::add_eval` (validated with [`EvalPoint::from_eval_row`]).
+    pub evals: Vec<Value>,
+    /// Things the user should know (e.g. identity derived from the config key).
+    pub notes: Vec<String>,
+}
+
+/// Parses a baseline file's text. `source` names the file in error messages
+/// (`"baseline.json: points[2]: unknown field `ttft`"`).
+pub fn parse_baseline(text: &str, source: &str, ov: &IdentityOverrides) -> Result<BaselineImport> {
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        anyhow!(
+            "{source}: not valid JSON (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        )
+    })?;
+    match v {
+        Value::Array(rows) => rows_import(rows, source),
+        Value::Object(ref m) if m.contains_key("points") || m.contains_key("evals") => {
+            table_import(m, source, ov)
+        }
+        Value::Object(_) => rows_import(vec![v], source),
+        _ => bail!("{source}: expected a JSON array of InferenceX rows or a baseline table object"),
+    }
+}
+
+fn rows_import(rows: Vec<Value>, source: &str) -> Result<BaselineImport> {
+    if rows.is_empty() {
+        bail!("{source}: the array has no rows");
+    }
+    let mut points = Vec::new();
+    let mut evals = Vec::new();
+    for (i, row) in rows.into_iter().enumerate() {
+        if row.get("task").is_some() {
+            EvalPoint::from_eval_row(&row)
+                .with_context(|| format!("{source}: row {i} (eval row)"))?;
+            evals.push(row);
+        } else {
+            Point::from_agg_row(&row).with_context(|| format!("{source}: row {i}"))?;
+            points.push(row);
+        }
+    }
+    let parsed: Vec<Point> = points
+        .iter()
+        .map(|r| Point::from_agg_row(r).expect("validated"))
+        .collect();
+    let uniform = |f: &dyn Fn(&Point) -> String| -> Option<String> {
+        let first = f(parsed.first()?);
+        parsed.iter().all(|p| f(p) == first).then_some(first)
+    };
+    Ok(BaselineImport {
+        format: BaselineFormat::InferencexRows,
+        config_key: None,
+        date: None,
+        image: uniform(&|p| p.image.clone().unwrap_or_default()).filter(|s| !s.is_empty()),
+        workload: uniform(&|p| p.identity.workload_label()),
+        topology: uniform(&|p| p.identity.topology_label()),
+        statistic: None,
+        points,
+        evals,
+        notes: Vec::new(),
+    })
+}
+
+const PRECISIONS: &[&str] = &[
+    "fp4", "fp8", "fp16", "bf16", "int4", "int8", "mxfp4", "nvfp4",
+];
+const TWO_SEGMENT_FRAMEWORKS: &[&str] = &[
+    "dynamo-sglang",
+    "dynamo-vllm",
+    "dynamo-trt",
+    "llmd-vllm",
+    "sglang-disagg",
+    "atom-disagg",
+];
+
+/// Identity fields derived from a config key by the InferenceX naming convention
+/// `<model-prefix>-<precision>-<sku>-<framework>[-<variant>…]` (AUTOMATION §1.2): model prefix,
+/// precision, hw (= sku), framework, spec decoding (`mtp` if a variant starts with `mtp`,
+/// else `none`). `None` when the key does not follow the convention.
+pub fn identity_from_config_key(key: &str) -> Option<[(&'static str, String); 5]> {
+    let segs: Vec<&str> = key.split('-').collect();
+    let p = segs.iter().position(|s| PRECISIONS.contains(s))?;
+    if p == 0 || segs.len() < p + 3 {
+        return None;
+    }
+    let prefix = segs[..p].join("-");
+    let hw = segs[p + 1].to_string();
+    let mut fw = segs[p + 2].to_string();
+    let mut rest = p + 3;
+    if let Some(next) = segs.get(p + 3) {
+        let two = format!("{fw}-{next}");
+        if TWO_SEGMENT_FRAMEWORKS.contains(&two.as_str()) {
+            fw = two;
+            rest += 1;
+        }
+    }
+    let spec = if segs[rest..].iter().any(|s| s.starts_with("mtp")) {
+        "mtp"
+    } else {
+        "none"
+    };
+    Some([
+        ("infmax_model_prefix", prefix),
+        ("precision", segs[p].to_string()),
+        ("hw", hw),
+        ("framework", fw),
+        ("spec_decoding", spec.to_string()),
+    ])
+}
+
+fn known_keys(m: &Map<String, Value>, allowed: &[&str], at: &str) -> Result<()> {
+    for k in m.keys() {
+        if !allowed.contains(&k.as_str()) {
+            bail!(
+                "{at}: unknown field `{k}` (allowed: {})",
+                allowed.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+fn num(m: &Map<String, Value>, k: &str, at: &str) -> Result<Option<f64>> {
+    match m.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(other) => bail!("{at}: field `{k}` is {other}, expected a number"),
+    }
+}
+
+fn table_import(
+    m: &Map<String, Value>,
+    source: &str,
+    ov: &IdentityOverrides,
+) -> Result<BaselineImport> {
+    known_keys(
+        m,
+        &[
+            "config_key",
+            "date",
+            "image",
+            "workload",
+            "topology",
+            "statistic",
+            "identity",
+            "points",
+            "evals",
+            "note",
+        ],
+        source,
+    )?;
+    let mut notes = Vec::new();
+    let config_key = m
+        .get("config_key")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let date = m.get("date").and_then(Value::as_str).map(String::from);
+    let image = m.get("image").and_then(Value::as_str).map(String::from);
+    let statistic = match m.get("statistic") {
+        None => Stat::Mean,
+        Some(Value::String(s)) => Stat::parse(s).ok_or_else(|| {
+            anyhow!("{source}: field `statistic` is {s:?}, expected mean|median|p90|p99")
+        })?,
+        Some(other) => bail!("{source}: field `statistic` is {other}, expected a string"),
+    };
+
+    // Identity: CLI overrides > table `identity` > derived from config_key.
+    let mut ident = Map::new();
+    if let Some(k) = &config_key {
+        if let Some(fields) = identity_from_config_key(k) {
+            for (f, v) in fields {
+                ident.insert(f.to_string(), Value::String(v));
+            }
+        }
+    }
+    // Keys still holding the value derived from the config key (reported as a note).
+    let mut from_key: Vec<String> = ident.keys().cloned().collect();
+    if let Some(idv) = m.get("identity") {
+        let id = idv
+            .as_object()
+            .ok_or_else(|| anyhow!("{source}: field `identity` must be an object"))?;
+        let at = format!("{source}: identity");
+        known_keys(
+            id,
+            &[
+                "hw",
+                "framework",
+                "model_prefix",
+                "infmax_model_prefix",
+                "precision",
+                "spec_decoding",
+                "disagg",
+                "is_multinode",
+                "model",
+            ],
+            &at,
+        )?;
+        for (k, v) in id {
+            let k = if k == "model_prefix" {
+                "infmax_model_prefix"
+            } else {
+                k
+            };
+            from_key.retain(|f| f != k);
+            ident.insert(k.to_string(), v.clone());
+        }
+    }
+    for (k, v) in [
+        ("hw", &ov.hw),
+        ("framework", &ov.framework),
+        ("infmax_model_prefix", &ov.model_prefix),
+        ("precision", &ov.precision),
+        ("spec_decoding", &ov.spec_decoding),
+        ("model", &ov.model),
+    ] {
+        if let Some(v) = v {
+            from_key.retain(|f| f != k);
+            ident.insert(k.to_string(), Value::String(v.clone()));
+        }
+    }
+    if !from_key.is_empty() {
+        let shown: Vec<String> = from_key
+            .iter()
+            .map(|k| format!("{} {}", k, ident[k.as_str()].as_str().unwrap_or("")))
+            .collect();
+        notes.push(format!(
+            "identity derived from config key `{}` by the InferenceX naming convention: {} \
+             (override with --hw/--framework/--model-prefix/--precision/--spec-decoding)",
+            config_key.as_deref().unwrap_or(""),
+            shown.join(", ")
+        ));
+    }
+    for req in ["hw", "framework", "infmax_model_prefix", "precision"] {
+        if !ident.contains_key(req) {
+            bail!(
+                "{source}: cannot tell the baseline's `{req}`: add an \"identity\" object or pass \
+                 --{} (config_key {} does not follow <model-prefix>-<precision>-<sku>-<framework>)",
+                match req {
+                    "infmax_model_prefix" => "model-prefix",
+                    other => other,
+                },
+                config_key
+                    .as_deref()
+                    .map_or("absent".to_string(), |k| format!("`{k}`"))
+            );
+        }
+    }
+
+    // Workload.
+    let (benchmark_type, isl, osl, workload_label) = match m.get("workload") {
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("agentx") || s == "agentic-coding" => (
+            "agentic_traces",
+            Value::Null,
+            Value::Null,
+            "AgentX".to_string(),
+        ),
+        Some(Value::String(s)) => {
+            let parse = |t: &str| -> Option<u64> {
+                let t = t.trim().to_ascii_lowercase();
+                match t.strip_suffix('k') {
+                    Some(k) => k.parse::<u64>().ok().map(|n| n * 1024),
+                    None => t.parse().ok(),
+                }
+            };
+            let (i, o) = s
+                .split_once('/')
+                .and_then(|(a, b)| Some((parse(a)?, parse(b)?)))
+                .ok_or_else(|| {
+                    anyhow!("{source}: field `workload` is {s:?}, expected \"AgentX\", \"8k/1k\" or {{\"isl\":…,\"osl\":…}}")
+                })?;
+            ("single_turn", json!(i), json!(o), s.clone())
+        }
+        Some(Value::Object(w)) => {
+            let i = w.get("isl").and_then(Value::as_u64);
+            let o = w.get("osl").and_then(Value::as_u64);
+            match (i, o) {
+                (Some(i), Some(o)) => ("single_turn", json!(i), json!(o), format!("{i}/{o}")),
+                _ => bail!("{source}: field `workload` object needs integer `isl` and `osl`"),
+            }
+        }
+        None => bail!(
+            "{source}: missing field `workload` (\"AgentX\", \"8k/1k\" or {{\"isl\",\"osl\"}})"
+        ),
+        Some(other) => bail!("{source}: field `workload` is {other}, expected a string or object"),
+    };
+
+    // Topology.
+    let topo = m
+        .get("topology")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            anyhow!("{source}: missing field `topology` (e.g. {{\"tp\": 1, \"ep\": 1}})")
+        })?;
+    known_keys(
+        topo,
+        &["tp", "ep", "dp_attention", "pp", "dcp_size", "pcp_size"],
+        &format!("{source}: topology"),
+    )?;
+    let tp = topo
+        .get("tp")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| anyhow!("{source}: topology: missing integer field `tp`"))?;
+    let ep = topo.get("ep").and_then(Value::as_u64).unwrap_or(1);
+    let dpa = topo
+        .get("dp_attention")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let topology_label = format!("TP{tp}/EP{ep}");
+
+    let base_row = |conc: u64| -> Map<String, Value> {
+        let mut r = Map::new();
+        for k in [
+            "hw",
+            "framework",
+            "infmax_model_prefix",
+            "precision",
+            "spec_decoding",
+            "model",
+        ] {
+            if let Some(v) = ident.get(k) {
+                r.insert(k.to_string(), v.clone());
+            }
+        }
+        r.insert("conc".into(), json!(conc));
+        if let Some(i) = &image {
+            r.insert("image".into(), json!(i));
+        }
+        r.insert(
+            "disagg".into(),
+            ident.get("disagg").cloned().unwrap_or(json!(false)),
+        );
+        r.insert("isl".into(), isl.clone());
+        r.insert("osl".into(), osl.clone());
+        r.insert(
+            "is_multinode".into(),
+            ident.get("is_multinode").cloned().unwrap_or(json!(false)),
+        );
+        r.insert("tp".into(), json!(tp));
+        r.insert("ep".into(), json!(ep));
+        r.insert(
+            "dp_attention".into(),
+            json!(if dpa { "true" } else { "false" }),
+        );
+        r.insert("benchmark_type".into(), json!(benchmark_type));
+        r
+    };
+
+    let mut points = Vec::new();
+    let pts = match m.get("points") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(_) => bail!("{source}: field `points` must be an array"),
+    };
+    for (i, p) in pts.iter().enumerate() {
+        let at = format!("{source}: points[{i}]");
+        let pm = p
+            .as_object()
+            .ok_or_else(|| anyhow!("{at}: expected an object"))?;
+        known_keys(
+            pm,
+            &[
+                "conc",
+                "total_tput_per_gpu",
+                "tput_per_gpu",
+                "output_tput_per_gpu",
+                "input_tput_per_gpu",
+                "ttft_ms",
+                "tpot_ms",
+                "itl_ms",
+                "e2el_ms",
+                "intvty",
+                "mean_isl",
+                "mean_isl_server",
+                "mean_osl",
+                "num_requests_total",
+                "num_requests_failed",
+                "status",
+            ],
+            &at,
+        )?;
+        let conc = pm
+            .get("conc")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| anyhow!("{at}: missing integer field `conc`"))?;
+        let mut r = base_row(conc);
+        let stat = statistic.to_string();
+        for (src, dst, factor) in [
+            ("total_tput_per_gpu", "tput_per_gpu".to_string(), 1.0),
+            ("tput_per_gpu", "tput_per_gpu".to_string(), 1.0),
+            (
+                "output_tput_per_gpu",
+                "output_tput_per_gpu".to_string(),
+                1.0,
+            ),
+            ("input_tput_per_gpu", "input_tput_per_gpu".to_string(), 1.0),
+            ("ttft_ms", format!("{stat}_ttft"), 1e-3),
+            ("tpot_ms", format!("{stat}_tpot"), 1e-3),
+            ("itl_ms", format!("{stat}_itl"), 1e-3),
+            ("e2el_ms", format!("{stat}_e2el"), 1e-3),
+            ("intvty", format!("{stat}_intvty"), 1.0),
+        ] {
+            if let Some(x) = num(pm, src, &at)? {
+                r.insert(dst, json!(x * factor));
+            }
+        }
+        for k in ["mean_isl", "mean_isl_server", "mean_osl"] {
+            if let Some(x) = num(pm, k, &at)? {
+                r.insert(k.into(), json!(x));
+            }
+        }
+        for k in ["num_requests_total", "num_requests_failed"] {
+            if let Some(x) = pm.get(k) {
+                r.insert(k.into(), x.clone());
+            }
+        }
+        let status = pm.get("status").and_then(Value::as_str).unwrap_or("ok");
+        if !matches!(status, "ok" | "partial" | "failed") {
+            bail!("{at}: field `status` is {status:?}, expected ok|partial|failed");
+        }
+        r.insert("point_status".into(), json!(status));
+        r.insert("statistic".into(), json!(stat));
+        if let Some(d) = &date {
+            r.insert("date".into(), json!(d));
+        }
+        let row = Value::Object(r);
+        Point::from_agg_row(&row).with_context(|| at.clone())?;
+        points.push(row);
+    }
+
+    let mut evals = Vec::new();
+    let evs = match m.get("evals") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(_) => bail!("{source}: field `evals` must be an array"),
+    };
+    for (i, e) in evs.iter().enumerate() {
+        let at = format!("{source}: evals[{i}]");
+        let em = e
+            .as_object()
+            .ok_or_else(|| anyhow!("{at}: expected an object"))?;
+        known_keys(
+            em,
+            &[
+                "task",
+                "metric",
+                "conc",
+                "score",
+                "score_se",
+                "samples",
+                "passed",
+                "threshold",
+            ],
+            &at,
+        )?;
+        let conc = em
+            .get("conc")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| anyhow!("{at}: missing integer field `conc`"))?;
+        let task = em
+            .get("task")
+            .and_then(Value::as_str)
+            .ok_or_else(|| anyhow!("{at}: missing string field `task`"))?;
+        let mut r = base_row(conc);
+        r.insert("model_prefix".into(), ident["infmax_model_prefix"].clone());
+        r.insert("task".into(), json!(task));
+        let metric = em
+            .get("metric")
+            .and_then(Value::as_str)
+            .unwrap_or("em_strict");
+        r.insert("score_name".into(), json!(metric));
+        if let Some(s) = num(em, "score", &at)? {
+            if !(0.0..=1.0).contains(&s) {
+                bail!("{at}: field `score` is {s}, expected a fraction between 0 and 1 (97.95 % → 0.9795)");
+            }
+            r.insert("score".into(), json!(s));
+            r.insert(metric.to_string(), json!(s));
+        }
+        for (src, dst) in [
+            ("score_se", "score_se"),
+            ("samples", "n_eff"),
+            ("passed", "passed"),
+            ("threshold", "threshold"),
+        ] {
+            if let Some(x) = em.get(src) {
+                r.insert(dst.into(), x.clone());
+            }
+        }
+        if let Some(d) = &date {
+            r.insert("date".into(), json!(d));
+        }
+        let row = Value::Object(r);
+        EvalPoint::from_eval_row(&row).with_context(|| at.clone())?;
+        evals.push(row);
+    }
+    if points.is_empty() && evals.is_empty() {
+        bail!("{source}: the baseline table has no points and no evals");
+    }
+    Ok(BaselineImport {
+        format: BaselineFormat::Table,
+        config_key,
+        date,
+        image,
+        workload: Some(workload_label),
+        topology: Some(topology_label),
+        statistic: Some(statistic),
+        points,
+        evals,
+        notes,
+    })
+}
