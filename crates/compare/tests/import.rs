@@ -1,0 +1,428 @@
+//! Baseline import: the scenario's `baseline.json` table, InferenceX agg rows (golden
+//! process_result outputs), AgentX aggregates and eval rows.
+
+use serde_json::{json, Value};
+use servebench_compare::{
+    compare, parse_baseline, BaselineFormat, BenchmarkType, CompareOptions, EvalPoint,
+    IdentityOverrides, Metric, NaReason, Point, RunInfo, Stat, Verdict,
+};
+
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(format!("{SHARED}/{rel}")).unwrap()
+}
+
+#[test]
+fn scenario_baseline_table_as_is() {
+    let imp = parse_baseline(
+        &read("data/scenario/baseline.json"),
+        "baseline.json",
+        &IdentityOverrides::default(),
+    )
+    .unwrap();
+    assert_eq!(imp.format, BaselineFormat::Table);
+    assert_eq!(
+        imp.config_key.as_deref(),
+        Some("qwen3.8next-fp4-b200-sglang-agentic-mtp")
+    );
+    assert_eq!(imp.date.as_deref(), Some("2026-09-15"));
+    assert_eq!(
+        imp.image.as_deref(),
+        Some("lmsysorg/sglang:qwen38flashnext")
+    );
+    assert_eq!(imp.workload.as_deref(), Some("AgentX"));
+    assert_eq!(imp.topology.as_deref(), Some("TP1/EP1"));
+    assert_eq!(imp.statistic, Some(Stat::Mean));
+    assert_eq!(imp.points.len(), 4);
+    assert_eq!(imp.evals.len(), 1);
+    assert_eq!(
+        imp.notes.len(),
+        1,
+        "identity derived from the config key is reported"
+    );
+    assert!(imp.notes[0].contains("hw b200"), "{}", imp.notes[0]);
+
+    let pts: Vec<Point> = imp
+        .points
+        .iter()
+        .map(|r| Point::from_agg_row(r).unwrap())
+        .collect();
+    let id = &pts[0].identity;
+    assert_eq!(
+        (
+            id.hw.as_str(),
+            id.framework.as_str(),
+            id.model_prefix.as_str(),
+            id.precision.as_str(),
+            id.spec_decoding.as_str()
+        ),
+        ("b200", "sglang", "qwen3.8next", "fp4", "mtp")
+    );
+    assert_eq!(id.benchmark_type, BenchmarkType::AgenticTraces);
+    assert_eq!((id.isl, id.osl), (None, None));
+    assert_eq!((id.topology.prefill.tp, id.topology.prefill.ep), (1, 1));
+    assert_eq!(
+        pts.iter().map(|p| p.identity.conc).collect::<Vec<_>>(),
+        vec![1, 4, 8, 16]
+    );
+    // Values come back in display units (2-decimal rounding, as the table is written).
+    let r2 = |x: f64| (x * 100.0).round() / 100.0;
+    let p16 = &pts[3];
+    assert_eq!(
+        p16.value(Metric::TotalTputPerGpu, Stat::Mean),
+        Some(71333.43)
+    );
+    assert_eq!(p16.value(Metric::OutputTputPerGpu, Stat::Mean), Some(637.9));
+    assert_eq!(r2(p16.value(Metric::Ttft, Stat::Mean).unwrap()), 1570.11);
+    assert_eq!(r2(p16.value(Metric::Tpot, Stat::Mean).unwrap()), 12.65);
+    assert_eq!(p16.only_stat, Some(Stat::Mean));
+    assert_eq!(
+        p16.value(Metric::Ttft, Stat::Median),
+        None,
+        "a mean-only table has no median"
+    );
+
+    let ev = EvalPoint::from_eval_row(&imp.evals[0]).unwrap();
+    assert_eq!(
+        (ev.task.as_str(), ev.metric.as_str()),
+        ("gsm8k", "em_strict")
+    );
+    assert_eq!(ev.identity.conc, 16);
+    assert_eq!(ev.score, Some(0.9795));
+    assert_eq!(ev.samples, Some(1319));
+    assert_eq!(
+        ev.passed,
+        Some(true),
+        "0.9795 ≥ default gsm8k threshold 0.90"
+    );
+}
+
+#[test]
+fn baseline_table_against_itself_and_statistic_mismatch() {
+    let imp = parse_baseline(
+        &read("data/scenario/baseline.json"),
+        "b",
+        &Default::default(),
+    )
+    .unwrap();
+    let pts = || {
+        imp.points
+            .iter()
+            .map(|r| Point::from_agg_row(r).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let evs = || {
+        imp.evals
+            .iter()
+            .map(|r| EvalPoint::from_eval_row(r).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let opts = CompareOptions {
+        metrics: vec![
+            Metric::TotalTputPerGpu,
+            Metric::OutputTputPerGpu,
+            Metric::Ttft,
+            Metric::Tpot,
+        ],
+        ..Default::default()
+    };
+    let c = compare(
+        RunInfo::default(),
+        pts(),
+        evs(),
+        RunInfo::default(),
+        pts(),
+        evs(),
+        &opts,
+    );
+    assert_eq!(c.points.len(), 4);
+    assert!(c.points.iter().all(|p| p.verdict == Verdict::NoChange));
+    assert_eq!(c.evals.len(), 1);
+    assert_eq!(c.evals[0].delta.pct, Some(0.0));
+    assert_eq!(c.evals[0].delta.pp_text(), "+0.00 pp");
+    assert_eq!(c.evals[0].verdict, Verdict::NoChange);
+
+    let opts = CompareOptions {
+        stat: Stat::Median,
+        ..opts
+    };
+    let c = compare(
+        RunInfo::default(),
+        pts(),
+        vec![],
+        RunInfo::default(),
+        pts(),
+        vec![],
+        &opts,
+    );
+    let m = &c.points[0].metrics;
+    assert_eq!(m[0].delta.pct, Some(0.0), "throughput has no statistic");
+    assert_eq!(
+        m[2].delta.na,
+        Some(NaReason::StatisticMismatch {
+            baseline: Stat::Mean,
+            requested: Stat::Median
+        })
+    );
+}
+
+#[test]
+fn baseline_table_errors_name_the_field() {
+    let bad = r#"{"config_key": "x", "workload": "AgentX", "topology": {"tp": 1}, "points": [{"conc": 1}]}"#;
+    let e = parse_baseline(bad, "t.json", &Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("t.json") && e.contains("hw"), "{e}");
+    let ov = IdentityOverrides {
+        hw: Some("h200".into()),
+        framework: Some("vllm".into()),
+        model_prefix: Some("x".into()),
+        precision: Some("fp8".into()),
+        ..Default::default()
+    };
+    assert!(parse_baseline(bad, "t.json", &ov).is_ok());
+    let typo = r#"{"config_key": "qwen3.5-fp4-b200-sglang", "workload": "8k/1k", "topology": {"tp": 1},
+                  "points": [{"conc": 1, "ttft": 3}]}"#;
+    let e = format!(
+        "{:#}",
+        parse_baseline(typo, "t.json", &Default::default()).unwrap_err()
+    );
+    assert!(e.contains("t.json: points[0]: unknown field `ttft`"), "{e}");
+    let e = format!(
+        "{:#}",
+        parse_baseline("{\"points\": [", "t.json", &Default::default()).unwrap_err()
+    );
+    assert!(e.starts_with("t.json: not valid JSON (line 1"), "{e}");
+}
+
+#[test]
+fn inferencex_golden_agg_rows() {
+    let rows: Vec<Value> = (1..=4)
+        .map(|i| {
+            serde_json::from_str(&read(&format!(
+                "data/inferencex/golden/process-result/R{i}-agg.json"
+            )))
+            .unwrap()
+        })
+        .collect();
+    let text = serde_json::to_string(&rows).unwrap();
+    let imp = parse_baseline(&text, "agg_bmk.json", &Default::default()).unwrap();
+    assert_eq!(imp.format, BaselineFormat::InferencexRows);
+    assert_eq!(imp.points.len(), 4);
+    let p: Vec<Point> = imp
+        .points
+        .iter()
+        .map(|r| Point::from_agg_row(r).unwrap())
+        .collect();
+    // R1: single-node TP4, conc 8, dp_attention "false".
+    assert_eq!(p[0].identity.topology_label(), "TP4/EP1");
+    assert_eq!(p[0].identity.workload_label(), "8k/1k");
+    assert_eq!(
+        p[0].value(Metric::TotalTputPerGpu, Stat::Mean),
+        Some(887.4087205171463)
+    );
+    assert!((p[0].value(Metric::Ttft, Stat::Median).unwrap() - 398.5).abs() < 1e-9);
+    assert!((p[0].value(Metric::Tpot, Stat::P99).unwrap() - 10.873).abs() < 1e-9);
+    // R2: dp_attention "true" string.
+    assert!(p[1].identity.topology.prefill.dp_attention);
+    // R3: multinode disagg: prefill TP4×2 EP4, decode TP16×1.
+    let id = &p[2].identity;
+    assert!(id.is_multinode && id.disagg);
+    assert_eq!(
+        (
+            id.topology.prefill.tp,
+            id.topology.prefill.ep,
+            id.topology.decode.tp
+        ),
+        (4, 4, 16)
+    );
+    assert_eq!(id.topology_label(), "PTP4x2/DTP16x1");
+    // Matching R1 against a copy with another image and a 10 % better throughput.
+    let mut cand = rows[0].clone();
+    cand["image"] = json!("lmsysorg/sglang:v0.5.20-cu130");
+    cand["tput_per_gpu"] = json!(887.4087205171463 * 1.1);
+    let c = compare(
+        RunInfo::default(),
+        p.clone(),
+        vec![],
+        RunInfo::default(),
+        vec![Point::from_agg_row(&cand).unwrap()],
+        vec![],
+        &CompareOptions::default(),
+    );
+    assert_eq!(c.points.len(), 1);
+    assert!(c.points[0].baseline.is_some());
+    assert_eq!(c.points[0].metrics[0].delta.pct, Some(10.0));
+    assert_eq!(c.points[0].metrics[0].verdict, Verdict::Improvement);
+    assert_eq!(c.unmatched_baseline.len(), 3);
+}
+
+/// An AgentX aggregate row in the §5.8 shape (hand-written; values chosen to check mapping).
+fn agentx_row(conc: u32, p50_ttft_s: f64) -> Value {
+    let block = |mean: f64| json!({"mean": mean, "p50": mean * 0.9, "p75": mean * 1.1, "p90": mean * 1.3, "p95": mean * 1.5, "std": mean * 0.2});
+    json!({
+        "hw": "b200", "conc": conc, "image": "lmsysorg/sglang:qwen38flashnext", "recipe_fingerprint": "",
+        "model": "Qwen/Qwen3.8-Flash-Next-NVFP4", "infmax_model_prefix": "qwen3.8next",
+        "framework": "sglang", "precision": "fp4", "spec_decoding": "mtp", "disagg": false,
+        "scenario_type": "agentic-coding", "is_multinode": false, "tp": 1, "ep": 1,
+        "dp_attention": false, "kv_offloading": "none", "kv_offload_backend": null,
+        "num_requests_total": 200, "num_requests_successful": 196,
+        "request_accounting": {"records_total": 210, "records_profiled": 200, "records_dropped_total": 14,
+            "records_warmup_dropped": 10, "records_error_dropped": 4, "error_categories": {"timeout": 4}},
+        "request_metrics": {
+            "latency": {"ttft": {"mean": 0.66582, "p50": p50_ttft_s, "p75": 0.7, "p90": 0.9, "p95": 1.0, "std": 0.1},
+                        "e2el": block(10.0), "itl": block(0.00357), "tpot": block(0.00357), "intvty": block(280.0)},
+            "tokens": {"input": {"mean": 30000.0}, "output_actual": {"mean": 512.0}, "output_expected": {"mean": 512.0}},
+            "throughput": {"per_gpu": {"total_tput_tps": 14445.12, "output_tput_tps": 159.68, "input_tput_tps": 14285.44}}
+        }
+    })
+}
+
+#[test]
+fn agentx_aggregate_rows_and_eval_rows_in_one_array() {
+    let eval = json!({
+        "is_multinode": false, "model_prefix": "qwen3.8next", "model": "Qwen/Qwen3.8-Flash-Next-NVFP4",
+        "hw": "B200", "framework": "sglang", "precision": "fp4", "spec_decoding": "mtp",
+        "isl": 8192, "osl": 1024, "tp": 1, "ep": 1, "conc": 16, "dp_attention": false,
+        "task": "gsm8k", "em_strict": 0.9795, "em_strict_se": 0.0039, "em_flexible": 0.9803,
+        "em_flexible_se": 0.0038, "n_eff": 1319, "source": "x", "score": 0.9795,
+        "score_name": "em_strict", "score_se": 0.0039
+    });
+    let arr = json!([agentx_row(1, 0.6), agentx_row(4, 0.55), eval]);
+    let imp = parse_baseline(&arr.to_string(), "agg_bmk.json", &Default::default()).unwrap();
+    assert_eq!((imp.points.len(), imp.evals.len()), (2, 1));
+    assert_eq!(imp.workload.as_deref(), Some("AgentX"));
+    let p = Point::from_agg_row(&imp.points[0]).unwrap();
+    assert_eq!(p.identity.benchmark_type, BenchmarkType::AgenticTraces);
+    assert_eq!((p.identity.isl, p.identity.osl), (None, None));
+    assert_eq!(p.value(Metric::TotalTputPerGpu, Stat::Mean), Some(14445.12));
+    assert_eq!(p.value(Metric::OutputTputPerGpu, Stat::Mean), Some(159.68));
+    assert!((p.value(Metric::Ttft, Stat::Mean).unwrap() - 665.82).abs() < 1e-9);
+    assert!(
+        (p.value(Metric::Ttft, Stat::Median).unwrap() - 600.0).abs() < 1e-9,
+        "p50 → median"
+    );
+    assert_eq!(p.value(Metric::Ttft, Stat::P99), None, "AgentX has no p99");
+    assert_eq!(p.mean_osl, Some(512.0));
+    assert_eq!(p.mean_isl_server, Some(30000.0));
+    assert_eq!(p.num_requests_failed, Some(4));
+    assert_eq!(p.api, Some(servebench_compare::ApiKind::Chat));
+    let e = EvalPoint::from_eval_row(&imp.evals[0]).unwrap();
+    assert_eq!(
+        e.identity.hw, "b200",
+        "hw upper-case in eval rows is normalised"
+    );
+    assert_eq!(e.passed, Some(true));
+    // The eval row matches the baseline table's eval (workload is not part of eval matching).
+    let table = parse_baseline(
+        &read("data/scenario/baseline.json"),
+        "b",
+        &Default::default(),
+    )
+    .unwrap();
+    let mut cand = imp.evals[0].clone();
+    cand["score"] = json!(0.9803);
+    let c = compare(
+        RunInfo::default(),
+        vec![],
+        table
+            .evals
+            .iter()
+            .map(|r| EvalPoint::from_eval_row(r).unwrap())
+            .collect(),
+        RunInfo::default(),
+        vec![],
+        vec![EvalPoint::from_eval_row(&cand).unwrap()],
+        &CompareOptions::default(),
+    );
+    assert_eq!(c.evals.len(), 1);
+    assert_eq!(c.evals[0].delta.pct, Some(0.08));
+    assert_eq!(c.evals[0].delta.pp_text(), "+0.08 pp");
+    assert_eq!(
+        c.evals[0].verdict,
+        Verdict::NoChange,
+        "0.08 pp is inside 2 × stderr"
+    );
+}
+
+#[test]
+fn eval_deltas_need_both_passed_and_equal_samples() {
+    let table = parse_baseline(
+        &read("data/scenario/baseline.json"),
+        "b",
+        &Default::default(),
+    )
+    .unwrap();
+    let base: Vec<EvalPoint> = table
+        .evals
+        .iter()
+        .map(|r| EvalPoint::from_eval_row(r).unwrap())
+        .collect();
+    let mk = |score: Option<f64>, n: u64| {
+        let mut r = table.evals[0].clone();
+        match score {
+            Some(s) => {
+                r["score"] = json!(s);
+                r["em_strict"] = json!(s);
+            }
+            None => {
+                r.as_object_mut().unwrap().remove("score");
+                r.as_object_mut().unwrap().remove("em_strict");
+            }
+        }
+        r["n_eff"] = json!(n);
+        EvalPoint::from_eval_row(&r).unwrap()
+    };
+    let run = |c: EvalPoint| {
+        compare(
+            RunInfo::default(),
+            vec![],
+            base.clone(),
+            RunInfo::default(),
+            vec![],
+            vec![c],
+            &CompareOptions::default(),
+        )
+        .evals
+        .remove(0)
+    };
+    let e = run(mk(Some(0.97), 1000));
+    assert_eq!(
+        e.delta.na,
+        Some(NaReason::SampleCountsDiffer {
+            baseline: Some(1319),
+            candidate: Some(1000)
+        })
+    );
+    assert_eq!(e.verdict, Verdict::NotComparable);
+    let e = run(mk(Some(0.85), 1319));
+    assert_eq!(
+        e.delta.na,
+        Some(NaReason::EvalNotPassed {
+            side: servebench_compare::Side::Candidate
+        })
+    );
+    assert_eq!(e.verdict, Verdict::Regression, "under the 0.90 threshold");
+    let e = run(mk(None, 1319));
+    assert_eq!(e.verdict, Verdict::CandidateInvalid);
+    let e = run(mk(Some(0.95), 1319));
+    assert_eq!(e.delta.pct, Some(-2.95));
+    assert_eq!(
+        e.verdict,
+        Verdict::Regression,
+        "−2.95 pp is beyond 2 × stderr (~1.2 pp)"
+    );
+    // A baseline eval with no candidate is listed, not dropped.
+    let c = compare(
+        RunInfo::default(),
+        vec![],
+        base.clone(),
+        RunInfo::default(),
+        vec![],
+        vec![],
+        &CompareOptions::default(),
+    );
+    assert_eq!(c.evals.len(), 1);
+    assert_eq!(c.evals[0].delta.na, Some(NaReason::CandidateMissing));
+}
