@@ -1,0 +1,316 @@
+//! The model's own tokenizer (`tokenizer.json`, HF `tokenizers`) and its chat template
+//! (`tokenizer_config.json`, rendered with minijinja).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+/// Counts tokens of a text. Implemented by [`LocalTokenizer`] (exact, offline) and by the client
+/// crate's server-side counter (`/tokenize`), so prompt building never depends on HTTP itself.
+pub trait TokenCounter: Send {
+    /// Number of tokens of `text`, without special tokens (InferenceX `add_special_tokens=False`).
+    fn count(&mut self, text: &str) -> Result<u32>;
+    /// One line saying where counts come from (printed with the workload description).
+    fn describe(&self) -> String;
+}
+
+/// A Hugging Face fast tokenizer loaded from a local `tokenizer.json`.
+pub struct LocalTokenizer {
+    tok: tokenizers::Tokenizer,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for LocalTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LocalTokenizer({})", self.path.display())
+    }
+}
+
+impl LocalTokenizer {
+    /// Loads `path` (a `tokenizer.json`, or a directory containing one).
+    ///
+    /// Errors: missing file or a file the `tokenizers` crate cannot parse (the message names it).
+    pub fn from_path(path: &Path) -> Result<Self> {
+        let file = if path.is_dir() {
+            path.join("tokenizer.json")
+        } else {
+            path.to_path_buf()
+        };
+        if !file.exists() {
+            bail!("tokenizer file {} does not exist", file.display());
+        }
+        let tok = tokenizers::Tokenizer::from_file(&file)
+            .map_err(|e| anyhow!("{}: cannot load tokenizer: {e}", file.display()))?;
+        Ok(Self { tok, path: file })
+    }
+
+    /// The file this tokenizer was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Base vocabulary size without added tokens (HF `tokenizer.vocab_size`), the range of the
+    /// random token ids of the InferenceX random dataset.
+    pub fn vocab_size(&self) -> u32 {
+        self.tok.get_vocab_size(false) as u32
+    }
+
+    /// Token ids of `text` without special tokens.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self
+            .tok
+            .encode(text, false)
+            .map_err(|e| anyhow!("{}: encode failed: {e}", self.path.display()))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// Text of `ids` (special tokens kept, HF `decode` default).
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        self.tok
+            .decode(ids, false)
+            .map_err(|e| anyhow!("{}: decode failed: {e}", self.path.display()))
+    }
+}
+
+impl TokenCounter for LocalTokenizer {
+    fn count(&mut self, text: &str) -> Result<u32> {
+        Ok(self.encode(text)?.len() as u32)
+    }
+    fn describe(&self) -> String {
+        format!("local tokenizer {}", self.path.display())
+    }
+}
+
+/// A chat template from `tokenizer_config.json` (`chat_template`, a Jinja string, or a list of
+/// `{name, template}` of which `default` is used), with its `bos_token`/`eos_token`.
+///
+/// Rendered with minijinja; `raise_exception`, `strftime_now` and the Python string/dict methods
+/// templates commonly call (`strip`, `startswith`, `endswith`, `split`, `items`, …) are provided.
+pub struct ChatTemplate {
+    env: minijinja::Environment<'static>,
+    bos: String,
+    eos: String,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ChatTemplate({})", self.path.display())
+    }
+}
+
+fn token_string(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(serde_json::Value::Object(o)) => o
+            .get("content")
+            .and_then(|c| c.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+impl ChatTemplate {
+    /// Loads the template from `tokenizer_config.json` (path to the file or its directory).
+    ///
+    /// Errors: unreadable/invalid JSON, no `chat_template` key, or a template minijinja cannot
+    /// compile — each naming the file.
+    pub fn from_tokenizer_config(path: &Path) -> Result<Self> {
+        let file = if path.is_dir() {
+            path.join("tokenizer_config.json")
+        } else {
+            path.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let cfg: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{}: invalid JSON", file.display()))?;
+        let tmpl = match cfg.get("chat_template") {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Array(list)) => list
+                .iter()
+                .find(|e| e.get("name").and_then(|n| n.as_str()) == Some("default"))
+                .or_else(|| list.first())
+                .and_then(|e| e.get("template"))
+                .and_then(|t| t.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| anyhow!("{}: chat_template list has no template", file.display()))?,
+            _ => bail!("{}: no `chat_template` field", file.display()),
+        };
+        Self::from_source(
+            &tmpl,
+            &token_string(cfg.get("bos_token")),
+            &token_string(cfg.get("eos_token")),
+            &file,
+        )
+    }
+
+    /// Builds a template from its Jinja source (used by tests and by [`Self::from_tokenizer_config`]).
+    pub fn from_source(source: &str, bos: &str, eos: &str, origin: &Path) -> Result<Self> {
+        let mut env = minijinja::Environment::new();
+        env.set_keep_trailing_newline(true);
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.add_function(
+            "raise_exception",
+            |msg: String| -> Result<String, minijinja::Error> {
+                Err(minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    msg,
+                ))
+            },
+        );
+        env.add_function("strftime_now", |_fmt: String| -> String {
+            // Deterministic prompts: a fixed date instead of the wall clock.
+            "01 Jan 2026".to_string()
+        });
+        env.set_unknown_method_callback(py_methods);
+        env.add_template_owned("chat".to_string(), source.to_string())
+            .map_err(|e| anyhow!("{}: chat template does not compile: {e}", origin.display()))?;
+        Ok(Self {
+            env,
+            bos: bos.to_string(),
+            eos: eos.to_string(),
+            path: origin.to_path_buf(),
+        })
+    }
+
+    /// `apply_chat_template([{"role":"user","content":text}], add_generation_prompt=True)`.
+    pub fn render_user(&self, text: &str) -> Result<String> {
+        let t = self
+            .env
+            .get_template("chat")
+            .expect("template added in constructor");
+        t.render(minijinja::context! {
+            messages => vec![minijinja::context!{ role => "user", content => text }],
+            add_generation_prompt => true,
+            bos_token => &self.bos,
+            eos_token => &self.eos,
+        })
+        .map_err(|e| {
+            anyhow!(
+                "{}: chat template failed to render: {e}",
+                self.path.display()
+            )
+        })
+    }
+}
+
+/// The Python `str`/`dict` methods HF chat templates call most often.
+fn py_methods(
+    _state: &minijinja::State,
+    value: &minijinja::Value,
+    method: &str,
+    args: &[minijinja::Value],
+) -> Result<minijinja::Value, minijinja::Error> {
+    use minijinja::value::{Value, ValueKind};
+    let arg_str = |i: usize| args.get(i).and_then(|a| a.as_str()).map(str::to_string);
+    if let Some(s) = value.as_str() {
+        let out = match method {
+            "strip" => match arg_str(0) {
+                Some(c) => Value::from(s.trim_matches(|x| c.contains(x))),
+                None => Value::from(s.trim()),
+            },
+            "lstrip" => match arg_str(0) {
+                Some(c) => Value::from(s.trim_start_matches(|x| c.contains(x))),
+                None => Value::from(s.trim_start()),
+            },
+            "rstrip" => match arg_str(0) {
+                Some(c) => Value::from(s.trim_end_matches(|x| c.contains(x))),
+                None => Value::from(s.trim_end()),
+            },
+            "startswith" => Value::from(arg_str(0).is_some_and(|p| s.starts_with(&p))),
+            "endswith" => Value::from(arg_str(0).is_some_and(|p| s.ends_with(&p))),
+            "lower" => Value::from(s.to_lowercase()),
+            "upper" => Value::from(s.to_uppercase()),
+            "split" => match arg_str(0) {
+                Some(sep) => {
+                    Value::from(s.split(sep.as_str()).map(Value::from).collect::<Vec<_>>())
+                }
+                None => Value::from(s.split_whitespace().map(Value::from).collect::<Vec<_>>()),
+            },
+            "replace" => match (arg_str(0), arg_str(1)) {
+                (Some(a), Some(b)) => Value::from(s.replace(&a, &b)),
+                _ => {
+                    return Err(minijinja::Error::from(
+                        minijinja::ErrorKind::MissingArgument,
+                    ))
+                }
+            },
+            _ => return Err(minijinja::Error::from(minijinja::ErrorKind::UnknownMethod)),
+        };
+        return Ok(out);
+    }
+    if value.kind() == ValueKind::Map {
+        match method {
+            "items" => {
+                let mut items = Vec::new();
+                if let Ok(iter) = value.try_iter() {
+                    for k in iter {
+                        let v = value.get_item(&k).unwrap_or(Value::UNDEFINED);
+                        items.push(Value::from(vec![k, v]));
+                    }
+                }
+                return Ok(Value::from(items));
+            }
+            "get" => {
+                let key = args.first().cloned().unwrap_or(Value::UNDEFINED);
+                let v = value.get_item(&key).unwrap_or(Value::UNDEFINED);
+                return Ok(if v.is_undefined() {
+                    args.get(1).cloned().unwrap_or(Value::from(()))
+                } else {
+                    v
+                });
+            }
+            "keys" => {
+                return Ok(Value::from(
+                    value
+                        .try_iter()
+                        .map(|i| i.collect::<Vec<_>>())
+                        .unwrap_or_default(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Err(minijinja::Error::from(minijinja::ErrorKind::UnknownMethod))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHATML: &str = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+    #[test]
+    fn chatml_renders_like_transformers() {
+        let t = ChatTemplate::from_source(CHATML, "", "<|im_end|>", Path::new("test")).unwrap();
+        assert_eq!(
+            t.render_user("hi").unwrap(),
+            "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+        );
+    }
+
+    #[test]
+    fn python_methods_and_raise() {
+        let src = "{{ messages[0].content.strip() }}|{{ messages[0].content.startswith(' a') }}{% if false %}{{ raise_exception('no') }}{% endif %}";
+        let t = ChatTemplate::from_source(src, "", "", Path::new("test")).unwrap();
+        assert_eq!(t.render_user(" ab ").unwrap(), "ab|True");
+        let bad = ChatTemplate::from_source(
+            "{{ raise_exception('only system') }}",
+            "",
+            "",
+            Path::new("x.json"),
+        )
+        .unwrap();
+        let e = bad.render_user("a").unwrap_err().to_string();
+        assert!(e.contains("x.json") && e.contains("only system"), "{e}");
+    }
+
+    #[test]
+    fn missing_tokenizer_file_is_named() {
+        let e = LocalTokenizer::from_path(Path::new("/nonexistent/tok.json")).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/tok.json"));
+    }
+}
