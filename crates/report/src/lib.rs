@@ -2,3 +2,28 @@
 //! HTML file with SVG charts, JSON, and a terminal table.
 //!
 //! Must not know about: HTTP, SQLite, how numbers were measured.
+//!
+//! Shape: builders turn their inputs into a [`model::Document`] — [`attempt::build_attempt`]
+//! (the attempt comment of an image bump), [`attempt::build_baseline_body`] (the frozen
+//! baseline), [`comparison::build`] (a `servebench_compare::Comparison`) — deciding every value,
+//! delta and N/A reason; renderers only format it: [`markdown::render`] (AUTOMATION.md §5.6
+//! layout), [`html::render`] (one self-contained file, SVG charts), [`terminal::render`]
+//! (comfy-table, coloured deltas) and JSON (the document serialized, [`to_json`]).
+
+pub mod attempt;
+pub mod charts;
+pub mod format;
+pub mod html;
+pub mod markdown;
+pub mod model;
+pub mod notes;
+pub mod terminal;
+pub mod words;
+
+pub use markdown::Lang;
+pub use model::Document;
+
+/// The document as pretty JSON (the `--format json` output; schema: [`model::Document`]).
+pub fn to_json(doc: &Document) -> String {
+    serde_json::to_string_pretty(doc).expect("a report document always serializes")
+}

@@ -1,0 +1,922 @@
+//! The attempt comment and the frozen-baseline body of an image bump (AUTOMATION.md §5.6).
+//!
+//! Inputs are this crate's own small types, filled by the binary from the bump record, the
+//! triage result, the baseline table and the candidate run (or its logs). This module decides
+//! the deltas and their N/A reasons for the comment:
+//!
+//! 1. the candidate point has no result row (its job failed before writing one) or the baseline
+//!    has no point at that concurrency → `no matched baseline` (a point without a result has no
+//!    identity to match: InferenceX matches on the generated point key of a result row);
+//! 2. the candidate point failed / is unavailable → `point failed` / `point unavailable`;
+//! 3. the latency statistic or the workload differs → `statistic mismatch` / `workload/dataset
+//!    mismatch` (latency columns only for the statistic);
+//! 4. the baseline value is missing or 0, the candidate value is missing → said so;
+//! 5. otherwise `(new/old − 1) × 100`.
+//!
+//! Eval rows: pp delta `(new − old) × 100` only when both passed with equal sample counts.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use crate::format::pct_delta;
+use crate::model::*;
+use crate::notes::merge;
+use crate::words;
+
+/// A baseline table (the format of `../shared/data/scenario/baseline.json`): one frozen
+/// baseline, latencies in ms, throughput in tok/s/GPU, eval scores as fractions.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct BaselineTable {
+    /// Catalog config key.
+    #[serde(default)]
+    pub config_key: Option<String>,
+    /// Baseline date `YYYY-MM-DD`.
+    pub date: String,
+    /// Baseline (old) image.
+    pub image: String,
+    /// `AgentX` or `8k/1k`.
+    pub workload: String,
+    /// Topology.
+    pub topology: TopologySpec,
+    /// Latency statistic of the table (`mean`).
+    #[serde(default = "default_stat")]
+    pub statistic: String,
+    /// Points, one per concurrency.
+    pub points: Vec<BaselinePoint>,
+    /// Eval rows.
+    #[serde(default)]
+    pub evals: Vec<BaselineEval>,
+    /// Source links `(name, url)`.
+    #[serde(default)]
+    pub sources: Vec<Source>,
+    /// Framework (`sglang`), for the Goal line.
+    #[serde(default)]
+    pub framework: Option<String>,
+}
+
+fn default_stat() -> String {
+    "mean".into()
+}
+
+/// A source link of the baseline (`API 1` → URL).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
+pub struct Source {
+    /// Link text.
+    pub name: String,
+    /// URL.
+    pub url: String,
+}
+
+/// Topology: `{"tp": 1, "ep": 1}` or a ready label (`"TP4/EP1 + TP2/EP2"`).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
+#[serde(untagged)]
+pub enum TopologySpec {
+    /// Single-node TP/EP.
+    TpEp {
+        /// Tensor parallel size.
+        tp: u32,
+        /// Expert parallel size.
+        ep: u32,
+    },
+    /// A label as written in the comment.
+    Label(String),
+}
+
+impl TopologySpec {
+    /// `TP1/EP1`, or the label.
+    pub fn label(&self) -> String {
+        match self {
+            TopologySpec::TpEp { tp, ep } => words::topology_label(*tp, *ep),
+            TopologySpec::Label(s) => s.clone(),
+        }
+    }
+}
+
+/// One baseline point; any value may be missing (`null`).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct BaselinePoint {
+    /// Concurrency.
+    pub conc: u32,
+    /// Total tok/s/GPU.
+    #[serde(default)]
+    pub total_tput_per_gpu: Option<f64>,
+    /// Output tok/s/GPU.
+    #[serde(default)]
+    pub output_tput_per_gpu: Option<f64>,
+    /// TTFT, ms.
+    #[serde(default)]
+    pub ttft_ms: Option<f64>,
+    /// TPOT, ms.
+    #[serde(default)]
+    pub tpot_ms: Option<f64>,
+    /// E2EL, ms.
+    #[serde(default)]
+    pub e2el_ms: Option<f64>,
+    /// Interactivity, tok/s/user.
+    #[serde(default)]
+    pub interactivity: Option<f64>,
+}
+
+impl BaselinePoint {
+    /// The value of a column, in its display unit.
+    pub fn get(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::TotalTputPerGpu => self.total_tput_per_gpu,
+            Metric::OutputTputPerGpu => self.output_tput_per_gpu,
+            Metric::TtftMs => self.ttft_ms,
+            Metric::TpotMs => self.tpot_ms,
+            Metric::E2elMs => self.e2el_ms,
+            Metric::Interactivity => self.interactivity,
+            Metric::InputTputPerGpu | Metric::ItlMs => None,
+        }
+    }
+
+    fn curve(&self) -> CurvePoint {
+        CurvePoint {
+            conc: self.conc,
+            total_tput_per_gpu: self.total_tput_per_gpu,
+            output_tput_per_gpu: self.output_tput_per_gpu,
+            interactivity: self.interactivity,
+            ttft_ms: self.ttft_ms,
+            tpot_ms: self.tpot_ms,
+        }
+    }
+}
+
+/// One baseline eval row (score as a fraction).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct BaselineEval {
+    /// Task (`gsm8k`).
+    pub task: String,
+    /// Metric (`em_strict`).
+    pub metric: String,
+    /// Concurrency.
+    pub conc: u32,
+    /// Score (fraction).
+    pub score: Option<f64>,
+    /// Samples.
+    #[serde(default)]
+    pub samples: Option<u64>,
+    /// Standard error (fraction).
+    #[serde(default)]
+    pub stderr: Option<f64>,
+}
+
+/// Image provenance for the Change line (the format of `images.json`'s `old`/`new`).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct ImageInfo {
+    /// Image reference `repo:tag`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// Multi-arch index digest `sha256:…`.
+    #[serde(default)]
+    pub index_digest: Option<String>,
+    /// Per-platform manifest digests (`linux/amd64` → `sha256:…`).
+    #[serde(default)]
+    pub platform_digests: IndexMap<String, String>,
+    /// `release build`, `model-branch build`, `nightly build`…
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Library versions from the image labels (`sgl-kernel` → `0.4.7`).
+    #[serde(default)]
+    pub labels: IndexMap<String, String>,
+    /// Build commit (image label), when known.
+    #[serde(default)]
+    pub build_commit: Option<String>,
+    /// Image creation time, when known.
+    #[serde(default)]
+    pub created: Option<String>,
+}
+
+/// A recipe flag edit made by the bump.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct RecipeEdit {
+    /// Recipe file name.
+    pub file: String,
+    /// Old flag (`--cuda-graph-max-bs`).
+    pub old_flag: String,
+    /// New flag, `None` when the flag was removed.
+    pub new_flag: Option<String>,
+    /// Value before.
+    pub old_value: Option<String>,
+    /// Value after (same as before for a rename).
+    pub new_value: Option<String>,
+    /// Why (English): `SGLang v0.5.20 removed the alias`.
+    pub reason: Option<String>,
+    /// Evidence link (upstream PR).
+    pub evidence: Option<String>,
+}
+
+/// What the bump changed, with provenance.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct ChangeInput {
+    /// The old image.
+    pub old: ImageInfo,
+    /// The new image.
+    pub new: ImageInfo,
+    /// Recipe edits.
+    #[serde(default)]
+    pub recipe_edits: Vec<RecipeEdit>,
+    /// False when the bump ran offline (`--no-resolve`): digests not resolved.
+    #[serde(default = "yes")]
+    pub digests_resolved: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One candidate point of the attempt (display units).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct AttemptPoint {
+    /// Concurrency.
+    pub conc: u32,
+    /// Status.
+    pub status: PointStatus,
+    /// Whether the point wrote a result row (its identity can be matched).
+    pub has_result: bool,
+    /// Failed requests, `None` when unknown.
+    pub request_errors: Option<u64>,
+    /// This point's own first error, when it differs from the attempt's failure.
+    pub first_error: Option<String>,
+    /// Measured values (display units).
+    #[serde(default)]
+    pub values: BaselinePoint,
+}
+
+/// One candidate eval row of the attempt.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct AttemptEval {
+    /// Task.
+    pub task: String,
+    /// Metric.
+    pub metric: String,
+    /// Concurrency.
+    pub conc: u32,
+    /// Score (fraction), `None` when the eval produced none.
+    pub score: Option<f64>,
+    /// Samples, `None` when unknown.
+    pub samples: Option<u64>,
+    /// Standard error (fraction).
+    #[serde(default)]
+    pub stderr: Option<f64>,
+    /// Passed its threshold.
+    pub passed: bool,
+}
+
+/// Everything the attempt comment says.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct AttemptInput {
+    /// Title prefix / bot name (HTML title, PR title).
+    #[serde(default)]
+    pub title_prefix: Option<String>,
+    /// Which attempt.
+    pub kind: AttemptKind,
+    /// Its status.
+    pub status: AttemptStatus,
+    /// The run.
+    pub run: Option<RunRef>,
+    /// `YYYY-MM-DD HH:MM UTC`.
+    pub time: Option<String>,
+    /// Candidate image.
+    pub image: String,
+    /// Head commit.
+    #[serde(default)]
+    pub head: Option<String>,
+    /// `AgentX` / `8k/1k`.
+    pub workload: String,
+    /// `TP1/EP1`.
+    pub topology: String,
+    /// Latency statistic (`mean`).
+    pub statistic: String,
+    /// The change with provenance.
+    pub change: Option<ChangeInput>,
+    /// The frozen baseline.
+    pub baseline: Option<BaselineTable>,
+    /// Candidate points.
+    pub points: Vec<AttemptPoint>,
+    /// Candidate evals.
+    pub evals: Vec<AttemptEval>,
+    /// Failure summary (from triage).
+    pub failure: Option<FailureSummary>,
+    /// Next step.
+    pub next: Option<Bilingual>,
+    /// Table columns; empty → Output tok/s/GPU, TTFT ms, TPOT ms (the attempt layout).
+    #[serde(default)]
+    pub columns: Vec<Metric>,
+}
+
+/// The attempt table's default columns (AUTOMATION.md §5.6).
+pub const ATTEMPT_COLUMNS: [Metric; 3] = [Metric::OutputTputPerGpu, Metric::TtftMs, Metric::TpotMs];
+
+/// The baseline body's columns (PRODUCT.md table).
+pub const BASELINE_COLUMNS: [Metric; 4] = [
+    Metric::TotalTputPerGpu,
+    Metric::OutputTputPerGpu,
+    Metric::TtftMs,
+    Metric::TpotMs,
+];
+
+fn is_latency(m: Metric) -> bool {
+    matches!(
+        m,
+        Metric::TtftMs | Metric::TpotMs | Metric::ItlMs | Metric::E2elMs | Metric::Interactivity
+    )
+}
+
+/// The delta of one cell of the attempt table (rules in the module doc).
+pub fn cell_delta(
+    base: Option<&BaselinePoint>,
+    cand: &AttemptPoint,
+    m: Metric,
+    workload_differs: Option<String>,
+    statistic_differs: Option<String>,
+) -> Delta {
+    let Some(base) = base.filter(|_| cand.has_result) else {
+        return Delta::Na(NaReason::NoMatchedBaseline);
+    };
+    match cand.status {
+        PointStatus::Failed => return Delta::Na(NaReason::PointFailed),
+        PointStatus::Unavailable => return Delta::Na(NaReason::PointUnavailable),
+        PointStatus::Passed | PointStatus::Partial => {}
+    }
+    if let Some(d) = workload_differs {
+        return Delta::Na(NaReason::WorkloadMismatch(d));
+    }
+    if is_latency(m) {
+        if let Some(d) = statistic_differs {
+            return Delta::Na(NaReason::StatisticMismatch(d));
+        }
+    }
+    let Some(old) = base.get(m) else {
+        return Delta::Na(NaReason::BaselineMissing);
+    };
+    if old == 0.0 {
+        return Delta::Na(NaReason::BaselineZero);
+    }
+    let Some(new) = cand.values.get(m) else {
+        return Delta::Na(NaReason::CandidateMissing);
+    };
+    match pct_delta(old, new) {
+        Some(p) => Delta::Pct(p),
+        None => Delta::Na(NaReason::CandidateMissing),
+    }
+}
+
+/// Eval delta: pp only when both passed with equal sample counts.
+pub fn eval_delta(base: Option<&EvalScore>, cand: &EvalScore) -> Delta {
+    let Some(base) = base else {
+        return Delta::Na(NaReason::NoMatchedBaseline);
+    };
+    if cand.score.is_none() {
+        return Delta::Na(NaReason::PointFailed);
+    }
+    if !cand.passed {
+        return Delta::Na(NaReason::EvalNotPassed);
+    }
+    if !base.passed || base.score.is_none() {
+        return Delta::Na(NaReason::BaselineEvalNotPassed);
+    }
+    match (base.samples, cand.samples) {
+        (Some(a), Some(b)) if a == b => {}
+        _ => return Delta::Na(NaReason::SampleCountMismatch),
+    }
+    Delta::Pp((cand.score.unwrap_or(0.0) - base.score.unwrap_or(0.0)) * 100.0)
+}
+
+fn baseline_eval_score(e: &BaselineEval) -> EvalScore {
+    EvalScore {
+        score: e.score,
+        samples: e.samples,
+        stderr: e.stderr,
+        passed: e.score.is_some(),
+    }
+}
+
+/// Builds the attempt comment document.
+pub fn build_attempt(a: &AttemptInput) -> Document {
+    let columns: Vec<Metric> = if a.columns.is_empty() {
+        ATTEMPT_COLUMNS.to_vec()
+    } else {
+        a.columns.clone()
+    };
+    let base = a.baseline.as_ref();
+    let workload_differs = base
+        .filter(|b| !b.workload.eq_ignore_ascii_case(&a.workload))
+        .map(|b| format!("{} vs {}", b.workload, a.workload));
+    let statistic_differs = base
+        .filter(|b| !b.statistic.eq_ignore_ascii_case(&a.statistic))
+        .map(|b| format!("baseline {}, candidate {}", b.statistic, a.statistic));
+    let mut rows = Vec::new();
+    let mut cand_curve = Vec::new();
+    let mut points = a.points.clone();
+    points.sort_by_key(|p| p.conc);
+    for p in &points {
+        let bp = base.and_then(|b| b.points.iter().find(|x| x.conc == p.conc));
+        let usable = matches!(p.status, PointStatus::Passed | PointStatus::Partial);
+        let cells = columns
+            .iter()
+            .map(|&m| {
+                let delta = cell_delta(
+                    bp,
+                    p,
+                    m,
+                    workload_differs.clone(),
+                    statistic_differs.clone(),
+                );
+                Cell {
+                    value: if usable { p.values.get(m) } else { None },
+                    baseline: bp.and_then(|b| b.get(m)),
+                    tone: match &delta {
+                        Delta::Pct(d) => Tone::of_pct(m, *d),
+                        _ => None,
+                    },
+                    delta,
+                }
+            })
+            .collect();
+        rows.push(Row {
+            conc: p.conc,
+            status: p.status,
+            first_error: p.first_error.clone(),
+            request_errors: p.request_errors,
+            cells,
+            verdict: None,
+        });
+        if usable {
+            cand_curve.push(CurvePoint {
+                conc: p.conc,
+                ..p.values.curve()
+            });
+        }
+    }
+    let evals = a
+        .evals
+        .iter()
+        .map(|e| {
+            let be = base.and_then(|b| {
+                b.evals
+                    .iter()
+                    .find(|x| x.task == e.task && x.metric == e.metric && x.conc == e.conc)
+            });
+            let bscore = be.map(baseline_eval_score);
+            let cscore = EvalScore {
+                score: e.score,
+                samples: e.samples,
+                stderr: e.stderr,
+                passed: e.passed,
+            };
+            EvalRow {
+                task: e.task.clone(),
+                metric: e.metric.clone(),
+                conc: e.conc,
+                delta: eval_delta(bscore.as_ref(), &cscore),
+                baseline: bscore,
+                candidate: Some(cscore),
+            }
+        })
+        .collect();
+    Document {
+        schema_version: SCHEMA_VERSION,
+        title_prefix: a
+            .title_prefix
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TITLE_PREFIX.into()),
+        heading: Heading::Attempt {
+            kind: a.kind,
+            status: a.status,
+            run: a.run.clone(),
+            time: a.time.clone(),
+        },
+        context: Context {
+            image: Some(a.image.clone()),
+            head: a.head.clone(),
+            workload: Some(a.workload.clone()),
+            topology: Some(a.topology.clone()),
+            statistic: Some(a.statistic.clone()),
+            extra: vec![],
+        },
+        change: a.change.as_ref().map(change_text),
+        points: PointTable { columns, rows },
+        evals,
+        next: a.next.clone(),
+        failure: a.failure.clone(),
+        findings: vec![],
+        curves: Curves {
+            baseline: base
+                .map(|b| b.points.iter().map(BaselinePoint::curve).collect())
+                .unwrap_or_default(),
+            candidate: cand_curve,
+        },
+    }
+}
+
+/// Builds the frozen-baseline body (PR body). `goal`: `(engine display name, new image)` when
+/// the bump target is known.
+pub fn build_baseline_body(
+    b: &BaselineTable,
+    new_image: Option<&str>,
+    title_prefix: Option<&str>,
+) -> Document {
+    let columns = BASELINE_COLUMNS.to_vec();
+    let mut points = b.points.clone();
+    points.sort_by_key(|p| p.conc);
+    let rows = points
+        .iter()
+        .map(|p| {
+            let cells: Vec<Cell> = columns
+                .iter()
+                .map(|&m| Cell {
+                    value: p.get(m),
+                    ..Cell::default()
+                })
+                .collect();
+            let all_missing = cells.iter().all(|c| c.value.is_none());
+            Row {
+                conc: p.conc,
+                status: if all_missing {
+                    PointStatus::Unavailable
+                } else {
+                    PointStatus::Passed
+                },
+                first_error: None,
+                request_errors: None,
+                cells,
+                verdict: None,
+            }
+        })
+        .collect();
+    let evals = b
+        .evals
+        .iter()
+        .map(|e| EvalRow {
+            task: e.task.clone(),
+            metric: e.metric.clone(),
+            conc: e.conc,
+            baseline: Some(baseline_eval_score(e)),
+            candidate: None,
+            delta: Delta::None,
+        })
+        .collect();
+    let engine = b
+        .framework
+        .as_deref()
+        .map(words::engine_display)
+        .or_else(|| engine_from_image(&b.image));
+    Document {
+        schema_version: SCHEMA_VERSION,
+        title_prefix: title_prefix.unwrap_or(DEFAULT_TITLE_PREFIX).to_string(),
+        heading: Heading::Baseline {
+            engine,
+            old_image: b.image.clone(),
+            new_image: new_image.map(str::to_string),
+            date: b.date.clone(),
+            sources: b
+                .sources
+                .iter()
+                .map(|s| (s.name.clone(), s.url.clone()))
+                .collect(),
+        },
+        context: Context {
+            image: None,
+            head: None,
+            workload: Some(b.workload.clone()),
+            topology: Some(b.topology.label()),
+            statistic: Some(b.statistic.clone()),
+            extra: vec![],
+        },
+        change: None,
+        points: PointTable { columns, rows },
+        evals,
+        next: None,
+        failure: None,
+        findings: vec![],
+        curves: Curves {
+            baseline: points.iter().map(BaselinePoint::curve).collect(),
+            candidate: vec![],
+        },
+    }
+}
+
+/// Engine display name guessed from a well-known image repository (`lmsysorg/sglang` →
+/// `SGLang`, `vllm/vllm-openai` → `vLLM`, `nvcr.io/nvidia/tensorrt-llm/…` → `TensorRT-LLM`).
+pub fn engine_from_image(image: &str) -> Option<String> {
+    let repo = image.split(['@']).next().unwrap_or(image);
+    let repo = match repo.rsplit_once(':') {
+        Some((r, tag)) if !tag.contains('/') => r,
+        _ => repo,
+    };
+    let last = repo.rsplit('/').next().unwrap_or(repo).to_ascii_lowercase();
+    let lower = repo.to_ascii_lowercase();
+    if last.starts_with("sglang") || lower.contains("sgl-dev") {
+        Some("SGLang".into())
+    } else if last.starts_with("vllm") {
+        Some("vLLM".into())
+    } else if lower.contains("tensorrt-llm") || lower.contains("tensorrtllm") {
+        Some("TensorRT-LLM".into())
+    } else if last == "atom" {
+        Some("ATOM".into())
+    } else {
+        None
+    }
+}
+
+fn kind_zh(kind: &str) -> Option<&'static str> {
+    match kind.to_ascii_lowercase().as_str() {
+        "release build" | "release" => Some("正式发布构建"),
+        "model-branch build" | "model branch build" => Some("模型分支构建"),
+        "nightly build" | "nightly" | "dev nightly" => Some("每日构建"),
+        "custom build" => Some("定制构建"),
+        _ => None,
+    }
+}
+
+/// The `Change:` line: images with digests, version changes, recipe edits (English with the
+/// numbers; Chinese without them).
+pub fn change_text(c: &ChangeInput) -> Bilingual {
+    let mut en: Rich = Vec::new();
+    let mut zh: Rich = Vec::new();
+    let img = |en: &mut Rich, i: &ImageInfo, resolved: bool| {
+        en.push(code(i.reference.clone()));
+        let mut parts: Vec<Span> = Vec::new();
+        let push = |parts: &mut Vec<Span>, label: String, v: String| {
+            if !parts.is_empty() {
+                parts.push(t(", "));
+            }
+            parts.push(t(label));
+            parts.push(code(v));
+        };
+        if let Some(k) = &i.kind {
+            parts.push(t(k.clone()));
+        }
+        if resolved {
+            if let Some(d) = &i.index_digest {
+                push(&mut parts, "index ".into(), d.clone());
+            }
+            for (p, d) in &i.platform_digests {
+                push(&mut parts, format!("{p} "), d.clone());
+            }
+            if let Some(b) = &i.build_commit {
+                push(&mut parts, "build commit ".into(), b.clone());
+            }
+            if let Some(cr) = &i.created {
+                if !parts.is_empty() {
+                    parts.push(t(", "));
+                }
+                parts.push(t(format!("built {cr}")));
+            }
+        }
+        if !parts.is_empty() {
+            en.push(t(" ("));
+            en.extend(parts);
+            en.push(t(")"));
+        }
+    };
+    en.push(t("Image "));
+    img(&mut en, &c.old, c.digests_resolved);
+    en.push(t(" → "));
+    img(&mut en, &c.new, c.digests_resolved);
+    if !c.digests_resolved {
+        en.push(t(" (digests not resolved: offline bump)"));
+    }
+    en.push(t("."));
+
+    zh.push(t("镜像从 "));
+    zh.push(code(c.old.reference.clone()));
+    if let Some(k) = c.old.kind.as_deref().and_then(kind_zh) {
+        zh.push(t(format!("（{k}）")));
+    }
+    zh.push(t(if c.old.kind.as_deref().and_then(kind_zh).is_some() {
+        "更新为 "
+    } else {
+        " 更新为 "
+    }));
+    zh.push(code(c.new.reference.clone()));
+    if let Some(k) = c.new.kind.as_deref().and_then(kind_zh) {
+        zh.push(t(format!("（{k}）")));
+    }
+    if c.digests_resolved {
+        let has_platform = !c.new.platform_digests.is_empty() || !c.old.platform_digests.is_empty();
+        let plats: Vec<String> = c
+            .new
+            .platform_digests
+            .keys()
+            .chain(c.old.platform_digests.keys())
+            .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+            .fold(Vec::new(), |mut v, p| {
+                if !v.contains(&p) {
+                    v.push(p)
+                }
+                v
+            });
+        if has_platform {
+            zh.push(t(format!(
+                "，已记录镜像索引摘要和 {} 架构的清单摘要",
+                plats.join("、")
+            )));
+        } else {
+            zh.push(t("，已记录镜像索引摘要"));
+        }
+    } else {
+        zh.push(t("，摘要未解析（离线更新）"));
+    }
+    zh.push(t("。"));
+
+    // Library versions.
+    let mut changed_en: Vec<String> = Vec::new();
+    let mut unchanged: Vec<String> = Vec::new();
+    let (mut up_zh, mut new_zh, mut gone_zh) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, ov) in &c.old.labels {
+        match c.new.labels.get(k) {
+            Some(nv) if nv == ov => unchanged.push(format!("{k} {ov}")),
+            Some(nv) => {
+                changed_en.push(format!("{k} {ov} → {nv}"));
+                up_zh.push(k.clone());
+            }
+            None => {
+                changed_en.push(format!("{k} {ov} (removed)"));
+                gone_zh.push(k.clone());
+            }
+        }
+    }
+    for (k, nv) in &c.new.labels {
+        if !c.old.labels.contains_key(k) {
+            changed_en.push(format!("{k} {nv} (new)"));
+            new_zh.push(k.clone());
+        }
+    }
+    if !changed_en.is_empty() || !unchanged.is_empty() {
+        en.push(t(" Versions: "));
+        let mut parts = changed_en.clone();
+        if !unchanged.is_empty() {
+            parts.push(format!("{} unchanged", join_and(&unchanged)));
+        }
+        en.push(t(parts.join("; ")));
+        en.push(t("."));
+        let mut z = Vec::new();
+        if !up_zh.is_empty() {
+            z.push(format!("{} 版本变更", up_zh.join("、")));
+        }
+        if !new_zh.is_empty() {
+            z.push(format!("新增 {}", new_zh.join("、")));
+        }
+        if !gone_zh.is_empty() {
+            z.push(format!("移除 {}", gone_zh.join("、")));
+        }
+        if !unchanged.is_empty() {
+            let names: Vec<&str> = c
+                .old
+                .labels
+                .iter()
+                .filter(|(k, v)| c.new.labels.get(*k) == Some(*v))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            z.push(format!("{} 版本不变", names.join("、")));
+        }
+        zh.push(t(format!("依赖库：{}。", z.join("，"))));
+    }
+
+    // Recipe edits.
+    for e in &c.recipe_edits {
+        en.push(t(" Recipe "));
+        en.push(code(e.file.clone()));
+        en.push(t(": "));
+        zh.push(t("配方 "));
+        zh.push(code(e.file.clone()));
+        let flag = |f: &str, v: &Option<String>| match v {
+            Some(v) => format!("{f} {v}"),
+            None => f.to_string(),
+        };
+        match &e.new_flag {
+            Some(nf) => {
+                en.push(code(flag(&e.old_flag, &e.old_value)));
+                en.push(t(" → "));
+                en.push(code(flag(nf, &e.new_value)));
+                zh.push(t(" 中的 "));
+                zh.push(code(e.old_flag.clone()));
+                if nf != &e.old_flag {
+                    zh.push(t(" 改为 "));
+                    zh.push(code(nf.clone()));
+                    if e.old_value == e.new_value {
+                        zh.push(t("，取值不变"));
+                    } else {
+                        zh.push(t("，并调整取值"));
+                    }
+                } else {
+                    zh.push(t(" 调整了取值"));
+                }
+            }
+            None => {
+                en.push(t("removed "));
+                en.push(code(flag(&e.old_flag, &e.old_value)));
+                zh.push(t(" 删除了 "));
+                zh.push(code(e.old_flag.clone()));
+            }
+        }
+        if let Some(r) = &e.reason {
+            en.push(t(format!(" ({r}")));
+            if let Some(ev) = &e.evidence {
+                en.push(t(", "));
+                en.push(evidence_span(ev));
+            }
+            en.push(t(")"));
+        } else if let Some(ev) = &e.evidence {
+            en.push(t(" ("));
+            en.push(evidence_span(ev));
+            en.push(t(")"));
+        }
+        en.push(t("."));
+        zh.push(t("。"));
+    }
+    Bilingual {
+        en: merge(en),
+        zh: merge(zh),
+    }
+}
+
+fn evidence_span(ev: &str) -> Span {
+    if ev.starts_with("http://") || ev.starts_with("https://") {
+        let text = ev
+            .rsplit_once("/pull/")
+            .map(|(repo, n)| {
+                let repo = repo.rsplit('/').take(2).collect::<Vec<_>>();
+                format!("{}/{}#{n}", repo[1..].join("/"), repo[0])
+            })
+            .unwrap_or_else(|| "evidence".into());
+        Span::Link {
+            text,
+            url: ev.into(),
+        }
+    } else {
+        t(ev.to_string())
+    }
+}
+
+fn join_and(items: &[String]) -> String {
+    match items.len() {
+        0 => String::new(),
+        1 => items[0].clone(),
+        n => format!("{} and {}", items[..n - 1].join(", "), items[n - 1]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_from_images() {
+        assert_eq!(
+            engine_from_image("lmsysorg/sglang:v0.5.20-cu130").as_deref(),
+            Some("SGLang")
+        );
+        assert_eq!(
+            engine_from_image("vllm/vllm-openai:v0.14.0").as_deref(),
+            Some("vLLM")
+        );
+        assert_eq!(
+            engine_from_image("nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc1").as_deref(),
+            Some("TensorRT-LLM")
+        );
+        assert_eq!(engine_from_image("localhost:5000/foo:bar"), None);
+    }
+
+    #[test]
+    fn evidence_links_are_named_after_the_pr() {
+        match evidence_span("https://github.com/sgl-project/sglang/pull/38375") {
+            Span::Link { text, .. } => assert_eq!(text, "sgl-project/sglang#38375"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn eval_delta_needs_both_passed_and_equal_samples() {
+        let b = EvalScore {
+            score: Some(0.9795),
+            samples: Some(1319),
+            stderr: None,
+            passed: true,
+        };
+        let mut c = EvalScore {
+            score: Some(0.9803),
+            samples: Some(1319),
+            stderr: None,
+            passed: true,
+        };
+        match eval_delta(Some(&b), &c) {
+            Delta::Pp(d) => assert!((d - 0.08).abs() < 1e-9),
+            other => panic!("{other:?}"),
+        }
+        c.samples = Some(1000);
+        assert_eq!(
+            eval_delta(Some(&b), &c),
+            Delta::Na(NaReason::SampleCountMismatch)
+        );
+        c.samples = Some(1319);
+        c.passed = false;
+        assert_eq!(eval_delta(Some(&b), &c), Delta::Na(NaReason::EvalNotPassed));
+        c.score = None;
+        assert_eq!(eval_delta(Some(&b), &c), Delta::Na(NaReason::PointFailed));
+        assert_eq!(eval_delta(None, &c), Delta::Na(NaReason::NoMatchedBaseline));
+    }
+}

@@ -1,0 +1,509 @@
+//! The report document: everything a renderer needs, already decided (values, deltas, N/A
+//! reasons, notes, next step, failure). Renderers only format; builders (attempt, baseline body,
+//! comparison) only decide. The JSON output is this document serialized.
+
+use serde::{Deserialize, Serialize};
+
+/// A metric column of the point table. Values are in the unit of the header: tok/s/GPU for
+/// throughput, ms for latency, tok/s/user for interactivity.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Total (input + output) tokens per second per GPU (InferenceX `tput_per_gpu`).
+    TotalTputPerGpu,
+    /// Output tokens per second per GPU (`output_tput_per_gpu`).
+    OutputTputPerGpu,
+    /// Input tokens per second per GPU (`input_tput_per_gpu`).
+    InputTputPerGpu,
+    /// Time to first token, ms.
+    TtftMs,
+    /// Time per output token, ms.
+    TpotMs,
+    /// Inter-token latency, ms.
+    ItlMs,
+    /// End-to-end latency, ms.
+    E2elMs,
+    /// Interactivity, tok/s/user (InferenceX `*_intvty` = 1 / TPOT).
+    Interactivity,
+}
+
+impl Metric {
+    /// The English column header without the direction arrow (`"TTFT ms"`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::TotalTputPerGpu => "Total tok/s/GPU",
+            Metric::OutputTputPerGpu => "Output tok/s/GPU",
+            Metric::InputTputPerGpu => "Input tok/s/GPU",
+            Metric::TtftMs => "TTFT ms",
+            Metric::TpotMs => "TPOT ms",
+            Metric::ItlMs => "ITL ms",
+            Metric::E2elMs => "E2EL ms",
+            Metric::Interactivity => "Interactivity tok/s/user",
+        }
+    }
+
+    /// True when a larger value is better (throughput, interactivity); false for latencies.
+    pub fn higher_is_better(self) -> bool {
+        matches!(
+            self,
+            Metric::TotalTputPerGpu
+                | Metric::OutputTputPerGpu
+                | Metric::InputTputPerGpu
+                | Metric::Interactivity
+        )
+    }
+
+    /// The column header with its direction arrow (`"TTFT ms ↓"`, `"Output tok/s/GPU ↑"`).
+    pub fn header(self) -> String {
+        format!(
+            "{} {}",
+            self.label(),
+            if self.higher_is_better() {
+                "↑"
+            } else {
+                "↓"
+            }
+        )
+    }
+}
+
+/// Why a delta (or a value) is `N/A`. A `N/A` never appears without one of these.
+/// Mirrors the compare stage's reasons (AUTOMATION.md §5.6 "Numbers"); details carry numbers.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
+#[serde(tag = "reason", content = "detail", rename_all = "snake_case")]
+pub enum NaReason {
+    /// No baseline point has the candidate's identity.
+    NoMatchedBaseline,
+    /// The matched baseline point has no value for this metric.
+    BaselineMissing,
+    /// The matched baseline value is 0.
+    BaselineZero,
+    /// The candidate point has no value for this metric.
+    CandidateMissing,
+    /// The candidate point failed (no usable measurement).
+    PointFailed,
+    /// The baseline point failed.
+    BaselineFailed,
+    /// The candidate point was not produced (not run, or its result is missing).
+    PointUnavailable,
+    /// The workload or dataset differs or is unproven; detail `"AgentX vs 8k/1k"`.
+    WorkloadMismatch(String),
+    /// The latency statistic differs; detail `"baseline mean, requested median"`.
+    StatisticMismatch(String),
+    /// The candidate eval did not pass (eval deltas need both passed).
+    EvalNotPassed,
+    /// The baseline eval did not pass.
+    BaselineEvalNotPassed,
+    /// Eval sample counts differ (pp deltas only for equal counts).
+    SampleCountMismatch,
+    /// A comparability gate failed; the detail carries the numbers.
+    NotComparable(String),
+    /// The candidate failed a validity gate (e.g. failure rate); the detail carries the numbers.
+    CandidateInvalid(String),
+}
+
+/// One cell of the point or eval table.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct Cell {
+    /// The value shown (the candidate's, or the baseline's in a baseline body). `None` → `N/A`.
+    pub value: Option<f64>,
+    /// The baseline value the delta was computed from, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<f64>,
+    /// The delta shown next to the value.
+    pub delta: Delta,
+    /// Whether the delta is good or bad news (colours in HTML and on a terminal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tone: Option<Tone>,
+}
+
+/// Colour of a delta: good news, bad news, or within noise/gate.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum Tone {
+    /// Better (beyond the gate when one is known).
+    Good,
+    /// Worse (beyond the gate when one is known).
+    Bad,
+    /// No change / within the noise band.
+    Neutral,
+}
+
+impl Tone {
+    /// Tone of a relative delta by direction alone (no gate known): a change that rounds to
+    /// `+0.0%` is neutral.
+    pub fn of_pct(m: Metric, pct: f64) -> Option<Tone> {
+        if !pct.is_finite() {
+            return None;
+        }
+        if pct.abs() < 0.05 {
+            return Some(Tone::Neutral);
+        }
+        let better = (pct > 0.0) == m.higher_is_better();
+        Some(if better { Tone::Good } else { Tone::Bad })
+    }
+}
+
+/// The delta part of a cell.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Delta {
+    /// No delta column at all (baseline body, run without baseline).
+    #[default]
+    None,
+    /// Relative change in percent, `(new/old − 1) × 100`.
+    Pct(f64),
+    /// Change in percentage points (eval scores).
+    Pp(f64),
+    /// Not available, with the reason.
+    Na(NaReason),
+}
+
+/// Status of one benchmark point (one row).
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum PointStatus {
+    /// Measured and usable.
+    Passed,
+    /// Measured, but some requests failed.
+    Partial,
+    /// Failed (no usable measurement).
+    Failed,
+    /// Not produced (not dispatched, not run, or its result is missing).
+    Unavailable,
+}
+
+/// One row of the point table: one concurrency.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct Row {
+    /// Concurrency (the row label, `c<conc>` in notes).
+    pub conc: u32,
+    /// Point status.
+    pub status: PointStatus,
+    /// First error of this point, when it differs from the attempt's failure (quoted in notes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Failed requests; `None` when unknown (`request errors unavailable`).
+    pub request_errors: Option<u64>,
+    /// One cell per column of the table, in order.
+    pub cells: Vec<Cell>,
+    /// Verdict of the comparison for this point (from the compare stage), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<RowVerdict>,
+}
+
+/// A compare-stage verdict for one point, already worded (English + Chinese).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct RowVerdict {
+    /// Machine name (`no_change`, `regression`, `improvement`, `not_comparable`, …).
+    pub kind: String,
+    /// One short English sentence with the numbers, e.g. `regression: TTFT ms +29.9% beyond the 5% gate`.
+    pub en: String,
+    /// The same in Chinese (no numbers).
+    pub zh: String,
+}
+
+/// The point table.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct PointTable {
+    /// Metric columns after `Concurrency`.
+    pub columns: Vec<Metric>,
+    /// Rows, in concurrency order.
+    pub rows: Vec<Row>,
+}
+
+/// One eval score (a fraction in `[0, 1]`).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct EvalScore {
+    /// Score as a fraction (0.9795 = 97.95 %); `None` when the eval produced no result.
+    pub score: Option<f64>,
+    /// Number of samples scored; `None` when unknown.
+    pub samples: Option<u64>,
+    /// Standard error of the score (fraction), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<f64>,
+    /// Whether the eval passed (ran and met its threshold).
+    pub passed: bool,
+}
+
+/// One eval row (`gsm8k/em_strict · c16`).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct EvalRow {
+    /// Task name (`gsm8k`).
+    pub task: String,
+    /// Metric name (`em_strict`).
+    pub metric: String,
+    /// Concurrency the eval ran at.
+    pub conc: u32,
+    /// Baseline score, when there is a baseline.
+    pub baseline: Option<EvalScore>,
+    /// Candidate score; `None` in a baseline body.
+    pub candidate: Option<EvalScore>,
+    /// Delta in percentage points, or why not (`Delta::None` in a baseline body).
+    pub delta: Delta,
+}
+
+impl EvalRow {
+    /// `task/metric · c<conc>`.
+    pub fn label(&self) -> String {
+        format!("{}/{} · c{}", self.task, self.metric, self.conc)
+    }
+}
+
+/// Inline rich text (rendered to Markdown or HTML).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug)]
+#[serde(tag = "t", content = "c", rename_all = "snake_case")]
+pub enum Span {
+    /// Plain text.
+    Text(String),
+    /// Inline code (image references, flags, digests, quoted errors).
+    Code(String),
+    /// Bold text.
+    Bold(String),
+    /// A link.
+    Link {
+        /// Link text.
+        text: String,
+        /// Target URL.
+        url: String,
+    },
+}
+
+/// A run of inline spans.
+pub type Rich = Vec<Span>;
+
+/// Small helpers to build [`Rich`] text.
+pub fn t(s: impl Into<String>) -> Span {
+    Span::Text(s.into())
+}
+/// Inline code span.
+pub fn code(s: impl Into<String>) -> Span {
+    Span::Code(s.into())
+}
+
+/// English text and its Chinese counterpart.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct Bilingual {
+    /// English.
+    pub en: Rich,
+    /// Simplified Chinese (no numbers from the tables).
+    pub zh: Rich,
+}
+
+/// A run reference: `Run <id> / attempt <a>`, linked when a URL is known.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, Debug, Default)]
+pub struct RunRef {
+    /// Run id (a CI run id or a servebench store run id).
+    pub id: String,
+    /// Run attempt, when the CI has attempts.
+    pub attempt: Option<u32>,
+    /// Link to the run.
+    pub url: Option<String>,
+}
+
+/// Which attempt a comment is about (AUTOMATION.md §5.3: one initial attempt, up to 5 repairs,
+/// up to 2 infrastructure retries per attempt, one final sweep).
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AttemptKind {
+    /// `Initial attempt`.
+    Initial,
+    /// `Repair N/MAX`.
+    Repair {
+        /// Repair number, 1-based.
+        n: u32,
+        /// Repair budget (5 in Klaud).
+        max: u32,
+    },
+    /// `Infrastructure retry N`.
+    Retry {
+        /// Retry number, 1-based.
+        n: u32,
+    },
+    /// `Final full sweep`.
+    Final,
+}
+
+/// Status of an attempt (the header's second field).
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptStatus {
+    /// `Passed`.
+    Passed,
+    /// `Failed`.
+    Failed,
+    /// `Running`.
+    Running,
+    /// `Queued`.
+    Queued,
+    /// `Cancelled`.
+    Cancelled,
+    /// `not dispatched (stopped)`.
+    NotDispatched,
+    /// `blocked before dispatch`.
+    BlockedBeforeDispatch,
+}
+
+/// What the document is, which decides its header lines.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Heading {
+    /// The frozen baseline (PR body): Goal and Baseline lines.
+    Baseline {
+        /// Engine display name (`SGLang`), for the Goal line.
+        engine: Option<String>,
+        /// Baseline image.
+        old_image: String,
+        /// Target image, when a bump is planned (Goal line).
+        new_image: Option<String>,
+        /// Baseline date `YYYY-MM-DD`.
+        date: String,
+        /// Source links (`API 1`, …).
+        sources: Vec<(String, String)>,
+    },
+    /// An attempt comment.
+    Attempt {
+        /// Which attempt.
+        kind: AttemptKind,
+        /// Its status.
+        status: AttemptStatus,
+        /// The run.
+        run: Option<RunRef>,
+        /// `YYYY-MM-DD HH:MM UTC`.
+        time: Option<String>,
+    },
+    /// A plain run report (`servebench report`), optionally against a baseline.
+    Run {
+        /// The run.
+        run: RunRef,
+        /// `YYYY-MM-DD HH:MM UTC`.
+        time: Option<String>,
+        /// Overall verdict, worded (`No change`, `Regression`, …), when compared.
+        verdict: Option<Bilingual>,
+        /// The baseline it was compared with, worded (`run 3` / `baseline.json`).
+        baseline: Option<String>,
+    },
+}
+
+/// The second header line: image, head, workload, topology, latency statistic.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct Context {
+    /// Image reference (shown in code).
+    pub image: Option<String>,
+    /// Head commit (first 12 hex shown).
+    pub head: Option<String>,
+    /// `AgentX` or `8k/1k`.
+    pub workload: Option<String>,
+    /// `TP1/EP1`, `TP4/EP1 + TP2/EP2`, `PTP1x2/DTP8x2`.
+    pub topology: Option<String>,
+    /// Latency statistic: `mean`, `median`, `p90`, `p99`.
+    pub statistic: Option<String>,
+    /// Extra free fields (engine, hardware…), shown after the statistic.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<String>,
+}
+
+/// Curves for the HTML charts: one entry per measured point and side.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct Curves {
+    /// Baseline points.
+    pub baseline: Vec<CurvePoint>,
+    /// Candidate points (passed or partial ones only).
+    pub candidate: Vec<CurvePoint>,
+}
+
+/// One point of a curve. Any metric may be missing.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct CurvePoint {
+    /// Concurrency.
+    pub conc: u32,
+    /// Total tok/s/GPU.
+    pub total_tput_per_gpu: Option<f64>,
+    /// Output tok/s/GPU.
+    pub output_tput_per_gpu: Option<f64>,
+    /// Interactivity, tok/s/user; when `None`, charts derive it as 1000 / TPOT ms.
+    pub interactivity: Option<f64>,
+    /// TTFT, ms.
+    pub ttft_ms: Option<f64>,
+    /// TPOT, ms.
+    pub tpot_ms: Option<f64>,
+}
+
+impl CurvePoint {
+    /// Interactivity in tok/s/user: the stored value, else `1000 / tpot_ms`
+    /// (InferenceX process_result: `intvty = 1 / tpot` with tpot in seconds).
+    pub fn interactivity(&self) -> Option<f64> {
+        self.interactivity.or_else(|| {
+            self.tpot_ms
+                .filter(|v| *v > 0.0 && v.is_finite())
+                .map(|v| 1000.0 / v)
+        })
+    }
+}
+
+/// What went wrong, from triage, for the failure paragraph.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct FailureSummary {
+    /// The first real error, one entry per line (`Error: …`, `- MODEL_PATH`).
+    pub first_error: Vec<String>,
+    /// Log file it was found in (file name).
+    pub log_file: Option<String>,
+    /// 1-based line number in that log.
+    pub line: Option<u64>,
+    /// The layer that raised it (`launcher`, `recipe`, `image`, `engine`, `runner`, …).
+    pub layer: String,
+    /// Layers it is explicitly not in (`recipe`, `image`, `engine`), said when known.
+    #[serde(default)]
+    pub not_layers: Vec<String>,
+    /// Failure class, worded (`launcher environment check`), with its id when known (`F3`).
+    pub class: Option<String>,
+    /// `Some(true)` deterministic, `Some(false)` transient, `None` mixed/unknown.
+    pub deterministic: Option<bool>,
+    /// Runners (or jobs) where the same first error was found; 2+ strengthens "deterministic".
+    #[serde(default)]
+    pub same_on: Vec<String>,
+    /// Whether a repair inside the recipe is possible (`Some(false)`: the owning layer is elsewhere).
+    pub repairable_in_recipe: Option<bool>,
+    /// Outcome implied (`readiness-blocked`, …), once terminal.
+    pub outcome: Option<String>,
+    /// Phase (`targeted`, …).
+    pub phase: Option<String>,
+    /// Repairs used so far.
+    pub repairs_used: Option<u32>,
+    /// Repair budget (5).
+    pub max_repairs: Option<u32>,
+}
+
+/// The whole document.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct Document {
+    /// `servebench` report schema version of this JSON.
+    pub schema_version: u32,
+    /// Title prefix / bot name for titles (`servebench` by default; `Klaud Cold` for InferenceX).
+    pub title_prefix: String,
+    /// What it is and its header line.
+    pub heading: Heading,
+    /// Second header line.
+    pub context: Context,
+    /// `Change:` line (provenance), when there is a change.
+    pub change: Option<Bilingual>,
+    /// The point table.
+    pub points: PointTable,
+    /// Eval rows; empty → `Eval: N/A`.
+    pub evals: Vec<EvalRow>,
+    /// `Next:` line.
+    pub next: Option<Bilingual>,
+    /// Failure paragraph.
+    pub failure: Option<FailureSummary>,
+    /// Extra English/Chinese lines (verdict explanations, spread), rendered before `Next:`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Bilingual>,
+    /// Chart data.
+    pub curves: Curves,
+}
+
+/// Current [`Document::schema_version`].
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Default title prefix.
+pub const DEFAULT_TITLE_PREFIX: &str = "servebench";

@@ -1,0 +1,230 @@
+//! The words of the report in English and Simplified Chinese.
+//!
+//! Chinese terminology (issue 4): benchmark 基准测试, image 镜像, config 配置, throughput 吞吐量,
+//! latency 延迟, prefill/decode 预填充/解码, speculative decoding 投机解码, sweep 扫描,
+//! launcher 启动器, artifact 产物, evaluation 评估. Model, hardware, framework, flag and variable
+//! names stay as they are. Numbers from the tables are not repeated in Chinese.
+
+use crate::model::{AttemptKind, AttemptStatus, NaReason, PointStatus};
+
+/// English header words of an attempt kind: `Initial attempt`, `Repair 2/5`,
+/// `Infrastructure retry 1`, `Final full sweep`.
+pub fn attempt_kind_en(k: AttemptKind) -> String {
+    match k {
+        AttemptKind::Initial => "Initial attempt".into(),
+        AttemptKind::Repair { n, max } => format!("Repair {n}/{max}"),
+        AttemptKind::Retry { n } => format!("Infrastructure retry {n}"),
+        AttemptKind::Final => "Final full sweep".into(),
+    }
+}
+
+/// Chinese of [`attempt_kind_en`].
+pub fn attempt_kind_zh(k: AttemptKind) -> String {
+    match k {
+        AttemptKind::Initial => "首次尝试".into(),
+        AttemptKind::Repair { n, max } => format!("第 {n}/{max} 次修复"),
+        AttemptKind::Retry { n } => format!("第 {n} 次基础设施重试"),
+        AttemptKind::Final => "最终完整扫描".into(),
+    }
+}
+
+/// English of an attempt status (`Passed`, `Failed`, …, `not dispatched (stopped)`).
+pub fn attempt_status_en(s: AttemptStatus) -> &'static str {
+    match s {
+        AttemptStatus::Passed => "Passed",
+        AttemptStatus::Failed => "Failed",
+        AttemptStatus::Running => "Running",
+        AttemptStatus::Queued => "Queued",
+        AttemptStatus::Cancelled => "Cancelled",
+        AttemptStatus::NotDispatched => "not dispatched (stopped)",
+        AttemptStatus::BlockedBeforeDispatch => "blocked before dispatch",
+    }
+}
+
+/// Chinese of [`attempt_status_en`].
+pub fn attempt_status_zh(s: AttemptStatus) -> &'static str {
+    match s {
+        AttemptStatus::Passed => "通过",
+        AttemptStatus::Failed => "失败",
+        AttemptStatus::Running => "运行中",
+        AttemptStatus::Queued => "排队中",
+        AttemptStatus::Cancelled => "已取消",
+        AttemptStatus::NotDispatched => "未派发（已停止）",
+        AttemptStatus::BlockedBeforeDispatch => "派发前受阻",
+    }
+}
+
+/// English of an N/A reason (`no matched baseline`, …). Details carry their numbers.
+pub fn na_reason_en(r: &NaReason) -> String {
+    let with = |base: &str, d: &str| {
+        if d.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base} ({d})")
+        }
+    };
+    match r {
+        NaReason::NoMatchedBaseline => "no matched baseline".into(),
+        NaReason::BaselineMissing => "baseline missing".into(),
+        NaReason::BaselineZero => "baseline is 0".into(),
+        NaReason::CandidateMissing => "candidate value missing".into(),
+        NaReason::PointFailed => "point failed".into(),
+        NaReason::BaselineFailed => "baseline point failed".into(),
+        NaReason::PointUnavailable => "point unavailable".into(),
+        NaReason::WorkloadMismatch(d) => with("workload/dataset mismatch", d),
+        NaReason::StatisticMismatch(d) => with("statistic mismatch", d),
+        NaReason::EvalNotPassed => "eval not passed".into(),
+        NaReason::BaselineEvalNotPassed => "baseline eval not passed".into(),
+        NaReason::SampleCountMismatch => "sample counts differ".into(),
+        NaReason::NotComparable(d) if d.is_empty() => "not comparable".into(),
+        NaReason::NotComparable(d) => format!("not comparable: {d}"),
+        NaReason::CandidateInvalid(d) if d.is_empty() => "candidate invalid".into(),
+        NaReason::CandidateInvalid(d) => format!("candidate invalid: {d}"),
+    }
+}
+
+/// Chinese of an N/A reason (details with numbers are left to the English text).
+pub fn na_reason_zh(r: &NaReason) -> &'static str {
+    match r {
+        NaReason::NoMatchedBaseline => "没有匹配的基线点",
+        NaReason::BaselineMissing => "基线缺少该值",
+        NaReason::BaselineZero => "基线值为零",
+        NaReason::CandidateMissing => "候选结果缺少该值",
+        NaReason::PointFailed => "该点运行失败",
+        NaReason::BaselineFailed => "基线点运行失败",
+        NaReason::PointUnavailable => "该点没有结果",
+        NaReason::WorkloadMismatch(_) => "工作负载或数据集不一致",
+        NaReason::StatisticMismatch(_) => "延迟统计量不一致",
+        NaReason::EvalNotPassed => "评估未通过",
+        NaReason::BaselineEvalNotPassed => "基线评估未通过",
+        NaReason::SampleCountMismatch => "样本数不一致",
+        NaReason::NotComparable(_) => "未通过可比性检查（数值见英文说明）",
+        NaReason::CandidateInvalid(_) => "候选结果无效（数值见英文说明）",
+    }
+}
+
+/// English of a point status in notes (`None` for a passed point: nothing to say).
+pub fn point_status_en(s: PointStatus) -> Option<&'static str> {
+    match s {
+        PointStatus::Passed => None,
+        PointStatus::Partial => Some("partial"),
+        PointStatus::Failed => Some("failed"),
+        PointStatus::Unavailable => Some("unavailable"),
+    }
+}
+
+/// Chinese of [`point_status_en`].
+pub fn point_status_zh(s: PointStatus) -> Option<&'static str> {
+    match s {
+        PointStatus::Passed => None,
+        PointStatus::Partial => Some("部分请求失败"),
+        PointStatus::Failed => Some("失败"),
+        PointStatus::Unavailable => Some("没有结果"),
+    }
+}
+
+/// Latency statistic line: `mean` → `Mean latency`, `p90` → `P90 latency`.
+pub fn statistic_en(stat: &str) -> String {
+    match stat.to_ascii_lowercase().as_str() {
+        "mean" => "Mean latency".into(),
+        "median" | "p50" => "Median latency".into(),
+        s if s.starts_with('p') => format!("{} latency", s.to_ascii_uppercase()),
+        s => format!("{s} latency"),
+    }
+}
+
+/// Chinese of [`statistic_en`].
+pub fn statistic_zh(stat: &str) -> String {
+    match stat.to_ascii_lowercase().as_str() {
+        "mean" => "平均延迟".into(),
+        "median" | "p50" => "中位数延迟".into(),
+        s if s.starts_with('p') => format!("{} 延迟", s.to_ascii_uppercase()),
+        s => format!("{s} 延迟"),
+    }
+}
+
+/// Chinese name of a failure layer; unknown layers stay as they are.
+pub fn layer_zh(layer: &str) -> String {
+    let l = layer.to_ascii_lowercase();
+    let zh = match l.as_str() {
+        "launcher" => "启动器",
+        "recipe" => "配方",
+        "image" => "镜像",
+        "registry" | "image/registry" => "镜像仓库",
+        "engine" | "server" | "server/engine" => "推理引擎",
+        "runner" | "node" | "runner/node" => "运行器节点",
+        "infrastructure" | "infra" | "runner/allocation/infrastructure" => "基础设施",
+        "allocation" => "资源分配",
+        "eval" | "evaluation" | "eval/collection" => "评估",
+        "changelog" | "changelog/setup/matrix" | "setup" => "变更日志与矩阵配置",
+        "matrix" => "矩阵",
+        "config" | "catalog" => "配置",
+        "client" => "基准测试客户端",
+        "lifecycle" | "tooling" | "lifecycle/tooling" => "自动化工具",
+        "readiness" => "就绪检查",
+        "capacity" => "集群容量",
+        _ => return layer.to_string(),
+    };
+    zh.to_string()
+}
+
+/// Chinese of an engine display name stays the same; this maps framework ids to display names
+/// (`sglang` → `SGLang`, `vllm` → `vLLM`, `trt`/`trtllm` → `TensorRT-LLM`, `atom` → `ATOM`).
+pub fn engine_display(framework: &str) -> String {
+    match framework.to_ascii_lowercase().as_str() {
+        "sglang" | "sglang-disagg" => "SGLang".into(),
+        "vllm" | "vllm-disagg" => "vLLM".into(),
+        "trt" | "trtllm" | "tensorrt-llm" | "dynamo-trt" => "TensorRT-LLM".into(),
+        "atom" => "ATOM".into(),
+        "llama.cpp" | "llamacpp" | "llama-cpp" => "llama.cpp".into(),
+        _ => framework.to_string(),
+    }
+}
+
+/// Workload label: `AgentX` for agentic traces, else `ISL/OSL` in k (`8192/1024` → `8k/1k`;
+/// lengths that are not multiples of 1024 are written as numbers).
+pub fn workload_label(isl: Option<u32>, osl: Option<u32>, agentic: bool) -> String {
+    if agentic {
+        return "AgentX".into();
+    }
+    fn k(n: u32) -> String {
+        if n >= 1024 && n % 1024 == 0 {
+            format!("{}k", n / 1024)
+        } else {
+            n.to_string()
+        }
+    }
+    match (isl, osl) {
+        (Some(i), Some(o)) => format!("{}/{}", k(i), k(o)),
+        _ => "unknown workload".into(),
+    }
+}
+
+/// Topology label `TP<tp>/EP<ep>` (single node).
+pub fn topology_label(tp: u32, ep: u32) -> String {
+    format!("TP{tp}/EP{ep}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        assert_eq!(workload_label(Some(8192), Some(1024), false), "8k/1k");
+        assert_eq!(workload_label(Some(1024), Some(1024), false), "1k/1k");
+        assert_eq!(workload_label(Some(1000), Some(1024), false), "1000/1k");
+        assert_eq!(workload_label(None, None, true), "AgentX");
+        assert_eq!(topology_label(1, 1), "TP1/EP1");
+        assert_eq!(statistic_en("mean"), "Mean latency");
+        assert_eq!(statistic_en("p90"), "P90 latency");
+        assert_eq!(statistic_zh("mean"), "平均延迟");
+        assert_eq!(
+            attempt_kind_en(AttemptKind::Repair { n: 2, max: 5 }),
+            "Repair 2/5"
+        );
+        assert_eq!(layer_zh("launcher"), "启动器");
+        assert_eq!(layer_zh("mystery"), "mystery");
+        assert_eq!(engine_display("sglang"), "SGLang");
+    }
+}
