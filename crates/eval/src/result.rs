@@ -1,0 +1,167 @@
+//! Result shapes: the per-sample record (one JSONL line per document) and the eval row with
+//! the fields of InferenceX's `agg_eval_<exp>.json` (MEASUREMENT.md Part 2 §4.4,
+//! `utils/collect_eval_results.py`).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::task::{Message, Profile, Verdict};
+use crate::thresholds::GateVerdict;
+
+/// Benchmark-point metadata copied into the eval row (what InferenceX reads from
+/// `meta_env.json`). Unknown fields stay `null`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct EvalMeta {
+    /// Model prefix (`qwen3.5`, `dsr1`, …); also the thresholds lookup key.
+    pub model_prefix: Option<String>,
+    /// Hardware (written upper-case, as collect_eval_results does).
+    pub hw: Option<String>,
+    /// Serving framework (`sglang`, `vllm`, …).
+    pub framework: Option<String>,
+    /// Precision (`fp4`, `fp8`, …).
+    pub precision: Option<String>,
+    /// Speculative decoding (`mtp`, `none`, …).
+    pub spec_decoding: Option<String>,
+    /// Nominal input length of the benchmark point the eval belongs to (tokens).
+    pub isl: Option<u32>,
+    /// Nominal output length (tokens).
+    pub osl: Option<u32>,
+    /// Tensor parallelism.
+    pub tp: Option<u32>,
+    /// Expert parallelism.
+    pub ep: Option<u32>,
+    /// DP-attention.
+    pub dp_attention: Option<bool>,
+}
+
+/// One row of InferenceX's eval aggregate, field for field (§4.4). Scores are fractions in
+/// [0, 1]; `*_se` are lm-eval's standard error of the mean (`null` when n < 2).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EvalRow {
+    /// Always `false` here (single endpoint).
+    pub is_multinode: bool,
+    /// See [`EvalMeta::model_prefix`].
+    pub model_prefix: Option<String>,
+    /// The `model` sent in requests.
+    pub model: String,
+    /// Upper-case hardware name.
+    pub hw: Option<String>,
+    /// Serving framework.
+    pub framework: Option<String>,
+    /// Precision.
+    pub precision: Option<String>,
+    /// Speculative decoding.
+    pub spec_decoding: Option<String>,
+    /// Input length of the point (tokens).
+    pub isl: Option<u32>,
+    /// Output length of the point (tokens).
+    pub osl: Option<u32>,
+    /// Tensor parallelism.
+    pub tp: Option<u32>,
+    /// Expert parallelism.
+    pub ep: Option<u32>,
+    /// Multi-node prefill fields (null for single-node).
+    pub prefill_tp: Option<u32>,
+    /// See `prefill_tp`.
+    pub prefill_ep: Option<u32>,
+    /// See `prefill_tp`.
+    pub prefill_num_workers: Option<u32>,
+    /// Multi-node decode fields (null for single-node).
+    pub decode_tp: Option<u32>,
+    /// See `decode_tp`.
+    pub decode_ep: Option<u32>,
+    /// See `decode_tp`.
+    pub decode_num_workers: Option<u32>,
+    /// Requests in flight during the eval.
+    pub conc: u32,
+    /// DP-attention.
+    pub dp_attention: Option<bool>,
+    /// Multi-node only.
+    pub prefill_dp_attention: Option<bool>,
+    /// Multi-node only.
+    pub decode_dp_attention: Option<bool>,
+    /// `gsm8k`.
+    pub task: String,
+    /// `exact_match,strict-match`.
+    pub em_strict: Option<f64>,
+    /// `exact_match_stderr,strict-match`.
+    pub em_strict_se: Option<f64>,
+    /// `exact_match,flexible-extract`.
+    pub em_flexible: Option<f64>,
+    /// `exact_match_stderr,flexible-extract`.
+    pub em_flexible_se: Option<f64>,
+    /// `n-samples.gsm8k.effective`: documents scored.
+    pub n_eff: usize,
+    /// Where the numbers come from (the result file, relative to the output folder).
+    pub source: String,
+    /// `em_strict`.
+    pub score: Option<f64>,
+    /// `"em_strict"`.
+    pub score_name: String,
+    /// `em_strict_se`.
+    pub score_se: Option<f64>,
+}
+
+/// One document's outcome: a line of `samples.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SampleRecord {
+    /// 0-based index in `test.jsonl` (lm-eval's `doc_id`).
+    pub doc_id: usize,
+    /// Task profile.
+    pub profile: Profile,
+    /// Request parameters other than `messages` (`model`, `max_tokens`, `temperature`, `stop`,
+    /// `seed`, `top_p`), as sent.
+    pub request: serde_json::Value,
+    /// The `messages` sent.
+    pub messages: Vec<Message>,
+    /// The response body as received (JSON when it parsed, else a string).
+    pub response: serde_json::Value,
+    /// The text scored: `message.content`, or `message.reasoning_content` when content was
+    /// empty or null (InferenceX's lm-eval patch), or `""`.
+    pub text: String,
+    /// `content`, `reasoning_content` or `none`.
+    pub text_source: String,
+    /// The reference answer (`answer` field).
+    pub target: String,
+    /// Reference after normalisation.
+    pub target_normalised: String,
+    /// strict-match outcome.
+    pub strict: Verdict,
+    /// flexible-extract outcome.
+    pub flexible: Verdict,
+    /// HTTP attempts made (1 = no retry).
+    pub attempts: u32,
+    /// Time from sending the first attempt to the full response (ms).
+    pub latency_ms: f64,
+}
+
+/// What [`crate::run_gsm8k`] returns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalResult {
+    /// The InferenceX-shaped row.
+    pub row: EvalRow,
+    /// Threshold gate outcome.
+    pub gate: GateVerdict,
+    /// Task profile.
+    pub profile: Profile,
+    /// The chat-completions URL used.
+    pub url: String,
+    /// One line describing what was evaluated (the endpoint, or the simulator's description).
+    pub target: String,
+    /// Set when the target was the embedded simulator: says the score is a replay of a recorded
+    /// model's outputs.
+    pub replay_note: Option<String>,
+    /// `result.json`.
+    pub result_file: PathBuf,
+    /// `samples.jsonl`.
+    pub samples_file: PathBuf,
+    /// Samples reused from an earlier, interrupted run of the same eval.
+    pub resumed: usize,
+    /// Requests sent by this run.
+    pub requests_sent: usize,
+    /// Wall time of this run (s), from the first request to the last response.
+    pub duration_s: f64,
+    /// `max_tokens` sent.
+    pub max_tokens: u32,
+}

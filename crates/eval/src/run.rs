@@ -1,0 +1,791 @@
+//! Running GSM8K against an OpenAI-compatible endpoint: request construction, the concurrent
+//! client with retries, resume, aggregation and the result files.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use crate::result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
+use crate::scoring::{mean, mean_stderr};
+use crate::task::{load_docs, resolve_data_dir, Doc, Message, Profile, TaskSpec, REQUEST_SEED};
+use crate::thresholds::{gate, Thresholds};
+
+/// The simulator to start when no endpoint is given.
+#[derive(Debug, Clone)]
+pub struct SimChoice {
+    /// Recorded model whose solutions are replayed (`--sim-answers`).
+    pub answers: String,
+    /// Simulated GPU (`h200`, …).
+    pub gpu: String,
+    /// Simulated model (`qwen3-8b`, …).
+    pub model: String,
+    /// Wall-clock time = modelled time / speedup.
+    pub speedup: f64,
+    /// Emit as fast as possible.
+    pub zero_delay: bool,
+}
+
+impl Default for SimChoice {
+    fn default() -> Self {
+        SimChoice {
+            answers: crate::sim_answers::DEFAULT_MODEL.to_string(),
+            gpu: "h200".into(),
+            model: "qwen3-8b".into(),
+            speedup: 1.0,
+            zero_delay: false,
+        }
+    }
+}
+
+/// Everything [`run_gsm8k`] needs. `Default` gives InferenceX's settings against the embedded
+/// simulator, 16 requests in flight, output in `servebench-out/eval-gsm8k`.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// Base URL (`http://host:port`, `…/v1`, or the full `…/v1/chat/completions`). `None` =
+    /// start the embedded simulator with [`EvalOptions::sim`].
+    pub endpoint: Option<String>,
+    /// `model` sent in requests. `None` = the first id of `GET /v1/models`.
+    pub model: Option<String>,
+    /// Sent as `Authorization: Bearer …` when set.
+    pub api_key: Option<String>,
+    /// Requests in flight (lm-eval `num_concurrent`); also the connection pool size.
+    pub conc: usize,
+    /// Only the first N test documents (lm-eval `--limit N`).
+    pub limit: Option<usize>,
+    /// Task definition.
+    pub profile: Profile,
+    /// `max_tokens` (default: [`TaskSpec::default_max_tokens`]).
+    pub max_tokens: Option<u32>,
+    /// Per-request timeout, each attempt (lm-eval/InferenceX: 1800 s).
+    pub request_timeout: Duration,
+    /// Retries after the first attempt on connection errors, HTTP 429 and 5xx.
+    pub max_retries: u32,
+    /// Smallest backoff; attempt k waits `clamp(0.5·2^k s, min, 10·min)` (tenacity's
+    /// `wait_exponential(multiplier=0.5, min=1, max=10)` with min = 1 s).
+    pub retry_backoff_min: Duration,
+    /// Output folder: `result.json`, `samples.jsonl`.
+    pub out_dir: PathBuf,
+    /// Ignore an existing `samples.jsonl` instead of resuming from it.
+    pub fresh: bool,
+    /// GSM8K folder (`test.jsonl`, `train.jsonl`, `example_model_solutions.jsonl`).
+    pub data_dir: Option<PathBuf>,
+    /// `--threshold` (validate_scores.py `--min-score`).
+    pub threshold: Option<f64>,
+    /// `thresholds.yaml`.
+    pub thresholds_file: Option<PathBuf>,
+    /// Row metadata; `meta.model_prefix` is also the thresholds key.
+    pub meta: EvalMeta,
+    /// Simulator settings, used when `endpoint` is `None`.
+    pub sim: SimChoice,
+    /// Draw a progress bar on stderr (hidden when stderr is not a terminal).
+    pub progress: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            endpoint: None,
+            model: None,
+            api_key: None,
+            conc: 16,
+            limit: None,
+            profile: Profile::InferenceX,
+            max_tokens: None,
+            request_timeout: Duration::from_secs(1800),
+            max_retries: 5,
+            retry_backoff_min: Duration::from_secs(1),
+            out_dir: PathBuf::from("servebench-out/eval-gsm8k"),
+            fresh: false,
+            data_dir: None,
+            threshold: None,
+            thresholds_file: None,
+            meta: EvalMeta::default(),
+            sim: SimChoice::default(),
+            progress: false,
+        }
+    }
+}
+
+/// The chat-completions URL for a base URL.
+pub fn chat_url(endpoint: &str) -> String {
+    let e = endpoint.trim_end_matches('/');
+    if e.ends_with("/chat/completions") {
+        e.to_string()
+    } else if e.ends_with("/v1") {
+        format!("{e}/chat/completions")
+    } else {
+        format!("{e}/v1/chat/completions")
+    }
+}
+
+fn models_url(chat_url: &str) -> String {
+    format!(
+        "{}/models",
+        chat_url
+            .trim_end_matches("/chat/completions")
+            .trim_end_matches('/')
+    )
+}
+
+/// Request parameters other than `messages`, in the order lm-eval's `LocalChatCompletion`
+/// builds them (`model, max_tokens, temperature, stop, seed`, then the `--gen_kwargs`
+/// InferenceX adds: `top_p`). `temperature` 0 and `top_p` 1 are integers, as lm-eval sends
+/// them when they come from `--gen_kwargs temperature=0,top_p=1`.
+pub fn request_params(spec: &TaskSpec, model: &str, max_tokens: u32) -> Value {
+    json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "stop": spec.stop.iter().take(4).collect::<Vec<_>>(),
+        "seed": REQUEST_SEED,
+        "top_p": 1,
+    })
+}
+
+/// The full request body: `messages` first, then [`request_params`].
+pub fn request_body(messages: &[Message], params: &Value) -> Value {
+    let mut body = serde_json::Map::new();
+    body.insert(
+        "messages".into(),
+        serde_json::to_value(messages).expect("messages serialise"),
+    );
+    if let Value::Object(p) = params {
+        for (k, v) in p {
+            body.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(body)
+}
+
+/// Picks the text to score from a chat-completions response: `choices[0].message.content`,
+/// or `reasoning_content` when content is null or empty (InferenceX's lm-eval patch), else "".
+/// Returns `(text, source)` with source `content`, `reasoning_content` or `none`.
+pub fn response_text(resp: &Value) -> (String, &'static str) {
+    let msg = resp.pointer("/choices/0/message");
+    let field = |k: &str| {
+        msg.and_then(|m| m.get(k))
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(c) = field("content") {
+        (c.to_string(), "content")
+    } else if let Some(r) = field("reasoning_content") {
+        (r.to_string(), "reasoning_content")
+    } else {
+        (String::new(), "none")
+    }
+}
+
+enum Failure {
+    Retryable(String),
+    Fatal(String),
+}
+
+struct Sent {
+    response: Value,
+    attempts: u32,
+    latency_ms: f64,
+}
+
+async fn send_with_retries(
+    client: &reqwest::Client,
+    url: &str,
+    api_key: Option<&str>,
+    body: Vec<u8>,
+    opts: &EvalOptions,
+) -> Result<Sent, String> {
+    let t0 = Instant::now();
+    let mut attempt: u32 = 0;
+    loop {
+        attempt += 1;
+        let mut req = client
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.clone());
+        if let Some(k) = api_key {
+            req = req.bearer_auth(k);
+        }
+        let outcome = match req.send().await {
+            Ok(resp) => {
+                let status = resp.status();
+                match resp.bytes().await {
+                    Ok(bytes) if status.is_success() => {
+                        let response =
+                            serde_json::from_slice::<Value>(&bytes).unwrap_or_else(|_| {
+                                Value::String(String::from_utf8_lossy(&bytes).into_owned())
+                            });
+                        return Ok(Sent {
+                            response,
+                            attempts: attempt,
+                            latency_ms: t0.elapsed().as_secs_f64() * 1e3,
+                        });
+                    }
+                    Ok(bytes) => {
+                        let snippet: String =
+                            String::from_utf8_lossy(&bytes).chars().take(200).collect();
+                        let msg = format!("HTTP {} from {url}: {snippet}", status.as_u16());
+                        if status.is_server_error() || status.as_u16() == 429 {
+                            Failure::Retryable(msg)
+                        } else {
+                            Failure::Fatal(msg)
+                        }
+                    }
+                    Err(e) if e.is_timeout() => Failure::Fatal(format!(
+                        "timed out after {} s reading the response from {url}",
+                        opts.request_timeout.as_secs_f64()
+                    )),
+                    Err(e) => Failure::Retryable(format!("reading the response from {url}: {e}")),
+                }
+            }
+            Err(e) if e.is_timeout() => Failure::Fatal(format!(
+                "timed out after {} s waiting for {url}",
+                opts.request_timeout.as_secs_f64()
+            )),
+            Err(e) if e.is_connect() || e.is_request() => {
+                Failure::Retryable(format!("connection to {url} failed: {}", error_chain(&e)))
+            }
+            Err(e) => Failure::Fatal(format!("request to {url} failed: {}", error_chain(&e))),
+        };
+        match outcome {
+            Failure::Fatal(m) => return Err(m),
+            Failure::Retryable(m) if attempt > opts.max_retries => {
+                return Err(format!("{m} (gave up after {attempt} attempts)"))
+            }
+            Failure::Retryable(_) => {
+                tokio::time::sleep(backoff(attempt, opts.retry_backoff_min)).await
+            }
+        }
+    }
+}
+
+/// Wait before retry number `attempt` (1-based): tenacity `wait_exponential(multiplier=0.5,
+/// min=1, max=10)` scaled so that `min` is the given duration: 1, 2, 4, 8, 10, 10 … × min.
+pub fn backoff(attempt: u32, min: Duration) -> Duration {
+    let factor = (0.5 * 2f64.powi(attempt.min(30) as i32)).clamp(1.0, 10.0);
+    min.mul_f64(factor)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        src = x.source();
+    }
+    s
+}
+
+/// Reads `samples.jsonl` from an earlier run and keeps the records that belong to this run
+/// (same doc range, profile, request parameters and messages). The file is rewritten with
+/// only those (dropping a torn last line), so appending continues cleanly.
+fn resume(
+    path: &Path,
+    prompts: &[Vec<Message>],
+    params: &Value,
+    profile: Profile,
+) -> anyhow::Result<(BTreeMap<usize, SampleRecord>, usize)> {
+    let mut kept = BTreeMap::new();
+    let mut dropped = 0;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kept, 0)),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    for line in text.lines() {
+        let Ok(rec) = serde_json::from_str::<SampleRecord>(line) else {
+            dropped += 1;
+            continue;
+        };
+        let ok = rec.doc_id < prompts.len()
+            && rec.profile == profile
+            && &rec.request == params
+            && rec.messages == prompts[rec.doc_id]
+            && !kept.contains_key(&rec.doc_id);
+        if ok {
+            kept.insert(rec.doc_id, rec);
+        } else {
+            dropped += 1;
+        }
+    }
+    let tmp = path.with_extension("jsonl.tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        for rec in kept.values() {
+            serde_json::to_writer(&mut f, rec)?;
+            f.write_all(b"\n")?;
+        }
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok((kept, dropped))
+}
+
+/// A running target: where to send requests, and how to stop it afterwards.
+struct Target {
+    url: String,
+    describe: String,
+    model: Option<String>,
+    replay_note: Option<String>,
+    sim: Option<crate::embedded::Running>,
+}
+
+async fn open_target(opts: &EvalOptions) -> anyhow::Result<Target> {
+    match &opts.endpoint {
+        Some(ep) => {
+            let url = chat_url(ep);
+            reqwest::Url::parse(&url).with_context(|| format!("--endpoint {ep:?} is not a URL"))?;
+            Ok(Target {
+                describe: format!("endpoint {url}"),
+                url,
+                model: opts.model.clone(),
+                replay_note: None,
+                sim: None,
+            })
+        }
+        None => {
+            let book = crate::sim_answers::load_from(&opts.sim.answers, opts.data_dir.as_deref())?;
+            let note = format!(
+                "the simulator replays the recorded solutions of the {} model (openai/grade-school-math example_model_solutions.jsonl): this score is that model's real score under lm-eval's scorer, not a measurement of any engine",
+                book.model()
+            );
+            let running = crate::embedded::start(&opts.sim, book).await?;
+            Ok(Target {
+                url: chat_url(&running.base_url),
+                describe: running.describe.clone(),
+                model: Some(opts.model.clone().unwrap_or_else(|| running.model.clone())),
+                replay_note: Some(note),
+                sim: Some(running),
+            })
+        }
+    }
+}
+
+async fn discover_model(
+    client: &reqwest::Client,
+    chat_url: &str,
+    api_key: Option<&str>,
+) -> anyhow::Result<String> {
+    let url = models_url(chat_url);
+    let mut req = client.get(&url);
+    if let Some(k) = api_key {
+        req = req.bearer_auth(k);
+    }
+    let resp = req.send().await.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot list models at {url}: {} (pass --model)",
+            error_chain(&e)
+        )
+    })?;
+    let v: Value = resp
+        .json()
+        .await
+        .map_err(|e| anyhow::anyhow!("{url} did not return a model list: {e} (pass --model)"))?;
+    v.pointer("/data/0/id")
+        .and_then(|x| x.as_str())
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("{url} lists no models (pass --model)"))
+}
+
+/// Runs GSM8K and writes `result.json` and `samples.jsonl` under `opts.out_dir`.
+///
+/// Async: call it from a tokio runtime (the sweep does; `servebench eval gsm8k` builds one).
+/// Steps: load `test.jsonl`/`train.jsonl`; build every prompt in doc order (few-shot draws are
+/// sequential); resume from `samples.jsonl` unless `fresh`; send the remaining documents with
+/// `conc` requests in flight (non-streaming chat completions, retries per
+/// [`EvalOptions::max_retries`]); score each response as it arrives and append its line;
+/// aggregate in doc order (mean and standard error as lm-eval); apply the threshold gate.
+///
+/// # Errors
+/// Missing/malformed data files (named), unreachable endpoint, a request that fails after its
+/// retries or with a non-retryable status (the run stops; finished samples stay in
+/// `samples.jsonl` and a rerun with the same `out_dir` resumes), unwritable output folder.
+pub async fn run_gsm8k(opts: EvalOptions) -> anyhow::Result<EvalResult> {
+    anyhow::ensure!(opts.conc >= 1, "--conc must be at least 1");
+    let spec = TaskSpec::new(opts.profile);
+    let dir = resolve_data_dir(opts.data_dir.as_deref());
+    let test = load_docs(&dir.join("test.jsonl"))?;
+    let train = load_docs(&dir.join("train.jsonl"))?;
+    let n = opts.limit.map_or(test.len(), |l| l.min(test.len()));
+    let prompts = spec.build_prompts(&test, &train, n)?;
+
+    std::fs::create_dir_all(&opts.out_dir)
+        .with_context(|| format!("cannot create output folder {}", opts.out_dir.display()))?;
+    let samples_file = opts.out_dir.join("samples.jsonl");
+    let result_file = opts.out_dir.join("result.json");
+
+    let target = open_target(&opts).await?;
+    let outcome = run_on_target(
+        &opts,
+        &spec,
+        &test,
+        &prompts,
+        &target,
+        &samples_file,
+        &result_file,
+    )
+    .await;
+    if let Some(sim) = target.sim {
+        sim.shutdown().await;
+    }
+    outcome
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_on_target(
+    opts: &EvalOptions,
+    spec: &TaskSpec,
+    test: &[Doc],
+    prompts: &[Vec<Message>],
+    target: &Target,
+    samples_file: &Path,
+    result_file: &Path,
+) -> anyhow::Result<EvalResult> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(opts.conc)
+        .timeout(opts.request_timeout)
+        .connect_timeout(Duration::from_secs(30).min(opts.request_timeout))
+        .build()
+        .context("cannot build the HTTP client")?;
+    let model = match &target.model {
+        Some(m) => m.clone(),
+        None => discover_model(&client, &target.url, opts.api_key.as_deref()).await?,
+    };
+    let max_tokens = opts.max_tokens.unwrap_or(spec.default_max_tokens);
+    let params = request_params(spec, &model, max_tokens);
+
+    let (mut done, dropped) = if opts.fresh {
+        let _ = std::fs::remove_file(samples_file);
+        (BTreeMap::new(), 0)
+    } else {
+        resume(samples_file, prompts, &params, opts.profile)?
+    };
+    let resumed = done.len();
+    if resumed > 0 || dropped > 0 {
+        eprintln!(
+            "resuming from {}: {resumed} samples kept{}",
+            samples_file.display(),
+            if dropped > 0 {
+                format!(", {dropped} lines from a different run dropped")
+            } else {
+                String::new()
+            }
+        );
+    }
+    // Re-score kept samples with the current scorer.
+    for rec in done.values_mut() {
+        let v = spec.score(&rec.text, &rec.target);
+        rec.target_normalised = v.reference_normalised;
+        rec.strict = v.strict;
+        rec.flexible = v.flexible;
+    }
+
+    let todo: Vec<usize> = (0..prompts.len())
+        .filter(|i| !done.contains_key(i))
+        .collect();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(samples_file)
+        .with_context(|| format!("cannot write {}", samples_file.display()))?;
+    let file = Arc::new(Mutex::new(file));
+
+    let pb = if opts.progress {
+        let pb = indicatif::ProgressBar::new(prompts.len() as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "gsm8k {bar:40} {pos}/{len} [{elapsed_precise}<{eta_precise}] {msg}",
+            )
+            .expect("valid template"),
+        );
+        pb.set_position(resumed as u64);
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let t0 = Instant::now();
+    let results: Vec<Result<SampleRecord, (usize, String)>> = futures_util::stream::iter(todo)
+        .map(|doc_id| {
+            let client = &client;
+            let stop = stop.clone();
+            let sent = sent.clone();
+            let file = file.clone();
+            let params = &params;
+            let pb = &pb;
+            async move {
+                if stop.load(Ordering::Relaxed) {
+                    return Err((doc_id, String::new()));
+                }
+                let messages = &prompts[doc_id];
+                let body =
+                    serde_json::to_vec(&request_body(messages, params)).expect("body serialises");
+                sent.fetch_add(1, Ordering::Relaxed);
+                let r = send_with_retries(client, &target.url, opts.api_key.as_deref(), body, opts)
+                    .await;
+                let s = match r {
+                    Ok(s) => s,
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err((doc_id, e));
+                    }
+                };
+                let (text, source) = response_text(&s.response);
+                let target_text = &test[doc_id].answer;
+                let v = spec.score(&text, target_text);
+                let rec = SampleRecord {
+                    doc_id,
+                    profile: opts.profile,
+                    request: params.clone(),
+                    messages: messages.clone(),
+                    response: s.response,
+                    text,
+                    text_source: source.to_string(),
+                    target: target_text.clone(),
+                    target_normalised: v.reference_normalised,
+                    strict: v.strict,
+                    flexible: v.flexible,
+                    attempts: s.attempts,
+                    latency_ms: s.latency_ms,
+                };
+                let mut line = serde_json::to_vec(&rec).expect("record serialises");
+                line.push(b'\n');
+                {
+                    let mut f = file.lock().expect("samples file lock");
+                    if let Err(e) = f.write_all(&line).and_then(|_| f.flush()) {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err((doc_id, format!("cannot append to the samples file: {e}")));
+                    }
+                }
+                pb.inc(1);
+                Ok(rec)
+            }
+        })
+        .buffer_unordered(opts.conc)
+        .collect()
+        .await;
+    let duration_s = t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+
+    let mut first_error: Option<(usize, String)> = None;
+    for r in results {
+        match r {
+            Ok(rec) => {
+                done.insert(rec.doc_id, rec);
+            }
+            Err((id, msg)) if !msg.is_empty() => {
+                if first_error.as_ref().is_none_or(|(fid, _)| id < *fid) {
+                    first_error = Some((id, msg));
+                }
+            }
+            Err(_) => {}
+        }
+    }
+    if let Some((id, msg)) = first_error {
+        anyhow::bail!(
+            "doc {id}: {msg}; {} of {} samples are saved in {} — rerun with the same --out to resume",
+            done.len(),
+            prompts.len(),
+            samples_file.display()
+        );
+    }
+
+    let strict: Vec<f64> = done
+        .values()
+        .map(|r| f64::from(u8::from(r.strict.correct)))
+        .collect();
+    let flexible: Vec<f64> = done
+        .values()
+        .map(|r| f64::from(u8::from(r.flexible.correct)))
+        .collect();
+    let em_strict = mean(&strict);
+    let em_flexible = mean(&flexible);
+    let em_strict_se = mean_stderr(&strict);
+    let em_flexible_se = mean_stderr(&flexible);
+
+    let thresholds = match &opts.thresholds_file {
+        Some(p) => Some(Thresholds::load(p)?),
+        None => None,
+    };
+    let threshold = Thresholds::resolve(
+        thresholds.as_ref(),
+        opts.meta.model_prefix.as_deref(),
+        spec.task,
+        opts.threshold,
+    );
+    let gate = gate(threshold, em_strict, em_flexible);
+
+    let m = &opts.meta;
+    let row = EvalRow {
+        is_multinode: false,
+        model_prefix: m.model_prefix.clone(),
+        model: model.clone(),
+        hw: m.hw.as_ref().map(|h| h.to_uppercase()),
+        framework: m.framework.clone(),
+        precision: m.precision.clone(),
+        spec_decoding: m.spec_decoding.clone(),
+        isl: m.isl,
+        osl: m.osl,
+        tp: m.tp,
+        ep: m.ep,
+        prefill_tp: None,
+        prefill_ep: None,
+        prefill_num_workers: None,
+        decode_tp: None,
+        decode_ep: None,
+        decode_num_workers: None,
+        conc: opts.conc as u32,
+        dp_attention: m.dp_attention,
+        prefill_dp_attention: None,
+        decode_dp_attention: None,
+        task: spec.task.to_string(),
+        em_strict,
+        em_strict_se,
+        em_flexible,
+        em_flexible_se,
+        n_eff: done.len(),
+        source: "result.json".into(),
+        score: em_strict,
+        score_name: "em_strict".into(),
+        score_se: em_strict_se,
+    };
+    let result = EvalResult {
+        row,
+        gate,
+        profile: opts.profile,
+        url: target.url.clone(),
+        target: target.describe.clone(),
+        replay_note: target.replay_note.clone(),
+        result_file: result_file.to_path_buf(),
+        samples_file: samples_file.to_path_buf(),
+        resumed,
+        requests_sent: sent.load(Ordering::Relaxed),
+        duration_s,
+        max_tokens,
+    };
+    write_result_json(&result, spec, test.len())?;
+    Ok(result)
+}
+
+fn stderr_value(x: Option<f64>) -> Value {
+    x.map_or(Value::String("N/A".into()), |v| json!(v))
+}
+
+/// Writes `result.json`: `schema_version`, the §4.4 `row`, lm-eval-shaped `results` /
+/// `n-samples` (so InferenceX's `collect_eval_results.py` logic applies unchanged), the gate,
+/// and run details.
+fn write_result_json(r: &EvalResult, spec: &TaskSpec, n_original: usize) -> anyhow::Result<()> {
+    let row = &r.row;
+    let doc = json!({
+        "schema_version": 1,
+        "row": row,
+        "results": {
+            spec.task: {
+                "alias": spec.task,
+                "exact_match,strict-match": row.em_strict,
+                "exact_match_stderr,strict-match": stderr_value(row.em_strict_se),
+                "exact_match,flexible-extract": row.em_flexible,
+                "exact_match_stderr,flexible-extract": stderr_value(row.em_flexible_se),
+            }
+        },
+        "n-samples": { spec.task: { "original": n_original, "effective": row.n_eff } },
+        "gate": r.gate,
+        "servebench": {
+            "profile": r.profile,
+            "url": r.url,
+            "target": r.target,
+            "replay_note": r.replay_note,
+            "samples_file": "samples.jsonl",
+            "max_tokens": r.max_tokens,
+            "stop": spec.stop,
+            "num_fewshot": spec.num_fewshot,
+            "fewshot_seed": spec.fewshot_seed,
+            "resumed": r.resumed,
+            "requests_sent": r.requests_sent,
+            "duration_s": r.duration_s,
+        }
+    });
+    let text = serde_json::to_string_pretty(&doc)?;
+    std::fs::write(&r.result_file, text + "\n")
+        .with_context(|| format!("cannot write {}", r.result_file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(chat_url("http://h:1"), "http://h:1/v1/chat/completions");
+        assert_eq!(chat_url("http://h:1/"), "http://h:1/v1/chat/completions");
+        assert_eq!(chat_url("http://h:1/v1"), "http://h:1/v1/chat/completions");
+        assert_eq!(
+            chat_url("http://h:1/v1/chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            models_url("http://h:1/v1/chat/completions"),
+            "http://h:1/v1/models"
+        );
+    }
+
+    #[test]
+    fn backoff_follows_tenacity() {
+        let s = |k| backoff(k, Duration::from_secs(1)).as_secs_f64();
+        assert_eq!(
+            [s(1), s(2), s(3), s(4), s(5), s(6)],
+            [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+        );
+    }
+
+    #[test]
+    fn reasoning_fallback() {
+        let r = json!({"choices":[{"message":{"content":"","reasoning_content":"#### 4"}}]});
+        assert_eq!(
+            response_text(&r),
+            ("#### 4".to_string(), "reasoning_content")
+        );
+        let r = json!({"choices":[{"message":{"content":null,"reasoning_content":"x"}}]});
+        assert_eq!(response_text(&r).1, "reasoning_content");
+        let r = json!({"choices":[{"message":{"content":"a","reasoning_content":"x"}}]});
+        assert_eq!(response_text(&r), ("a".to_string(), "content"));
+        assert_eq!(
+            response_text(&json!({"error": "x"})),
+            (String::new(), "none")
+        );
+    }
+
+    #[test]
+    fn body_key_order_matches_lm_eval() {
+        let spec = TaskSpec::new(Profile::InferenceX);
+        let p = request_params(&spec, "m", 5376);
+        let b = request_body(&[], &p);
+        let keys: Vec<_> = b.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            keys,
+            [
+                "messages",
+                "model",
+                "max_tokens",
+                "temperature",
+                "stop",
+                "seed",
+                "top_p"
+            ]
+        );
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            r#"{"messages":[],"model":"m","max_tokens":5376,"temperature":0,"stop":["</s>","<|im_end|>"],"seed":1234,"top_p":1}"#
+        );
+    }
+}

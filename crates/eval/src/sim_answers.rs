@@ -1,0 +1,239 @@
+//! The simulator's GSM8K answer book: replays a real model's recorded solution for each GSM8K
+//! test question (`example_model_solutions.jsonl` of openai/grade-school-math, four models).
+//!
+//! A prompt is recognised when its last `Question: ` is followed by a test question and then a
+//! newline (so both profiles' prompts, and completions-style prompts holding all five shots,
+//! resolve to the test question). The recorded solution's final line `A: <n>` becomes
+//! `#### <n>`, the format the prompt asks for; solutions whose last line is not `A: …` (a few
+//! were cut off mid-sentence when recorded) are replayed unchanged. So the simulator's score is
+//! that model's real score under lm-eval's scorer: a replay of recorded outputs, not inference.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// The recorded models in `example_model_solutions.jsonl`, in file order.
+pub const MODELS: [&str; 4] = [
+    "6b_finetuning",
+    "6b_verification",
+    "175b_finetuning",
+    "175b_verification",
+];
+
+/// The default `--sim-answers` model (the strongest recorded one, 56.25 % `is_correct`).
+pub const DEFAULT_MODEL: &str = "175b_verification";
+
+/// File name of the recorded solutions inside the GSM8K data folder.
+pub const SOLUTIONS_FILE: &str = "example_model_solutions.jsonl";
+
+#[derive(Deserialize)]
+struct Recorded {
+    solution: String,
+    is_correct: bool,
+}
+
+/// One recorded solution.
+#[derive(Debug, Clone)]
+pub struct RecordedSolution {
+    /// 0-based line in the file = GSM8K test doc id (the file is in test-set order).
+    pub doc_id: usize,
+    /// The test question.
+    pub question: String,
+    /// The solution as recorded (ends in `A: <n>` when complete).
+    pub solution: String,
+    /// The recording's own correctness label.
+    pub is_correct: bool,
+}
+
+/// Reads every recorded solution of one model.
+///
+/// # Errors
+/// Unknown model name (lists the known ones), missing file (names it), malformed line
+/// (file:line).
+pub fn read_solutions(path: &Path, model: &str) -> anyhow::Result<Vec<RecordedSolution>> {
+    if !MODELS.contains(&model) {
+        anyhow::bail!(
+            "unknown --sim-answers model {model:?} (recorded models: {})",
+            MODELS.join(", ")
+        );
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read recorded GSM8K solutions {}: {e} (set --gsm8k-dir or SERVEBENCH_GSM8K_DIR)",
+            path.display()
+        )
+    })?;
+    let mut out = Vec::with_capacity(1319);
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not JSON", path.display(), i + 1))?;
+        let question = v
+            .get("question")
+            .and_then(|q| q.as_str())
+            .with_context(|| format!("{}:{}: no `question`", path.display(), i + 1))?
+            .to_string();
+        let rec: Recorded = serde_json::from_value(
+            v.get(model)
+                .cloned()
+                .with_context(|| format!("{}:{}: no `{model}`", path.display(), i + 1))?,
+        )
+        .with_context(|| {
+            format!(
+                "{}:{}: `{model}` is not {{solution, is_correct}}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        out.push(RecordedSolution {
+            doc_id: out.len(),
+            question,
+            solution: rec.solution,
+            is_correct: rec.is_correct,
+        });
+    }
+    Ok(out)
+}
+
+/// Turns a recorded solution's final `A: <n>` line into `#### <n>`; anything else unchanged.
+pub fn to_gsm8k_format(solution: &str) -> String {
+    match solution.rfind('\n') {
+        Some(pos) if solution[pos + 1..].starts_with("A: ") => {
+            format!("{}\n#### {}", &solution[..pos], &solution[pos + 4..])
+        }
+        None if solution.starts_with("A: ") => format!("#### {}", &solution[3..]),
+        _ => solution.to_string(),
+    }
+}
+
+/// An [`servebench_sim::AnswerBook`] over one recorded model.
+pub struct Gsm8kAnswers {
+    model: String,
+    by_question: HashMap<String, String>,
+}
+
+impl Gsm8kAnswers {
+    /// Builds the book from recorded solutions.
+    pub fn new(model: &str, solutions: &[RecordedSolution]) -> Gsm8kAnswers {
+        Gsm8kAnswers {
+            model: model.to_string(),
+            by_question: solutions
+                .iter()
+                .map(|s| (s.question.clone(), to_gsm8k_format(&s.solution)))
+                .collect(),
+        }
+    }
+
+    /// The recorded model's name.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Number of questions known.
+    pub fn len(&self) -> usize {
+        self.by_question.len()
+    }
+
+    /// True when no question is known.
+    pub fn is_empty(&self) -> bool {
+        self.by_question.is_empty()
+    }
+
+    /// Finds the test question in a prompt: the text after a `Question: ` up to one of the
+    /// following newlines (or the end), trying the last `Question: ` first.
+    pub fn lookup(&self, prompt: &str) -> Option<&str> {
+        const MARK: &str = "Question: ";
+        let starts: Vec<usize> = prompt
+            .match_indices(MARK)
+            .map(|(i, _)| i + MARK.len())
+            .collect();
+        for &start in starts.iter().rev() {
+            let rest = &prompt[start..];
+            let ends = rest
+                .match_indices('\n')
+                .map(|(i, _)| i)
+                .chain(std::iter::once(rest.len()));
+            for end in ends {
+                if let Some(a) = self.by_question.get(&rest[..end]) {
+                    return Some(a);
+                }
+            }
+        }
+        None
+    }
+}
+
+impl servebench_sim::AnswerBook for Gsm8kAnswers {
+    fn answer(&self, prompt: &str) -> Option<String> {
+        self.lookup(prompt).map(str::to_string)
+    }
+}
+
+/// Loads the answer book for a recorded model (`--sim-answers NAME`), from the GSM8K folder
+/// resolved by [`crate::task::resolve_data_dir`] (`SERVEBENCH_GSM8K_DIR`, else
+/// `$SERVEBENCH_SHARED/data/gsm8k`, else `../shared/data/gsm8k`).
+///
+/// # Errors
+/// Unknown model name, or the file is missing / malformed (one line naming it).
+pub fn load(name: &str) -> anyhow::Result<Arc<dyn servebench_sim::AnswerBook>> {
+    Ok(Arc::new(load_from(name, None)?))
+}
+
+/// Like [`load`], with an explicit data folder (`None` = the default resolution).
+///
+/// # Errors
+/// See [`load`].
+pub fn load_from(name: &str, data_dir: Option<&Path>) -> anyhow::Result<Gsm8kAnswers> {
+    let dir: PathBuf = crate::task::resolve_data_dir(data_dir);
+    let solutions = read_solutions(&dir.join(SOLUTIONS_FILE), name)?;
+    Ok(Gsm8kAnswers::new(name, &solutions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn final_answer_line_becomes_hashes() {
+        assert_eq!(to_gsm8k_format("a\nb = 3\nA: 18"), "a\nb = 3\n#### 18");
+        assert_eq!(to_gsm8k_format("A: 5"), "#### 5");
+        assert_eq!(to_gsm8k_format("cut off = <<3/4"), "cut off = <<3/4");
+        assert_eq!(to_gsm8k_format("x\nA: -3.5"), "x\n#### -3.5");
+    }
+
+    #[test]
+    fn lookup_uses_last_question_and_newline_boundaries() {
+        let sols = vec![
+            RecordedSolution {
+                doc_id: 0,
+                question: "How many?".into(),
+                solution: "two\nA: 2".into(),
+                is_correct: true,
+            },
+            RecordedSolution {
+                doc_id: 1,
+                question: "Train q".into(),
+                solution: "x\nA: 9".into(),
+                is_correct: true,
+            },
+        ];
+        let book = Gsm8kAnswers::new("m", &sols);
+        assert_eq!(
+            book.lookup("Question: How many?\nAnswer:"),
+            Some("two\n#### 2")
+        );
+        assert_eq!(
+            book.lookup(
+                "Question: Train q\nAnswer: x\n\nQuestion: How many?\nEnd your response…\nAnswer:"
+            ),
+            Some("two\n#### 2")
+        );
+        assert_eq!(book.lookup("Question: How many"), None);
+        assert_eq!(book.lookup("hello"), None);
+    }
+}
