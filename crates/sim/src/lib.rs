@@ -3,6 +3,35 @@
 //!
 //! Must not know about: the client, metrics, the store. Content for known prompts comes from an
 //! [`AnswerBook`] supplied by the caller (the binary wires the GSM8K one from `eval`).
+//!
+//! Layers, bottom up: [`presets`] (GPU/model/engine numbers from `presets.json`) →
+//! [`model`] (the cost of one engine step) → [`engine`] (continuous-batching scheduler in
+//! modelled time; [`engine::simulate_closed_loop`] runs a workload without any I/O) →
+//! `runtime` (one OS thread maps modelled time to wall time) → `server` (hyper HTTP/1.1:
+//! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
+//! `/detokenize`). Formulas and the published numbers they are checked against:
+//! docs/simulator.md.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub mod api;
+pub mod emission;
+pub mod engine;
+pub mod model;
+pub mod plan;
+pub mod presets;
+mod runtime;
+mod server;
+pub mod text;
+
+pub use emission::EmissionRecord;
+pub use engine::{simulate_closed_loop, SimSummary, Workload};
+pub use model::EngineConfig;
+pub use presets::Presets;
 
 /// Supplies the text the simulator streams for a prompt it recognises.
 ///
@@ -11,4 +40,216 @@
 pub trait AnswerBook: Send + Sync + 'static {
     /// The full response text for this prompt, if known.
     fn answer(&self, prompt: &str) -> Option<String>;
+}
+
+/// How to start a [`SimServer`].
+#[derive(Clone)]
+pub struct SimOptions {
+    /// GPU preset (key or alias, e.g. "h200"; see `presets.json`).
+    pub gpu: String,
+    /// Model preset (key, alias or served name, e.g. "qwen3-8b").
+    pub model: String,
+    /// Address to bind.
+    pub host: IpAddr,
+    /// Port to bind; 0 = a free port chosen by the OS.
+    pub port: u16,
+    /// Tensor-parallel degree (1–8).
+    pub tp: u32,
+    /// Wall-clock time = modelled time / speedup (> 0).
+    pub speedup: f64,
+    /// Emit every token as fast as possible, with no engine model (client ceiling benchmarks).
+    pub zero_delay: bool,
+    /// Text for prompts it knows.
+    pub answers: Option<Arc<dyn AnswerBook>>,
+    /// JSONL file, one [`EmissionRecord`] per finished request (created or truncated).
+    pub emission_log: Option<PathBuf>,
+}
+
+impl Default for SimOptions {
+    /// gpu "h200", model "qwen3-8b", 127.0.0.1, port 0, TP 1, speedup 1.0, timed, no answers,
+    /// no log file.
+    fn default() -> Self {
+        SimOptions {
+            gpu: "h200".into(),
+            model: "qwen3-8b".into(),
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            tp: 1,
+            speedup: 1.0,
+            zero_delay: false,
+            answers: None,
+            emission_log: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for SimOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimOptions")
+            .field("gpu", &self.gpu)
+            .field("model", &self.model)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tp", &self.tp)
+            .field("speedup", &self.speedup)
+            .field("zero_delay", &self.zero_delay)
+            .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
+            .field("emission_log", &self.emission_log)
+            .finish()
+    }
+}
+
+/// A running simulator: bound and serving from the moment [`SimServer::start`] returns until
+/// [`SimServer::shutdown`] (or drop, which stops it without waiting).
+pub struct SimServer {
+    addr: SocketAddr,
+    describe: String,
+    state: Arc<server::AppState>,
+    shutdown_tx: tokio::sync::watch::Sender<bool>,
+    accept: Option<tokio::task::JoinHandle<()>>,
+    engine: Option<std::thread::JoinHandle<()>>,
+    engine_stop: Arc<AtomicBool>,
+}
+
+impl SimServer {
+    /// Resolves the presets and starts serving on `opts.host:opts.port`. Must be called inside
+    /// a tokio runtime (it spawns the accept loop there; the engine loop gets its own thread).
+    ///
+    /// Errors (one line each): unknown GPU/model, bad TP, model not fitting, speedup not a
+    /// positive number, emission log not creatable, address not bindable.
+    pub async fn start(opts: SimOptions) -> anyhow::Result<SimServer> {
+        let cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        Self::start_with_config(opts, cfg).await
+    }
+
+    /// Like [`SimServer::start`] but with an explicit (possibly modified) engine configuration;
+    /// `opts.gpu`, `opts.model` and `opts.tp` are ignored.
+    pub async fn start_with_config(
+        opts: SimOptions,
+        cfg: EngineConfig,
+    ) -> anyhow::Result<SimServer> {
+        if !(opts.speedup.is_finite() && opts.speedup > 0.0) {
+            anyhow::bail!("speedup: must be a positive number, got {}", opts.speedup);
+        }
+        let cfg = Arc::new(cfg);
+        let emission = Arc::new(emission::EmissionSink::new(opts.emission_log.as_deref())?);
+        let bind = SocketAddr::new(opts.host, opts.port);
+        let listener = tokio::net::TcpListener::bind(bind)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {bind}: {e}"))?;
+        let addr = listener.local_addr()?;
+        let stats = Arc::new(runtime::Stats::default());
+        let engine_stop = Arc::new(AtomicBool::new(false));
+        let (engine_tx, engine) = if opts.zero_delay {
+            (None, None)
+        } else {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let (c, s, stop, speedup) = (
+                cfg.clone(),
+                stats.clone(),
+                engine_stop.clone(),
+                opts.speedup,
+            );
+            let h = std::thread::Builder::new()
+                .name("sim-engine".into())
+                .spawn(move || runtime::run_engine(c, speedup, s, stop, rx))?;
+            (Some(tx), Some(h))
+        };
+        let salt = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            ^ ((addr.port() as u64) << 48);
+        let state = Arc::new(server::AppState {
+            cfg: cfg.clone(),
+            zero_delay: opts.zero_delay,
+            speedup: opts.speedup,
+            answers: opts.answers.clone(),
+            engine_tx,
+            stats,
+            emission,
+            epoch: Instant::now(),
+            id_seq: AtomicU64::new(0),
+            id_salt: salt,
+            created: server::unix_now(),
+        });
+        let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+        let accept = tokio::spawn(server::serve(listener, state.clone(), shutdown_rx));
+        let mode = if opts.zero_delay {
+            "zero-delay (no engine model: every token at once)".to_string()
+        } else {
+            format!("speedup ×{}", opts.speedup)
+        };
+        let describe = format!("{}, {mode}", cfg.describe());
+        Ok(SimServer {
+            addr,
+            describe,
+            state,
+            shutdown_tx,
+            accept: Some(accept),
+            engine,
+            engine_stop,
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// "http://HOST:PORT".
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// One line: "simulated H200 SXM 141GB ×1 (TP1; …) serving Qwen3-8B (…); KV budget …,
+    /// speedup ×N".
+    pub fn describe(&self) -> String {
+        self.describe.clone()
+    }
+
+    /// The resolved engine configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.state.cfg
+    }
+
+    /// The instant that `*_ns` fields of [`EmissionRecord`] count from.
+    pub fn epoch(&self) -> Instant {
+        self.state.epoch
+    }
+
+    /// In-memory copy of the emission log (first 1,000,000 records; the file keeps all).
+    pub fn emission_log(&self) -> Vec<EmissionRecord> {
+        self.state.emission.snapshot()
+    }
+
+    fn signal_stop(&self) {
+        let _ = self.shutdown_tx.send(true);
+        self.engine_stop.store(true, Ordering::Relaxed);
+        if let Some(tx) = &self.state.engine_tx {
+            let _ = tx.send(runtime::Msg::Stop);
+        }
+    }
+
+    /// Stops accepting, aborts requests still generating (their streams end without
+    /// `[DONE]`), closes connections (waiting 2 s at most), stops the engine thread and flushes
+    /// the emission log.
+    pub async fn shutdown(mut self) {
+        self.signal_stop();
+        if let Some(a) = self.accept.take() {
+            let _ = a.await;
+        }
+        if let Some(h) = self.engine.take() {
+            let _ = tokio::task::spawn_blocking(move || h.join()).await;
+        }
+        self.state.emission.flush();
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        if self.accept.is_some() {
+            self.signal_stop();
+        }
+    }
 }

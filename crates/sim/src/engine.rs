@@ -1,0 +1,674 @@
+//! The continuous-batching scheduler, in modelled (virtual) time.
+//!
+//! vLLM V1-like: every sequence has `prompt + generated` tokens of which `computed` are in the
+//! KV cache; a step schedules `prompt + generated − computed` tokens per sequence (a decode is
+//! a 1-token chunk), running sequences first in admission order, then waiting ones (FCFS),
+//! within a token budget (`max_num_batched_tokens`, so prefill is chunked and mixed with
+//! decodes) and a sequence cap (`max_num_seqs`). KV is allocated in blocks; when a running
+//! sequence needs a block and none is free, the most recently admitted sequence is preempted
+//! (its KV is dropped and it is recomputed later, vLLM's recompute preemption). A sequence
+//! samples one token when its computed tokens reach `prompt + generated`.
+//!
+//! The engine knows nothing about wall time, HTTP or text: [`crate::runtime`] drives it in
+//! real time and [`simulate_closed_loop`] drives it in pure virtual time.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::model::{Chunk, EngineConfig, StepCost};
+
+/// What the caller asks of one sequence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeqSpec {
+    /// Prompt tokens (prefilled).
+    pub prompt_tokens: u32,
+    /// Tokens to generate before the sequence finishes (≥ 1).
+    pub output_tokens: u32,
+    /// Modelled time (s) before which the scheduler may not admit it (front-end latency).
+    pub ready_at_s: f64,
+}
+
+struct Seq<P> {
+    payload: P,
+    spec: SeqSpec,
+    generated: u32,
+    computed: u32,
+    blocks: u32,
+}
+
+/// A token produced by a step.
+#[derive(Debug, Clone)]
+pub struct Emit<P> {
+    /// The caller's handle for the sequence.
+    pub payload: P,
+    /// Tokens generated so far, this one included (1 = first token).
+    pub generated: u32,
+    /// The sequence is done (`generated == output_tokens`); its KV has been freed.
+    pub finished: bool,
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepInfo {
+    /// Modelled start time, s.
+    pub start_s: f64,
+    /// Modelled end time, s (tokens are emitted at this time).
+    pub end_s: f64,
+    /// Cost breakdown (all zero for an idle wait).
+    pub cost: StepCost,
+    /// Sequences in the step (0 for an idle wait until a request becomes ready).
+    pub num_seqs: u32,
+    /// Tokens processed in the step.
+    pub tokens: u32,
+}
+
+/// Counters since the engine started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineCounters {
+    /// Steps executed (idle waits excluded).
+    pub steps: u64,
+    /// Prompt tokens prefilled (counted once per request, when its prefill completes).
+    pub prompt_tokens: u64,
+    /// Tokens generated.
+    pub generation_tokens: u64,
+    /// Sequences finished.
+    pub finished: u64,
+    /// Recompute preemptions.
+    pub preemptions: u64,
+}
+
+/// The scheduler state. `P` is the caller's per-sequence handle (cloned into [`Emit`]).
+pub struct Engine<P> {
+    cfg: Arc<EngineConfig>,
+    now_s: f64,
+    waiting: VecDeque<Seq<P>>,
+    running: Vec<Seq<P>>,
+    free_blocks: u32,
+    counters: EngineCounters,
+    sched: Vec<(usize, u32)>,
+    chunks: Vec<Chunk>,
+}
+
+impl<P: Clone> Engine<P> {
+    /// An empty engine at modelled time 0.
+    pub fn new(cfg: Arc<EngineConfig>) -> Self {
+        let free_blocks = cfg.kv_blocks;
+        Engine {
+            cfg,
+            now_s: 0.0,
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            free_blocks,
+            counters: EngineCounters::default(),
+            sched: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Arc<EngineConfig> {
+        &self.cfg
+    }
+
+    /// Current modelled time, s.
+    pub fn now_s(&self) -> f64 {
+        self.now_s
+    }
+
+    /// Queues a sequence (FCFS). `spec.output_tokens` is clamped to ≥ 1.
+    pub fn submit(&mut self, payload: P, mut spec: SeqSpec) {
+        spec.output_tokens = spec.output_tokens.max(1);
+        self.waiting.push_back(Seq {
+            payload,
+            spec,
+            generated: 0,
+            computed: 0,
+            blocks: 0,
+        });
+    }
+
+    /// Drops every sequence for which `keep` returns false (cancelled by the client), freeing
+    /// its KV blocks. Returns how many were dropped.
+    pub fn retain(&mut self, mut keep: impl FnMut(&P) -> bool) -> usize {
+        let before = self.running.len() + self.waiting.len();
+        let mut freed = 0;
+        self.running.retain(|s| {
+            let k = keep(&s.payload);
+            if !k {
+                freed += s.blocks;
+            }
+            k
+        });
+        self.waiting.retain(|s| {
+            let k = keep(&s.payload);
+            if !k {
+                freed += s.blocks;
+            }
+            k
+        });
+        self.free_blocks += freed;
+        before - self.running.len() - self.waiting.len()
+    }
+
+    /// Removes every sequence (running and waiting), freeing the KV cache; returns their
+    /// payloads (used to abort them at shutdown).
+    pub fn drain(&mut self) -> Vec<P> {
+        self.free_blocks = self.cfg.kv_blocks;
+        let mut v: Vec<P> = self.running.drain(..).map(|s| s.payload).collect();
+        v.extend(self.waiting.drain(..).map(|s| s.payload));
+        v
+    }
+
+    /// Nothing queued or running.
+    pub fn is_idle(&self) -> bool {
+        self.running.is_empty() && self.waiting.is_empty()
+    }
+
+    /// Sequences in the running batch.
+    pub fn num_running(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Sequences waiting for admission (including ones not yet past their front-end latency).
+    pub fn num_waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// KV blocks in use.
+    pub fn kv_used_blocks(&self) -> u32 {
+        self.cfg.kv_blocks - self.free_blocks
+    }
+
+    /// Counters since start.
+    pub fn counters(&self) -> EngineCounters {
+        self.counters
+    }
+
+    fn blocks_for(&self, tokens: u32) -> u32 {
+        tokens.div_ceil(self.cfg.kv_block_size)
+    }
+
+    fn preempt_last(&mut self) {
+        let mut s = self.running.pop().expect("preempt with a running sequence");
+        self.free_blocks += s.blocks;
+        s.blocks = 0;
+        s.computed = 0;
+        self.counters.preemptions += 1;
+        self.waiting.push_front(s);
+    }
+
+    /// Runs one step: schedules, charges its modelled duration, advances the clock and pushes
+    /// the tokens it produced into `out` (which is not cleared). When nothing can run yet but a
+    /// request is waiting for its ready time, the clock jumps there and an idle [`StepInfo`]
+    /// (`num_seqs == 0`) is returned. Returns `None` when the engine is idle.
+    pub fn step(&mut self, out: &mut Vec<Emit<P>>) -> Option<StepInfo> {
+        if self.is_idle() {
+            return None;
+        }
+        let mut budget = self.cfg.max_num_batched_tokens;
+        self.sched.clear();
+        let mut preempted = false;
+        let mut i = 0;
+        while i < self.running.len() && budget > 0 {
+            let s = &self.running[i];
+            let want = (s.spec.prompt_tokens + s.generated - s.computed).min(budget);
+            let need = self.blocks_for(s.computed + want).saturating_sub(s.blocks);
+            let mut self_preempted = false;
+            while need > self.free_blocks {
+                preempted = true;
+                if self.running.len() - 1 == i {
+                    self.preempt_last();
+                    self_preempted = true;
+                    break;
+                }
+                self.preempt_last();
+            }
+            if self_preempted {
+                break;
+            }
+            self.free_blocks -= need;
+            self.running[i].blocks += need;
+            self.sched.push((i, want));
+            budget -= want;
+            i += 1;
+        }
+        if !preempted {
+            while budget > 0 && self.running.len() < self.cfg.max_num_seqs as usize {
+                let Some(front) = self.waiting.front() else {
+                    break;
+                };
+                if front.spec.ready_at_s > self.now_s {
+                    break;
+                }
+                let want =
+                    (front.spec.prompt_tokens + front.generated - front.computed).min(budget);
+                let need = self.blocks_for(front.computed + want);
+                if need > self.free_blocks {
+                    break;
+                }
+                let mut s = self.waiting.pop_front().expect("front exists");
+                self.free_blocks -= need;
+                s.blocks = need;
+                self.running.push(s);
+                self.sched.push((self.running.len() - 1, want));
+                budget -= want;
+            }
+        }
+        let start_s = self.now_s;
+        if self.sched.is_empty() {
+            // Nothing runnable: the queue head is still in its front-end latency.
+            let next = self.waiting.front().map(|s| s.spec.ready_at_s)?;
+            if next <= self.now_s {
+                // Cannot make progress (a request larger than the whole KV budget); the HTTP
+                // layer rejects those, so drop it rather than spin.
+                self.waiting.pop_front();
+                return Some(StepInfo {
+                    start_s,
+                    end_s: start_s,
+                    cost: StepCost::default(),
+                    num_seqs: 0,
+                    tokens: 0,
+                });
+            }
+            self.now_s = next;
+            return Some(StepInfo {
+                start_s,
+                end_s: next,
+                cost: StepCost::default(),
+                num_seqs: 0,
+                tokens: 0,
+            });
+        }
+        self.chunks.clear();
+        let mut tokens = 0;
+        for &(idx, n) in &self.sched {
+            let s = &self.running[idx];
+            tokens += n;
+            self.chunks.push(Chunk {
+                context: s.computed,
+                tokens: n,
+                samples: s.computed + n == s.spec.prompt_tokens + s.generated,
+            });
+        }
+        let cost = self.cfg.step_cost(&self.chunks);
+        self.now_s += cost.total_s;
+        self.counters.steps += 1;
+        let mut any_finished = false;
+        for &(idx, n) in &self.sched {
+            let s = &mut self.running[idx];
+            s.computed += n;
+            if s.computed == s.spec.prompt_tokens + s.generated {
+                if s.generated == 0 {
+                    self.counters.prompt_tokens += s.spec.prompt_tokens as u64;
+                }
+                s.generated += 1;
+                self.counters.generation_tokens += 1;
+                let finished = s.generated >= s.spec.output_tokens;
+                any_finished |= finished;
+                out.push(Emit {
+                    payload: s.payload.clone(),
+                    generated: s.generated,
+                    finished,
+                });
+            }
+        }
+        if any_finished {
+            let mut freed = 0;
+            let mut done = 0;
+            self.running.retain(|s| {
+                let keep = s.generated < s.spec.output_tokens;
+                if !keep {
+                    freed += s.blocks;
+                    done += 1;
+                }
+                keep
+            });
+            self.free_blocks += freed;
+            self.counters.finished += done;
+        }
+        Some(StepInfo {
+            start_s,
+            end_s: self.now_s,
+            cost,
+            num_seqs: self.sched.len() as u32,
+            tokens,
+        })
+    }
+}
+
+/// A closed-loop fixed-length workload: `concurrency` clients, each sending its next request the
+/// moment the previous one finishes, until `num_requests` have been sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Workload {
+    /// Requests in flight (clients).
+    pub concurrency: u32,
+    /// Requests in total.
+    pub num_requests: u32,
+    /// Prompt tokens per request.
+    pub input_tokens: u32,
+    /// Generated tokens per request (ignore_eos).
+    pub output_tokens: u32,
+    /// Charge the front-end latency (`request_overhead_ms`) to every request, as an HTTP server
+    /// does; false models an offline engine (vLLM `LLM` class, `benchmark_latency`).
+    pub request_overhead: bool,
+}
+
+/// Modelled timing of one request (seconds of modelled time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestTiming {
+    /// When the client sent it.
+    pub sent_s: f64,
+    /// When its first token was emitted.
+    pub first_token_s: f64,
+    /// When its last token was emitted.
+    pub last_token_s: f64,
+    /// Tokens generated.
+    pub output_tokens: u32,
+}
+
+/// Result of [`simulate_closed_loop`]; the statistics follow MEASUREMENT.md Part 1
+/// (TPOT = (E2EL − TTFT)/(out − 1), only for out > 1; duration from the first send to the last
+/// token).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSummary {
+    /// Per request, in send order.
+    pub requests: Vec<RequestTiming>,
+    /// First send to last token, s.
+    pub duration_s: f64,
+    /// Mean time to first token, ms.
+    pub mean_ttft_ms: f64,
+    /// Mean time per output token, ms.
+    pub mean_tpot_ms: f64,
+    /// Mean end-to-end latency, ms.
+    pub mean_e2el_ms: f64,
+    /// Output tokens / duration, tok/s (whole engine, not per GPU).
+    pub output_throughput: f64,
+    /// (Input + output tokens) / duration, tok/s.
+    pub total_throughput: f64,
+    /// Most requests seen waiting for admission at a step.
+    pub max_waiting: usize,
+    /// Most sequences in one step.
+    pub max_running: usize,
+    /// Engine counters at the end.
+    pub counters: EngineCounters,
+}
+
+/// Runs `w` through a fresh engine in pure modelled time (no threads, no sleeping; a 1k/1k
+/// conc-64 point takes milliseconds). Deterministic.
+pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary {
+    let overhead = if w.request_overhead {
+        cfg.consts.request_overhead_ms * 1e-3
+    } else {
+        0.0
+    };
+    let mut engine: Engine<usize> = Engine::new(cfg);
+    let n = w.num_requests as usize;
+    let mut timings: Vec<RequestTiming> = Vec::with_capacity(n);
+    let mut sent = 0usize;
+    let send = |engine: &mut Engine<usize>, timings: &mut Vec<RequestTiming>, now: f64| {
+        let idx = timings.len();
+        timings.push(RequestTiming {
+            sent_s: now,
+            first_token_s: f64::NAN,
+            last_token_s: f64::NAN,
+            output_tokens: 0,
+        });
+        engine.submit(
+            idx,
+            SeqSpec {
+                prompt_tokens: w.input_tokens,
+                output_tokens: w.output_tokens,
+                ready_at_s: now + overhead,
+            },
+        );
+    };
+    while sent < n.min(w.concurrency as usize) {
+        send(&mut engine, &mut timings, 0.0);
+        sent += 1;
+    }
+    let mut out = Vec::new();
+    let mut max_waiting = 0;
+    let mut max_running = 0;
+    loop {
+        max_waiting = max_waiting.max(engine.num_waiting());
+        out.clear();
+        let Some(info) = engine.step(&mut out) else {
+            break;
+        };
+        max_running = max_running.max(info.num_seqs as usize);
+        for e in &out {
+            let t = &mut timings[e.payload];
+            if e.generated == 1 {
+                t.first_token_s = info.end_s;
+            }
+            t.last_token_s = info.end_s;
+            t.output_tokens = e.generated;
+            if e.finished && sent < n {
+                send(&mut engine, &mut timings, info.end_s);
+                sent += 1;
+            }
+        }
+    }
+    summarize(
+        timings,
+        w.input_tokens,
+        max_waiting,
+        max_running,
+        engine.counters(),
+    )
+}
+
+fn summarize(
+    requests: Vec<RequestTiming>,
+    input_tokens: u32,
+    max_waiting: usize,
+    max_running: usize,
+    counters: EngineCounters,
+) -> SimSummary {
+    let done: Vec<&RequestTiming> = requests.iter().filter(|r| r.output_tokens > 0).collect();
+    let first = requests
+        .iter()
+        .map(|r| r.sent_s)
+        .fold(f64::INFINITY, f64::min);
+    let last = done.iter().map(|r| r.last_token_s).fold(0.0, f64::max);
+    let duration_s = (last - first).max(0.0);
+    let mean = |v: Vec<f64>| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let mean_ttft_ms = mean(
+        done.iter()
+            .map(|r| (r.first_token_s - r.sent_s) * 1e3)
+            .collect(),
+    );
+    let mean_e2el_ms = mean(
+        done.iter()
+            .map(|r| (r.last_token_s - r.sent_s) * 1e3)
+            .collect(),
+    );
+    let mean_tpot_ms = mean(
+        done.iter()
+            .filter(|r| r.output_tokens > 1)
+            .map(|r| (r.last_token_s - r.first_token_s) * 1e3 / (r.output_tokens - 1) as f64)
+            .collect(),
+    );
+    let out_tokens: u64 = done.iter().map(|r| r.output_tokens as u64).sum();
+    let in_tokens = done.len() as u64 * input_tokens as u64;
+    SimSummary {
+        requests,
+        duration_s,
+        mean_ttft_ms,
+        mean_tpot_ms,
+        mean_e2el_ms,
+        output_throughput: out_tokens as f64 / duration_s,
+        total_throughput: (in_tokens + out_tokens) as f64 / duration_s,
+        max_waiting,
+        max_running,
+        counters,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(g: &str, m: &str) -> Arc<EngineConfig> {
+        Arc::new(EngineConfig::from_presets(g, m, 1).unwrap())
+    }
+
+    #[test]
+    fn a_lone_request_prefills_then_decodes_one_token_per_step() {
+        let c = cfg("h100", "qwen3-8b");
+        let mut e: Engine<u32> = Engine::new(c.clone());
+        e.submit(
+            7,
+            SeqSpec {
+                prompt_tokens: 100,
+                output_tokens: 3,
+                ready_at_s: 0.0,
+            },
+        );
+        let mut out = Vec::new();
+        let s1 = e.step(&mut out).unwrap();
+        assert_eq!((s1.num_seqs, s1.tokens), (1, 100));
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].payload, out[0].generated, out[0].finished),
+            (7, 1, false)
+        );
+        assert_eq!(e.kv_used_blocks(), 100u32.div_ceil(16));
+        out.clear();
+        let s2 = e.step(&mut out).unwrap();
+        assert_eq!(s2.tokens, 1);
+        assert!(s2.start_s == s1.end_s && s2.end_s > s2.start_s);
+        out.clear();
+        e.step(&mut out).unwrap();
+        assert!(out[0].finished && out[0].generated == 3);
+        assert!(e.is_idle());
+        assert_eq!(e.kv_used_blocks(), 0);
+        assert_eq!(e.counters().prompt_tokens, 100);
+        assert_eq!(e.counters().generation_tokens, 3);
+        assert!(e.step(&mut out).is_none());
+    }
+
+    #[test]
+    fn long_prompts_are_chunked_to_the_token_budget() {
+        let c = cfg("h100", "qwen3-8b");
+        let mut e: Engine<u32> = Engine::new(c.clone());
+        e.submit(
+            1,
+            SeqSpec {
+                prompt_tokens: 20_000,
+                output_tokens: 2,
+                ready_at_s: 0.0,
+            },
+        );
+        let mut out = Vec::new();
+        let mut tokens = vec![];
+        while out.is_empty() {
+            tokens.push(e.step(&mut out).unwrap().tokens);
+        }
+        assert_eq!(tokens, vec![8192, 8192, 3616]);
+    }
+
+    #[test]
+    fn requests_wait_for_their_ready_time() {
+        let c = cfg("h100", "qwen3-8b");
+        let mut e: Engine<u32> = Engine::new(c);
+        e.submit(
+            1,
+            SeqSpec {
+                prompt_tokens: 10,
+                output_tokens: 1,
+                ready_at_s: 0.025,
+            },
+        );
+        let mut out = Vec::new();
+        let idle = e.step(&mut out).unwrap();
+        assert_eq!((idle.num_seqs, idle.end_s), (0, 0.025));
+        let s = e.step(&mut out).unwrap();
+        assert_eq!(s.start_s, 0.025);
+        assert!(out[0].finished);
+    }
+
+    #[test]
+    fn max_num_seqs_caps_the_batch_and_the_rest_wait() {
+        let mut c = EngineConfig::from_presets("h100", "qwen3-8b", 1).unwrap();
+        c.max_num_seqs = 4;
+        let mut e: Engine<u32> = Engine::new(Arc::new(c));
+        for i in 0..10 {
+            e.submit(
+                i,
+                SeqSpec {
+                    prompt_tokens: 10,
+                    output_tokens: 50,
+                    ready_at_s: 0.0,
+                },
+            );
+        }
+        let mut out = Vec::new();
+        e.step(&mut out).unwrap();
+        assert_eq!((e.num_running(), e.num_waiting()), (4, 6));
+    }
+
+    #[test]
+    fn a_full_kv_cache_preempts_the_newest_and_recomputes_it() {
+        let mut c = EngineConfig::from_presets("h100", "qwen3-8b", 1).unwrap();
+        c.kv_blocks = 20; // 320 tokens
+        let mut e: Engine<u32> = Engine::new(Arc::new(c));
+        for i in 0..3 {
+            e.submit(
+                i,
+                SeqSpec {
+                    prompt_tokens: 90,
+                    output_tokens: 60,
+                    ready_at_s: 0.0,
+                },
+            );
+        }
+        let mut out = Vec::new();
+        let mut finished = vec![];
+        let mut steps = 0;
+        while let Some(_) = e.step(&mut out) {
+            for o in out.drain(..) {
+                if o.finished {
+                    finished.push(o.payload);
+                }
+            }
+            steps += 1;
+            assert!(steps < 10_000);
+            assert!(e.kv_used_blocks() <= 20);
+        }
+        finished.sort();
+        assert_eq!(finished, vec![0, 1, 2]);
+        assert!(e.counters().preemptions > 0);
+        // Each request generated exactly its 60 tokens despite recomputation.
+        assert_eq!(e.counters().generation_tokens, 180);
+    }
+
+    #[test]
+    fn closed_loop_counts_every_request() {
+        let s = simulate_closed_loop(
+            cfg("h200", "qwen3-8b"),
+            &Workload {
+                concurrency: 4,
+                num_requests: 12,
+                input_tokens: 512,
+                output_tokens: 64,
+                request_overhead: true,
+            },
+        );
+        assert_eq!(s.requests.len(), 12);
+        assert!(s.requests.iter().all(|r| r.output_tokens == 64));
+        assert!(
+            s.mean_ttft_ms > 25.0,
+            "front-end latency is charged: {}",
+            s.mean_ttft_ms
+        );
+        assert!(s.max_running <= 4);
+        assert_eq!(s.counters.finished, 12);
+    }
+}

@@ -1,0 +1,419 @@
+//! The cost model: how long one engine step takes on a named GPU serving a named model.
+//!
+//! Formulas (docs/simulator.md explains and cites each one). For a step that processes chunks
+//! `(c_i, n_i)` (n_i new tokens of a sequence that already has c_i tokens in its KV cache),
+//! `T = Σ n_i` tokens, `S` sequences of which `s` sample a token, on TP degree `tp`:
+//!
+//! - FLOPs = 2·P_lin·T + 2·V·h·s + 4·L·H·d·Σ(n_i·c_i + n_i(n_i+1)/2), divided by `tp`;
+//!   compute time = FLOPs / (peak · MFU).
+//! - bytes = weights read (dense part + experts touched by T tokens) + KV read (Σ c_i) +
+//!   KV written (T), per GPU; memory time = bytes / (HBM bandwidth · efficiency).
+//! - all-reduce (tp > 1) = 2·L · (α + 2(tp−1)/tp · T·h·2 B / (link · efficiency)).
+//! - step time = max(compute, memory) + all-reduce + step overhead + S · per-sequence overhead.
+
+use std::sync::Arc;
+
+use crate::presets::{EngineDefaults, GpuSpec, ModelSpec, Presets};
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// A GPU/model/TP combination with everything the scheduler and the cost model need, derived
+/// once from the presets. Fields are public so tests and callers can override them (for
+/// example a tiny `kv_blocks` to provoke queueing).
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// GPU preset key, e.g. "h200".
+    pub gpu_key: String,
+    /// GPU spec.
+    pub gpu: GpuSpec,
+    /// Model preset key, e.g. "qwen3-8b".
+    pub model_key: String,
+    /// Model spec.
+    pub model: ModelSpec,
+    /// Tensor-parallel degree (GPUs serving one engine).
+    pub tp: u32,
+    /// Engine constants (efficiencies, overheads).
+    pub consts: EngineDefaults,
+    /// Max sequences in one step (vLLM `max_num_seqs`).
+    pub max_num_seqs: u32,
+    /// Token budget of one step (vLLM `max_num_batched_tokens`; prefill is chunked to it).
+    pub max_num_batched_tokens: u32,
+    /// Tokens per KV block.
+    pub kv_block_size: u32,
+    /// KV-cache blocks available (the KV token budget is `kv_blocks · kv_block_size`).
+    pub kv_blocks: u32,
+    /// Longest prompt + completion accepted, tokens: min(model context, KV budget).
+    pub max_model_len: u32,
+    /// Weight bytes resident per GPU.
+    pub weight_bytes_per_gpu: f64,
+    /// KV bytes per token per GPU (K and V, all layers, this GPU's share of KV heads).
+    pub kv_bytes_per_token_per_gpu: f64,
+}
+
+/// Time of one engine step, split by cause. All in seconds of modelled time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepCost {
+    /// FLOPs per GPU / (peak · MFU).
+    pub compute_s: f64,
+    /// Bytes read+written per GPU / (bandwidth · efficiency).
+    pub memory_s: f64,
+    /// TP all-reduce time (0 at TP 1).
+    pub comm_s: f64,
+    /// Fixed step overhead + per-sequence overhead.
+    pub overhead_s: f64,
+    /// max(compute, memory) + comm + overhead.
+    pub total_s: f64,
+}
+
+/// One sequence's share of a step: `tokens` new tokens after `context` cached ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk {
+    /// Tokens already in this sequence's KV cache before the step.
+    pub context: u32,
+    /// Tokens processed in this step (1 for a decode step).
+    pub tokens: u32,
+    /// Whether the sequence samples a token at the end of this step.
+    pub samples: bool,
+}
+
+impl EngineConfig {
+    /// Resolves `gpu`/`model` names (keys, aliases or served names) at TP degree `tp` using the
+    /// embedded presets.
+    ///
+    /// Errors (one line each): unknown GPU or model; `tp` not in 1..=8; KV heads not divisible
+    /// by TP (or vice versa); weights not fitting in HBM at this TP.
+    pub fn from_presets(gpu: &str, model: &str, tp: u32) -> anyhow::Result<EngineConfig> {
+        let p = Presets::embedded();
+        let (gk, g) = p.gpu(gpu)?;
+        let (mk, m) = p.model(model)?;
+        Self::new(gk, g.clone(), mk, m.clone(), tp, p.engine.clone())
+    }
+
+    /// Builds the configuration from explicit specs (see [`EngineConfig::from_presets`]).
+    pub fn new(
+        gpu_key: &str,
+        gpu: GpuSpec,
+        model_key: &str,
+        model: ModelSpec,
+        tp: u32,
+        consts: EngineDefaults,
+    ) -> anyhow::Result<EngineConfig> {
+        if !(1..=8).contains(&tp) {
+            anyhow::bail!("tp: must be between 1 and 8, got {tp}");
+        }
+        if model.kv_heads % tp != 0 && tp % model.kv_heads != 0 {
+            anyhow::bail!(
+                "tp: {} has {} KV heads, which TP {tp} cannot split evenly",
+                model.name,
+                model.kv_heads
+            );
+        }
+        let kv_heads_per_gpu = model.kv_heads.div_ceil(tp).max(1);
+        let kv_bytes_per_token_per_gpu = 2.0
+            * model.layers as f64
+            * kv_heads_per_gpu as f64
+            * model.head_dim as f64
+            * model.kv_bytes_per_elem;
+        let weight_bytes_per_gpu = model.params as f64 * model.bytes_per_param / tp as f64;
+        let usable =
+            gpu.hbm_gib * GIB * consts.gpu_memory_utilization - consts.activation_reserve_gib * GIB;
+        let kv_bytes = usable - weight_bytes_per_gpu;
+        let block = consts.kv_block_size.max(1);
+        let kv_blocks = if kv_bytes > 0.0 {
+            ((kv_bytes / kv_bytes_per_token_per_gpu) as u64 / block as u64).min(u32::MAX as u64)
+                as u32
+        } else {
+            0
+        };
+        if kv_blocks < 64 {
+            anyhow::bail!(
+                "model: {} does not fit on {} at TP {tp}: {:.1} GiB of weights per GPU, {:.1} GiB usable ({}% of {} GiB minus {} GiB reserve)",
+                model.name,
+                gpu.name,
+                weight_bytes_per_gpu / GIB,
+                usable / GIB,
+                (consts.gpu_memory_utilization * 100.0).round(),
+                gpu.hbm_gib,
+                consts.activation_reserve_gib
+            );
+        }
+        let large = gpu.hbm_gib >= consts.large_gpu_min_gib && !gpu_key.starts_with("a100");
+        let (max_num_seqs, max_num_batched_tokens) = if large {
+            (
+                consts.large_gpu_max_num_seqs,
+                consts.large_gpu_max_num_batched_tokens,
+            )
+        } else {
+            (
+                consts.small_gpu_max_num_seqs,
+                consts.small_gpu_max_num_batched_tokens,
+            )
+        };
+        let kv_tokens = kv_blocks as u64 * block as u64;
+        let max_model_len = (model.max_model_len as u64).min(kv_tokens) as u32;
+        Ok(EngineConfig {
+            gpu_key: gpu_key.to_string(),
+            gpu,
+            model_key: model_key.to_string(),
+            model,
+            tp,
+            consts,
+            max_num_seqs,
+            max_num_batched_tokens,
+            kv_block_size: block,
+            kv_blocks,
+            max_model_len,
+            weight_bytes_per_gpu,
+            kv_bytes_per_token_per_gpu,
+        })
+    }
+
+    /// KV-cache budget in tokens (`kv_blocks · kv_block_size`).
+    pub fn kv_capacity_tokens(&self) -> u64 {
+        self.kv_blocks as u64 * self.kv_block_size as u64
+    }
+
+    /// Parameters touched per token (all of a dense model; shared part + top-k experts of a MoE).
+    pub fn active_params(&self) -> f64 {
+        let m = &self.model;
+        match &m.moe {
+            None => m.params as f64,
+            Some(moe) => {
+                let e = moe.expert_params as f64;
+                m.params as f64 - e + e * moe.experts_per_token as f64 / moe.num_experts as f64
+            }
+        }
+    }
+
+    /// Parameters of the embedding matrix (vocab × hidden).
+    fn embed_params(&self) -> f64 {
+        self.model.vocab as f64 * self.model.hidden as f64
+    }
+
+    /// Per-token linear-layer parameters: active params without the input embedding and the
+    /// LM head (the LM head is charged only to sampling positions).
+    pub fn linear_params_per_token(&self) -> f64 {
+        let heads = if self.model.tie_embeddings { 1.0 } else { 2.0 };
+        self.active_params() - heads * self.embed_params()
+    }
+
+    /// Weight bytes a step reads (whole engine, all GPUs) when it processes `tokens` tokens:
+    /// every dense weight except the input embedding (only gathered rows are read), plus for a
+    /// MoE the experts that at least one token is routed to, E·(1 − (1 − k/E)^T) per layer.
+    pub fn weight_bytes_read(&self, tokens: u32) -> f64 {
+        let m = &self.model;
+        let input_embed = if m.tie_embeddings {
+            0.0
+        } else {
+            self.embed_params()
+        };
+        match &m.moe {
+            None => (m.params as f64 - input_embed) * m.bytes_per_param,
+            Some(moe) => {
+                let e = moe.expert_params as f64;
+                let k_over_e = moe.experts_per_token as f64 / moe.num_experts as f64;
+                let touched = 1.0 - (1.0 - k_over_e).powf(tokens.max(1) as f64);
+                (m.params as f64 - e - input_embed + e * touched) * m.bytes_per_param
+            }
+        }
+    }
+
+    /// Modelled duration of one step processing `chunks` (see the module docs for the formula).
+    pub fn step_cost(&self, chunks: &[Chunk]) -> StepCost {
+        let m = &self.model;
+        let tp = self.tp as f64;
+        let mut tokens: u64 = 0;
+        let mut sampled: u64 = 0;
+        let mut pairs: f64 = 0.0;
+        let mut ctx: f64 = 0.0;
+        for c in chunks {
+            let n = c.tokens as f64;
+            tokens += c.tokens as u64;
+            sampled += c.samples as u64;
+            pairs += n * c.context as f64 + n * (n + 1.0) / 2.0;
+            ctx += c.context as f64;
+        }
+        let t = tokens as f64;
+        let flops = 2.0 * self.linear_params_per_token() * t
+            + 2.0 * self.embed_params() * sampled as f64
+            + 4.0 * m.layers as f64 * m.heads as f64 * m.head_dim as f64 * pairs;
+        let compute_s = flops / tp / (self.gpu.peak_bf16_tflops * 1e12 * self.consts.mfu);
+        let bytes = self.weight_bytes_read(tokens.min(u32::MAX as u64) as u32) / tp
+            + (ctx + t) * self.kv_bytes_per_token_per_gpu;
+        let memory_s = bytes / (self.gpu.hbm_tb_s * 1e12 * self.consts.bandwidth_efficiency);
+        let comm_s = if self.tp > 1 {
+            let msg = t * m.hidden as f64 * 2.0;
+            2.0 * m.layers as f64
+                * (self.consts.allreduce_latency_us * 1e-6
+                    + 2.0 * (tp - 1.0) / tp * msg
+                        / (self.gpu.link_gb_s * 1e9 * self.consts.link_efficiency))
+        } else {
+            0.0
+        };
+        let overhead_s = self.consts.step_overhead_ms * 1e-3
+            + chunks.len() as f64 * self.consts.per_seq_overhead_us * 1e-6;
+        StepCost {
+            compute_s,
+            memory_s,
+            comm_s,
+            overhead_s,
+            total_s: compute_s.max(memory_s) + comm_s + overhead_s,
+        }
+    }
+
+    /// One line: "simulated H200 SXM 141GB ×1 (989 TFLOP/s BF16, 4.8 TB/s, 141 GiB) serving
+    /// Qwen3-8B (8.19B params, BF16, 36 layers); KV budget N tokens, max batch M".
+    pub fn describe(&self) -> String {
+        let m = &self.model;
+        let kind = match &m.moe {
+            Some(moe) => format!(
+                ", MoE {}/{} experts, {:.2}B active",
+                moe.experts_per_token,
+                moe.num_experts,
+                self.active_params() / 1e9
+            ),
+            None => String::new(),
+        };
+        format!(
+            "simulated {} ×{} (TP{}; {} TFLOP/s BF16, {} TB/s, {} GiB each) serving {} ({:.2}B params{}, {} bytes/param, {} layers); KV budget {} tokens, max batch {}, chunk {} tokens",
+            self.gpu.name,
+            self.tp,
+            self.tp,
+            self.gpu.peak_bf16_tflops,
+            self.gpu.hbm_tb_s,
+            self.gpu.hbm_gib,
+            m.name,
+            m.params as f64 / 1e9,
+            kind,
+            m.bytes_per_param,
+            m.layers,
+            self.kv_capacity_tokens(),
+            self.max_num_seqs,
+            self.max_num_batched_tokens
+        )
+    }
+}
+
+/// Shared handle to a configuration.
+pub type SharedConfig = Arc<EngineConfig>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(g: &str, m: &str, tp: u32) -> EngineConfig {
+        EngineConfig::from_presets(g, m, tp).unwrap()
+    }
+
+    #[test]
+    fn kv_bytes_per_token_follow_the_gqa_shape() {
+        // 2 (K,V) × 36 layers × 8 KV heads × 128 × 2 bytes = 147,456 B.
+        assert_eq!(
+            cfg("h200", "qwen3-8b", 1).kv_bytes_per_token_per_gpu,
+            147_456.0
+        );
+        // Llama-3.1-8B: 2 × 32 × 8 × 128 × 2 = 131,072 B; TP2 halves it.
+        assert_eq!(
+            cfg("h100", "llama-3.1-8b", 1).kv_bytes_per_token_per_gpu,
+            131_072.0
+        );
+        assert_eq!(
+            cfg("h100", "llama-3.1-8b", 2).kv_bytes_per_token_per_gpu,
+            65_536.0
+        );
+        // Qwen3-30B-A3B at TP8 has 4 KV heads: replicated, one per GPU.
+        assert_eq!(
+            cfg("h100", "qwen3-30b-a3b", 8).kv_bytes_per_token_per_gpu,
+            24_576.0
+        );
+    }
+
+    #[test]
+    fn kv_budget_is_memory_left_after_weights() {
+        let c = cfg("h100", "llama-3.1-8b", 1);
+        // 80 GiB × 0.9 − 2 GiB − 16.06 GB of weights ≈ 54.0 GiB → ≈ 442k tokens.
+        let tokens = c.kv_capacity_tokens();
+        assert!((430_000..455_000).contains(&tokens), "{tokens}");
+        // H200 has more memory, so more KV; B200 more still.
+        assert!(cfg("h200", "llama-3.1-8b", 1).kv_capacity_tokens() > tokens);
+        assert!(
+            cfg("b200", "llama-3.1-8b", 1).kv_capacity_tokens()
+                > cfg("h200", "llama-3.1-8b", 1).kv_capacity_tokens()
+        );
+        assert_eq!(c.max_model_len, 131_072);
+    }
+
+    #[test]
+    fn batch_defaults_follow_vllm_rule() {
+        let h = cfg("h100", "qwen3-8b", 1);
+        assert_eq!((h.max_num_seqs, h.max_num_batched_tokens), (1024, 8192));
+        let a = cfg("a100", "qwen3-8b", 1);
+        assert_eq!((a.max_num_seqs, a.max_num_batched_tokens), (256, 2048));
+    }
+
+    #[test]
+    fn models_that_do_not_fit_are_refused_with_one_line() {
+        let e = EngineConfig::from_presets("h100", "llama-3.1-70b", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("does not fit on H100") && e.contains("TP 1"),
+            "{e}"
+        );
+        assert!(EngineConfig::from_presets("h100", "llama-3.1-70b", 4).is_ok());
+        let e = EngineConfig::from_presets("h100", "qwen3-8b", 3)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("tp:"), "{e}");
+        let e = EngineConfig::from_presets("h100", "qwen3-8b", 16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("tp:"), "{e}");
+    }
+
+    #[test]
+    fn moe_active_params_and_expert_reads() {
+        let c = cfg("h100", "qwen3-30b-a3b", 1);
+        let active = c.active_params() / 1e9;
+        assert!((3.2..3.45).contains(&active), "{active}"); // model card: 3.3B activated
+                                                            // One token touches 8 of 128 experts per layer; 8192 tokens touch essentially all.
+        let one = c.weight_bytes_read(1);
+        let many = c.weight_bytes_read(8192);
+        assert!(one < 7e9, "{one}");
+        assert!(many > 55e9 && many < 61.1e9, "{many}");
+        // Dense models read the same weights whatever the batch.
+        let d = cfg("h100", "qwen3-8b", 1);
+        assert_eq!(d.weight_bytes_read(1), d.weight_bytes_read(512));
+        // 8.19B − 0.62B input embedding = 7.57B params × 2 bytes.
+        assert!((d.weight_bytes_read(1) / 1e9 - 15.14).abs() < 0.05);
+    }
+
+    #[test]
+    fn decode_is_memory_bound_and_long_prefill_compute_bound() {
+        let c = cfg("h100", "qwen3-8b", 1);
+        let decode = c.step_cost(&[Chunk {
+            context: 1000,
+            tokens: 1,
+            samples: true,
+        }]);
+        assert!(decode.memory_s > 10.0 * decode.compute_s, "{decode:?}");
+        let prefill = c.step_cost(&[Chunk {
+            context: 0,
+            tokens: 8192,
+            samples: true,
+        }]);
+        assert!(prefill.compute_s > 10.0 * prefill.memory_s, "{prefill:?}");
+        // 2 × 6.95e9 × 8192 ≈ 114 TFLOP (+ attention) at 989.4 × 0.55 TFLOP/s ≈ 0.22 s.
+        assert!((0.2..0.26).contains(&prefill.total_s), "{prefill:?}");
+        assert_eq!(decode.comm_s, 0.0);
+        let tp2 = cfg("h100", "qwen3-8b", 2).step_cost(&[Chunk {
+            context: 1000,
+            tokens: 1,
+            samples: true,
+        }]);
+        assert!(
+            tp2.comm_s > 0.0 && tp2.total_s < decode.total_s,
+            "{tp2:?} vs {decode:?}"
+        );
+    }
+}

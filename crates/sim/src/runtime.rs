@@ -1,0 +1,217 @@
+//! The real-time engine loop: one OS thread runs the [`Engine`] step by step, sleeping until
+//! each step's modelled end maps to wall time (`wall = anchor + (t_model − t_anchor) / speedup`),
+//! then publishes the step's tokens to the requests' shared cells and wakes their response
+//! bodies.
+//!
+//! A dedicated thread rather than a tokio task because tokio's timer has 1 ms granularity and
+//! steps at a speedup of 10–50 last 0.1–1 ms of wall time; `thread::sleep` is accurate to tens
+//! of µs. When the loop falls more than 20 ms behind the wall clock (an overloaded machine) it
+//! re-anchors, i.e. modelled time dilates instead of bursting; the dilation is exported as
+//! `servebench_sim_lag_seconds_total`.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::task::AtomicWaker;
+use tokio::sync::mpsc::{error::TryRecvError, UnboundedReceiver};
+
+use crate::engine::{Emit, Engine, SeqSpec};
+use crate::model::EngineConfig;
+
+/// Request still generating.
+pub(crate) const RUNNING: u8 = 0;
+/// All tokens published.
+pub(crate) const FINISHED: u8 = 1;
+/// The engine stopped (server shutdown) before the request finished.
+pub(crate) const ABORTED: u8 = 2;
+
+/// State shared between the engine thread and one request's response body.
+pub(crate) struct ReqShared {
+    /// Tokens generated so far (published at each step's wall-clock end).
+    pub ready: AtomicU32,
+    /// [`RUNNING`], [`FINISHED`] or [`ABORTED`].
+    pub state: AtomicU8,
+    /// Set by the HTTP side when the client went away; the engine then drops the sequence.
+    pub cancelled: AtomicBool,
+    /// Wakes the response body.
+    pub waker: AtomicWaker,
+}
+
+impl ReqShared {
+    pub(crate) fn new() -> Self {
+        ReqShared {
+            ready: AtomicU32::new(0),
+            state: AtomicU8::new(RUNNING),
+            cancelled: AtomicBool::new(false),
+            waker: AtomicWaker::new(),
+        }
+    }
+
+    /// A request whose tokens are all available at once (zero-delay mode).
+    pub(crate) fn completed(n: u32) -> Self {
+        let s = Self::new();
+        s.ready.store(n, Ordering::Relaxed);
+        s.state.store(FINISHED, Ordering::Relaxed);
+        s
+    }
+}
+
+/// A request handed to the engine thread.
+pub(crate) struct Submission {
+    pub shared: Arc<ReqShared>,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    /// When the HTTP layer received it.
+    pub arrival: Instant,
+}
+
+/// Messages to the engine thread.
+pub(crate) enum Msg {
+    Submit(Submission),
+    Stop,
+}
+
+/// Gauges and counters shared with `/metrics`.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub running: AtomicU64,
+    pub waiting: AtomicU64,
+    pub kv_used_blocks: AtomicU64,
+    pub prompt_tokens: AtomicU64,
+    pub generation_tokens: AtomicU64,
+    pub preemptions: AtomicU64,
+    pub steps: AtomicU64,
+    /// Modelled time, ns.
+    pub modelled_ns: AtomicU64,
+    /// Wall time lost to re-anchoring, ns.
+    pub lag_ns: AtomicU64,
+    pub finished_stop: AtomicU64,
+    pub finished_length: AtomicU64,
+    pub finished_abort: AtomicU64,
+    pub http_in_flight: AtomicU64,
+    pub connections_open: AtomicU64,
+    pub connections_total: AtomicU64,
+}
+
+/// Sleeps until `target`, in slices so that `stop` is noticed within 50 ms.
+fn sleep_until(target: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if now >= target || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((target - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Runs the engine loop until [`Msg::Stop`] (or `stop`), then aborts what is left.
+pub(crate) fn run_engine(
+    cfg: Arc<EngineConfig>,
+    speedup: f64,
+    stats: Arc<Stats>,
+    stop: Arc<AtomicBool>,
+    mut rx: UnboundedReceiver<Msg>,
+) {
+    let overhead_s = cfg.consts.request_overhead_ms * 1e-3;
+    let mut engine: Engine<Arc<ReqShared>> = Engine::new(cfg);
+    let mut anchor_wall = Instant::now();
+    let mut anchor_vt = 0.0f64;
+    let mut out: Vec<Emit<Arc<ReqShared>>> = Vec::new();
+    let max_lag = Duration::from_millis(20);
+    let mut pending_abort: Vec<Arc<ReqShared>> = Vec::new();
+
+    let submit = |engine: &mut Engine<Arc<ReqShared>>, s: Submission, aw: Instant, av: f64| {
+        let vt = av + s.arrival.saturating_duration_since(aw).as_secs_f64() * speedup;
+        engine.submit(
+            s.shared,
+            SeqSpec {
+                prompt_tokens: s.prompt_tokens,
+                output_tokens: s.output_tokens,
+                ready_at_s: vt + overhead_s,
+            },
+        );
+    };
+
+    'outer: loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if engine.is_idle() {
+            stats.running.store(0, Ordering::Relaxed);
+            stats.waiting.store(0, Ordering::Relaxed);
+            stats.kv_used_blocks.store(0, Ordering::Relaxed);
+            match rx.blocking_recv() {
+                None | Some(Msg::Stop) => break,
+                Some(Msg::Submit(s)) => {
+                    anchor_wall = s.arrival;
+                    anchor_vt = engine.now_s();
+                    submit(&mut engine, s, anchor_wall, anchor_vt);
+                }
+            }
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(Msg::Submit(s)) => submit(&mut engine, s, anchor_wall, anchor_vt),
+                Ok(Msg::Stop) | Err(TryRecvError::Disconnected) => break 'outer,
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+        engine.retain(|p| !p.cancelled.load(Ordering::Relaxed));
+        stats
+            .running
+            .store(engine.num_running() as u64, Ordering::Relaxed);
+        stats
+            .waiting
+            .store(engine.num_waiting() as u64, Ordering::Relaxed);
+        out.clear();
+        let Some(info) = engine.step(&mut out) else {
+            continue;
+        };
+        stats
+            .kv_used_blocks
+            .store(engine.kv_used_blocks() as u64, Ordering::Relaxed);
+        let target =
+            anchor_wall + Duration::from_secs_f64(((info.end_s - anchor_vt) / speedup).max(0.0));
+        let now = Instant::now();
+        if target > now {
+            sleep_until(target, &stop);
+        } else if now - target > max_lag {
+            stats
+                .lag_ns
+                .fetch_add((now - target).as_nanos() as u64, Ordering::Relaxed);
+            anchor_wall = now;
+            anchor_vt = info.end_s;
+        }
+        for e in out.drain(..) {
+            e.payload.ready.store(e.generated, Ordering::Release);
+            if e.finished {
+                e.payload.state.store(FINISHED, Ordering::Release);
+            }
+            e.payload.waker.wake();
+        }
+        let c = engine.counters();
+        stats
+            .prompt_tokens
+            .store(c.prompt_tokens, Ordering::Relaxed);
+        stats
+            .generation_tokens
+            .store(c.generation_tokens, Ordering::Relaxed);
+        stats.preemptions.store(c.preemptions, Ordering::Relaxed);
+        stats.steps.store(c.steps, Ordering::Relaxed);
+        stats
+            .modelled_ns
+            .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);
+    }
+    pending_abort.extend(engine.drain());
+    rx.close();
+    while let Ok(m) = rx.try_recv() {
+        if let Msg::Submit(s) = m {
+            pending_abort.push(s.shared);
+        }
+    }
+    for p in pending_abort {
+        p.state.store(ABORTED, Ordering::Release);
+        p.waker.wake();
+    }
+}

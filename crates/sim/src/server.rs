@@ -1,0 +1,880 @@
+//! The HTTP/1.1 side: routing, request handling, SSE bodies with pre-serialized chunk
+//! prefixes, `/metrics`, `/tokenize`, and the accept loop.
+
+use std::convert::Infallible;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{header, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc::UnboundedSender, watch};
+use tokio::task::JoinSet;
+
+use crate::api::{self, Api, ApiError};
+use crate::emission::{EmissionRecord, EmissionSink};
+use crate::model::EngineConfig;
+use crate::plan::OutputPlan;
+use crate::runtime::{Msg, ReqShared, Stats, Submission, ABORTED, FINISHED};
+use crate::text;
+use crate::AnswerBook;
+
+/// Largest request body accepted, bytes.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+/// SSE events per frame in zero-delay mode (bounds frame size to ~10 KB).
+const ZERO_DELAY_EVENTS_PER_FRAME: u32 = 64;
+
+/// Everything a request handler needs.
+pub(crate) struct AppState {
+    pub cfg: Arc<EngineConfig>,
+    pub zero_delay: bool,
+    pub speedup: f64,
+    pub answers: Option<Arc<dyn AnswerBook>>,
+    pub engine_tx: Option<UnboundedSender<Msg>>,
+    pub stats: Arc<Stats>,
+    pub emission: Arc<EmissionSink>,
+    pub epoch: Instant,
+    pub id_seq: AtomicU64,
+    pub id_salt: u64,
+    pub created: u64,
+}
+
+impl AppState {
+    pub(crate) fn ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_nanos() as u64
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.ns(Instant::now())
+    }
+
+    fn next_id(&self, api: Api) -> String {
+        let n = self.id_seq.fetch_add(1, Ordering::Relaxed);
+        let p = match api {
+            Api::Completions => "cmpl",
+            Api::Chat => "chatcmpl",
+        };
+        format!("{p}-{:016x}", text::mix64(self.id_salt ^ n))
+    }
+}
+
+/// Response body: a whole buffer, or an SSE stream.
+pub(crate) enum SimBody {
+    Full(Option<Bytes>),
+    Sse(Box<SseBody>),
+}
+
+impl Body for SimBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            SimBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            SimBody::Sse(s) => s.poll_next(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, SimBody::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            SimBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            SimBody::Full(None) => SizeHint::with_exact(0),
+            SimBody::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+fn full(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<SimBody> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(SimBody::Full(Some(body.into())))
+        .expect("valid response")
+}
+
+fn json_response(status: StatusCode, v: &Value) -> Response<SimBody> {
+    full(
+        status,
+        "application/json",
+        serde_json::to_vec(v).expect("json serializes"),
+    )
+}
+
+fn error_response(e: &ApiError) -> Response<SimBody> {
+    json_response(
+        StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST),
+        &e.body(),
+    )
+}
+
+/// What is known of a request for its emission record.
+struct RecordState {
+    id: String,
+    received_ns: u64,
+    first: Option<u64>,
+    last: Option<u64>,
+    prompt: u32,
+    completion: u32,
+    chunks: u32,
+}
+
+impl RecordState {
+    fn finalize(self, st: &AppState, reason: &str) {
+        let s = &st.stats;
+        s.http_in_flight.fetch_sub(1, Ordering::Relaxed);
+        match reason {
+            "stop" => &s.finished_stop,
+            "length" => &s.finished_length,
+            _ => &s.finished_abort,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        if st.zero_delay {
+            s.prompt_tokens
+                .fetch_add(self.prompt as u64, Ordering::Relaxed);
+            s.generation_tokens
+                .fetch_add(self.completion as u64, Ordering::Relaxed);
+        }
+        st.emission.push(EmissionRecord {
+            id: self.id,
+            received_ns: self.received_ns,
+            first_token_ns: self.first,
+            last_token_ns: self.last,
+            prompt_tokens: self.prompt,
+            completion_tokens: self.completion,
+            chunks: self.chunks,
+            finish_reason: reason.to_string(),
+        });
+    }
+}
+
+/// An SSE response: pulls published tokens from its [`ReqShared`] and formats one event per
+/// token from pre-serialized prefix/suffix bytes.
+pub(crate) struct SseBody {
+    st: Arc<AppState>,
+    shared: Arc<ReqShared>,
+    plan: OutputPlan,
+    prefix: Vec<u8>,
+    mid: &'static [u8],
+    fin: Vec<u8>,
+    role: Option<Vec<u8>>,
+    tail: Vec<u8>,
+    sent: u32,
+    n: u32,
+    events_per_frame: u32,
+    done: bool,
+    rec: Option<RecordState>,
+    scratch: String,
+}
+
+impl SseBody {
+    fn poll_next(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let mut registered = false;
+        loop {
+            let ready = self.shared.ready.load(Ordering::Acquire).min(self.n);
+            if ready > self.sent {
+                return Poll::Ready(Some(Ok(Frame::data(self.build_frame(ready)))));
+            }
+            let state = self.shared.state.load(Ordering::Acquire);
+            if state == ABORTED
+                || (state == FINISHED && self.shared.ready.load(Ordering::Acquire) <= self.sent)
+            {
+                // Engine stopped (or finished without tokens for us): end without [DONE].
+                self.done = true;
+                if let Some(r) = self.rec.take() {
+                    r.finalize(&self.st, "abort");
+                }
+                return Poll::Ready(None);
+            }
+            if registered {
+                return Poll::Pending;
+            }
+            self.shared.waker.register(cx.waker());
+            registered = true;
+        }
+    }
+
+    fn build_frame(&mut self, ready: u32) -> Bytes {
+        let upto = ready.min(self.sent.saturating_add(self.events_per_frame));
+        let per = self.prefix.len() + self.mid.len() + 16;
+        let mut buf: Vec<u8> = Vec::with_capacity(per * (upto - self.sent) as usize + 64);
+        if let Some(r) = self.role.take() {
+            buf.extend_from_slice(&r);
+        }
+        let mut texts = 0;
+        for i in self.sent..upto {
+            self.scratch.clear();
+            self.plan.push_token_text(i, &mut self.scratch);
+            let last = i + 1 == self.n;
+            if self.scratch.is_empty() && !last {
+                continue;
+            }
+            buf.extend_from_slice(&self.prefix);
+            text::push_json_escaped(&mut buf, &self.scratch);
+            if last {
+                buf.extend_from_slice(&self.fin);
+            } else {
+                buf.extend_from_slice(self.mid);
+            }
+            if !self.scratch.is_empty() {
+                texts += 1;
+            }
+        }
+        self.sent = upto;
+        let now = self.st.now_ns();
+        if let Some(rec) = self.rec.as_mut() {
+            if texts > 0 {
+                rec.first.get_or_insert(now);
+                rec.last = Some(now);
+                rec.chunks += texts;
+            }
+            rec.completion = self.sent;
+        }
+        if self.sent == self.n {
+            buf.extend_from_slice(&self.tail);
+            self.done = true;
+            if let Some(r) = self.rec.take() {
+                r.finalize(&self.st, self.plan.finish_reason.as_str());
+            }
+        }
+        Bytes::from(buf)
+    }
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        if let Some(r) = self.rec.take() {
+            self.shared.cancelled.store(true, Ordering::Relaxed);
+            r.finalize(&self.st, "abort");
+        }
+    }
+}
+
+/// Cancels a non-streaming request whose client went away while it was generating.
+struct PendingGuard {
+    st: Arc<AppState>,
+    shared: Arc<ReqShared>,
+    rec: Option<RecordState>,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        if let Some(r) = self.rec.take() {
+            self.shared.cancelled.store(true, Ordering::Relaxed);
+            r.finalize(&self.st, "abort");
+        }
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("string serializes")
+}
+
+async fn read_json(req: Request<Incoming>) -> Result<Value, ApiError> {
+    let body = Limited::new(req.into_body(), MAX_BODY)
+        .collect()
+        .await
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                ApiError {
+                    status: 413,
+                    message: format!("body: larger than {MAX_BODY} bytes"),
+                    param: None,
+                }
+            } else {
+                ApiError {
+                    status: 400,
+                    message: format!("body: could not be read: {e}"),
+                    param: None,
+                }
+            }
+        })?
+        .to_bytes();
+    serde_json::from_slice(&body).map_err(|e| ApiError {
+        status: 400,
+        message: format!("body: invalid JSON: {e}"),
+        param: None,
+    })
+}
+
+async fn generate(
+    st: Arc<AppState>,
+    req: Request<Incoming>,
+    api: Api,
+    received: Instant,
+) -> Response<SimBody> {
+    let body = match read_json(req).await {
+        Ok(v) => v,
+        Err(e) => return error_response(&e),
+    };
+    let gr = match api::parse_generation(&body, api, &st.cfg) {
+        Ok(g) => g,
+        Err(e) => return error_response(&e),
+    };
+    let answer = st.answers.as_ref().and_then(|a| a.answer(&gr.prompt_text));
+    let plan = OutputPlan::build(&gr.prompt_text, answer, &gr.params);
+    let n = plan.n_tokens;
+    let id = st.next_id(api);
+    let shared = if st.zero_delay {
+        Arc::new(ReqShared::completed(n))
+    } else {
+        let s = Arc::new(ReqShared::new());
+        let msg = Msg::Submit(Submission {
+            shared: s.clone(),
+            prompt_tokens: gr.prompt_tokens,
+            output_tokens: n,
+            arrival: received,
+        });
+        let sent = st.engine_tx.as_ref().is_some_and(|tx| tx.send(msg).is_ok());
+        if !sent {
+            return error_response(&ApiError {
+                status: 503,
+                message: "server: the simulator is shutting down".into(),
+                param: None,
+            });
+        }
+        s
+    };
+    st.stats.http_in_flight.fetch_add(1, Ordering::Relaxed);
+    let rec = RecordState {
+        id: id.clone(),
+        received_ns: st.ns(received),
+        first: None,
+        last: None,
+        prompt: gr.prompt_tokens,
+        completion: 0,
+        chunks: 0,
+    };
+    let model = json_string(&st.cfg.model.served_name);
+    let created = unix_now();
+    if gr.stream {
+        let object = match api {
+            Api::Completions => "text_completion",
+            Api::Chat => "chat.completion.chunk",
+        };
+        let head = format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":{created},\"model\":{model},\"choices\":["
+        );
+        let (prefix, mid, fin, role): (String, &'static [u8], String, Option<Vec<u8>>) = match api {
+            Api::Completions => (
+                format!("{head}{{\"index\":0,\"text\":\""),
+                b"\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}\n\n",
+                format!(
+                    "\",\"logprobs\":null,\"finish_reason\":\"{}\",\"stop_reason\":null}}]}}\n\n",
+                    plan.finish_reason.as_str()
+                ),
+                None,
+            ),
+            Api::Chat => (
+                format!("{head}{{\"index\":0,\"delta\":{{\"content\":\""),
+                b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+                format!(
+                    "\"}},\"logprobs\":null,\"finish_reason\":\"{}\"}}]}}\n\n",
+                    plan.finish_reason.as_str()
+                ),
+                Some(
+                    format!(
+                        "{head}{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+                    )
+                    .into_bytes(),
+                ),
+            ),
+        };
+        let mut tail = Vec::new();
+        if gr.include_usage {
+            tail.extend_from_slice(
+                format!(
+                    "{head}],\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{n}}}}}\n\n",
+                    gr.prompt_tokens,
+                    gr.prompt_tokens as u64 + n as u64
+                )
+                .as_bytes(),
+            );
+        }
+        tail.extend_from_slice(b"data: [DONE]\n\n");
+        let body = SseBody {
+            st: st.clone(),
+            shared,
+            plan,
+            prefix: prefix.into_bytes(),
+            mid,
+            fin: fin.into_bytes(),
+            role,
+            tail,
+            sent: 0,
+            n,
+            events_per_frame: if st.zero_delay {
+                ZERO_DELAY_EVENTS_PER_FRAME
+            } else {
+                u32::MAX
+            },
+            done: false,
+            rec: Some(rec),
+            scratch: String::new(),
+        };
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(SimBody::Sse(Box::new(body)))
+            .expect("valid response");
+    }
+    let mut guard = PendingGuard {
+        st: st.clone(),
+        shared: shared.clone(),
+        rec: Some(rec),
+    };
+    let state = poll_fn(|cx| {
+        let s = shared.state.load(Ordering::Acquire);
+        if s != crate::runtime::RUNNING {
+            return Poll::Ready(s);
+        }
+        shared.waker.register(cx.waker());
+        match shared.state.load(Ordering::Acquire) {
+            crate::runtime::RUNNING => Poll::Pending,
+            s => Poll::Ready(s),
+        }
+    })
+    .await;
+    let mut rec = guard.rec.take().expect("record present");
+    if state == ABORTED {
+        rec.finalize(&st, "abort");
+        return error_response(&ApiError {
+            status: 503,
+            message: "server: the simulator stopped before the request finished".into(),
+            param: None,
+        });
+    }
+    let text_out = plan.full_text();
+    let usage = json!({"prompt_tokens": gr.prompt_tokens, "total_tokens": gr.prompt_tokens as u64 + n as u64, "completion_tokens": n});
+    let v = match api {
+        Api::Completions => json!({
+            "id": id, "object": "text_completion", "created": created, "model": st.cfg.model.served_name,
+            "choices": [{"index": 0, "text": text_out, "logprobs": null,
+                         "finish_reason": plan.finish_reason.as_str(), "stop_reason": null}],
+            "usage": usage,
+        }),
+        Api::Chat => json!({
+            "id": id, "object": "chat.completion", "created": created, "model": st.cfg.model.served_name,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text_out},
+                         "logprobs": null, "finish_reason": plan.finish_reason.as_str()}],
+            "usage": usage,
+        }),
+    };
+    let resp = json_response(StatusCode::OK, &v);
+    let now = st.now_ns();
+    if !text_out.is_empty() {
+        rec.first = Some(now);
+        rec.last = Some(now);
+        rec.chunks = 1;
+    }
+    rec.completion = n;
+    rec.finalize(&st, plan.finish_reason.as_str());
+    drop(guard);
+    resp
+}
+
+fn models(st: &AppState) -> Response<SimBody> {
+    let name = &st.cfg.model.served_name;
+    json_response(
+        StatusCode::OK,
+        &json!({"object": "list", "data": [{
+            "id": name, "object": "model", "created": st.created, "owned_by": "servebench-sim",
+            "root": name, "parent": null, "max_model_len": st.cfg.max_model_len,
+        }]}),
+    )
+}
+
+async fn tokenize(st: Arc<AppState>, req: Request<Incoming>) -> Response<SimBody> {
+    let v = match read_json(req).await {
+        Ok(v) => v,
+        Err(e) => return error_response(&e),
+    };
+    let Some(m) = v.as_object() else {
+        return error_response(&ApiError {
+            status: 400,
+            message: "body: expected a JSON object".into(),
+            param: None,
+        });
+    };
+    if let Err(e) = api::check_model(m, &st.cfg) {
+        return error_response(&e);
+    }
+    let vocab = st.cfg.model.vocab;
+    if let Some(Value::String(content)) = m.get("content") {
+        // llama.cpp shape.
+        return json_response(
+            StatusCode::OK,
+            &json!({"tokens": text::tokenize(content, vocab)}),
+        );
+    }
+    let rendered = if m.contains_key("messages") {
+        let msgs = match api::parse_messages(m.get("messages")) {
+            Ok(x) => x,
+            Err(e) => return error_response(&e),
+        };
+        let add = m
+            .get("add_generation_prompt")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        text::render_chat(&msgs, add)
+    } else {
+        match m.get("prompt") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                return error_response(&ApiError::bad(
+                    "prompt",
+                    format!("expected a string, got {other}"),
+                ))
+            }
+            None => {
+                return error_response(&ApiError::bad(
+                    "prompt",
+                    "required (or `messages`, or llama.cpp's `content`)",
+                ))
+            }
+        }
+    };
+    let tokens = text::tokenize(&rendered, vocab);
+    json_response(
+        StatusCode::OK,
+        &json!({"count": tokens.len(), "max_model_len": st.cfg.max_model_len, "tokens": tokens, "token_strs": null}),
+    )
+}
+
+async fn detokenize(st: Arc<AppState>, req: Request<Incoming>) -> Response<SimBody> {
+    let v = match read_json(req).await {
+        Ok(v) => v,
+        Err(e) => return error_response(&e),
+    };
+    if let Some(m) = v.as_object() {
+        if let Err(e) = api::check_model(m, &st.cfg) {
+            return error_response(&e);
+        }
+    }
+    let Some(arr) = v.get("tokens").and_then(Value::as_array) else {
+        return error_response(&ApiError::bad("tokens", "required: an array of token ids"));
+    };
+    let mut ids = Vec::with_capacity(arr.len());
+    for (i, x) in arr.iter().enumerate() {
+        match x.as_u64() {
+            Some(id) => ids.push(id),
+            None => {
+                return error_response(&ApiError::bad(
+                    &format!("tokens[{i}]"),
+                    format!("expected a non-negative integer, got {x}"),
+                ))
+            }
+        }
+    }
+    match text::detokenize(&ids, st.cfg.model.vocab) {
+        Ok(s) => json_response(StatusCode::OK, &json!({"prompt": s, "content": s})),
+        Err((i, id)) => error_response(&ApiError::bad(
+            &format!("tokens[{i}]"),
+            format!("token id {id} is out of range [0, {})", st.cfg.model.vocab),
+        )),
+    }
+}
+
+fn metrics(st: &AppState) -> Response<SimBody> {
+    use std::fmt::Write;
+    let s = &st.stats;
+    let l = format!("model_name={}", json_string(&st.cfg.model.served_name));
+    let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let (running, waiting, kv) = if st.zero_delay {
+        (g(&s.http_in_flight), 0, 0.0)
+    } else {
+        (
+            g(&s.running),
+            g(&s.waiting),
+            g(&s.kv_used_blocks) as f64 / st.cfg.kv_blocks.max(1) as f64,
+        )
+    };
+    let mut o = String::with_capacity(4096);
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, v) in samples {
+            if labels.is_empty() {
+                let _ = writeln!(o, "{name}{{{l}}} {v}");
+            } else {
+                let _ = writeln!(o, "{name}{{{l},{labels}}} {v}");
+            }
+        }
+    };
+    metric(
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        &[("", running.to_string())],
+    );
+    metric(
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        &[("", waiting.to_string())],
+    );
+    metric(
+        "vllm:kv_cache_usage_perc",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        &[("", kv.to_string())],
+    );
+    metric(
+        "vllm:gpu_cache_usage_perc",
+        "gauge",
+        "GPU KV-cache usage (older name). 1 means 100 percent usage.",
+        &[("", kv.to_string())],
+    );
+    metric(
+        "vllm:prompt_tokens_total",
+        "counter",
+        "Number of prefill tokens processed.",
+        &[("", g(&s.prompt_tokens).to_string())],
+    );
+    metric(
+        "vllm:generation_tokens_total",
+        "counter",
+        "Number of generation tokens processed.",
+        &[("", g(&s.generation_tokens).to_string())],
+    );
+    metric(
+        "vllm:request_success_total",
+        "counter",
+        "Count of finished requests by finish reason.",
+        &[
+            ("finished_reason=\"stop\"", g(&s.finished_stop).to_string()),
+            (
+                "finished_reason=\"length\"",
+                g(&s.finished_length).to_string(),
+            ),
+            (
+                "finished_reason=\"abort\"",
+                g(&s.finished_abort).to_string(),
+            ),
+        ],
+    );
+    metric(
+        "vllm:num_preemptions_total",
+        "counter",
+        "Cumulative number of preemptions (recompute).",
+        &[("", g(&s.preemptions).to_string())],
+    );
+    metric(
+        "servebench_sim_kv_cache_capacity_tokens",
+        "gauge",
+        "KV-cache budget of the simulated engine, tokens.",
+        &[("", st.cfg.kv_capacity_tokens().to_string())],
+    );
+    metric(
+        "servebench_sim_max_num_seqs",
+        "gauge",
+        "Max sequences per engine step.",
+        &[("", st.cfg.max_num_seqs.to_string())],
+    );
+    metric(
+        "servebench_sim_steps_total",
+        "counter",
+        "Engine steps executed.",
+        &[("", g(&s.steps).to_string())],
+    );
+    metric(
+        "servebench_sim_modelled_seconds_total",
+        "counter",
+        "Modelled (virtual) engine time, s.",
+        &[("", (g(&s.modelled_ns) as f64 / 1e9).to_string())],
+    );
+    metric(
+        "servebench_sim_lag_seconds_total",
+        "counter",
+        "Wall time the engine loop fell behind and dropped (machine overloaded), s.",
+        &[("", (g(&s.lag_ns) as f64 / 1e9).to_string())],
+    );
+    metric(
+        "servebench_sim_speedup",
+        "gauge",
+        "Modelled time / wall time (0 = zero-delay mode).",
+        &[(
+            "",
+            if st.zero_delay {
+                "0".to_string()
+            } else {
+                st.speedup.to_string()
+            },
+        )],
+    );
+    metric(
+        "servebench_sim_http_requests_in_flight",
+        "gauge",
+        "Generation requests being served.",
+        &[("", g(&s.http_in_flight).to_string())],
+    );
+    metric(
+        "servebench_sim_http_connections",
+        "gauge",
+        "Open HTTP connections.",
+        &[("", g(&s.connections_open).to_string())],
+    );
+    metric(
+        "servebench_sim_http_connections_total",
+        "counter",
+        "HTTP connections accepted.",
+        &[("", g(&s.connections_total).to_string())],
+    );
+    full(
+        StatusCode::OK,
+        "text/plain; version=0.0.4; charset=utf-8",
+        o,
+    )
+}
+
+const ROUTES: &[&str] = &[
+    "/health",
+    "/health_generate",
+    "/ping",
+    "/version",
+    "/v1/models",
+    "/metrics",
+    "/v1/completions",
+    "/v1/chat/completions",
+    "/tokenize",
+    "/detokenize",
+];
+
+/// Routes one request.
+pub(crate) async fn handle(st: Arc<AppState>, req: Request<Incoming>) -> Response<SimBody> {
+    let received = Instant::now();
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    let get = method == Method::GET || method == Method::HEAD;
+    let post = method == Method::POST;
+    match path.as_str() {
+        "/health" | "/health_generate" | "/ping" if get || post => {
+            full(StatusCode::OK, "text/plain", Bytes::new())
+        }
+        "/version" if get => json_response(
+            StatusCode::OK,
+            &json!({"version": concat!("servebench-sim ", env!("CARGO_PKG_VERSION"))}),
+        ),
+        "/v1/models" if get => models(&st),
+        "/metrics" if get => metrics(&st),
+        "/v1/completions" if post => generate(st, req, Api::Completions, received).await,
+        "/v1/chat/completions" if post => generate(st, req, Api::Chat, received).await,
+        "/tokenize" if post => tokenize(st, req).await,
+        "/detokenize" if post => detokenize(st, req).await,
+        p if ROUTES.contains(&p) => error_response(&ApiError {
+            status: 405,
+            message: format!("method: {method} is not allowed on {p}"),
+            param: None,
+        }),
+        p => error_response(&ApiError {
+            status: 404,
+            message: format!("path: {p} not found"),
+            param: None,
+        }),
+    }
+}
+
+/// Resolves once the shutdown flag is true (the watch guard is dropped before returning, so the
+/// future stays `Send`).
+async fn stopped(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|v| *v).await;
+}
+
+struct ConnGuard(Arc<Stats>);
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        self.0.connections_open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Accepts connections until `shutdown` turns true, then closes them gracefully (2 s at most).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    st: Arc<AppState>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut conns: JoinSet<()> = JoinSet::new();
+    loop {
+        tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    st.stats.connections_open.fetch_add(1, Ordering::Relaxed);
+                    st.stats.connections_total.fetch_add(1, Ordering::Relaxed);
+                    let guard = ConnGuard(st.stats.clone());
+                    let st2 = st.clone();
+                    let mut sd = shutdown.clone();
+                    conns.spawn(async move {
+                        let _guard = guard;
+                        let svc = service_fn(move |req| {
+                            let st = st2.clone();
+                            async move { Ok::<_, Infallible>(handle(st, req).await) }
+                        });
+                        let conn = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .keep_alive(true)
+                            .serve_connection(TokioIo::new(stream), svc);
+                        tokio::pin!(conn);
+                        tokio::select! {
+                            _ = conn.as_mut() => {}
+                            _ = stopped(&mut sd) => {
+                                conn.as_mut().graceful_shutdown();
+                                let _ = conn.await;
+                            }
+                        }
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!("simulator accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            _ = stopped(&mut shutdown) => break,
+        }
+    }
+    drop(listener);
+    let deadline = tokio::time::sleep(Duration::from_secs(2));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            r = conns.join_next() => if r.is_none() { break },
+            _ = &mut deadline => {
+                conns.abort_all();
+                while conns.join_next().await.is_some() {}
+                break;
+            }
+        }
+    }
+}
+
+/// Unix time, s.
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

@@ -1,0 +1,348 @@
+//! The simulator's tokenizer and output text.
+//!
+//! Tokenization (documented in docs/simulator.md): one token per whitespace-separated word
+//! (`str::split_whitespace`, Unicode White_Space). Token ids: every id `i < vocab` is the
+//! six-letter pseudo-word made of three syllables (base 64), so `/detokenize` of any id list
+//! re-tokenizes to the same count; any other word gets id `FNV-1a(word) mod vocab` (its count
+//! is exact, its text does not round-trip). Chat prompts are rendered with a ChatML-like
+//! template and counted the same way.
+
+/// 64 two-letter syllables: 16 consonants × 4 vowels.
+const CONSONANTS: &[u8; 16] = b"bdfghjklmnprstvz";
+const VOWELS: &[u8; 4] = b"aeio";
+
+/// Words of the generic output text (plain ASCII, no escaping needed).
+const GENERIC_WORDS: &[&str] = &[
+    "the",
+    "model",
+    "answers",
+    "with",
+    "plain",
+    "words",
+    "and",
+    "each",
+    "word",
+    "is",
+    "one",
+    "token",
+    "so",
+    "counts",
+    "stay",
+    "exact",
+    "a",
+    "simulated",
+    "engine",
+    "streams",
+    "text",
+    "while",
+    "its",
+    "clock",
+    "follows",
+    "compute",
+    "memory",
+    "bandwidth",
+    "of",
+    "named",
+    "GPU",
+    "batch",
+    "grows",
+    "as",
+    "requests",
+    "arrive",
+    "prefill",
+    "runs",
+    "first",
+    "then",
+    "decode",
+    "steps",
+    "emit",
+    "tokens",
+    "for",
+    "every",
+    "running",
+    "sequence",
+    "cache",
+    "holds",
+    "keys",
+    "values",
+    "when",
+    "full",
+    "new",
+    "wait",
+    "in",
+    "queue",
+    "until",
+    "blocks",
+    "free",
+    "up",
+    "throughput",
+    "rises",
+    "latency",
+    "too",
+    "this",
+    "sentence",
+    "has",
+    "no",
+    "meaning",
+    "beyond",
+    "timing",
+    "but",
+    "it",
+    "reads",
+    "like",
+    "prose",
+    "to",
+    "keep",
+    "logs",
+    "friendly",
+    "we",
+    "measure",
+    "time",
+    "per",
+    "output",
+    "from",
+    "start",
+    "end",
+    "under",
+    "load",
+    "light",
+    "heavy",
+    "fast",
+    "slow",
+    "small",
+    "large",
+    "short",
+    "long",
+    "input",
+    "context",
+    "window",
+    "step",
+    "layer",
+    "head",
+    "weights",
+    "read",
+    "once",
+    "shared",
+    "by",
+    "all",
+    "sequences",
+    "at",
+    "scale",
+    "numbers",
+    "move",
+    "right",
+    "way",
+    "with",
+    "concurrency",
+    "lengths",
+    "hardware",
+    "here",
+    "there",
+    "more",
+    "less",
+    "again",
+    "done",
+];
+
+/// Tokens in `s`: whitespace-separated words.
+pub fn count_tokens(s: &str) -> u32 {
+    s.split_whitespace().count().min(u32::MAX as usize) as u32
+}
+
+/// The pseudo-word for token id `id` (`id < 262,144`): three syllables, six ASCII letters.
+pub fn pseudo_word(id: u32) -> String {
+    let mut w = String::with_capacity(6);
+    for shift in [12u32, 6, 0] {
+        let syl = (id >> shift) & 63;
+        w.push(CONSONANTS[(syl >> 2) as usize] as char);
+        w.push(VOWELS[(syl & 3) as usize] as char);
+    }
+    w
+}
+
+fn decode_pseudo(word: &str) -> Option<u32> {
+    let b = word.as_bytes();
+    if b.len() != 6 {
+        return None;
+    }
+    let mut id = 0u32;
+    for pair in b.chunks(2) {
+        let c = CONSONANTS.iter().position(|&x| x == pair[0])? as u32;
+        let v = VOWELS.iter().position(|&x| x == pair[1])? as u32;
+        id = (id << 6) | (c << 2) | v;
+    }
+    Some(id)
+}
+
+/// 64-bit FNV-1a.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// SplitMix64 finaliser (a good 64-bit mix).
+pub fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Token id of one word (see the module docs).
+pub fn token_id(word: &str, vocab: u32) -> u32 {
+    match decode_pseudo(word) {
+        Some(id) if id < vocab => id,
+        _ => (fnv1a(word.as_bytes()) % vocab as u64) as u32,
+    }
+}
+
+/// Token ids of `s`.
+pub fn tokenize(s: &str, vocab: u32) -> Vec<u32> {
+    s.split_whitespace().map(|w| token_id(w, vocab)).collect()
+}
+
+/// Text of token ids: pseudo-words joined by single spaces.
+///
+/// Errors: the index and value of the first id `>= vocab`.
+pub fn detokenize(ids: &[u64], vocab: u32) -> Result<String, (usize, u64)> {
+    let mut s = String::with_capacity(ids.len() * 7);
+    for (i, &id) in ids.iter().enumerate() {
+        if id >= vocab as u64 {
+            return Err((i, id));
+        }
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(&pseudo_word(id as u32));
+    }
+    Ok(s)
+}
+
+/// Renders chat messages `(role, content)` with the simulator's ChatML-like template:
+/// `<|im_start|>{role}\n{content}<|im_end|>\n` per message, then `<|im_start|>assistant\n`
+/// when `add_generation_prompt`. Its token count is what chat requests are charged.
+pub fn render_chat(messages: &[(String, String)], add_generation_prompt: bool) -> String {
+    let mut s = String::new();
+    for (role, content) in messages {
+        s.push_str("<|im_start|>");
+        s.push_str(role);
+        s.push('\n');
+        s.push_str(content);
+        s.push_str("<|im_end|>\n");
+    }
+    if add_generation_prompt {
+        s.push_str("<|im_start|>assistant\n");
+    }
+    s
+}
+
+/// The `i`-th word of the generic text seeded by `seed`.
+pub fn generic_word(seed: u64, i: u32) -> &'static str {
+    GENERIC_WORDS[(mix64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        % GENERIC_WORDS.len() as u64) as usize]
+}
+
+/// Length of the generic answer (where the simulated model would emit EOS) for a prompt seed:
+/// 64 to 1,024 tokens, deterministic.
+pub fn generic_natural_len(seed: u64) -> u32 {
+    64 + (mix64(seed ^ 0x5eed) % 961) as u32
+}
+
+/// Appends `s` JSON-escaped (without quotes) to `out`.
+pub fn push_json_escaped(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => {
+                out.extend_from_slice(&bytes[start..i]);
+                out.extend_from_slice(format!("\\u{:04x}", b).as_bytes());
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(esc);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_whitespace_separated_words() {
+        assert_eq!(count_tokens(""), 0);
+        assert_eq!(count_tokens("  hello \n\t world  "), 2);
+        assert_eq!(count_tokens("a,b c"), 2);
+    }
+
+    #[test]
+    fn pseudo_words_round_trip_for_every_id_in_range() {
+        let vocab = 151_936;
+        for id in (0..vocab).step_by(97).chain([0, vocab - 1]) {
+            let w = pseudo_word(id);
+            assert_eq!(w.len(), 6);
+            assert_eq!(token_id(&w, vocab), id, "{w}");
+        }
+        let ids: Vec<u64> = vec![0, 5, 151_935, 4096];
+        let text = detokenize(&ids, vocab).unwrap();
+        assert_eq!(
+            tokenize(&text, vocab),
+            ids.iter().map(|&i| i as u32).collect::<Vec<_>>()
+        );
+        assert_eq!(detokenize(&[1, 151_936], vocab), Err((1, 151_936)));
+    }
+
+    #[test]
+    fn other_words_get_stable_ids_in_range() {
+        let a = token_id("hello", 1000);
+        assert_eq!(a, token_id("hello", 1000));
+        assert!(a < 1000);
+        // A pseudo-word whose id is >= vocab falls back to the hash.
+        assert!(token_id(&pseudo_word(200_000), 151_936) < 151_936);
+    }
+
+    #[test]
+    fn chat_template_counts() {
+        let m = vec![
+            ("system".to_string(), "be brief".to_string()),
+            ("user".to_string(), "what is two plus two".to_string()),
+        ];
+        let r = render_chat(&m, true);
+        // 2 + 5 content words, one role word per message, one generation prompt word.
+        assert_eq!(count_tokens(&r), 7 + 2 + 1);
+        assert!(r.ends_with("<|im_start|>assistant\n"));
+    }
+
+    #[test]
+    fn json_escaping() {
+        let mut v = Vec::new();
+        push_json_escaped(&mut v, "a\"b\\c\nd\u{1}é");
+        assert_eq!(String::from_utf8(v).unwrap(), "a\\\"b\\\\c\\nd\\u0001é");
+        for w in GENERIC_WORDS {
+            let mut v = Vec::new();
+            push_json_escaped(&mut v, w);
+            assert_eq!(v, w.as_bytes());
+        }
+    }
+
+    #[test]
+    fn generic_text_is_deterministic() {
+        assert_eq!(generic_word(42, 3), generic_word(42, 3));
+        let n = generic_natural_len(7);
+        assert!((64..=1024).contains(&n));
+    }
+}
