@@ -2,3 +2,82 @@
 //! as data (layer, class, transient/deterministic, fix), and derive the outcome.
 //!
 //! Must not know about: HTTP, metrics, the store.
+//!
+//! * The table is `signatures.toml` (embedded): every class of AUTOMATION.md §5.4 (A1–F6, 43)
+//!   plus the categories of the triage cases (cases/README.md B22, B23, B25) and the generic
+//!   wrappers. See [`SignatureTable`].
+//! * [`scan_reader`] reads one log line by line (one buffer, never the whole file) and applies
+//!   the first-error rule; [`build_report`] combines several logs of one attempt into a
+//!   [`TriageReport`] with evidence ("same first error on 2 runners").
+//! * Outcomes and phases of the lifecycle (§5.3) are the types [`Outcome`] and [`Phase`].
+//!
+//! ```no_run
+//! let report = servebench_triage::triage_logs(&["logs/agentic-c1.log", "logs/eval-c16.log"])?;
+//! println!("{}", report.render_text());
+//! # anyhow::Ok(())
+//! ```
+
+pub mod preflight;
+pub mod report;
+pub mod scan;
+pub mod signatures;
+pub mod types;
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+pub use preflight::{preflight_env, required_env, PreflightFinding};
+pub use report::{build_report, TriageOptions, TriageReport};
+pub use scan::{scan_reader, FirstError, LogTriage, SecondaryError, Tier};
+pub use signatures::{LayerSpec, Signature, SignatureTable, BUILTIN_SIGNATURES_TOML};
+pub use types::{
+    Action, CandidateOutcome, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT,
+    MAX_REPAIRS,
+};
+
+/// Read buffer per log (bytes).
+const READ_BUFFER: usize = 256 * 1024;
+
+/// Triage of the logs of one attempt with default options (phase `targeted`, 0 repairs used).
+///
+/// Errors: a log that cannot be opened or read (`cannot read log <path>: <reason>`).
+pub fn triage_logs<P: AsRef<Path>>(paths: &[P]) -> anyhow::Result<TriageReport> {
+    triage_logs_with(paths, &TriageOptions::default())
+}
+
+/// Triage of the logs of one attempt (see [`TriageReport`] for what is returned).
+///
+/// Each log is streamed once through a 256 KiB buffer; memory does not grow with file size.
+/// Errors: a log that cannot be opened or read, or no path given.
+pub fn triage_logs_with<P: AsRef<Path>>(
+    paths: &[P],
+    opts: &TriageOptions,
+) -> anyhow::Result<TriageReport> {
+    if paths.is_empty() {
+        anyhow::bail!("no log given");
+    }
+    let table = SignatureTable::builtin();
+    let mut logs = Vec::with_capacity(paths.len());
+    for p in paths {
+        let p = p.as_ref();
+        let name = p.display().to_string();
+        let f = File::open(p).map_err(|e| anyhow::anyhow!("cannot read log {name}: {e}"))?;
+        let log = scan_reader(BufReader::with_capacity(READ_BUFFER, f), &name, table)
+            .map_err(|e| anyhow::anyhow!("cannot read log {name}: {e}"))?;
+        logs.push(log);
+    }
+    Ok(build_report(logs, table, opts))
+}
+
+/// Triage of in-memory logs `(name, text)` (tests, API callers that already hold the text).
+pub fn triage_texts(logs: &[(&str, &str)], opts: &TriageOptions) -> TriageReport {
+    let table = SignatureTable::builtin();
+    let scanned = logs
+        .iter()
+        .map(|(name, text)| {
+            scan_reader(text.as_bytes(), name, table).expect("reading memory cannot fail")
+        })
+        .collect();
+    build_report(scanned, table, opts)
+}

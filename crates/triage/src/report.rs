@@ -1,0 +1,465 @@
+//! Combining per-log results into one triage verdict, with evidence across logs.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scan::{FirstError, LogTriage, SecondaryError};
+use crate::signatures::{render_template, LayerSpec, SignatureTable};
+use crate::types::{
+    Action, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT, MAX_REPAIRS,
+};
+
+/// Where the logs come from in the candidate's life, and the budget already used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriageOptions {
+    /// Phase of the attempt that produced the logs (default `targeted`).
+    pub phase: Phase,
+    /// Repairs already used (0 for the initial attempt).
+    pub repairs_used: u32,
+    /// Infrastructure retries already used for this attempt.
+    pub infra_retries_used: u32,
+}
+
+impl Default for TriageOptions {
+    fn default() -> Self {
+        TriageOptions {
+            phase: Phase::Targeted,
+            repairs_used: 0,
+            infra_retries_used: 0,
+        }
+    }
+}
+
+/// The triage verdict over one or more logs of the same attempt.
+///
+/// `first_error` is the first real error of the first log that has the best kind of first error
+/// (specific signature > unclassified error line > generic wrapper); the other logs are compared
+/// with it for the evidence (`same first error on N runners`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriageReport {
+    /// The first real error (file, 1-based line number, message, continuation lines, fields).
+    pub first_error: Option<FirstError>,
+    /// Signature id (`"D1"`, `"missing_env_var"`, …); `None` when unclassified or no error.
+    pub signature_id: Option<String>,
+    /// Category (`missing_env_var`, `cuda_oom`, …; `unclassified`; `none` when no error).
+    pub category: String,
+    /// Class description.
+    pub class: String,
+    /// The AUTOMATION.md §5.4 class (`"F3"`…) this maps to, when there is one.
+    pub section_class: Option<String>,
+    /// Owning layer of the fix.
+    pub layer: Layer,
+    /// Transient / deterministic / mixed, from the signature.
+    pub persistence: Persistence,
+    /// Deterministic: the class is D, or the same first error appeared on ≥ 2 runners.
+    pub deterministic: bool,
+    /// True when the next step is an infrastructure retry on the same head.
+    pub retry: bool,
+    /// Human-readable evidence lines (first-error locations, agreement across runners, timing).
+    pub evidence: Vec<String>,
+    /// The fix (from the table, fields filled in).
+    pub fix: String,
+    /// The next step (from the table, fields filled in, budget applied).
+    pub next_step: String,
+    /// What to do next.
+    pub action: Action,
+    /// Terminal outcome implied now (`None` while a repair or retry is still the next step).
+    pub outcome: Option<Outcome>,
+    /// Phase the outcome belongs to.
+    pub phase: Phase,
+    /// Repairs used so far (this triage does not consume one).
+    pub repairs_used: u32,
+    /// Runners whose first error is the same as `first_error` (including its own).
+    pub same_first_error_runners: Vec<String>,
+    /// Number of logs whose first error is the same as `first_error` (including its own).
+    pub logs_agreeing: usize,
+    /// Secondary errors of every log (downstream symptoms, wrappers, later failures).
+    pub secondary: Vec<SecondaryError>,
+    /// Per-log results.
+    pub logs: Vec<LogTriage>,
+}
+
+impl TriageReport {
+    /// One phrase for the verdict, e.g. `deterministic (same first error on 2 runners)`.
+    pub fn determinism(&self) -> String {
+        let runners = self.same_first_error_runners.len();
+        let agree = if runners >= 2 {
+            format!(" (same first error on {runners} runners)")
+        } else if self.logs_agreeing >= 2 {
+            format!(" (same first error in {} logs)", self.logs_agreeing)
+        } else {
+            String::new()
+        };
+        match self.persistence {
+            _ if self.first_error.is_none() => "no error found".into(),
+            Persistence::Deterministic => format!("deterministic{agree}"),
+            Persistence::Mixed | Persistence::Symptom if self.deterministic => {
+                format!("deterministic{agree}")
+            }
+            Persistence::Mixed => "mixed: inspect before deciding".into(),
+            Persistence::Symptom => "symptom only: find the real error".into(),
+            Persistence::Transient => format!("transient{agree}"),
+            Persistence::TransientNode => format!("transient (node-specific){agree}"),
+            Persistence::Tooling => "tooling quirk".into(),
+        }
+    }
+
+    /// Multi-line plain-text rendering for the terminal.
+    pub fn render_text(&self) -> String {
+        let mut o = String::new();
+        match &self.first_error {
+            None => {
+                let _ = writeln!(o, "First error: none found");
+            }
+            Some(fe) => {
+                let _ = writeln!(o, "First error: {}:{}", fe.file, fe.line_no);
+                let _ = writeln!(o, "  {}", fe.line);
+                for c in &fe.continuation {
+                    let _ = writeln!(o, "    {c}");
+                }
+                if fe.repeats > 0 {
+                    let _ = writeln!(o, "  (repeated {} more times in this log)", fe.repeats);
+                }
+            }
+        }
+        let fields = self
+            .first_error
+            .as_ref()
+            .map(|fe| {
+                fe.fields
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let id = match (&self.signature_id, &self.section_class) {
+            (Some(id), Some(sc)) if id != sc => format!(" [{id}, §5.4 {sc}]"),
+            (Some(id), _) => format!(" [{id}]"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "Class:       {} — {}{}{}",
+            self.category,
+            self.class,
+            if fields.is_empty() {
+                String::new()
+            } else {
+                format!(" ({fields})")
+            },
+            id
+        );
+        let _ = writeln!(o, "Layer:       {}", self.layer);
+        let _ = writeln!(
+            o,
+            "Verdict:     {}; {}",
+            self.determinism(),
+            if self.retry {
+                "infrastructure retry"
+            } else {
+                "no retry"
+            }
+        );
+        let _ = writeln!(o, "Fix:         {}", self.fix);
+        let _ = writeln!(o, "Next:        {}", self.next_step);
+        let _ = writeln!(
+            o,
+            "Outcome:     {} · phase {} · repairs {}",
+            self.outcome
+                .map(|x| x.as_str())
+                .unwrap_or("none yet (not terminal)"),
+            self.phase,
+            self.repairs_used
+        );
+        if !self.evidence.is_empty() {
+            let _ = writeln!(o, "Evidence:");
+            for e in &self.evidence {
+                let _ = writeln!(o, "  - {e}");
+            }
+        }
+        if !self.secondary.is_empty() {
+            let _ = writeln!(o, "Secondary:");
+            for s in &self.secondary {
+                let _ = writeln!(
+                    o,
+                    "  - {}:{} {}{}{}: {}",
+                    s.file,
+                    s.line_no,
+                    s.category,
+                    if s.generic { " (generic)" } else { "" },
+                    if s.count > 1 {
+                        format!(" ×{}", s.count)
+                    } else {
+                        String::new()
+                    },
+                    s.line
+                );
+            }
+        }
+        o
+    }
+}
+
+fn normalise(fe: &FirstError) -> String {
+    let mut out = String::new();
+    out.push_str(fe.signature_id.as_deref().unwrap_or("?"));
+    out.push('|');
+    let mut prev_digit = false;
+    for c in fe
+        .line
+        .chars()
+        .chain(std::iter::once('\n'))
+        .chain(fe.continuation.join("\n").chars())
+    {
+        if c.is_ascii_digit() {
+            if !prev_digit {
+                out.push('#');
+            }
+            prev_digit = true;
+        } else {
+            prev_digit = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn list(items: &[String]) -> String {
+    items.join(", ")
+}
+
+/// Combines per-log scans into one verdict (see [`TriageReport`]).
+pub fn build_report(
+    logs: Vec<LogTriage>,
+    table: &SignatureTable,
+    opts: &TriageOptions,
+) -> TriageReport {
+    let secondary: Vec<SecondaryError> = logs
+        .iter()
+        .flat_map(|l| l.secondary.iter().cloned())
+        .collect();
+    let best = logs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.first_error.as_ref().map(|fe| (fe.tier, i)))
+        .min_by_key(|(t, i)| (*t, *i))
+        .map(|(_, i)| i);
+    let Some(bi) = best else {
+        let total: u64 = logs.iter().map(|l| l.lines).sum();
+        return TriageReport {
+            first_error: None,
+            signature_id: None,
+            category: "none".into(),
+            class: "no error-like line found".into(),
+            section_class: None,
+            layer: Layer::Unknown,
+            persistence: Persistence::Mixed,
+            deterministic: false,
+            retry: false,
+            evidence: vec![format!(
+                "{} log(s), {total} lines: no error-like line",
+                logs.len()
+            )],
+            fix: "none".into(),
+            next_step: "Check that these are the failing job's logs (gh run view --log-failed)."
+                .into(),
+            action: Action::Inspect,
+            outcome: None,
+            phase: opts.phase,
+            repairs_used: opts.repairs_used,
+            same_first_error_runners: vec![],
+            logs_agreeing: 0,
+            secondary,
+            logs,
+        };
+    };
+    let fe = logs[bi]
+        .first_error
+        .clone()
+        .expect("best has a first error");
+    let key = normalise(&fe);
+    let agreeing: Vec<&LogTriage> = logs
+        .iter()
+        .filter(|l| l.first_error.as_ref().is_some_and(|f| normalise(f) == key))
+        .collect();
+    let runners: Vec<String> = agreeing
+        .iter()
+        .filter_map(|l| l.runner.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+
+    let sig = fe.signature_id.as_deref().and_then(|id| table.get(id));
+    let (category, class, layer, persistence, mut action, sig_outcome, section_class, fix_t, next_t) = match sig {
+        Some(s) => {
+            let layer = match s.layer {
+                LayerSpec::Fixed(l) => l,
+                LayerSpec::Context { fallback } => fe.stage.unwrap_or(fallback),
+            };
+            let section = if s.is_section_class() { Some(s.id.clone()) } else { s.related.clone() };
+            (
+                s.category.clone(),
+                s.class.clone(),
+                layer,
+                s.persistence,
+                s.action,
+                s.outcome,
+                section,
+                s.fix.clone(),
+                s.next.clone(),
+            )
+        }
+        None => (
+            "unclassified".to_string(),
+            "error line matching no signature".to_string(),
+            Layer::Unknown,
+            Persistence::Mixed,
+            Action::Inspect,
+            None,
+            None,
+            "unknown".to_string(),
+            format!(
+                "Read about 50 lines around {}:{} and state the root cause; add a signature to signatures.toml if it recurs.",
+                fe.file, fe.line_no
+            ),
+        ),
+    };
+    let phase = sig.and_then(|s| s.phase).unwrap_or(opts.phase);
+
+    let deterministic = match persistence {
+        Persistence::Deterministic => true,
+        Persistence::Mixed | Persistence::Symptom => runners.len() >= 2,
+        _ => false,
+    };
+
+    // Evidence.
+    let mut evidence = Vec::new();
+    let locs: Vec<String> = agreeing
+        .iter()
+        .filter_map(|l| {
+            l.first_error
+                .as_ref()
+                .map(|f| format!("{}:{}", f.file, f.line_no))
+        })
+        .collect();
+    evidence.push(format!("first error at {}", list(&locs)));
+    if logs.len() >= 2 {
+        if agreeing.len() == logs.len() {
+            if runners.len() >= 2 {
+                let what = if persistence.is_transient() {
+                    "not node-specific"
+                } else {
+                    "deterministic, not a node fault"
+                };
+                evidence.push(format!(
+                    "same first error on {} runners ({}): {what}",
+                    runners.len(),
+                    list(&runners)
+                ));
+            } else {
+                evidence.push(format!("same first error in all {} logs", logs.len()));
+            }
+        } else {
+            let others: Vec<String> = logs
+                .iter()
+                .filter(|l| !l.first_error.as_ref().is_some_and(|f| normalise(f) == key))
+                .map(|l| {
+                    format!(
+                        "{} → {}",
+                        l.file,
+                        l.first_error
+                            .as_ref()
+                            .map(|f| f.category.as_str())
+                            .unwrap_or("no error")
+                    )
+                })
+                .collect();
+            evidence.push(format!(
+                "{} of {} logs share this first error; the others differ: {}",
+                agreeing.len(),
+                logs.len(),
+                list(&others)
+            ));
+        }
+    }
+    {
+        let mut when = Vec::new();
+        if let Some(s) = fe.seconds_after_log_start {
+            when.push(format!("{s:.1} s after the log's first line"));
+        }
+        when.push(match (fe.after_image_import, fe.after_engine_start) {
+            (false, false) => "before any image import or server start".to_string(),
+            (true, false) => "after the image import, before the server started".to_string(),
+            (_, true) => "after the server started".to_string(),
+        });
+        let stage = match fe.stage {
+            Some(st) => format!("raised while the {st} was running, "),
+            None => "raised ".to_string(),
+        };
+        evidence.push(format!("{stage}{}", when.join(", ")));
+    }
+    if fe.repeats > 0 {
+        evidence.push(format!("repeated {} more times in {}", fe.repeats, fe.file));
+    }
+    match persistence {
+        Persistence::Deterministic => {
+            evidence.push("deterministic class: a retry on the same head fails the same way".into())
+        }
+        Persistence::Transient | Persistence::TransientNode => evidence.push(
+            "transient class: infrastructure retry on the same head, no repair consumed".into(),
+        ),
+        _ => {}
+    }
+
+    // Budget.
+    let mut outcome = if action == Action::Stop {
+        sig_outcome
+    } else {
+        None
+    };
+    let mut next_step = render_template(&next_t, &fe.fields, layer);
+    if action == Action::Repair && opts.repairs_used >= MAX_REPAIRS {
+        outcome = Some(Outcome::Failed);
+        action = Action::Stop;
+        next_step =
+            format!("Repair budget exhausted ({MAX_REPAIRS}/{MAX_REPAIRS}): stop as failed.");
+    } else if action == Action::Retry && opts.infra_retries_used >= MAX_INFRA_RETRIES_PER_ATTEMPT {
+        action = Action::Inspect;
+        next_step = format!(
+            "Infrastructure retries exhausted ({0}/{0}) for this attempt: inspect before anything else. {next_step}",
+            MAX_INFRA_RETRIES_PER_ATTEMPT
+        );
+    }
+    if action == Action::Stop && persistence.is_deterministic() && outcome.is_some() {
+        evidence.push(format!(
+            "no repair possible inside the candidate's scope ({layer} layer): stop as {}",
+            outcome.map(|o| o.as_str()).unwrap_or("-")
+        ));
+    }
+
+    TriageReport {
+        signature_id: fe.signature_id.clone(),
+        category,
+        class,
+        section_class,
+        layer,
+        persistence,
+        deterministic,
+        retry: action == Action::Retry,
+        evidence,
+        fix: render_template(&fix_t, &fe.fields, layer),
+        next_step,
+        action,
+        outcome,
+        phase,
+        repairs_used: opts.repairs_used,
+        same_first_error_runners: runners,
+        logs_agreeing: agreeing.len(),
+        first_error: Some(fe),
+        secondary,
+        logs,
+    }
+}

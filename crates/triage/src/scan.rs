@@ -1,0 +1,666 @@
+//! The streaming scanner: one pass over a `BufRead`, one line buffer, no whole-file load.
+//!
+//! The first-error rule (cases/README.md "Triage rule implied by the triage rows"): scan top to
+//! bottom; skip logging noise (`INFO`/`DEBUG`/`WARNING` lines, `NCCL INFO`, progress bars, CI
+//! group markers, shell `set -x` echoes), traceback frame lines (`File "…", line N`) and echoed
+//! source lines (indented code inside a traceback, `raise X(`); then the first line matching a
+//! *specific* signature wins. A line that looks like an error but matches no signature
+//! (`unclassified`) comes next; generic wrappers ("EngineCore failed to start", "Process
+//! completed with exit code", `ZeroDivisionError`, …) count only when nothing else exists.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexSet};
+use serde::{Deserialize, Serialize};
+
+use crate::signatures::SignatureTable;
+use crate::types::Layer;
+
+/// How the first error was chosen (the tiers of the first-error rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    /// Matched a specific signature.
+    Specific,
+    /// Looked like an error (level ERROR, `XxxError:` …) but matched no signature.
+    Unclassified,
+    /// Only a generic wrapper/symptom matched.
+    Generic,
+}
+
+/// The first real error of one log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstError {
+    /// The log file (as given).
+    pub file: String,
+    /// 1-based line number.
+    pub line_no: u64,
+    /// The message: the line without its CI timestamp and log-level prefix, trimmed.
+    pub line: String,
+    /// The line exactly as written (without the newline).
+    pub raw: String,
+    /// Following lines that belong to the error (e.g. `- MODEL_PATH`), trimmed.
+    pub continuation: Vec<String>,
+    /// The CI timestamp of the line, when the log has them.
+    pub timestamp: Option<String>,
+    /// Matched signature id (`None` for `unclassified`).
+    pub signature_id: Option<String>,
+    /// Category (`unclassified` when no signature matched).
+    pub category: String,
+    /// How it was chosen.
+    pub tier: Tier,
+    /// Named fields extracted by the pattern and continuation (e.g. `var = MODEL_PATH`).
+    pub fields: BTreeMap<String, String>,
+    /// Stage the log was in at this line (launcher, recipe, engine, client), if any marker.
+    pub stage: Option<Layer>,
+    /// An image import / container start marker appeared before this line.
+    pub after_image_import: bool,
+    /// An engine start marker appeared before this line.
+    pub after_engine_start: bool,
+    /// Seconds between the log's first timestamp and this line (CI timestamps), if known.
+    pub seconds_after_log_start: Option<f64>,
+    /// Later lines that matched the same signature (e.g. 19 more `ClientConnectorError`).
+    pub repeats: u64,
+}
+
+/// Another error line, reported as secondary (downstream symptom or later failure).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecondaryError {
+    /// The log file.
+    pub file: String,
+    /// 1-based line number of its first occurrence.
+    pub line_no: u64,
+    /// The message (de-prefixed, trimmed).
+    pub line: String,
+    /// Signature id.
+    pub signature_id: String,
+    /// Category.
+    pub category: String,
+    /// Generic wrapper/symptom.
+    pub generic: bool,
+    /// Occurrences in this log.
+    pub count: u64,
+}
+
+/// Triage of one log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogTriage {
+    /// The log file (as given).
+    pub file: String,
+    /// Lines read.
+    pub lines: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Runner name (`Runner name: '…'`), if the log names it.
+    pub runner: Option<String>,
+    /// Job title (`Job: …`), if the log names it.
+    pub job: Option<String>,
+    /// First CI timestamp of the log.
+    pub first_timestamp: Option<String>,
+    /// The first real error (`None`: nothing error-like found).
+    pub first_error: Option<FirstError>,
+    /// Other matched errors, first occurrence order, one entry per signature.
+    pub secondary: Vec<SecondaryError>,
+}
+
+// ------------------------------------------------------------------------------- line prefixes
+
+struct Split<'a> {
+    ts: Option<&'a str>,
+    level: Option<&'a str>,
+    body: &'a str,
+}
+
+/// Splits a CI timestamp (`2026-09-21T01:15:02.114Z `) off the front.
+fn split_ci_timestamp(line: &str) -> (Option<&str>, &str) {
+    let b = line.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(|c| c.is_ascii_digit());
+    if b.len() < 21
+        || !(digit(0) && digit(1) && digit(2) && digit(3))
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return (None, line);
+    }
+    let mut i = 19;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while digit(i) {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b'Z') {
+        i += 1;
+    } else if matches!(b.get(i), Some(b'+') | Some(b'-')) {
+        i += 1;
+        while digit(i) || b.get(i) == Some(&b':') {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b' ') {
+        (Some(&line[..i]), &line[i + 1..])
+    } else if i == b.len() {
+        (Some(&line[..i]), "")
+    } else {
+        (None, line)
+    }
+}
+
+fn level_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(concat!(
+            r"^(?:\([^()]*\) )?",
+            r"(?:\[\d{4}-\d\d-\d\d[ T][^\]]*\] ?)?",
+            r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? (?:- )?)?",
+            r"\[?(?P<level>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE|FATAL)\]?",
+            r"(?::| -)?",
+            r"(?: \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)?",
+            r"(?: \[[^\]]*\])?",
+            r"(?: |$)"
+        ))
+        .expect("level regex")
+    })
+}
+
+fn bare_prefix_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"^(?:\([^()]*pid=\d+\) )?(?:\[\d{4}-\d\d-\d\d[ T][^\]]*\] )")
+            .expect("prefix regex")
+    })
+}
+
+fn split_line(line: &str) -> Split<'_> {
+    let (ts, rest) = split_ci_timestamp(line);
+    if let Some(r) = rest.strip_prefix("##[") {
+        if let Some(end) = r.find(']') {
+            let tag = &r[..end];
+            return Split {
+                ts,
+                level: Some(tag),
+                body: &r[end + 1..],
+            };
+        }
+    }
+    // Cheap gate: the level regex can only match lines starting with one of these bytes.
+    let first = rest.as_bytes().first().copied().unwrap_or(b' ');
+    if matches!(
+        first,
+        b'(' | b'[' | b'0'..=b'9' | b'I' | b'W' | b'E' | b'D' | b'C' | b'T' | b'N' | b'F'
+    ) {
+        if let Some(c) = level_re().captures(rest) {
+            let m = c.get(0).expect("whole match");
+            let level = c.name("level").map(|l| l.as_str());
+            // A bare level word (`ERROR: salloc failed …`, `ERROR request 0 failed`) is part of
+            // the message; only a structured log prefix (date, time, [file:line]) is removed.
+            let bare = m
+                .as_str()
+                .trim_end()
+                .trim_end_matches(':')
+                .trim_matches(['[', ']']);
+            let body = if Some(bare) == level {
+                rest
+            } else {
+                &rest[m.end()..]
+            };
+            return Split { ts, level, body };
+        }
+        if let Some(m) = bare_prefix_re().find(rest) {
+            return Split {
+                ts,
+                level: None,
+                body: &rest[m.end()..],
+            };
+        }
+    }
+    Split {
+        ts,
+        level: None,
+        body: rest,
+    }
+}
+
+fn is_noise_level(level: &str) -> bool {
+    matches!(
+        level,
+        "INFO"
+            | "WARNING"
+            | "WARN"
+            | "DEBUG"
+            | "TRACE"
+            | "NOTICE"
+            | "warning"
+            | "notice"
+            | "debug"
+            | "group"
+            | "endgroup"
+            | "command"
+            | "section"
+    )
+}
+
+fn is_progress_bar(body: &str) -> bool {
+    body.contains("it/s]") || body.contains("s/it]") || (body.contains("%|") && body.contains('|'))
+}
+
+fn is_frame(body: &str) -> bool {
+    let t = body.trim_start();
+    (t.starts_with("File \"") && t.contains("\", line "))
+        || t.starts_with("frame #")
+        || (t.starts_with('#')
+            && t.as_bytes().get(1).is_some_and(|c| c.is_ascii_digit())
+            && t.contains(" in "))
+}
+
+fn is_echoed_source(body: &str) -> bool {
+    if !body.starts_with([' ', '\t']) {
+        return false;
+    }
+    let t = body.trim_start();
+    if t.is_empty() || t.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
+        return true;
+    }
+    const KW: [&str; 17] = [
+        "raise ", "raise(", "assert ", "return ", "await ", "yield ", "def ", "class ", "if ",
+        "elif ", "else:", "for ", "while ", "with ", "try:", "except", "finally:",
+    ];
+    KW.iter().any(|k| t.starts_with(k))
+}
+
+fn looks_like_error(level: Option<&str>, body: &str) -> bool {
+    if matches!(level, Some("ERROR" | "CRITICAL" | "FATAL" | "error")) {
+        return !body.trim().is_empty();
+    }
+    static R: OnceLock<Regex> = OnceLock::new();
+    let re = R.get_or_init(|| {
+        Regex::new(concat!(
+            r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Fault)\b:?",
+            r"|^(?i:error|fatal)(?:\[\w+\])?[:\s]",
+            r"|(?i)\b(?:segmentation fault|core dumped|out of memory|panicked at)\b"
+        ))
+        .expect("error-like regex")
+    });
+    re.is_match(body)
+}
+
+// ------------------------------------------------------------------------------- stage markers
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Marker {
+    Launcher,
+    ImageImport,
+    Recipe,
+    Engine,
+    Client,
+}
+
+const MARKERS: &[(&str, Marker)] = &[
+    ("runners/launch_", Marker::Launcher),
+    ("enroot import", Marker::ImageImport),
+    ("Creating squashfs", Marker::ImageImport),
+    ("docker pull", Marker::ImageImport),
+    ("Pulling from ", Marker::ImageImport),
+    ("Fetching image manifest", Marker::ImageImport),
+    ("--container-image", Marker::ImageImport),
+    ("benchmarks/single_node/", Marker::Recipe),
+    ("benchmarks/multi_node/", Marker::Recipe),
+    ("benchmark_lib.sh", Marker::Recipe),
+    ("sglang.launch_server", Marker::Engine),
+    ("vllm serve", Marker::Engine),
+    ("vllm.entrypoints", Marker::Engine),
+    ("trtllm-serve", Marker::Engine),
+    ("Starting vLLM API server", Marker::Engine),
+    ("benchmark_serving", Marker::Client),
+    ("aiperf", Marker::Client),
+    ("[harness]", Marker::Client),
+];
+
+fn marker_set() -> &'static RegexSet {
+    static S: OnceLock<RegexSet> = OnceLock::new();
+    S.get_or_init(|| {
+        RegexSet::new(MARKERS.iter().map(|(m, _)| regex::escape(m))).expect("marker set")
+    })
+}
+
+// ------------------------------------------------------------------------------- time
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// Seconds since the epoch of a CI timestamp (`YYYY-MM-DDTHH:MM:SS(.f)Z`); offsets ignored.
+fn ts_seconds(ts: &str) -> Option<f64> {
+    let n = |a: usize, b: usize| ts.get(a..b)?.parse::<i64>().ok();
+    let days = days_from_civil(n(0, 4)?, n(5, 7)?, n(8, 10)?);
+    let secs = n(11, 13)? * 3600 + n(14, 16)? * 60 + n(17, 19)?;
+    let mut frac = 0.0;
+    if ts.as_bytes().get(19) == Some(&b'.') {
+        let digits: String = ts[20..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if !digits.is_empty() {
+            frac = format!("0.{digits}").parse().unwrap_or(0.0);
+        }
+    }
+    Some((days * 86400 + secs) as f64 + frac)
+}
+
+// ------------------------------------------------------------------------------- the scanner
+
+/// Scans one log. `file` is only used to label the results.
+///
+/// Memory: one line buffer plus one entry per distinct matched signature; the file is never
+/// held whole. Invalid UTF-8 is replaced (lossy), `\r\n` is accepted.
+pub fn scan_reader<R: BufRead>(
+    mut reader: R,
+    file: &str,
+    table: &SignatureTable,
+) -> std::io::Result<LogTriage> {
+    let sigs = table.signatures();
+    let markers = marker_set();
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    let mut line_no: u64 = 0;
+    let mut bytes: u64 = 0;
+
+    let mut runner = None;
+    let mut job = None;
+    let mut first_ts: Option<String> = None;
+    let mut first_ts_secs: Option<f64> = None;
+
+    let mut stage: Option<Layer> = None;
+    let mut saw_import = false;
+    let mut saw_engine = false;
+    let mut in_traceback = false;
+
+    let mut specific: Option<FirstError> = None;
+    let mut unclassified: Option<FirstError> = None;
+    let mut generic: Option<FirstError> = None;
+    // Which candidate is collecting continuation lines, and with which signature.
+    let mut cont: Option<(Tier, usize)> = None;
+    let mut secondary: Vec<SecondaryError> = Vec::new();
+    let mut secondary_idx: HashMap<usize, usize> = HashMap::new();
+
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        bytes += n as u64;
+        line_no += 1;
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        let line: std::borrow::Cow<'_, str> = String::from_utf8_lossy(&buf);
+        let line: &str = &line;
+        let sp = split_line(line);
+        if first_ts.is_none() {
+            if let Some(ts) = sp.ts {
+                first_ts = Some(ts.to_string());
+                first_ts_secs = ts_seconds(ts);
+            }
+        }
+
+        // Continuation lines of the candidate just found.
+        if let Some((tier, si)) = cont {
+            let re = sigs[si]
+                .continuation
+                .as_ref()
+                .expect("cont only set with a continuation");
+            if let Some(c) = re.captures(sp.body) {
+                let target = match tier {
+                    Tier::Specific => specific.as_mut(),
+                    Tier::Unclassified => unclassified.as_mut(),
+                    Tier::Generic => generic.as_mut(),
+                };
+                if let Some(fe) = target {
+                    if fe.continuation.len() < 64 {
+                        fe.continuation.push(sp.body.trim().to_string());
+                        for name in re.capture_names().flatten() {
+                            if let Some(v) = c.name(name) {
+                                fe.fields
+                                    .entry(name.to_string())
+                                    .and_modify(|old| {
+                                        old.push_str(", ");
+                                        old.push_str(v.as_str());
+                                    })
+                                    .or_insert_with(|| v.as_str().to_string());
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            cont = None;
+        }
+
+        // Context: runner, job, stage markers (every line, noise included).
+        if runner.is_none() {
+            if let Some(r) = sp.body.strip_prefix("Runner name: ") {
+                runner = Some(r.trim().trim_matches(['\'', '"']).to_string());
+            }
+        }
+        if job.is_none() {
+            if let Some(j) = sp.body.strip_prefix("Job: ") {
+                job = Some(j.trim().to_string());
+            }
+        }
+        let mm = markers.matches(line);
+        if mm.matched_any() {
+            for i in mm.iter() {
+                match MARKERS[i].1 {
+                    Marker::Launcher => stage = Some(Layer::Launcher),
+                    Marker::ImageImport => {
+                        saw_import = true;
+                        if stage.is_none() {
+                            stage = Some(Layer::Launcher);
+                        }
+                    }
+                    Marker::Recipe => stage = Some(Layer::Recipe),
+                    Marker::Engine => {
+                        saw_engine = true;
+                        stage = Some(Layer::Engine);
+                    }
+                    Marker::Client => stage = Some(Layer::Client),
+                }
+            }
+        }
+
+        // Noise, echoed commands, frames, echoed source.
+        let body = sp.body;
+        if let Some(level) = sp.level {
+            if is_noise_level(level) {
+                continue;
+            }
+        }
+        if body.starts_with("+ ")
+            || body.starts_with("++")
+            || body.contains(" NCCL INFO ")
+            || body.starts_with("NCCL INFO")
+            || is_progress_bar(body)
+        {
+            continue;
+        }
+        let trimmed = body.trim_start();
+        if trimmed.starts_with("Traceback (most recent call last)") {
+            in_traceback = true;
+            continue;
+        }
+        if in_traceback {
+            if body.is_empty() || body.starts_with([' ', '\t']) {
+                continue;
+            }
+            in_traceback = false;
+        }
+        if trimmed.starts_with("During handling of the above exception")
+            || trimmed.starts_with("The above exception was the direct cause")
+            || is_frame(body)
+            || is_echoed_source(body)
+        {
+            continue;
+        }
+
+        let make = |tier: Tier, sig: Option<usize>, fields: BTreeMap<String, String>| FirstError {
+            file: file.to_string(),
+            line_no,
+            line: body.trim().to_string(),
+            raw: line.to_string(),
+            continuation: Vec::new(),
+            timestamp: sp.ts.map(str::to_string),
+            signature_id: sig.map(|s| sigs[s].id.clone()),
+            category: sig
+                .map(|s| sigs[s].category.clone())
+                .unwrap_or_else(|| "unclassified".into()),
+            tier,
+            fields,
+            stage,
+            after_image_import: saw_import,
+            after_engine_start: saw_engine,
+            seconds_after_log_start: match (first_ts_secs, sp.ts.and_then(ts_seconds)) {
+                (Some(a), Some(b)) => Some(((b - a) * 1000.0).round() / 1000.0),
+                _ => None,
+            },
+            repeats: 0,
+        };
+
+        match table.match_line(body) {
+            Some(m) => {
+                let s = &sigs[m.sig];
+                let tier = if s.generic {
+                    Tier::Generic
+                } else {
+                    Tier::Specific
+                };
+                let slot = match tier {
+                    Tier::Specific => &mut specific,
+                    _ => &mut generic,
+                };
+                match slot {
+                    None => {
+                        *slot = Some(make(tier, Some(m.sig), m.fields));
+                        if s.continuation.is_some() {
+                            cont = Some((tier, m.sig));
+                        }
+                    }
+                    Some(fe) if fe.signature_id.as_deref() == Some(s.id.as_str()) => {
+                        fe.repeats += 1
+                    }
+                    Some(_) => match secondary_idx.get(&m.sig) {
+                        Some(&i) => secondary[i].count += 1,
+                        None => {
+                            secondary_idx.insert(m.sig, secondary.len());
+                            secondary.push(SecondaryError {
+                                file: file.to_string(),
+                                line_no,
+                                line: body.trim().to_string(),
+                                signature_id: s.id.clone(),
+                                category: s.category.clone(),
+                                generic: s.generic,
+                                count: 1,
+                            });
+                        }
+                    },
+                }
+            }
+            None => {
+                if unclassified.is_none() && looks_like_error(sp.level, body) {
+                    unclassified = Some(make(Tier::Unclassified, None, BTreeMap::new()));
+                }
+            }
+        }
+    }
+
+    // Choose by tier; the generic candidate becomes secondary when something better exists.
+    let chosen = specific.or(unclassified).or(generic.clone());
+    if let (Some(ch), Some(g)) = (&chosen, &generic) {
+        if ch.tier != Tier::Generic {
+            let sig_id = g.signature_id.clone().unwrap_or_default();
+            secondary.retain(|s| s.signature_id != sig_id);
+            secondary.push(SecondaryError {
+                file: g.file.clone(),
+                line_no: g.line_no,
+                line: g.line.clone(),
+                signature_id: sig_id,
+                category: g.category.clone(),
+                generic: true,
+                count: g.repeats + 1,
+            });
+        }
+    }
+    if let Some(ch) = &chosen {
+        secondary.retain(|s| Some(&s.signature_id) != ch.signature_id.as_ref());
+    }
+    secondary.sort_by_key(|s| s.line_no);
+
+    Ok(LogTriage {
+        file: file.to_string(),
+        lines: line_no,
+        bytes,
+        runner,
+        job,
+        first_timestamp: first_ts,
+        first_error: chosen,
+        secondary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_split() {
+        let s = split_line("2026-09-21T01:15:04.933Z Error: The following required environment variables are not set:");
+        assert_eq!(s.ts, Some("2026-09-21T01:15:04.933Z"));
+        assert_eq!(
+            s.body,
+            "Error: The following required environment variables are not set:"
+        );
+        let s = split_line("ERROR 04-30 10:20:36 [core.py:396]   File \"x.py\", line 3, in f");
+        assert_eq!(s.level, Some("ERROR"));
+        assert_eq!(s.body, "  File \"x.py\", line 3, in f");
+        let s =
+            split_line("INFO 04-30 10:20:35 [monitor.py:33] torch.compile takes 13.93 s in total");
+        assert_eq!(s.level, Some("INFO"));
+        let s = split_line("##[error]Process completed with exit code 1.");
+        assert_eq!(
+            (s.level, s.body),
+            (Some("error"), "Process completed with exit code 1.")
+        );
+        let s = split_line("WARNING [ready_checker.py] Endpoint is not ready.");
+        assert_eq!(s.level, Some("WARNING"));
+        let s = split_line("[2026-09-21 01:15:07 TP0] Scheduler hit an exception");
+        assert_eq!((s.level, s.body), (None, "Scheduler hit an exception"));
+        let s = split_line("ERROR request 0 failed: boom");
+        assert_eq!(
+            (s.level, s.body),
+            (Some("ERROR"), "ERROR request 0 failed: boom")
+        );
+        let s = split_line("ERROR: salloc failed");
+        assert_eq!((s.level, s.body), (Some("ERROR"), "ERROR: salloc failed"));
+        let s = split_line("Error: x");
+        assert_eq!((s.level, s.body), (None, "Error: x"));
+    }
+
+    #[test]
+    fn timestamps() {
+        let a = ts_seconds("2026-09-21T01:15:02.114Z").unwrap();
+        let b = ts_seconds("2026-09-21T01:15:04.933Z").unwrap();
+        assert!((b - a - 2.819).abs() < 1e-6);
+        let c = ts_seconds("2026-09-22T00:00:00Z").unwrap();
+        assert!((c - ts_seconds("2026-09-21T23:59:59Z").unwrap() - 1.0).abs() < 1e-9);
+    }
+}
