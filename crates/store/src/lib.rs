@@ -2,3 +2,725 @@
 //! eval rows, provenance. Per-request records stay in files referenced by the run.
 //!
 //! Must not know about: HTTP, how metrics are computed, comparisons, reports.
+//!
+//! The schema is documented in `docs/store.md` and versioned with `PRAGMA user_version`
+//! (see [`SCHEMA_VERSION`]). Concurrency: the database runs in WAL mode with a busy timeout;
+//! every write is its own `BEGIN IMMEDIATE` transaction, so two servebench processes can write
+//! to one file at once, and a crash mid-sweep leaves every point added before it stored (the
+//! run stays `running`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
+/// with a clear message instead of guessing.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// How long a writer waits for another process's lock before failing (SQLite busy timeout).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default database file (`./servebench.db`).
+pub const DEFAULT_DB: &str = "servebench.db";
+
+/// Migrations, index i upgrades user_version i → i+1. Append only; never edit a shipped one.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: initial schema.
+    r#"
+CREATE TABLE runs (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at         TEXT NOT NULL,
+    finished_at        TEXT,
+    kind               TEXT NOT NULL CHECK (kind IN ('sweep','bench','eval','baseline')),
+    status             TEXT NOT NULL CHECK (status IN ('running','ok','partial','failed','interrupted')),
+    label              TEXT,
+    endpoint           TEXT,
+    image              TEXT,
+    index_digest       TEXT,
+    platform_digest    TEXT,
+    config_key         TEXT,
+    topology           TEXT,
+    workload           TEXT,
+    servebench_version TEXT NOT NULL,
+    out_dir            TEXT,
+    meta_json          TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX runs_created ON runs(created_at);
+CREATE INDEX runs_kind ON runs(kind, id);
+
+CREATE TABLE points (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    created_at     TEXT NOT NULL,
+    hw             TEXT,
+    framework      TEXT,
+    model_prefix   TEXT,
+    precision      TEXT,
+    spec_decoding  TEXT,
+    disagg         INTEGER,
+    is_multinode   INTEGER,
+    tp             INTEGER,
+    ep             INTEGER,
+    dp_attention   INTEGER,
+    benchmark_type TEXT,
+    isl            INTEGER,
+    osl            INTEGER,
+    conc           INTEGER,
+    image          TEXT,
+    status         TEXT NOT NULL,
+    records_file   TEXT,
+    row_json       TEXT NOT NULL
+);
+CREATE INDEX points_run ON points(run_id, id);
+CREATE INDEX points_identity ON points(hw, framework, model_prefix, precision, conc);
+
+CREATE TABLE evals (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    created_at   TEXT NOT NULL,
+    task         TEXT NOT NULL,
+    score_name   TEXT,
+    conc         INTEGER,
+    score        REAL,
+    n_eff        INTEGER,
+    row_json     TEXT NOT NULL
+);
+CREATE INDEX evals_run ON evals(run_id, id);
+
+CREATE TABLE provenance (
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+"#,
+];
+
+/// A run's id in the store (`runs.id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What produced a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// `servebench sweep` (several concurrencies).
+    Sweep,
+    /// `servebench bench` (one point).
+    Bench,
+    /// `servebench eval`.
+    Eval,
+    /// `servebench baseline import` (InferenceX artifacts or a baseline table).
+    Baseline,
+}
+
+impl RunKind {
+    /// The stored spelling: `sweep|bench|eval|baseline`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Sweep => "sweep",
+            RunKind::Bench => "bench",
+            RunKind::Eval => "eval",
+            RunKind::Baseline => "baseline",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<RunKind> {
+        Some(match s {
+            "sweep" => RunKind::Sweep,
+            "bench" => RunKind::Bench,
+            "eval" => RunKind::Eval,
+            "baseline" => RunKind::Baseline,
+            _ => return None,
+        })
+    }
+}
+
+/// Lifecycle status of a run. A run that never reached [`Store::finish_run`] (crash, kill)
+/// stays `Running`; its finished points are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Started, not finished (or the process died).
+    Running,
+    /// Every point ok.
+    Ok,
+    /// Some points failed.
+    Partial,
+    /// The run failed.
+    Failed,
+    /// Stopped by the user (Ctrl-C).
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Ok => "ok",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        Some(match s {
+            "running" => RunStatus::Running,
+            "ok" => RunStatus::Ok,
+            "partial" => RunStatus::Partial,
+            "failed" => RunStatus::Failed,
+            "interrupted" => RunStatus::Interrupted,
+            _ => return None,
+        })
+    }
+}
+
+/// What the caller knows about a run when it starts. Every field but `kind` is optional.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Run kind.
+    pub kind: RunKind,
+    /// Short human label (`"baseline.json"`, `"sweep sim-h200"`).
+    pub label: Option<String>,
+    /// Endpoint URL (`http://127.0.0.1:8000`), or `sim://…` for the simulator.
+    pub endpoint: Option<String>,
+    /// Engine image reference (`lmsysorg/sglang:v0.5.20-cu130`).
+    pub image: Option<String>,
+    /// OCI index (multi-arch) digest, `sha256:…`, when known.
+    pub index_digest: Option<String>,
+    /// Per-platform manifest digest (e.g. linux/amd64), `sha256:…`, when known.
+    pub platform_digest: Option<String>,
+    /// Catalog config key.
+    pub config_key: Option<String>,
+    /// Topology label, e.g. `TP8/EP1`.
+    pub topology: Option<String>,
+    /// Workload label, e.g. `8k/1k`, `AgentX`.
+    pub workload: Option<String>,
+    /// servebench version that made the run (default: this crate's version).
+    pub servebench_version: String,
+    /// Output directory holding `summary.json`, per-point `agg.json` and `records.jsonl`.
+    pub out_dir: Option<PathBuf>,
+    /// Creation time override (RFC 3339 UTC); `None` = now. Baseline imports use the
+    /// baseline's date.
+    pub created_at: Option<String>,
+    /// Anything else worth keeping (free JSON object).
+    pub meta: Value,
+}
+
+impl RunMeta {
+    /// A run of `kind` with every optional field empty and this servebench version.
+    pub fn new(kind: RunKind) -> RunMeta {
+        RunMeta {
+            kind,
+            label: None,
+            endpoint: None,
+            image: None,
+            index_digest: None,
+            platform_digest: None,
+            config_key: None,
+            topology: None,
+            workload: None,
+            servebench_version: env!("CARGO_PKG_VERSION").to_string(),
+            out_dir: None,
+            created_at: None,
+            meta: Value::Object(Default::default()),
+        }
+    }
+}
+
+/// A stored run, with counts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Id.
+    pub id: RunId,
+    /// Creation time (RFC 3339 UTC, e.g. `2026-09-15T00:00:00Z`).
+    pub created_at: String,
+    /// Finish time, when finished.
+    pub finished_at: Option<String>,
+    /// Kind.
+    pub kind: RunKind,
+    /// Status.
+    pub status: RunStatus,
+    /// Run metadata as recorded (kind, created_at as stored).
+    pub meta: RunMeta,
+    /// Number of stored points.
+    pub n_points: u64,
+    /// Number of stored eval rows.
+    pub n_evals: u64,
+}
+
+/// A stored point: the agg row as written, plus the columns the store extracted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredPoint {
+    /// Point id (`points.id`), increasing in insertion order.
+    pub id: i64,
+    /// Owning run.
+    pub run_id: RunId,
+    /// `point_status` of the row (`ok` when the row has none, e.g. InferenceX rows).
+    pub status: String,
+    /// `records_file` of the row (relative to the point dir), when present.
+    pub records_file: Option<String>,
+    /// The agg row, exactly as added.
+    pub row: Value,
+}
+
+/// A stored eval row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredEval {
+    /// Eval id (`evals.id`).
+    pub id: i64,
+    /// Owning run.
+    pub run_id: RunId,
+    /// The eval row, exactly as added.
+    pub row: Value,
+}
+
+/// The results store: one SQLite connection. Open one per thread/process; SQLite (WAL +
+/// busy timeout + `BEGIN IMMEDIATE`) serialises writers.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn now_utc() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn row_str(v: &Value, k: &str) -> Option<String> {
+    match v.get(k)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn row_int(v: &Value, k: &str) -> Option<i64> {
+    match v.get(k)? {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn row_bool(v: &Value, k: &str) -> Option<i64> {
+    match v.get(k)? {
+        Value::Bool(b) => Some(*b as i64),
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "true" => Some(1),
+            "false" => Some(0),
+            _ => None,
+        },
+        Value::Number(n) => n.as_i64().map(|i| (i != 0) as i64),
+        _ => None,
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, switches it to WAL, sets the busy
+    /// timeout and foreign keys, and runs pending migrations inside one `BEGIN IMMEDIATE`
+    /// transaction (safe when several processes open a fresh file at once).
+    ///
+    /// Errors: the file cannot be opened (`<path>: …`), is not a SQLite database, or has a
+    /// schema newer than this build ([`SCHEMA_VERSION`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if !parent.exists() {
+                bail!(
+                    "{}: directory {} does not exist",
+                    path.display(),
+                    parent.display()
+                );
+            }
+        }
+        let conn = Connection::open(&path)
+            .with_context(|| format!("{}: cannot open the results store", path.display()))?;
+        let mut store = Store { conn, path };
+        store.configure()?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// An in-memory store (tests, `--db :memory:`).
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory()?;
+        let mut store = Store {
+            conn,
+            path: PathBuf::from(":memory:"),
+        };
+        store.configure()?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn configure(&mut self) -> Result<()> {
+        let p = self.path.display().to_string();
+        self.conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .with_context(|| format!("{p}: setting busy timeout"))?;
+        // journal_mode returns a row; WAL persists in the file once set.
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .with_context(|| format!("{p}: not a SQLite database, or it cannot be written"))?;
+        if mode != "wal" && mode != "memory" {
+            bail!("{p}: cannot switch the store to WAL (journal_mode is {mode})");
+        }
+        self.conn
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
+            .with_context(|| format!("{p}: configuring"))?;
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let p = self.path.display().to_string();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .with_context(|| format!("{p}: locking for migration"))?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            bail!(
+                "{p}: store schema version {version} is newer than this servebench \
+                 understands ({SCHEMA_VERSION}); upgrade servebench"
+            );
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql)
+                .with_context(|| format!("{p}: migration {} → {}", i, i + 1))?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The database file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open database (`PRAGMA user_version`).
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// Records a new run with status `running` and returns its id (one transaction).
+    pub fn record_run(&mut self, meta: &RunMeta) -> Result<RunId> {
+        let created = meta.created_at.clone().unwrap_or_else(now_utc);
+        let meta_json = serde_json::to_string(&meta.meta)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO runs (created_at, kind, status, label, endpoint, image, index_digest,
+                platform_digest, config_key, topology, workload, servebench_version, out_dir, meta_json)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                created,
+                meta.kind.as_str(),
+                meta.label,
+                meta.endpoint,
+                meta.image,
+                meta.index_digest,
+                meta.platform_digest,
+                meta.config_key,
+                meta.topology,
+                meta.workload,
+                meta.servebench_version,
+                meta.out_dir.as_ref().map(|p| p.display().to_string()),
+                meta_json,
+            ],
+        )
+        .with_context(|| format!("{}: recording the run", self.path.display()))?;
+        let id = RunId(tx.last_insert_rowid());
+        tx.commit()?;
+        Ok(id)
+    }
+
+    fn check_run(&self, run: RunId) -> Result<()> {
+        let exists: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+            .optional()?;
+        if exists.is_none() {
+            bail!("{}: run {run} does not exist", self.path.display());
+        }
+        Ok(())
+    }
+
+    /// Adds one point (an agg row, contract.md) to `run`, in its own transaction, so a crash
+    /// later in the sweep keeps it. The row is stored verbatim (`row_json`); identity columns
+    /// (`hw`, `framework`, `infmax_model_prefix`, `precision`, `spec_decoding`, `disagg`,
+    /// `is_multinode`, `tp`, `ep`, `dp_attention`, `benchmark_type`, `isl`, `osl`, `conc`,
+    /// `image`, `point_status`, `records_file`) are copied into columns for queries.
+    /// Per-request records are NOT stored: only the `records_file` path.
+    ///
+    /// Errors: the row is not a JSON object, or the run does not exist.
+    pub fn add_point(&mut self, run: RunId, row: &Value) -> Result<i64> {
+        if !row.is_object() {
+            bail!("point row for run {run} is not a JSON object");
+        }
+        let benchmark_type = row_str(row, "benchmark_type").or_else(|| {
+            (row_str(row, "scenario_type").as_deref() == Some("agentic-coding"))
+                .then(|| "agentic_traces".to_string())
+        });
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+            .optional()?;
+        if exists.is_none() {
+            bail!("{}: run {run} does not exist", self.path.display());
+        }
+        tx.execute(
+            "INSERT INTO points (run_id, created_at, hw, framework, model_prefix, precision,
+                spec_decoding, disagg, is_multinode, tp, ep, dp_attention, benchmark_type, isl,
+                osl, conc, image, status, records_file, row_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                ?18, ?19, ?20)",
+            params![
+                run.0,
+                now_utc(),
+                row_str(row, "hw"),
+                row_str(row, "framework"),
+                row_str(row, "infmax_model_prefix").or_else(|| row_str(row, "model_prefix")),
+                row_str(row, "precision"),
+                row_str(row, "spec_decoding"),
+                row_bool(row, "disagg"),
+                row_bool(row, "is_multinode"),
+                row_int(row, "tp").or_else(|| row_int(row, "prefill_tp")),
+                row_int(row, "ep").or_else(|| row_int(row, "prefill_ep")),
+                row_bool(row, "dp_attention").or_else(|| row_bool(row, "prefill_dp_attention")),
+                benchmark_type,
+                row_int(row, "isl"),
+                row_int(row, "osl"),
+                row_int(row, "conc"),
+                row_str(row, "image"),
+                row_str(row, "point_status").unwrap_or_else(|| "ok".into()),
+                row_str(row, "records_file"),
+                serde_json::to_string(row)?,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Adds one eval row (MEASUREMENT §4.4 fields: `task`, `score`, `score_name`, `n_eff`,
+    /// `conc`, identity…) to `run`, in its own transaction.
+    pub fn add_eval(&mut self, run: RunId, row: &Value) -> Result<i64> {
+        if !row.is_object() {
+            bail!("eval row for run {run} is not a JSON object");
+        }
+        let task = row_str(row, "task")
+            .ok_or_else(|| anyhow!("eval row for run {run}: missing field `task`"))?;
+        let score = row
+            .get("score")
+            .and_then(Value::as_f64)
+            .or_else(|| row.get("em_strict").and_then(Value::as_f64));
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+            .optional()?;
+        if exists.is_none() {
+            bail!("{}: run {run} does not exist", self.path.display());
+        }
+        tx.execute(
+            "INSERT INTO evals (run_id, created_at, task, score_name, conc, score, n_eff, row_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run.0,
+                now_utc(),
+                task,
+                row_str(row, "score_name").or_else(|| row_str(row, "metric")),
+                row_int(row, "conc"),
+                score,
+                row_int(row, "n_eff").or_else(|| row_int(row, "samples")),
+                serde_json::to_string(row)?,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Records (or replaces) one provenance fact of a run, e.g. `image.index_digest`,
+    /// `image.platform_digest.linux/amd64`, `source.file`, `source.sha256`, `git.commit`.
+    pub fn set_provenance(&mut self, run: RunId, key: &str, value: &str) -> Result<()> {
+        self.check_run(run)?;
+        self.conn.execute(
+            "INSERT INTO provenance (run_id, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+            params![run.0, key, value],
+        )?;
+        Ok(())
+    }
+
+    /// A run's provenance facts, sorted by key.
+    pub fn provenance(&self, run: RunId) -> Result<Vec<(String, String)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT key, value FROM provenance WHERE run_id = ?1 ORDER BY key")?;
+        let rows = st.query_map([run.0], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Marks a run finished with `status` and the current time.
+    pub fn finish_run(&mut self, run: RunId, status: RunStatus) -> Result<()> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3",
+            params![status.as_str(), now_utc(), run.0],
+        )?;
+        if n == 0 {
+            bail!("{}: run {run} does not exist", self.path.display());
+        }
+        Ok(())
+    }
+
+    fn run_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
+        let kind_s: String = r.get("kind")?;
+        let status_s: String = r.get("status")?;
+        let meta_s: String = r.get("meta_json")?;
+        let kind = RunKind::parse(&kind_s).unwrap_or(RunKind::Sweep);
+        let created_at: String = r.get("created_at")?;
+        Ok(RunRecord {
+            id: RunId(r.get("id")?),
+            created_at: created_at.clone(),
+            finished_at: r.get("finished_at")?,
+            kind,
+            status: RunStatus::parse(&status_s).unwrap_or(RunStatus::Running),
+            meta: RunMeta {
+                kind,
+                label: r.get("label")?,
+                endpoint: r.get("endpoint")?,
+                image: r.get("image")?,
+                index_digest: r.get("index_digest")?,
+                platform_digest: r.get("platform_digest")?,
+                config_key: r.get("config_key")?,
+                topology: r.get("topology")?,
+                workload: r.get("workload")?,
+                servebench_version: r.get("servebench_version")?,
+                out_dir: r.get::<_, Option<String>>("out_dir")?.map(PathBuf::from),
+                created_at: Some(created_at),
+                meta: serde_json::from_str(&meta_s).unwrap_or(Value::Null),
+            },
+            n_points: r.get::<_, i64>("n_points")? as u64,
+            n_evals: r.get::<_, i64>("n_evals")? as u64,
+        })
+    }
+
+    const RUN_SELECT: &'static str = "SELECT runs.*,
+            (SELECT COUNT(*) FROM points WHERE points.run_id = runs.id) AS n_points,
+            (SELECT COUNT(*) FROM evals WHERE evals.run_id = runs.id) AS n_evals
+         FROM runs";
+
+    /// Runs, newest first (by id), optionally only of `kind`, at most `limit` (`None` = all).
+    pub fn list_runs(&self, kind: Option<RunKind>, limit: Option<usize>) -> Result<Vec<RunRecord>> {
+        let sql = format!(
+            "{} WHERE (?1 IS NULL OR kind = ?1) ORDER BY id DESC LIMIT ?2",
+            Self::RUN_SELECT
+        );
+        let mut st = self.conn.prepare(&sql)?;
+        let lim = limit.map_or(-1, |l| l as i64);
+        let rows = st.query_map(params![kind.map(|k| k.as_str()), lim], Self::run_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One run, or `None`.
+    pub fn get_run(&self, run: RunId) -> Result<Option<RunRecord>> {
+        let sql = format!("{} WHERE id = ?1", Self::RUN_SELECT);
+        Ok(self
+            .conn
+            .query_row(&sql, [run.0], Self::run_from_row)
+            .optional()?)
+    }
+
+    /// The newest run (highest id), optionally of `kind`.
+    pub fn latest_run(&self, kind: Option<RunKind>) -> Result<Option<RunRecord>> {
+        Ok(self.list_runs(kind, Some(1))?.into_iter().next())
+    }
+
+    /// A run's points in insertion order.
+    pub fn points(&self, run: RunId) -> Result<Vec<StoredPoint>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, status, records_file, row_json FROM points WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([run.0], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, status, records_file, json) = row?;
+            let row = serde_json::from_str(&json).with_context(|| {
+                format!("{}: point {id} has a corrupt row", self.path.display())
+            })?;
+            out.push(StoredPoint {
+                id,
+                run_id: run,
+                status,
+                records_file,
+                row,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A run's eval rows in insertion order.
+    pub fn evals(&self, run: RunId) -> Result<Vec<StoredEval>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, row_json FROM evals WHERE run_id = ?1 ORDER BY id")?;
+        let rows = st.query_map([run.0], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, json) = row?;
+            let row = serde_json::from_str(&json)
+                .with_context(|| format!("{}: eval {id} has a corrupt row", self.path.display()))?;
+            out.push(StoredEval {
+                id,
+                run_id: run,
+                row,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Runs `PRAGMA integrity_check`; `Ok(())` when the file is sound.
+    pub fn integrity_check(&self) -> Result<()> {
+        let r: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        if r != "ok" {
+            bail!("{}: integrity check failed: {r}", self.path.display());
+        }
+        Ok(())
+    }
+}

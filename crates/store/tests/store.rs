@@ -1,0 +1,317 @@
+//! The results store against real SQLite files: schema, round trips, two writer processes,
+//! writer threads with separate connections, and a writer killed mid-sweep.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store, SCHEMA_VERSION};
+
+fn agg_row(conc: u64, tag: &str) -> Value {
+    json!({
+        "hw": "sim-h200", "conc": conc, "image": "sim:1", "model": "Qwen/Qwen3-8B",
+        "infmax_model_prefix": "qwen3", "framework": "sim", "precision": "bf16",
+        "spec_decoding": "none", "disagg": false, "recipe_fingerprint": "", "isl": 1024,
+        "osl": 1024, "is_multinode": false, "tp": 1, "pp": 1, "dcp_size": 1, "pcp_size": 1,
+        "ep": 1, "dp_attention": "false", "tput_per_gpu": 1234.5, "output_tput_per_gpu": 600.25,
+        "input_tput_per_gpu": 634.25, "mean_ttft": 0.12, "median_tpot": null,
+        "schema_version": 1, "benchmark_type": "single_turn", "api": "completions",
+        "point_status": "ok", "records_file": format!("conc{conc}/records.jsonl"), "tag": tag
+    })
+}
+
+/// Child-process entry points. They do nothing unless the parent test set `SB_STORE_CHILD`.
+#[test]
+fn child_entry() {
+    let Ok(mode) = std::env::var("SB_STORE_CHILD") else {
+        return;
+    };
+    let db = std::env::var("SB_STORE_DB").unwrap();
+    let n: u64 = std::env::var("SB_STORE_N").unwrap().parse().unwrap();
+    let tag = std::env::var("SB_STORE_TAG").unwrap();
+    // Start line: wait (bounded) until the parent says go, so both writers really overlap.
+    if let Ok(go) = std::env::var("SB_STORE_GO") {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !Path::new(&go).exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let mut store = Store::open(&db).unwrap();
+    let mut meta = RunMeta::new(RunKind::Sweep);
+    meta.label = Some(tag.clone());
+    let run = store.record_run(&meta).unwrap();
+    for i in 0..n {
+        store.add_point(run, &agg_row(i, &tag)).unwrap();
+        if mode == "slow" {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    match mode.as_str() {
+        // Dies without finishing the run, like a crash mid-sweep.
+        "abort" => std::process::abort(),
+        _ => store.finish_run(run, RunStatus::Ok).unwrap(),
+    }
+}
+
+fn child(db: &Path, mode: &str, n: u64, tag: &str) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("SB_STORE_CHILD", mode)
+        .env("SB_STORE_DB", db)
+        .env("SB_STORE_N", n.to_string())
+        .env("SB_STORE_TAG", tag)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+#[test]
+fn schema_wal_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("servebench.db");
+    let mut s = Store::open(&db).unwrap();
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+    let mut meta = RunMeta::new(RunKind::Sweep);
+    meta.endpoint = Some("http://127.0.0.1:8000".into());
+    meta.image = Some("lmsysorg/sglang:v0.5.20-cu130".into());
+    meta.index_digest =
+        Some("sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f".into());
+    meta.platform_digest =
+        Some("sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4".into());
+    meta.config_key = Some("qwen3.8next-fp4-b200-sglang-agentic-mtp".into());
+    meta.topology = Some("TP1/EP1".into());
+    meta.workload = Some("AgentX".into());
+    meta.out_dir = Some("servebench-out/20260915T000000Z".into());
+    let run = s.record_run(&meta).unwrap();
+    let row = agg_row(16, "a");
+    s.add_point(run, &row).unwrap();
+    s.add_point(run, &agg_row(32, "a")).unwrap();
+    let eval = json!({"task": "gsm8k", "score_name": "em_strict", "score": 0.9795, "n_eff": 1319, "conc": 16,
+                      "hw": "b200", "framework": "sglang", "model_prefix": "qwen3.8next", "precision": "fp4", "tp": 1});
+    s.add_eval(run, &eval).unwrap();
+    s.set_provenance(run, "image.index_digest", "sha256:06e4")
+        .unwrap();
+    s.set_provenance(run, "image.index_digest", "sha256:06e4f2")
+        .unwrap();
+    s.set_provenance(run, "source.file", "baseline.json")
+        .unwrap();
+
+    let r = s.get_run(run).unwrap().unwrap();
+    assert_eq!(r.status, RunStatus::Running);
+    assert_eq!((r.n_points, r.n_evals), (2, 1));
+    assert!(r.created_at.ends_with('Z'), "UTC: {}", r.created_at);
+    s.finish_run(run, RunStatus::Ok).unwrap();
+    drop(s);
+
+    // Reopen: persisted, WAL, migrations not re-run.
+    let s = Store::open(&db).unwrap();
+    let r = s.get_run(run).unwrap().unwrap();
+    assert_eq!(r.status, RunStatus::Ok);
+    assert!(r.finished_at.is_some());
+    assert_eq!(r.meta.platform_digest, meta.platform_digest);
+    assert_eq!(r.meta.config_key, meta.config_key);
+    let pts = s.points(run).unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(
+        pts[0].row, row,
+        "rows are stored verbatim (null stays null)"
+    );
+    assert_eq!(pts[0].records_file.as_deref(), Some("conc16/records.jsonl"));
+    assert_eq!(s.evals(run).unwrap()[0].row, eval);
+    assert_eq!(
+        s.provenance(run).unwrap(),
+        vec![
+            (
+                "image.index_digest".to_string(),
+                "sha256:06e4f2".to_string()
+            ),
+            ("source.file".to_string(), "baseline.json".to_string())
+        ]
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    // Per-request records are not in the store: only the path.
+    let cols: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('points')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(cols.contains(&"records_file".to_string()));
+    assert!(!cols
+        .iter()
+        .any(|c| c.contains("itl") || c.contains("record_json")));
+
+    // list / latest / errors
+    let mut s = Store::open(&db).unwrap();
+    let b = s.record_run(&RunMeta::new(RunKind::Baseline)).unwrap();
+    assert_eq!(s.latest_run(None).unwrap().unwrap().id, b);
+    assert_eq!(s.latest_run(Some(RunKind::Sweep)).unwrap().unwrap().id, run);
+    assert_eq!(s.list_runs(None, None).unwrap().len(), 2);
+    assert_eq!(s.list_runs(Some(RunKind::Eval), None).unwrap().len(), 0);
+    let e = s.add_point(RunId(999), &row).unwrap_err().to_string();
+    assert!(e.contains("run 999 does not exist"), "{e}");
+    assert!(s.add_point(run, &json!([1])).is_err());
+    s.integrity_check().unwrap();
+}
+
+#[test]
+fn newer_schema_is_refused_and_garbage_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    Store::open(&db).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(conn);
+    let e = format!("{:#}", Store::open(&db).err().unwrap());
+    assert!(e.contains("newer than this servebench"), "{e}");
+
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, b"this is not sqlite at all, not even close.......").unwrap();
+    let e = format!("{:#}", Store::open(&junk).err().unwrap());
+    assert!(e.contains("junk.db"), "{e}");
+    let e = format!(
+        "{:#}",
+        Store::open(dir.path().join("no/such/dir/s.db"))
+            .err()
+            .unwrap()
+    );
+    assert!(e.contains("does not exist"), "{e}");
+}
+
+#[test]
+fn two_processes_writing_at_once_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("servebench.db");
+    // Both start on a file that does not exist yet: migrations race too.
+    let n = 300;
+    let go = dir.path().join("go");
+    let mut a = child(&db, "fast", n, "proc-a")
+        .env("SB_STORE_GO", &go)
+        .spawn()
+        .unwrap();
+    let mut b = child(&db, "fast", n, "proc-b")
+        .env("SB_STORE_GO", &go)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(&go, b"go").unwrap();
+    let (ra, rb) = (a.wait().unwrap(), b.wait().unwrap());
+    let mut err = String::new();
+    for c in [&mut a, &mut b] {
+        use std::io::Read;
+        c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    }
+    assert!(ra.success() && rb.success(), "children failed: {err}");
+    let s = Store::open(&db).unwrap();
+    s.integrity_check().unwrap();
+    let runs = s.list_runs(None, None).unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        assert_eq!(r.status, RunStatus::Ok);
+        assert_eq!(r.n_points, n);
+        let pts = s.points(r.id).unwrap();
+        let concs: Vec<u64> = pts
+            .iter()
+            .map(|p| p.row["conc"].as_u64().unwrap())
+            .collect();
+        assert_eq!(concs, (0..n).collect::<Vec<_>>(), "every row, in order");
+        let tag = r.meta.label.clone().unwrap();
+        assert!(
+            pts.iter().all(|p| p.row["tag"] == json!(tag)),
+            "no row crossed runs"
+        );
+    }
+    // How much the two writers interleaved (informative: the store serialised them).
+    let mut all: Vec<(i64, usize)> = Vec::new();
+    for (k, r) in runs.iter().enumerate() {
+        all.extend(s.points(r.id).unwrap().iter().map(|p| (p.id, k)));
+    }
+    all.sort();
+    let switches = all.windows(2).filter(|w| w[0].1 != w[1].1).count();
+    eprintln!("writer switches between the two processes: {switches}");
+}
+
+#[test]
+fn threads_with_separate_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("servebench.db");
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut s = Store::open(&db).unwrap();
+                let run = s.record_run(&RunMeta::new(RunKind::Bench)).unwrap();
+                for i in 0..40 {
+                    s.add_point(run, &agg_row(i, &format!("t{t}"))).unwrap();
+                    if i % 10 == 0 {
+                        s.add_eval(run, &json!({"task": "gsm8k", "score": 0.9, "conc": i}))
+                            .unwrap();
+                    }
+                }
+                s.finish_run(run, RunStatus::Ok).unwrap();
+                run
+            })
+        })
+        .collect();
+    let runs: Vec<RunId> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let s = Store::open(&db).unwrap();
+    for r in runs {
+        let rec = s.get_run(r).unwrap().unwrap();
+        assert_eq!(
+            (rec.n_points, rec.n_evals, rec.status),
+            (40, 4, RunStatus::Ok)
+        );
+    }
+    s.integrity_check().unwrap();
+}
+
+#[test]
+fn crash_mid_sweep_keeps_finished_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("servebench.db");
+    // (1) abort() after 5 points: the run never finishes.
+    let st = child(&db, "abort", 5, "aborted").status().unwrap();
+    assert!(!st.success());
+    let s = Store::open(&db).unwrap();
+    let r = s.latest_run(None).unwrap().unwrap();
+    assert_eq!(r.status, RunStatus::Running);
+    assert_eq!(r.n_points, 5);
+    drop(s);
+
+    // (2) SIGKILL while writing: every point committed before the kill is there and whole.
+    let mut c = child(&db, "slow", 10_000, "killed").spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let s = Store::open(&db).unwrap();
+    let killed_run = loop {
+        assert!(Instant::now() < deadline, "child wrote nothing in 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some(r) = s.latest_run(None).unwrap() {
+            if r.meta.label.as_deref() == Some("killed") && r.n_points >= 5 {
+                break r.id;
+            }
+        }
+    };
+    c.kill().unwrap();
+    c.wait().unwrap();
+    drop(s);
+    let s = Store::open(&db).unwrap();
+    s.integrity_check().unwrap();
+    let r = s.get_run(killed_run).unwrap().unwrap();
+    assert_eq!(r.status, RunStatus::Running);
+    let pts = s.points(killed_run).unwrap();
+    assert!(pts.len() >= 5);
+    for (i, p) in pts.iter().enumerate() {
+        assert_eq!(
+            p.row["conc"].as_u64().unwrap(),
+            i as u64,
+            "no gaps, no torn rows"
+        );
+    }
+}
