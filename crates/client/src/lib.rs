@@ -3,3 +3,27 @@
 //! Owns: the SSE parser, the request body per engine profile, the connection pool, the
 //! closed/open-loop driver, the per-request record (`records.jsonl`).
 //! Must not know about: how prompts were made, statistics, the store, reports.
+//!
+//! Layers, bottom up: [`sse`] (bytes → events, no line-length limit) → [`chunk`] (one event's
+//! JSON → token-event facts, allocation-free) → [`stream`] (events + arrival times → TTFT, E2EL,
+//! ITL gaps, usage, success; servebench rules or InferenceX compat) → [`http`] (hyper HTTP/1.1,
+//! one measured request, re-dial of closed keep-alive connections, timeouts) → [`driver`]
+//! (closed/open loop over a [`servebench_workload::RequestSource`]). [`profile`] builds the body
+//! per engine; [`tokenize`] counts prompt tokens with the server when no tokenizer is local.
+//! The hot path for benchmarks is [`stream::parse_stream`] (or [`sse::SseFramer`] +
+//! [`stream::StreamState`] directly).
+
+pub mod chunk;
+pub mod driver;
+pub mod http;
+pub mod profile;
+pub mod record;
+pub mod sse;
+pub mod stream;
+pub mod tokenize;
+
+pub use driver::{run_phase, Load, PhaseResult, RecordSink};
+pub use http::{cancel_pair, wait_ready, Cancel, CancelHandle, ClientCtx, Clock, Endpoint};
+pub use profile::{unknown_fields_in, BodyBuilder, Engine};
+pub use record::{read_records, JsonlWriter, Phase, RequestRecord};
+pub use stream::{parse_stream, Api, Compat, OutputSource, StreamOutcome, StreamState};
