@@ -438,10 +438,12 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         rows.push(Row {
             conc: p.conc,
             status: p.status,
+            label: None,
             first_error: p.first_error.clone(),
             request_errors: p.request_errors,
+            request_error_reasons: vec![],
             cells,
-            verdict: None,
+            remarks: vec![],
         });
         if usable {
             cand_curve.push(CurvePoint {
@@ -539,10 +541,12 @@ pub fn build_baseline_body(
                 } else {
                     PointStatus::Passed
                 },
+                label: None,
                 first_error: None,
                 request_errors: None,
+                request_error_reasons: vec![],
                 cells,
-                verdict: None,
+                remarks: vec![],
             }
         })
         .collect();

@@ -270,15 +270,21 @@ pub fn render(doc: &Document, lang: Lang) -> String {
 
     // Point table.
     if !doc.points.columns.is_empty() {
-        b.push_str(
-            "<h2>Benchmark points</h2>\n<table class=\"points\">\n<thead><tr><th>Concurrency</th>",
-        );
+        let labelled = doc.points.rows.iter().any(|r| r.label.is_some());
+        b.push_str(&format!(
+            "<h2>Benchmark points</h2>\n<table class=\"points\">\n<thead><tr><th>{}</th>",
+            if labelled { "Point" } else { "Concurrency" }
+        ));
         for m in &doc.points.columns {
             b.push_str(&format!("<th>{}</th>", esc(&m.header())));
         }
         b.push_str("</tr></thead>\n<tbody>\n");
         for r in &doc.points.rows {
-            b.push_str(&format!("<tr><td class=\"num\">{}</td>", r.conc));
+            if labelled {
+                b.push_str(&format!("<tr><td class=\"label\">{}</td>", esc(&r.name())));
+            } else {
+                b.push_str(&format!("<tr><td class=\"num\">{}</td>", r.conc));
+            }
             for c in &r.cells {
                 b.push_str(&cell_html(c));
             }

@@ -12,6 +12,7 @@
 
 pub mod attempt;
 pub mod charts;
+pub mod comparison;
 pub mod format;
 pub mod html;
 pub mod markdown;

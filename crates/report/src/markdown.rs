@@ -306,19 +306,24 @@ pub fn render(doc: &Document, lang: Lang) -> String {
 
     // Point table and its notes.
     if !doc.points.columns.is_empty() {
-        let mut headers = vec!["Concurrency".to_string()];
+        let labelled = doc.points.rows.iter().any(|r| r.label.is_some());
+        let mut headers = vec![if labelled { "Point" } else { "Concurrency" }.to_string()];
         headers.extend(doc.points.columns.iter().map(|m| m.header()));
         let rows: Vec<Vec<String>> = doc
             .points
             .rows
             .iter()
             .map(|r| {
-                let mut v = vec![r.conc.to_string()];
+                let mut v = vec![if labelled {
+                    r.name()
+                } else {
+                    r.conc.to_string()
+                }];
                 v.extend(r.cells.iter().map(cell_text));
                 v
             })
             .collect();
-        out.push(table_md(&headers, true, &rows).trim_end().to_string());
+        out.push(table_md(&headers, !labelled, &rows).trim_end().to_string());
         let notes = notes::point_notes(&doc.points, with_error_notes(doc));
         if !notes.is_empty() {
             out.push(block(&note_lines(&notes, false)));

@@ -173,11 +173,15 @@ pub enum PointStatus {
     Unavailable,
 }
 
-/// One row of the point table: one concurrency.
+/// One row of the point table: one concurrency (of one workload/topology).
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
 pub struct Row {
-    /// Concurrency (the row label, `c<conc>` in notes).
+    /// Concurrency.
     pub conc: u32,
+    /// Row label when the table mixes workloads or topologies (`8k/1k · TP1/EP1 · c4`); then
+    /// the first column is `Point` instead of `Concurrency`. `None`: the label is `c<conc>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// Point status.
     pub status: PointStatus,
     /// First error of this point, when it differs from the attempt's failure (quoted in notes).
@@ -185,21 +189,33 @@ pub struct Row {
     pub first_error: Option<String>,
     /// Failed requests; `None` when unknown (`request errors unavailable`).
     pub request_errors: Option<u64>,
+    /// Failed requests by reason (`http_503` → 10), when known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_error_reasons: Vec<(String, u64)>,
     /// One cell per column of the table, in order.
     pub cells: Vec<Cell>,
-    /// Verdict of the comparison for this point (from the compare stage), when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<RowVerdict>,
+    /// Further remarks (verdict, spread…), each of a kind; notes collapse them per kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remarks: Vec<RowRemark>,
 }
 
-/// A compare-stage verdict for one point, already worded (English + Chinese).
+impl Row {
+    /// The row's name in notes: its label, else `c<conc>`.
+    pub fn name(&self) -> String {
+        self.label
+            .clone()
+            .unwrap_or_else(|| format!("c{}", self.conc))
+    }
+}
+
+/// A worded remark about one row (English with numbers, Chinese without).
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
-pub struct RowVerdict {
-    /// Machine name (`no_change`, `regression`, `improvement`, `not_comparable`, …).
+pub struct RowRemark {
+    /// Kind (`verdict`, `spread`, `gate`…): remarks of one kind share a `Note:` line.
     pub kind: String,
-    /// One short English sentence with the numbers, e.g. `regression: TTFT ms +29.9% beyond the 5% gate`.
+    /// English, e.g. `regression: TTFT ms +29.9% (gate ±5%)`.
     pub en: String,
-    /// The same in Chinese (no numbers).
+    /// Chinese.
     pub zh: String,
 }
 

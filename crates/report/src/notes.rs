@@ -3,7 +3,7 @@
 //! `All rows: <remark>.`; otherwise the rows that have one are listed, `c8: <remark>; c16: …`.
 
 use crate::format::fmt_count;
-use crate::model::{code, t, Delta, EvalRow, PointTable, Rich, Row, Span};
+use crate::model::{code, t, Delta, EvalRow, NaReason, PointTable, Rich, Row, Span};
 use crate::words;
 
 /// One `Note:` line, in English and Chinese.
@@ -93,14 +93,22 @@ fn errors_remark(r: &Row) -> Option<Remark> {
             vec![t("请求错误数不可用")],
         )),
         Some(0) => None,
-        Some(n) => Some((
-            vec![t(format!(
+        Some(n) => {
+            let mut en = format!(
                 "{} request error{}",
                 fmt_count(n),
                 if n == 1 { "" } else { "s" }
-            ))],
-            vec![t("存在失败的请求")],
-        )),
+            );
+            if !r.request_error_reasons.is_empty() {
+                let parts: Vec<String> = r
+                    .request_error_reasons
+                    .iter()
+                    .map(|(k, c)| format!("{k} ×{}", fmt_count(*c)))
+                    .collect();
+                en.push_str(&format!(" ({})", parts.join(", ")));
+            }
+            Some((vec![t(en)], vec![t("存在失败的请求")]))
+        }
     }
 }
 
@@ -135,16 +143,17 @@ fn na_remark(table: &PointTable, r: &Row) -> Option<Remark> {
     Some((vec![t(en)], vec![t(zh)]))
 }
 
-fn verdict_remark(r: &Row) -> Option<Remark> {
-    let v = r.verdict.as_ref()?;
+fn kind_remark(r: &Row, kind: &str) -> Option<Remark> {
+    let v = r.remarks.iter().find(|x| x.kind == kind)?;
     Some((vec![t(v.en.clone())], vec![t(v.zh.clone())]))
 }
 
-/// The notes of the point table, in order: status, request errors, Δ N/A, verdict.
+/// The notes of the point table, in order: status, request errors, Δ N/A, then the rows'
+/// remarks by kind in order of first appearance (verdict, spread…).
 /// Request-error remarks are only made when the table has rows that were run or failed
 /// (a baseline body has no request counts: it says nothing about them).
 pub fn point_notes(table: &PointTable, with_errors: bool) -> Vec<Note> {
-    let labels: Vec<String> = table.rows.iter().map(|r| format!("c{}", r.conc)).collect();
+    let labels: Vec<String> = table.rows.iter().map(Row::name).collect();
     let mut out = Vec::new();
     let status: Vec<_> = table.rows.iter().map(status_remark).collect();
     out.extend(collapse(&labels, &status));
@@ -154,8 +163,18 @@ pub fn point_notes(table: &PointTable, with_errors: bool) -> Vec<Note> {
     }
     let na: Vec<_> = table.rows.iter().map(|r| na_remark(table, r)).collect();
     out.extend(collapse(&labels, &na));
-    let verdicts: Vec<_> = table.rows.iter().map(verdict_remark).collect();
-    out.extend(collapse(&labels, &verdicts));
+    let mut kinds: Vec<&str> = Vec::new();
+    for r in &table.rows {
+        for k in &r.remarks {
+            if !kinds.contains(&k.kind.as_str()) {
+                kinds.push(&k.kind);
+            }
+        }
+    }
+    for kind in kinds {
+        let rs: Vec<_> = table.rows.iter().map(|r| kind_remark(r, kind)).collect();
+        out.extend(collapse(&labels, &rs));
+    }
     out
 }
 
@@ -168,6 +187,10 @@ pub fn eval_notes(evals: &[EvalRow]) -> Vec<Note> {
         let mut en: Vec<String> = Vec::new();
         let mut zh: Vec<String> = Vec::new();
         match &e.candidate {
+            _ if matches!(
+                e.delta,
+                Delta::Na(NaReason::CandidateMissing | NaReason::PointUnavailable)
+            ) => {}
             Some(c) if !c.passed && c.score.is_none() => {
                 en.push("failed, no score".into());
                 zh.push("失败，没有得分".into());

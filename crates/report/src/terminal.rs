@@ -48,11 +48,16 @@ pub fn render(doc: &Document, colored: bool) -> String {
     } else {
         t.enforce_styling();
     }
-    let mut header = vec![TCell::new("Concurrency")];
+    let labelled = doc.points.rows.iter().any(|r| r.label.is_some());
+    let mut header = vec![TCell::new(if labelled { "Point" } else { "Concurrency" })];
     header.extend(doc.points.columns.iter().map(|m| TCell::new(m.header())));
     t.set_header(header);
     for r in &doc.points.rows {
-        let mut row = vec![TCell::new(r.conc).set_alignment(CellAlignment::Right)];
+        let mut row = vec![if labelled {
+            TCell::new(r.name())
+        } else {
+            TCell::new(r.conc).set_alignment(CellAlignment::Right)
+        }];
         row.extend(r.cells.iter().map(|c| cell(c, colored)));
         t.add_row(row);
     }

@@ -1,0 +1,561 @@
+//! A `servebench_compare::Comparison` (or a run alone) as a report document: the compare stage
+//! has already matched points, run the gates and decided deltas and verdicts; this module only
+//! words them (English with the numbers, Chinese without) and lays them out.
+
+use servebench_compare as cmp;
+
+use crate::format::fmt_pct_delta;
+use crate::model::*;
+
+/// Options of [`build`].
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// Title prefix / bot name (default `servebench`).
+    pub title_prefix: Option<String>,
+    /// Columns of the point table; empty → Total and Output tok/s/GPU, TTFT ms, TPOT ms.
+    pub columns: Vec<Metric>,
+}
+
+/// The report's default columns (the PRODUCT.md table).
+pub const DEFAULT_COLUMNS: [Metric; 4] = crate::attempt::BASELINE_COLUMNS;
+
+/// Report metric → compare metric.
+pub fn to_cmp_metric(m: Metric) -> cmp::Metric {
+    match m {
+        Metric::TotalTputPerGpu => cmp::Metric::TotalTputPerGpu,
+        Metric::OutputTputPerGpu => cmp::Metric::OutputTputPerGpu,
+        Metric::InputTputPerGpu => cmp::Metric::InputTputPerGpu,
+        Metric::TtftMs => cmp::Metric::Ttft,
+        Metric::TpotMs => cmp::Metric::Tpot,
+        Metric::ItlMs => cmp::Metric::Itl,
+        Metric::E2elMs => cmp::Metric::E2el,
+        Metric::Interactivity => cmp::Metric::Intvty,
+    }
+}
+
+/// Compare N/A reason → report N/A reason.
+pub fn na_reason(r: &cmp::NaReason) -> NaReason {
+    match r {
+        cmp::NaReason::NoMatchedBaseline => NaReason::NoMatchedBaseline,
+        cmp::NaReason::BaselineMissing => NaReason::BaselineMissing,
+        cmp::NaReason::BaselineZero => NaReason::BaselineZero,
+        cmp::NaReason::CandidateMissing => NaReason::CandidateMissing,
+        cmp::NaReason::PointFailed {
+            side: cmp::Side::Candidate,
+        } => NaReason::PointFailed,
+        cmp::NaReason::PointFailed {
+            side: cmp::Side::Baseline,
+        } => NaReason::BaselineFailed,
+        cmp::NaReason::WorkloadMismatch {
+            baseline,
+            candidate,
+        } => NaReason::WorkloadMismatch(format!("{baseline} vs {candidate}")),
+        cmp::NaReason::StatisticMismatch {
+            baseline,
+            requested,
+        } => NaReason::StatisticMismatch(format!("baseline {baseline}, requested {requested}")),
+        cmp::NaReason::EvalNotPassed {
+            side: cmp::Side::Candidate,
+        } => NaReason::EvalNotPassed,
+        cmp::NaReason::EvalNotPassed {
+            side: cmp::Side::Baseline,
+        } => NaReason::BaselineEvalNotPassed,
+        cmp::NaReason::SampleCountsDiffer { .. } => NaReason::SampleCountMismatch,
+    }
+}
+
+fn status(s: cmp::PointStatus) -> PointStatus {
+    match s {
+        cmp::PointStatus::Ok => PointStatus::Passed,
+        cmp::PointStatus::Partial => PointStatus::Partial,
+        cmp::PointStatus::Failed => PointStatus::Failed,
+    }
+}
+
+fn tone(v: cmp::Verdict) -> Option<Tone> {
+    match v {
+        cmp::Verdict::Regression => Some(Tone::Bad),
+        cmp::Verdict::Improvement => Some(Tone::Good),
+        cmp::Verdict::NoChange => Some(Tone::Neutral),
+        _ => None,
+    }
+}
+
+/// English and Chinese of an overall verdict (`No change` / `无变化`, …).
+pub fn verdict_words(v: cmp::Verdict) -> (&'static str, &'static str) {
+    match v {
+        cmp::Verdict::NoChange => ("No change", "无变化"),
+        cmp::Verdict::Observation => ("Observations only", "仅有参考性观察"),
+        cmp::Verdict::Improvement => ("Improvement", "性能提升"),
+        cmp::Verdict::NotComparable => ("Not comparable", "不可比较"),
+        cmp::Verdict::CandidateInvalid => ("Candidate invalid", "候选结果无效"),
+        cmp::Verdict::Regression => ("Regression", "性能回退"),
+    }
+}
+
+fn curve(p: &cmp::Point, stat: cmp::Stat) -> CurvePoint {
+    CurvePoint {
+        conc: p.identity.conc,
+        total_tput_per_gpu: p.value(cmp::Metric::TotalTputPerGpu, stat),
+        output_tput_per_gpu: p.value(cmp::Metric::OutputTputPerGpu, stat),
+        interactivity: p.value(cmp::Metric::Intvty, stat),
+        ttft_ms: p.value(cmp::Metric::Ttft, stat),
+        tpot_ms: p.value(cmp::Metric::Tpot, stat),
+    }
+}
+
+fn metric_of(m: cmp::Metric) -> Metric {
+    match m {
+        cmp::Metric::TotalTputPerGpu => Metric::TotalTputPerGpu,
+        cmp::Metric::OutputTputPerGpu => Metric::OutputTputPerGpu,
+        cmp::Metric::InputTputPerGpu => Metric::InputTputPerGpu,
+        cmp::Metric::Ttft => Metric::TtftMs,
+        cmp::Metric::Tpot => Metric::TpotMs,
+        cmp::Metric::Itl => Metric::ItlMs,
+        cmp::Metric::E2el => Metric::E2elMs,
+        cmp::Metric::Intvty => Metric::Interactivity,
+    }
+}
+
+/// The verdict remark of a row: which metrics moved, with their deltas; failed gates with
+/// their numbers.
+fn verdict_remark(pc: &cmp::PointComparison, gate_pct: f64) -> Option<RowRemark> {
+    let list = |v: cmp::Verdict| -> Vec<String> {
+        pc.metrics
+            .iter()
+            .filter(|m| m.verdict == v)
+            .filter_map(|m| {
+                Some(format!(
+                    "{} {}",
+                    metric_of(m.metric).label(),
+                    fmt_pct_delta(m.delta.pct?)
+                ))
+            })
+            .collect()
+    };
+    let gate_msgs: Vec<String> = pc
+        .gates
+        .iter()
+        .filter(|g| g.outcome == cmp::GateOutcome::Failed)
+        .map(|g| g.message.clone())
+        .collect();
+    let (en, zh) = match pc.verdict {
+        cmp::Verdict::NoChange => (
+            format!("no change (within the noise band and the ±{gate_pct}% gate)"),
+            "无变化（在噪声范围和门限之内）".to_string(),
+        ),
+        cmp::Verdict::Regression => (
+            format!(
+                "regression: {} (beyond the ±{gate_pct}% gate)",
+                list(cmp::Verdict::Regression).join(", ")
+            ),
+            "性能回退，超出门限".to_string(),
+        ),
+        cmp::Verdict::Improvement => (
+            format!(
+                "improvement: {} (beyond the ±{gate_pct}% gate)",
+                list(cmp::Verdict::Improvement).join(", ")
+            ),
+            "性能提升，超出门限".to_string(),
+        ),
+        cmp::Verdict::Observation => (
+            format!(
+                "observation only: {}",
+                list(cmp::Verdict::Observation).join(", ")
+            ),
+            "仅供参考（重复次数不足或不可比较）".to_string(),
+        ),
+        cmp::Verdict::NotComparable if !gate_msgs.is_empty() => (
+            format!("not comparable: {}", gate_msgs.join("; ")),
+            "未通过可比性检查，差值仅供参考".to_string(),
+        ),
+        cmp::Verdict::CandidateInvalid if !gate_msgs.is_empty() => (
+            format!("candidate invalid: {}", gate_msgs.join("; ")),
+            "候选结果无效（失败率超出门限）".to_string(),
+        ),
+        // N/A rows: the Δ N/A note already says why.
+        cmp::Verdict::NotComparable | cmp::Verdict::CandidateInvalid => return None,
+    };
+    Some(RowRemark {
+        kind: "verdict".into(),
+        en,
+        zh,
+    })
+}
+
+/// Baseline spread remark (with repeats): coefficient of variation per metric.
+fn spread_remark(pc: &cmp::PointComparison, columns: &[Metric]) -> Option<RowRemark> {
+    let mut parts = Vec::new();
+    let mut n = 0;
+    for m in &pc.metrics {
+        if !columns.contains(&metric_of(m.metric)) {
+            continue;
+        }
+        let Some(s) = &m.baseline_spread else {
+            continue;
+        };
+        let Some(sd) = s.sd else { continue };
+        if s.mean == 0.0 {
+            continue;
+        }
+        n = s.n;
+        parts.push(format!(
+            "{} ±{}",
+            metric_of(m.metric).label(),
+            crate::format::fmt_value_dp(sd / s.mean.abs() * 100.0, 1) + "%"
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(RowRemark {
+        kind: "spread".into(),
+        en: format!(
+            "baseline spread over {n} repeats (1 sd): {}",
+            parts.join(", ")
+        ),
+        zh: "已给出基线多次重复运行的波动范围".into(),
+    })
+}
+
+fn eval_score(e: &cmp::EvalPoint) -> EvalScore {
+    EvalScore {
+        score: e.score,
+        samples: e.samples,
+        stderr: e.score_se,
+        passed: e.passed.unwrap_or(e.score.is_some()),
+    }
+}
+
+fn fmt_time(s: &str) -> String {
+    // RFC 3339 `2026-09-21T01:15:02Z` → `2026-09-21 01:15 UTC`; a plain date stays as is.
+    if s.len() >= 16 && s.as_bytes().get(10) == Some(&b'T') {
+        format!("{} {} UTC", &s[..10], &s[11..16])
+    } else {
+        s.to_string()
+    }
+}
+
+/// Builds the report of a comparison.
+pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
+    let columns: Vec<Metric> = if o.columns.is_empty() {
+        DEFAULT_COLUMNS.to_vec()
+    } else {
+        o.columns.clone()
+    };
+    let stat = c.options.stat;
+    // Uniform workload/topology → context line; mixed → row labels.
+    let wl: Vec<String> = c
+        .points
+        .iter()
+        .map(|p| p.identity.workload_label())
+        .collect();
+    let topo: Vec<String> = c
+        .points
+        .iter()
+        .map(|p| p.identity.topology_label())
+        .collect();
+    let uniform = |v: &[String]| v.windows(2).all(|w| w[0] == w[1]);
+    let labelled = !(uniform(&wl) && uniform(&topo));
+    let mut rows = Vec::new();
+    let mut curves = Curves::default();
+    for pc in &c.points {
+        let cand = &pc.candidate;
+        let cells = columns
+            .iter()
+            .map(|&m| {
+                let mc = pc.metrics.iter().find(|x| x.metric == to_cmp_metric(m));
+                let usable = cand.status != cmp::PointStatus::Failed;
+                match mc {
+                    Some(mc) => Cell {
+                        value: if usable { mc.candidate } else { None },
+                        baseline: mc.baseline,
+                        delta: match (mc.delta.pct, &mc.delta.na, &pc.na) {
+                            (Some(p), _, _) => Delta::Pct(p),
+                            (None, Some(r), _) | (None, None, Some(r)) => Delta::Na(na_reason(r)),
+                            (None, None, None) => Delta::Na(NaReason::CandidateMissing),
+                        },
+                        tone: tone(mc.verdict),
+                    },
+                    None => Cell {
+                        value: if usable {
+                            cand.value(to_cmp_metric(m), stat)
+                        } else {
+                            None
+                        },
+                        baseline: pc
+                            .baseline
+                            .as_ref()
+                            .and_then(|b| b.value(to_cmp_metric(m), stat)),
+                        delta: Delta::Na(
+                            pc.na
+                                .as_ref()
+                                .map(na_reason)
+                                .unwrap_or(NaReason::NoMatchedBaseline),
+                        ),
+                        tone: None,
+                    },
+                }
+            })
+            .collect();
+        let mut remarks: Vec<RowRemark> = Vec::new();
+        remarks.extend(verdict_remark(pc, c.options.gate_pct));
+        remarks.extend(spread_remark(pc, &columns));
+        rows.push(Row {
+            conc: pc.identity.conc,
+            label: labelled.then(|| {
+                format!(
+                    "{} · {} · c{}",
+                    pc.identity.workload_label(),
+                    pc.identity.topology_label(),
+                    pc.identity.conc
+                )
+            }),
+            status: status(cand.status),
+            first_error: None,
+            request_errors: cand.num_requests_failed,
+            request_error_reasons: cand
+                .failure_reasons
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            cells,
+            remarks,
+        });
+        if let Some(b) = &pc.baseline {
+            curves.baseline.push(curve(b, stat));
+        }
+        if cand.status != cmp::PointStatus::Failed {
+            curves.candidate.push(curve(cand, stat));
+        }
+    }
+    // Baseline points no candidate matched: listed, never dropped.
+    for b in &c.unmatched_baseline {
+        rows.push(Row {
+            conc: b.identity.conc,
+            label: labelled.then(|| {
+                format!(
+                    "{} · {} · c{}",
+                    b.identity.workload_label(),
+                    b.identity.topology_label(),
+                    b.identity.conc
+                )
+            }),
+            status: PointStatus::Unavailable,
+            first_error: None,
+            request_errors: None,
+            request_error_reasons: vec![],
+            cells: columns
+                .iter()
+                .map(|&m| Cell {
+                    value: None,
+                    baseline: b.value(to_cmp_metric(m), stat),
+                    delta: Delta::Na(NaReason::PointUnavailable),
+                    tone: None,
+                })
+                .collect(),
+            remarks: vec![],
+        });
+        curves.baseline.push(curve(b, stat));
+    }
+    rows.sort_by(|a, b| (a.label.clone(), a.conc).cmp(&(b.label.clone(), b.conc)));
+    curves.baseline.sort_by_key(|p| p.conc);
+    curves.candidate.sort_by_key(|p| p.conc);
+
+    let evals = c
+        .evals
+        .iter()
+        .map(|e| EvalRow {
+            task: e.task.clone(),
+            metric: e.metric.clone(),
+            conc: e.conc,
+            baseline: e.baseline.as_ref().map(eval_score),
+            candidate: Some(e.candidate.as_ref().map(eval_score).unwrap_or_default()),
+            delta: match (e.delta.pct, &e.delta.na) {
+                (Some(p), _) => Delta::Pp(p),
+                (None, Some(r)) => Delta::Na(na_reason(r)),
+                (None, None) => Delta::Na(NaReason::CandidateMissing),
+            },
+        })
+        .collect();
+
+    let (ven, vzh) = verdict_words(c.verdict);
+    let mut findings = Vec::new();
+    if !c.unmatched_candidate.is_empty() || !c.unmatched_baseline.is_empty() {
+        findings.push(Bilingual {
+            en: vec![t(format!(
+                "Unmatched: {} candidate point(s) without a baseline, {} baseline point(s) without a candidate (listed in the table).",
+                c.unmatched_candidate.len(),
+                c.unmatched_baseline.len()
+            ))],
+            zh: vec![t("部分点没有匹配：已在表中列出，未做丢弃。")],
+        });
+    }
+    let run_id = c
+        .candidate
+        .run_id
+        .map(|i| i.to_string())
+        .unwrap_or_else(|| c.candidate.label.clone());
+    let mut extra = Vec::new();
+    if let Some(k) = &c.candidate.config_key {
+        extra.push(k.clone());
+    }
+    Document {
+        schema_version: SCHEMA_VERSION,
+        title_prefix: o
+            .title_prefix
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TITLE_PREFIX.into()),
+        heading: Heading::Run {
+            run: RunRef {
+                id: run_id,
+                attempt: None,
+                url: None,
+            },
+            time: c.candidate.created_at.as_deref().map(fmt_time),
+            verdict: Some(Bilingual {
+                en: vec![t(ven)],
+                zh: vec![t(vzh)],
+            }),
+            baseline: Some(c.baseline.label.clone()),
+        },
+        context: Context {
+            image: c.candidate.image.clone(),
+            head: None,
+            workload: (!labelled).then(|| wl.first().cloned()).flatten(),
+            topology: (!labelled).then(|| topo.first().cloned()).flatten(),
+            statistic: Some(stat.to_string()),
+            extra,
+        },
+        change: None,
+        points: PointTable { columns, rows },
+        evals,
+        next: None,
+        failure: None,
+        findings,
+        curves,
+    }
+}
+
+/// Builds the report of a run alone (no baseline): its points and evals, no deltas.
+pub fn build_run(
+    run: &cmp::RunInfo,
+    points: &[cmp::Point],
+    evals: &[cmp::EvalPoint],
+    stat: cmp::Stat,
+    o: &BuildOptions,
+) -> Document {
+    let columns: Vec<Metric> = if o.columns.is_empty() {
+        DEFAULT_COLUMNS.to_vec()
+    } else {
+        o.columns.clone()
+    };
+    let wl: Vec<String> = points.iter().map(|p| p.identity.workload_label()).collect();
+    let topo: Vec<String> = points.iter().map(|p| p.identity.topology_label()).collect();
+    let uniform = |v: &[String]| v.windows(2).all(|w| w[0] == w[1]);
+    let labelled = !(uniform(&wl) && uniform(&topo));
+    let mut pts: Vec<&cmp::Point> = points.iter().collect();
+    pts.sort_by(|a, b| {
+        (
+            a.identity.workload_label(),
+            a.identity.topology_label(),
+            a.identity.conc,
+        )
+            .cmp(&(
+                b.identity.workload_label(),
+                b.identity.topology_label(),
+                b.identity.conc,
+            ))
+    });
+    let rows = pts
+        .iter()
+        .map(|p| Row {
+            conc: p.identity.conc,
+            label: labelled.then(|| {
+                format!(
+                    "{} · {} · c{}",
+                    p.identity.workload_label(),
+                    p.identity.topology_label(),
+                    p.identity.conc
+                )
+            }),
+            status: status(p.status),
+            first_error: None,
+            request_errors: p.num_requests_failed,
+            request_error_reasons: p
+                .failure_reasons
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            cells: columns
+                .iter()
+                .map(|&m| Cell {
+                    value: if p.status == cmp::PointStatus::Failed {
+                        None
+                    } else {
+                        p.value(to_cmp_metric(m), stat)
+                    },
+                    ..Cell::default()
+                })
+                .collect(),
+            remarks: vec![],
+        })
+        .collect();
+    let evals = evals
+        .iter()
+        .map(|e| EvalRow {
+            task: e.task.clone(),
+            metric: e.metric.clone(),
+            conc: e.identity.conc,
+            baseline: None,
+            candidate: Some(eval_score(e)),
+            delta: Delta::None,
+        })
+        .collect();
+    let mut extra = Vec::new();
+    if let Some(k) = &run.config_key {
+        extra.push(k.clone());
+    }
+    Document {
+        schema_version: SCHEMA_VERSION,
+        title_prefix: o
+            .title_prefix
+            .clone()
+            .unwrap_or_else(|| DEFAULT_TITLE_PREFIX.into()),
+        heading: Heading::Run {
+            run: RunRef {
+                id: run
+                    .run_id
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| run.label.clone()),
+                attempt: None,
+                url: None,
+            },
+            time: run.created_at.as_deref().map(fmt_time),
+            verdict: None,
+            baseline: None,
+        },
+        context: Context {
+            image: run.image.clone(),
+            head: None,
+            workload: (!labelled).then(|| wl.first().cloned()).flatten(),
+            topology: (!labelled).then(|| topo.first().cloned()).flatten(),
+            statistic: Some(stat.to_string()),
+            extra,
+        },
+        change: None,
+        points: PointTable { columns, rows },
+        evals,
+        next: None,
+        failure: None,
+        findings: vec![],
+        curves: Curves {
+            baseline: vec![],
+            candidate: pts
+                .iter()
+                .filter(|p| p.status != cmp::PointStatus::Failed)
+                .map(|p| curve(p, stat))
+                .collect(),
+        },
+    }
+}
