@@ -169,9 +169,19 @@ impl<P: Clone> Engine<P> {
         self.running.len()
     }
 
-    /// Sequences waiting for admission (including ones not yet past their front-end latency).
+    /// Sequences queued for admission: past their front-end latency (`ready_at_s <= now`) but
+    /// not running (vLLM's `num_requests_waiting`). The queue is FIFO with non-decreasing
+    /// ready times (preempted sequences go back to the front), so this counts from the front.
     pub fn num_waiting(&self) -> usize {
-        self.waiting.len()
+        self.waiting
+            .iter()
+            .take_while(|s| s.spec.ready_at_s <= self.now_s)
+            .count()
+    }
+
+    /// Sequences submitted but still in their front-end latency.
+    pub fn num_in_frontend(&self) -> usize {
+        self.waiting.len() - self.num_waiting()
     }
 
     /// KV blocks in use.
@@ -385,7 +395,7 @@ pub struct SimSummary {
     pub output_throughput: f64,
     /// (Input + output tokens) / duration, tok/s.
     pub total_throughput: f64,
-    /// Most requests seen waiting for admission at a step.
+    /// Most requests seen queued for admission (past their front-end latency) at a step.
     pub max_waiting: usize,
     /// Most sequences in one step.
     pub max_running: usize,
@@ -430,11 +440,14 @@ pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary 
     let mut max_waiting = 0;
     let mut max_running = 0;
     loop {
-        max_waiting = max_waiting.max(engine.num_waiting());
         out.clear();
         let Some(info) = engine.step(&mut out) else {
             break;
         };
+        // Sampled after scheduling a real step, as an engine's metrics see it.
+        if info.num_seqs > 0 {
+            max_waiting = max_waiting.max(engine.num_waiting());
+        }
         max_running = max_running.max(info.num_seqs as usize);
         for e in &out {
             let t = &mut timings[e.payload];
@@ -612,6 +625,16 @@ mod tests {
         let mut out = Vec::new();
         e.step(&mut out).unwrap();
         assert_eq!((e.num_running(), e.num_waiting()), (4, 6));
+        let mut e2: Engine<u32> = Engine::new(cfg("h100", "qwen3-8b"));
+        e2.submit(
+            0,
+            SeqSpec {
+                prompt_tokens: 10,
+                output_tokens: 5,
+                ready_at_s: 1.0,
+            },
+        );
+        assert_eq!((e2.num_waiting(), e2.num_in_frontend()), (0, 1));
     }
 
     #[test]

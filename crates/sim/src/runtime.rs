@@ -158,19 +158,23 @@ pub(crate) fn run_engine(
             }
         }
         engine.retain(|p| !p.cancelled.load(Ordering::Relaxed));
-        stats
-            .running
-            .store(engine.num_running() as u64, Ordering::Relaxed);
-        stats
-            .waiting
-            .store(engine.num_waiting() as u64, Ordering::Relaxed);
         out.clear();
         let Some(info) = engine.step(&mut out) else {
             continue;
         };
-        stats
-            .kv_used_blocks
-            .store(engine.kv_used_blocks() as u64, Ordering::Relaxed);
+        if info.num_seqs > 0 {
+            // Gauges as of this step's batch (sequences that just finished still count).
+            stats.running.store(
+                (info.num_seqs as usize).max(engine.num_running()) as u64,
+                Ordering::Relaxed,
+            );
+            stats
+                .waiting
+                .store(engine.num_waiting() as u64, Ordering::Relaxed);
+            stats
+                .kv_used_blocks
+                .store(engine.kv_used_blocks() as u64, Ordering::Relaxed);
+        }
         let target =
             anchor_wall + Duration::from_secs_f64(((info.end_s - anchor_vt) / speedup).max(0.0));
         let now = Instant::now();
