@@ -1,12 +1,89 @@
-//! `servebench runs` (placeholder until its stage lands).
+//! `servebench runs`: the runs in the results store, newest first.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use servebench_store::RunKind;
 
 /// Arguments of `servebench runs`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Results store.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = "servebench.db"
+    )]
+    pub db: PathBuf,
+    /// Only runs of this kind: sweep, bench, eval, baseline.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// At most this many runs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print the runs as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs `servebench runs`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("servebench runs is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let kind = match args.kind.as_deref() {
+        None => None,
+        Some(k) => match RunKind::parse(k) {
+            Some(k) => Some(k),
+            None => bail!("--kind {k}: expected sweep, bench, eval or baseline"),
+        },
+    };
+    let store = super::compare::open_store(&args.db)?;
+    let runs = store.list_runs(kind, args.limit)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() {
+        println!("no runs in {}", args.db.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "Run",
+        "Created (UTC)",
+        "Kind",
+        "Status",
+        "Points",
+        "Evals",
+        "Image",
+        "Config / label",
+        "Workload",
+        "Topology",
+        "Endpoint",
+    ]);
+    for r in &runs {
+        let m = &r.meta;
+        let created = if r.created_at.len() >= 16 && r.created_at.as_bytes()[10] == b'T' {
+            format!("{} {}", &r.created_at[..10], &r.created_at[11..16])
+        } else {
+            r.created_at.clone()
+        };
+        t.add_row(vec![
+            r.id.to_string(),
+            created,
+            r.kind.as_str().to_string(),
+            r.status.as_str().to_string(),
+            r.n_points.to_string(),
+            r.n_evals.to_string(),
+            m.image.clone().unwrap_or_default(),
+            m.config_key.clone().or(m.label.clone()).unwrap_or_default(),
+            m.workload.clone().unwrap_or_default(),
+            m.topology.clone().unwrap_or_default(),
+            m.endpoint.clone().unwrap_or_default(),
+        ]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
 }
