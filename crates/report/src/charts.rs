@@ -94,6 +94,7 @@ fn line_chart(
     y_desc: &str,
     data: &[Series],
     log_x: bool,
+    legend: SeriesLabelPosition,
 ) -> Result<String, String> {
     let mut svg = String::new();
     {
@@ -171,7 +172,7 @@ fn line_chart(
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(200, 200, 200))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend)
             .draw()
             .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
@@ -187,6 +188,7 @@ pub fn throughput_vs_interactivity(c: &Curves) -> Result<String, String> {
         "Total tok/s/GPU",
         &series(c, CurvePoint::interactivity, |p| p.total_tput_per_gpu),
         false,
+        SeriesLabelPosition::UpperRight,
     )
 }
 
@@ -198,6 +200,7 @@ pub fn ttft_vs_conc(c: &Curves) -> Result<String, String> {
         "TTFT ms",
         &series(c, |p| Some(p.conc as f64), |p| p.ttft_ms),
         true,
+        SeriesLabelPosition::UpperLeft,
     )
 }
 
@@ -209,6 +212,7 @@ pub fn tpot_vs_conc(c: &Curves) -> Result<String, String> {
         "TPOT ms",
         &series(c, |p| Some(p.conc as f64), |p| p.tpot_ms),
         true,
+        SeriesLabelPosition::UpperLeft,
     )
 }
 
