@@ -403,8 +403,14 @@ pub async fn execute(
     if success && out.output_source == crate::stream::OutputSource::Usage {
         if out.output_tokens > u64::from(requested) {
             warnings.push("output_tokens_exceed_cap".into());
-        } else if ctx.builder.sends_ignore_eos() && out.output_tokens != u64::from(requested) {
-            warnings.push("output_tokens_mismatch".into());
+        } else if out.output_tokens != u64::from(requested) {
+            // with ignore_eos the server must produce exactly the cap (B12); without it a
+            // shorter answer may be a natural stop, or a cap field the server ignored
+            warnings.push(if ctx.builder.sends_ignore_eos() {
+                "output_tokens_mismatch".into()
+            } else {
+                "output_tokens_below_request".into()
+            });
         }
     }
     if let (Some(c), Some(s)) = (spec.prompt_tokens, out.prompt_tokens_server) {

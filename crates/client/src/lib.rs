@@ -16,6 +16,7 @@
 pub mod chunk;
 pub mod driver;
 pub mod http;
+pub mod mock;
 pub mod profile;
 pub mod record;
 pub mod sse;

@@ -80,7 +80,9 @@ pub struct RequestRecord {
     pub failure: Option<String>,
     /// Error text (server message, transport error) kept for triage.
     pub error: Option<String>,
-    /// Per-request warnings: `usage_missing`, `output_tokens_mismatch`, `isl_mismatch`.
+    /// Per-request warnings: `usage_missing`, `output_tokens_mismatch` (≠ cap under
+    /// `ignore_eos`), `output_tokens_below_request`, `output_tokens_exceed_cap`, `isl_mismatch`
+    /// (server prompt count differs from the client's by more than 5 %).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Generated text, only when the workload asked for it.

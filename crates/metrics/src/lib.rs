@@ -1,4 +1,20 @@
 //! Metrics: per-request records → point statistics (MEASUREMENT.md Part 1), the InferenceX
 //! `bench_serving` result JSON (Part 2 §1.7) and the aggregated row (Part 2 §2.2–2.6).
 //!
-//! Must not know about: HTTP, engines, the store, reports.
+//! Must not know about: HTTP, engines, the store, reports. (It reads the client's plain-data
+//! [`servebench_client::RequestRecord`] and nothing else of the client.)
+//!
+//! * [`stats`] — numpy-linear percentiles, population std, null for empty sets.
+//! * [`point`] — successes/failures, throughput, TTFT/TPOT/ITL/E2EL/TTFO, the 5 % failure gate,
+//!   per-token ITL, warnings; InferenceX counting under `Compat::InferenceX` (empty → 0, duration
+//!   = driver window).
+//! * [`output`] — the raw result JSON and the agg row (per-GPU throughput, seconds,
+//!   interactivity).
+
+pub mod output;
+pub mod point;
+pub mod stats;
+
+pub use output::{agg_row, intvty, result_json, AggExtra, Identity, RunInfo, SCHEMA_VERSION};
+pub use point::{compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus};
+pub use stats::{percentile, Stats};

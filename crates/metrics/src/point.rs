@@ -1,0 +1,353 @@
+//! Per-point metrics from per-request records (MEASUREMENT.md Part 1; InferenceX Part 2 §1.6
+//! under compat).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use servebench_client::{Compat, Phase, RequestRecord};
+
+use crate::stats::Stats;
+
+/// ITL sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ItlMode {
+    /// One sample per gap between consecutive token events, pooled over requests (default,
+    /// InferenceX/vLLM).
+    Chunk,
+    /// A gap before an event carrying k tokens gives k samples of gap/k (genai-perf-like).
+    Token,
+}
+
+impl ItlMode {
+    /// `"chunk"` / `"token"` (the agg row's `itl_mode`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItlMode::Chunk => "chunk",
+            ItlMode::Token => "token",
+        }
+    }
+}
+
+/// Options of the computation.
+#[derive(Debug, Clone, Copy)]
+pub struct PointOptions {
+    /// Counting rules the records were measured with.
+    pub compat: Compat,
+    /// ITL sampling.
+    pub itl_mode: ItlMode,
+    /// The measured phase window `(start_ns, end_ns)` as the driver saw it (InferenceX duration:
+    /// `perf()` before the first request to after the last completion).
+    pub phase_window_ns: (u64, u64),
+    /// Failed fraction above which the point fails (MEASUREMENT.md: 0.05).
+    pub max_failed_fraction: f64,
+    /// The run was interrupted (Ctrl-C): the point is `partial`.
+    pub cancelled: bool,
+}
+
+/// Point status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PointStatus {
+    /// Measured, ≤ 5 % failed.
+    Ok,
+    /// More than 5 % of requests failed (exit code non-zero; files still written).
+    Failed,
+    /// Interrupted before all requests ran.
+    Partial,
+}
+
+impl PointStatus {
+    /// `"ok"` / `"failed"` / `"partial"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointStatus::Ok => "ok",
+            PointStatus::Failed => "failed",
+            PointStatus::Partial => "partial",
+        }
+    }
+}
+
+/// Everything computed for one point. Latency statistics in ms.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointMetrics {
+    /// Measured requests (warmup excluded; cancelled in-flight requests excluded).
+    pub num_requests_total: u64,
+    /// Successful requests (InferenceX `completed`).
+    pub completed: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Failure category → count.
+    pub failure_reasons: BTreeMap<String, u64>,
+    /// Requests cut off by Ctrl-C (not counted as failed).
+    pub cancelled: u64,
+    /// Σ client-side prompt tokens over successful requests.
+    pub total_input_tokens: u64,
+    /// Σ output tokens over successful requests.
+    pub total_output_tokens: u64,
+    /// Duration, s: servebench = first measured t0 → last response end; compat = phase window.
+    pub duration_s: f64,
+    /// completed / duration, req/s.
+    pub request_throughput: f64,
+    /// total_output / duration, tok/s.
+    pub output_throughput: f64,
+    /// (total_input + total_output) / duration, tok/s.
+    pub total_token_throughput: f64,
+    /// total_input / duration, tok/s.
+    pub input_throughput: f64,
+    /// Time to first token.
+    pub ttft: Stats,
+    /// Time per output token, requests with output_tokens > 1.
+    pub tpot: Stats,
+    /// Inter-token latency (per `itl_mode`).
+    pub itl: Stats,
+    /// End-to-end latency.
+    pub e2el: Stats,
+    /// Time to first content token (reasoning excluded).
+    pub ttfo: Stats,
+    /// Client queue time (scheduled → t0).
+    pub queue: Stats,
+    /// Mean client-side prompt tokens of successful requests.
+    pub mean_isl: Option<f64>,
+    /// Mean `usage.prompt_tokens` of successful requests (null when no usage).
+    pub mean_isl_server: Option<f64>,
+    /// Mean output tokens of successful requests.
+    pub mean_osl: Option<f64>,
+    /// Prompt lengths of every measured request (InferenceX `input_lens`).
+    pub input_lens: Vec<u64>,
+    /// Output lengths of every measured request, 0 for failed ones (InferenceX `output_lens`).
+    pub output_lens: Vec<u64>,
+    /// ITL mode used.
+    pub itl_mode: ItlMode,
+    /// Counting rules used.
+    pub compat: Compat,
+    /// ok / failed / partial.
+    pub point_status: PointStatus,
+    /// Requests whose per-token ITL split was unknown (fell back to one sample per gap).
+    pub itl_token_split_unknown: u64,
+    /// Keep-alive connections found closed and re-dialled.
+    pub redials: u64,
+    /// Warnings for the user (usage missing, output-length mismatch, ISL mismatch, …).
+    pub warnings: Vec<String>,
+    /// Most requests in flight at once (from the records' [t0, end] intervals).
+    pub peak_concurrency: u64,
+}
+
+/// Splits one request's chunk gaps into per-token samples (B05): the gap before token event
+/// j (j ≥ 1) carrying k tokens gives k samples of gap/k. `None` when k is unknown.
+pub fn per_token_itl(r: &RequestRecord) -> Option<Vec<f64>> {
+    let gaps = &r.itl_ms;
+    match &r.tokens_per_chunk {
+        Some(k) if k.len() == gaps.len() + 1 => {
+            let mut out = Vec::with_capacity(r.output_tokens as usize);
+            for (g, &kk) in gaps.iter().zip(&k[1..]) {
+                let kk = kk.max(1);
+                for _ in 0..kk {
+                    out.push(f64::from(*g) / f64::from(kk));
+                }
+            }
+            Some(out)
+        }
+        Some(_) => None,
+        None if r.output_tokens == u64::from(r.token_events) => {
+            Some(gaps.iter().map(|&g| f64::from(g)).collect())
+        }
+        None => None,
+    }
+}
+
+/// Computes the point metrics from the measured-phase records (warmup records are ignored).
+pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
+    let measured: Vec<&RequestRecord> = records
+        .iter()
+        .filter(|r| r.phase == Phase::Measured)
+        .filter(|r| r.failure.as_deref() != Some("cancelled"))
+        .collect();
+    let cancelled = records
+        .iter()
+        .filter(|r| r.phase == Phase::Measured && r.failure.as_deref() == Some("cancelled"))
+        .count() as u64;
+    let ok: Vec<&RequestRecord> = measured.iter().copied().filter(|r| r.success).collect();
+    let mut failure_reasons = BTreeMap::new();
+    for r in measured.iter().filter(|r| !r.success) {
+        *failure_reasons
+            .entry(r.failure.clone().unwrap_or_else(|| "unknown".into()))
+            .or_insert(0u64) += 1;
+    }
+    let prompt = |r: &RequestRecord| -> u64 {
+        r.prompt_tokens_client
+            .map(u64::from)
+            .or(r.prompt_tokens_server)
+            .unwrap_or(0)
+    };
+    let total_input: u64 = ok.iter().map(|r| prompt(r)).sum();
+    let total_output: u64 = ok.iter().map(|r| r.output_tokens).sum();
+    let duration_s = match opts.compat {
+        Compat::InferenceX => {
+            opts.phase_window_ns
+                .1
+                .saturating_sub(opts.phase_window_ns.0) as f64
+                / 1e9
+        }
+        Compat::Servebench => {
+            let start = measured.iter().map(|r| r.t0_ns).min();
+            let end = measured.iter().map(|r| r.end_ns).max();
+            match (start, end) {
+                (Some(s), Some(e)) => e.saturating_sub(s) as f64 / 1e9,
+                _ => 0.0,
+            }
+        }
+    };
+    let per_s = |x: f64| {
+        if duration_s > 0.0 {
+            x / duration_s
+        } else {
+            0.0
+        }
+    };
+
+    let mut ttft: Vec<f64> = ok.iter().filter_map(|r| r.ttft_ms).collect();
+    let mut e2el: Vec<f64> = ok.iter().filter_map(|r| r.e2el_ms).collect();
+    let mut ttfo: Vec<f64> = ok.iter().filter_map(|r| r.ttfo_ms).collect();
+    let mut queue: Vec<f64> = measured.iter().map(|r| r.queue_ms).collect();
+    let mut tpot: Vec<f64> = ok
+        .iter()
+        .filter(|r| r.output_tokens > 1)
+        .filter_map(|r| Some((r.e2el_ms? - r.ttft_ms?) / (r.output_tokens - 1) as f64))
+        .collect();
+    let mut unknown_split = 0u64;
+    let mut itl: Vec<f64> = Vec::new();
+    for r in &ok {
+        match opts.itl_mode {
+            ItlMode::Chunk => itl.extend(r.itl_ms.iter().map(|&g| f64::from(g))),
+            ItlMode::Token => match per_token_itl(r) {
+                Some(v) => itl.extend(v),
+                None => {
+                    unknown_split += 1;
+                    itl.extend(r.itl_ms.iter().map(|&g| f64::from(g)));
+                }
+            },
+        }
+    }
+    let fix = |s: Stats| {
+        if opts.compat == Compat::InferenceX {
+            s.zero_if_empty()
+        } else {
+            s
+        }
+    };
+    let n_ok = ok.len() as f64;
+    let mean = |sum: f64| {
+        if ok.is_empty() {
+            None
+        } else {
+            Some(sum / n_ok)
+        }
+    };
+    let server_isl: Vec<u64> = ok.iter().filter_map(|r| r.prompt_tokens_server).collect();
+
+    let total = measured.len() as u64;
+    let failed = total - ok.len() as u64;
+    let point_status = if opts.cancelled {
+        PointStatus::Partial
+    } else if total == 0 || failed as f64 / total as f64 > opts.max_failed_fraction {
+        PointStatus::Failed
+    } else {
+        PointStatus::Ok
+    };
+
+    // peak concurrency from [t0, end] intervals
+    let mut edges: Vec<(u64, i64)> = Vec::with_capacity(measured.len() * 2);
+    for r in &measured {
+        edges.push((r.t0_ns, 1));
+        edges.push((r.end_ns, -1));
+    }
+    edges.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut cur, mut peak) = (0i64, 0i64);
+    for (_, d) in edges {
+        cur += d;
+        peak = peak.max(cur);
+    }
+
+    let mut warnings = Vec::new();
+    let count_warn = |w: &str| {
+        ok.iter()
+            .filter(|r| r.warnings.iter().any(|x| x == w))
+            .count()
+    };
+    let n_usage_missing = count_warn("usage_missing");
+    if n_usage_missing > 0 {
+        warnings.push(format!(
+            "{n_usage_missing} of {} successful requests carried no usage: output tokens counted from token events (output_tokens_source = chunks)",
+            ok.len()
+        ));
+    }
+    let n_mismatch = count_warn("output_tokens_mismatch")
+        + count_warn("output_tokens_below_request")
+        + count_warn("output_tokens_exceed_cap");
+    if n_mismatch > 0 {
+        let req_mean = ok
+            .iter()
+            .map(|r| f64::from(r.requested_output_tokens))
+            .sum::<f64>()
+            / n_ok;
+        warnings.push(format!(
+            "output-length check: {n_mismatch} of {} successful requests returned a different completion_tokens than requested (mean OSL {:.1} vs requested {:.1}); the server may ignore the output-cap field or stop at EOS",
+            ok.len(),
+            total_output as f64 / n_ok,
+            req_mean
+        ));
+    }
+    let n_isl = count_warn("isl_mismatch");
+    if n_isl > 0 {
+        warnings.push(format!(
+            "{n_isl} of {} successful requests: usage.prompt_tokens differs from the client-side prompt count by more than 5 %",
+            ok.len()
+        ));
+    }
+    if opts.itl_mode == ItlMode::Token && unknown_split > 0 {
+        warnings.push(format!(
+            "--itl per-token: {unknown_split} requests had no per-chunk token counts (no continuous usage); their gaps count as one sample each"
+        ));
+    }
+
+    PointMetrics {
+        num_requests_total: total,
+        completed: ok.len() as u64,
+        failed,
+        failure_reasons,
+        cancelled,
+        total_input_tokens: total_input,
+        total_output_tokens: total_output,
+        duration_s,
+        request_throughput: per_s(ok.len() as f64),
+        output_throughput: per_s(total_output as f64),
+        total_token_throughput: per_s((total_input + total_output) as f64),
+        input_throughput: per_s(total_input as f64),
+        ttft: fix(Stats::of(&mut ttft)),
+        tpot: fix(Stats::of(&mut tpot)),
+        itl: fix(Stats::of(&mut itl)),
+        e2el: fix(Stats::of(&mut e2el)),
+        ttfo: Stats::of(&mut ttfo),
+        queue: Stats::of(&mut queue),
+        mean_isl: mean(total_input as f64),
+        mean_isl_server: if server_isl.is_empty() {
+            None
+        } else {
+            Some(server_isl.iter().sum::<u64>() as f64 / server_isl.len() as f64)
+        },
+        mean_osl: mean(total_output as f64),
+        input_lens: measured.iter().map(|r| prompt(r)).collect(),
+        output_lens: measured
+            .iter()
+            .map(|r| if r.success { r.output_tokens } else { 0 })
+            .collect(),
+        itl_mode: opts.itl_mode,
+        compat: opts.compat,
+        point_status,
+        itl_token_split_unknown: unknown_split,
+        redials: measured.iter().map(|r| u64::from(r.redials)).sum(),
+        warnings,
+        peak_concurrency: peak.max(0) as u64,
+    }
+}
