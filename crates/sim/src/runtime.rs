@@ -187,13 +187,7 @@ pub(crate) fn run_engine(
             anchor_wall = now;
             anchor_vt = info.end_s;
         }
-        for e in out.drain(..) {
-            e.payload.ready.store(e.generated, Ordering::Release);
-            if e.finished {
-                e.payload.state.store(FINISHED, Ordering::Release);
-            }
-            e.payload.waker.wake();
-        }
+        // Counters first, so a client that sees its last token also sees them in /metrics.
         let c = engine.counters();
         stats
             .prompt_tokens
@@ -206,6 +200,13 @@ pub(crate) fn run_engine(
         stats
             .modelled_ns
             .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);
+        for e in out.drain(..) {
+            e.payload.ready.store(e.generated, Ordering::Release);
+            if e.finished {
+                e.payload.state.store(FINISHED, Ordering::Release);
+            }
+            e.payload.waker.wake();
+        }
     }
     pending_abort.extend(engine.drain());
     rx.close();
