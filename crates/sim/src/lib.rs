@@ -202,7 +202,7 @@ impl SimServer {
         format!("http://{}", self.addr)
     }
 
-    /// One line: "simulated H200 SXM 141GB ×1 (TP1; …) serving Qwen3-8B (…); KV budget …,
+    /// One line: "simulated 1× H200 SXM 141GB (TP1; …) serving Qwen3-8B (…); KV budget …,
     /// speedup ×N".
     pub fn describe(&self) -> String {
         self.describe.clone()

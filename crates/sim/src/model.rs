@@ -261,8 +261,9 @@ impl EngineConfig {
         }
     }
 
-    /// One line: "simulated H200 SXM 141GB ×1 (989 TFLOP/s BF16, 4.8 TB/s, 141 GiB) serving
-    /// Qwen3-8B (8.19B params, BF16, 36 layers); KV budget N tokens, max batch M".
+    /// One line: "simulated 1× H200 SXM 141GB (TP1; 989.4 TFLOP/s BF16, 4.8 TB/s, 141 GiB each)
+    /// serving Qwen3-8B (8.19B params, 2 bytes/param, 36 layers); KV budget N tokens, max batch
+    /// M, chunk C tokens".
     pub fn describe(&self) -> String {
         let m = &self.model;
         let kind = match &m.moe {
@@ -275,9 +276,9 @@ impl EngineConfig {
             None => String::new(),
         };
         format!(
-            "simulated {} ×{} (TP{}; {} TFLOP/s BF16, {} TB/s, {} GiB each) serving {} ({:.2}B params{}, {} bytes/param, {} layers); KV budget {} tokens, max batch {}, chunk {} tokens",
-            self.gpu.name,
+            "simulated {}× {} (TP{}; {} TFLOP/s BF16, {} TB/s, {} GiB each) serving {} ({:.2}B params{}, {} bytes/param, {} layers); KV budget {} tokens, max batch {}, chunk {} tokens",
             self.tp,
+            self.gpu.name,
             self.tp,
             self.gpu.peak_bf16_tflops,
             self.gpu.hbm_tb_s,

@@ -1,12 +1,131 @@
-//! `servebench sim` (placeholder until its stage lands).
+//! `servebench sim`: run the embedded engine simulator alone (an OpenAI-compatible server whose
+//! timing models a named GPU serving a named model; docs/simulator.md).
 
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use servebench_sim::{Presets, SimOptions, SimServer};
 
 /// Arguments of `servebench sim`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// GPU preset: h100, h200, b200, a100, a100-40gb, mi300x (see --list).
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// Model preset: qwen3-8b, llama-3.1-8b, llama-3.1-70b, qwen3-30b-a3b (key or served name).
+    #[arg(long, default_value = "qwen3-8b")]
+    pub model: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Port to listen on (0 = any free port).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Tensor-parallel degree (GPUs per engine, 1–8).
+    #[arg(long, default_value_t = 1)]
+    pub tp: u32,
+    /// Run faster than real time: wall time = modelled time / SPEEDUP.
+    #[arg(long, default_value_t = 1.0)]
+    pub speedup: f64,
+    /// Emit every token at once, without the engine model (client ceiling benchmarks).
+    #[arg(long)]
+    pub zero_delay: bool,
+    /// Write one JSON line per finished request (id, received/first/last token ns, tokens).
+    #[arg(long, value_name = "FILE")]
+    pub emission_log: Option<PathBuf>,
+    /// Replay a recorded model's GSM8K solutions for GSM8K prompts (names: see
+    /// `servebench eval`; data from ../shared/data/gsm8k or $SERVEBENCH_GSM8K_DIR).
+    #[arg(long, value_name = "NAME")]
+    pub sim_answers: Option<String>,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long, value_name = "SECS")]
+    pub exit_after: Option<f64>,
+    /// List the GPU and model presets and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+fn list() {
+    let p = Presets::embedded();
+    println!("GPUs (peak dense BF16, HBM bandwidth, HBM):");
+    for (k, g) in &p.gpus {
+        println!(
+            "  {k:<10} {:<16} {:>7} TFLOP/s  {:>5} TB/s  {:>4} GiB",
+            g.name, g.peak_bf16_tflops, g.hbm_tb_s, g.hbm_gib
+        );
+    }
+    println!("Models:");
+    for (k, m) in &p.models {
+        let moe = m
+            .moe
+            .as_ref()
+            .map(|e| format!(", MoE top-{} of {}", e.experts_per_token, e.num_experts))
+            .unwrap_or_default();
+        println!(
+            "  {k:<14} {:<34} {:>6.2}B params{moe}, {} layers, {} heads / {} KV heads",
+            m.served_name,
+            m.params as f64 / 1e9,
+            m.layers,
+            m.heads,
+            m.kv_heads
+        );
+    }
+}
 
 /// Runs `servebench sim`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("servebench sim is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.list {
+        list();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let answers = match &args.sim_answers {
+            Some(name) => Some(servebench_eval::sim_answers::load(name)?),
+            None => None,
+        };
+        let server = SimServer::start(SimOptions {
+            gpu: args.gpu.clone(),
+            model: args.model.clone(),
+            host: args.host,
+            port: args.port,
+            tp: args.tp,
+            speedup: args.speedup,
+            zero_delay: args.zero_delay,
+            answers,
+            emission_log: args.emission_log.clone(),
+        })
+        .await?;
+        println!("{}", server.describe());
+        if let Some(name) = &args.sim_answers {
+            println!("answers: recorded GSM8K solutions of `{name}`");
+        }
+        if let Some(p) = &args.emission_log {
+            println!("emission log: {}", p.display());
+        }
+        println!(
+            "serving {} at {}/v1 (metrics: {}/metrics); Ctrl-C to stop",
+            server.config().model.served_name,
+            server.base_url(),
+            server.base_url()
+        );
+        match args.exit_after {
+            Some(s) if s.is_finite() && s >= 0.0 => {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs_f64(s)) => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Some(s) => anyhow::bail!("--exit-after: must be a non-negative number, got {s}"),
+            None => {
+                tokio::signal::ctrl_c().await?;
+            }
+        }
+        server.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
 }
