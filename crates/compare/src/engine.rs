@@ -600,7 +600,14 @@ pub fn compare(
     let verdict = points
         .iter()
         .map(|p| p.verdict)
-        .chain(evals.iter().map(|e| e.verdict))
+        // Baseline-only rows (points or evals the candidate did not run) are listed but do
+        // not decide the overall verdict.
+        .chain(
+            evals
+                .iter()
+                .filter(|e| e.candidate.is_some())
+                .map(|e| e.verdict),
+        )
         .max()
         .unwrap_or(Verdict::NoChange);
     Comparison {

@@ -519,7 +519,8 @@ pub struct Comparison {
     pub unmatched_baseline: Vec<Point>,
     /// Eval rows (candidate rows, plus baseline rows with no candidate).
     pub evals: Vec<EvalComparison>,
-    /// Overall verdict: the worst row verdict (ordering of [`Verdict`]), `no_change` if empty.
+    /// Overall verdict: the worst verdict (ordering of [`Verdict`]) over the candidate's point
+    /// rows and eval rows; baseline-only rows do not count; `no_change` if empty.
     pub verdict: Verdict,
 }
 

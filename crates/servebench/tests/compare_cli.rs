@@ -1,0 +1,322 @@
+//! `servebench compare` through the binary: stored baseline vs candidate files, exit codes,
+//! JSON output, B18 and B20 end to end.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+
+fn sb(args: &[&str], cwd: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("SERVEBENCH_DB")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn out(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Candidate rows for the scenario config (AgentX, TP1/EP1, b200 sglang fp4 mtp) in the
+/// servebench agg-row shape, scaled from the baseline table.
+fn scenario_candidate(ttft_factor_c16: f64) -> Value {
+    let base = [
+        (1, 14445.12, 159.68, 665.82, 3.57),
+        (4, 23191.29, 246.97, 595.02, 4.3),
+        (8, 39051.57, 370.67, 858.57, 5.43),
+        (16, 71333.43, 637.9, 1570.11, 12.65),
+    ];
+    let rows: Vec<Value> = base
+        .iter()
+        .map(|&(conc, tot, out, ttft, tpot)| {
+            let f = if conc == 16 { ttft_factor_c16 } else { 1.0 };
+            json!({
+                "hw": "b200", "conc": conc, "image": "lmsysorg/sglang:v0.5.20-cu130",
+                "model": "Qwen/Qwen3.8-Flash-Next-NVFP4", "infmax_model_prefix": "qwen3.8next",
+                "framework": "sglang", "precision": "fp4", "spec_decoding": "mtp", "disagg": false,
+                "recipe_fingerprint": "", "isl": null, "osl": null, "is_multinode": false, "tp": 1,
+                "pp": 1, "dcp_size": 1, "pcp_size": 1, "ep": 1, "dp_attention": "false",
+                "tput_per_gpu": tot * 1.02, "output_tput_per_gpu": out * 1.02,
+                "mean_ttft": ttft * f / 1000.0, "mean_tpot": tpot / 1000.0,
+                "schema_version": 1, "benchmark_type": "agentic_traces", "api": "chat",
+                "num_requests_total": 100, "num_requests_successful": 100, "num_requests_failed": 0,
+                "point_status": "ok"
+            })
+        })
+        .collect();
+    json!(rows)
+}
+
+#[test]
+fn scenario_baseline_in_store_vs_candidate_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("{SHARED}/data/scenario/baseline.json");
+    assert!(sb(&["baseline", "import", &file], dir.path())
+        .status
+        .success());
+
+    // +2 % throughput, TTFT unchanged: no regression, exit 0.
+    std::fs::write(
+        dir.path().join("ok.json"),
+        scenario_candidate(1.0).to_string(),
+    )
+    .unwrap();
+    let o = sb(
+        &["compare", "--baseline", "1", "--candidate", "ok.json"],
+        dir.path(),
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(s.contains("14,734.02 (+2.0%)"), "{s}");
+    assert!(s.contains("1,570.11 (+0.0%)"), "{s}");
+    assert!(
+        s.contains(
+            "Verdict: no_change (baseline run 1, candidate ok.json, mean latency, gate ±5%)"
+        ),
+        "{s}"
+    );
+
+    // TTFT +31.3 % at c16: regression, exit 2.
+    std::fs::write(
+        dir.path().join("slow.json"),
+        scenario_candidate(1.313).to_string(),
+    )
+    .unwrap();
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "latest-baseline",
+            "--candidate",
+            "slow.json",
+        ],
+        dir.path(),
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    assert!(
+        s.contains("AgentX · TP1/EP1 · c16: regression — TTFT ms +31.3%"),
+        "{s}"
+    );
+    assert!(s.contains("Verdict: regression, exit 2"), "{s}");
+    // A wider gate lets it pass.
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "1",
+            "--candidate",
+            "slow.json",
+            "--gate",
+            "40",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+
+    // --stat median against a mean-only table: statistic mismatch, never a fake delta.
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "1",
+            "--candidate",
+            "ok.json",
+            "--stat",
+            "median",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ttft = c["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "ttft")
+        .unwrap()
+        .clone();
+    assert_eq!(ttft["delta"]["na"]["kind"], "statistic_mismatch");
+    // The baseline eval has no candidate: listed with its reason.
+    assert_eq!(c["evals"][0]["delta"]["na"]["kind"], "candidate_missing");
+    assert_eq!(c["evals"][0]["baseline"]["samples"], 1319);
+}
+
+#[test]
+fn b18_and_b20_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |extra: Value| {
+        let mut r = json!({"hw": "b200", "conc": 64, "infmax_model_prefix": "gptoss", "framework": "vllm",
+            "precision": "fp4", "isl": 8192, "osl": 1024, "tp": 1, "ep": 1, "dp_attention": "false",
+            "point_status": "ok", "num_requests_total": 640, "num_requests_failed": 0,
+            "num_requests_successful": 640, "mean_isl": 8192.0, "mean_isl_server": 8192.0});
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        r
+    };
+    let w = |name: &str, v: Value| std::fs::write(dir.path().join(name), v.to_string()).unwrap();
+    // B18
+    w(
+        "b18-base.json",
+        json!([row(
+            json!({"api": "completions", "mean_osl": 1024.0, "output_tput_per_gpu": 10000.0})
+        )]),
+    );
+    w(
+        "b18-cand.json",
+        json!([row(
+            json!({"api": "chat", "mean_osl": 63.0, "output_tput_per_gpu": 1100.0})
+        )]),
+    );
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "b18-base.json",
+            "--candidate",
+            "b18-cand.json",
+        ],
+        dir.path(),
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(0), "not a regression: {s}");
+    assert!(s.contains("not_comparable — mean output length −93.8% (63 vs 1024), beyond the ±5% tolerance; different API kind (chat vs completions)"), "{s}");
+    assert!(s.contains("1,100 (-89.0%)"), "{s}");
+    // B20: baseline repeats in one file (same identity five times) → spread.
+    let reps: Vec<Value> = [100.0, 112.0, 95.0, 108.0, 118.0]
+        .iter()
+        .map(|ms: &f64| row(json!({"median_ttft": ms / 1000.0})))
+        .collect();
+    w("b20-base.json", json!(reps));
+    w("b20-a.json", json!([row(json!({"median_ttft": 0.115}))]));
+    w("b20-b.json", json!([row(json!({"median_ttft": 0.140}))]));
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "b20-base.json",
+            "--candidate",
+            "b20-a.json",
+            "--stat",
+            "median",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = c["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "ttft")
+        .unwrap()
+        .clone();
+    assert_eq!(m["delta"]["pct"], 7.9);
+    assert_eq!(m["verdict"], "no_change");
+    assert_eq!(m["baseline_spread"]["n"], 5);
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "b20-base.json",
+            "--candidate",
+            "b20-b.json",
+            "--stat",
+            "median",
+        ],
+        dir.path(),
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    assert!(s.contains("regression — TTFT ms +31.3% (baseline 5 repeats: mean 106.60, sd 9.21, range 95.00–118.00)"), "{s}");
+}
+
+#[test]
+fn failed_candidate_exits_3_and_errors_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("{SHARED}/data/scenario/baseline.json");
+    assert!(
+        sb(&["baseline", "import", &file, "--db", "s.db"], dir.path())
+            .status
+            .success()
+    );
+    let mut rows = scenario_candidate(1.0);
+    for r in rows.as_array_mut().unwrap() {
+        r["point_status"] = json!("failed");
+        r["num_requests_successful"] = json!(0);
+        r["num_requests_failed"] = json!(100);
+        for k in [
+            "tput_per_gpu",
+            "output_tput_per_gpu",
+            "mean_ttft",
+            "mean_tpot",
+        ] {
+            r[k] = Value::Null;
+        }
+    }
+    std::fs::write(dir.path().join("failed.json"), rows.to_string()).unwrap();
+    let o = sb(
+        &[
+            "compare",
+            "--db",
+            "s.db",
+            "--baseline",
+            "1",
+            "--candidate",
+            "failed.json",
+        ],
+        dir.path(),
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(3), "{s}");
+    assert!(s.contains("c16: candidate_invalid — Δ N/A: failed"), "{s}");
+
+    let o = sb(
+        &[
+            "compare",
+            "--db",
+            "s.db",
+            "--baseline",
+            "7",
+            "--candidate",
+            "failed.json",
+        ],
+        dir.path(),
+    );
+    let s = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        s.starts_with("error: --baseline: run 7 does not exist in s.db"),
+        "{s}"
+    );
+    let o = sb(
+        &[
+            "compare",
+            "--db",
+            "s.db",
+            "--baseline",
+            "nothing.json",
+            "--candidate",
+            "1",
+        ],
+        dir.path(),
+    );
+    let s = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        s.starts_with("error: --baseline: nothing.json: neither a run id nor an existing file"),
+        "{s}"
+    );
+}
