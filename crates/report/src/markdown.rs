@@ -385,13 +385,24 @@ pub fn failure_en(f: &FailureSummary) -> String {
     s.push_str(&quoted.join(" / "));
     s.push_str(". ");
     s.push_str(&format!("Raised by the {}", f.layer));
-    if !f.not_layers.is_empty() {
-        s.push_str(&format!(", not the {}", join_or(&f.not_layers)));
+    if let Some(sec) = f.seconds_after_start {
+        s.push_str(&format!(
+            " {} s after the job log started",
+            crate::format::fmt_value_dp(sec, 1)
+        ));
     }
-    if let Some(c) = &f.class {
-        s.push_str(&format!(" ({c})"));
+    match (f.before_image_import, f.before_engine_start) {
+        (Some(true), _) => s.push_str(", before any image import or server start"),
+        (_, Some(true)) => s.push_str(", before the server started"),
+        _ => {}
+    }
+    if !f.not_layers.is_empty() {
+        s.push_str(&format!(": not the {}", join_or(&f.not_layers)));
     }
     s.push_str(". ");
+    if let Some(c) = &f.class {
+        s.push_str(&format!("Class: {c}. "));
+    }
     match f.deterministic {
         Some(true) => {
             s.push_str("Deterministic");
@@ -443,6 +454,11 @@ pub fn failure_zh(f: &FailureSummary) -> String {
     let quoted: Vec<String> = f.first_error.iter().map(|l| code_md(l.trim())).collect();
     let mut s = format!("作业日志中的第一个错误是 {}，", quoted.join(" / "));
     s.push_str(&format!("由{}报出", words::layer_zh(&f.layer)));
+    match (f.before_image_import, f.before_engine_start) {
+        (Some(true), _) => s.push_str("，发生在镜像导入和服务启动之前"),
+        (_, Some(true)) => s.push_str("，发生在服务启动之前"),
+        _ => {}
+    }
     if !f.not_layers.is_empty() {
         let nl: Vec<String> = f.not_layers.iter().map(|l| words::layer_zh(l)).collect();
         let list = match nl.len() {

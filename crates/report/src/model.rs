@@ -471,6 +471,15 @@ pub struct FailureSummary {
     /// Layers it is explicitly not in (`recipe`, `image`, `engine`), said when known.
     #[serde(default)]
     pub not_layers: Vec<String>,
+    /// Seconds from the job log's first line to the error, when the log has timestamps.
+    #[serde(default)]
+    pub seconds_after_start: Option<f64>,
+    /// Raised before any image import / container start (`Some(true)`), after (`Some(false)`).
+    #[serde(default)]
+    pub before_image_import: Option<bool>,
+    /// Raised before the engine started.
+    #[serde(default)]
+    pub before_engine_start: Option<bool>,
     /// Failure class, worded (`launcher environment check`), with its id when known (`F3`).
     pub class: Option<String>,
     /// `Some(true)` deterministic, `Some(false)` transient, `None` mixed/unknown.

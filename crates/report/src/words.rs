@@ -205,6 +205,41 @@ pub fn topology_label(tp: u32, ep: u32) -> String {
     format!("TP{tp}/EP{ep}")
 }
 
+/// Chinese of a triage next step, from its structured parts (the English text comes from the
+/// triage signature table): a specific sentence for the common categories, else one by action.
+/// `category` is the triage category (`missing_env_var`, `removed_flag`…), `action` one of
+/// `stop|repair|retry|inspect|wait`, `var` the variable or flag named by the error, if any.
+pub fn next_step_zh(category: &str, layer: &str, action: &str, var: Option<&str>) -> String {
+    let l = layer_zh(layer);
+    let code = |v: &str| format!("`{v}`");
+    match category {
+        "missing_env_var" => {
+            let v = var.map(code).unwrap_or_else(|| "缺失的环境变量".into());
+            let extra = if var == Some("MODEL_PATH") {
+                "（回退到预置权重路径的逻辑必须放在 `check_env_vars` 之前）"
+            } else {
+                ""
+            };
+            format!("修复{l}：在检查运行之前设置 {v}{extra}。修改配方或镜像都无法解决，修复后重新运行。")
+        }
+        "removed_flag" | "ambiguous_option" | "unrecognized_arguments" => format!(
+            "在该配置独享的配方中改用新版本的参数名{}，取值保持不变，然后作为一次修复重新运行。",
+            var.map(|v| format!("（替换 {}）", code(v)))
+                .unwrap_or_default()
+        ),
+        _ => match action {
+            "retry" => "在同一提交上进行基础设施重试，不修改配方，也不消耗修复次数。".into(),
+            "repair" => format!("在{l}中做最小范围的修复，然后作为下一次修复重新运行。"),
+            "stop" => format!(
+                "停止本次更新：问题出在{l}，超出本次更新可修改的范围，需由负责方修复后再重新运行。"
+            ),
+            "inspect" => "先收集更多日志证据，再决定重试还是修复。".into(),
+            "wait" => "等待运行进入终止状态后再处理。".into(),
+            _ => format!("由{l}的负责方处理后重新运行。"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
