@@ -290,8 +290,15 @@ mod tests {
     }
 
     #[test]
-    fn canonical_rejects_nan() {
-        let v = Value::Number(serde_json::Number::from_f64(1.0).unwrap());
-        assert!(dumps_canonical(&v).is_ok());
+    fn fingerprint_matches_python_hashlib() {
+        // python3 -c 'import json,hashlib; print(hashlib.sha256(json.dumps({"b":0.8,"a":"\u00e9","conc":4},
+        //   sort_keys=True,separators=(",",":")).encode()).hexdigest())' with conc removed first.
+        let row = json!({"conc": 4, "exp-name": "x", "b": 0.8, "a": "é"});
+        let text = dumps_canonical(&json!({"a": "é", "b": 0.8})).unwrap();
+        assert_eq!(text, r#"{"a":"\u00e9","b":0.8}"#);
+        assert_eq!(
+            recipe_fingerprint(row.as_object().unwrap()).unwrap(),
+            hex::encode(Sha256::digest(text.as_bytes()))
+        );
     }
 }
