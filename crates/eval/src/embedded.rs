@@ -11,12 +11,10 @@ pub(crate) struct Running {
     pub base_url: String,
     pub describe: String,
     pub model: String,
-    #[cfg(feature = "embedded-sim")]
     server: servebench_sim::SimServer,
 }
 
 /// Starts the simulator on 127.0.0.1 (random port) replaying `book`.
-#[cfg(feature = "embedded-sim")]
 pub(crate) async fn start(choice: &SimChoice, book: Gsm8kAnswers) -> anyhow::Result<Running> {
     let opts = servebench_sim::SimOptions {
         gpu: choice.gpu.clone(),
@@ -35,19 +33,9 @@ pub(crate) async fn start(choice: &SimChoice, book: Gsm8kAnswers) -> anyhow::Res
     })
 }
 
-/// Without the simulator in this build, the eval needs `--endpoint`.
-#[cfg(not(feature = "embedded-sim"))]
-pub(crate) async fn start(choice: &SimChoice, book: Gsm8kAnswers) -> anyhow::Result<Running> {
-    let _ = (choice, Arc::new(book));
-    anyhow::bail!(
-        "this build has no embedded simulator (feature `embedded-sim`); pass --endpoint URL"
-    )
-}
-
 impl Running {
     /// Stops the simulator.
     pub async fn shutdown(self) {
-        #[cfg(feature = "embedded-sim")]
         self.server.shutdown().await;
     }
 }

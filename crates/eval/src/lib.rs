@@ -16,6 +16,7 @@ pub mod result;
 mod run;
 pub mod scoring;
 pub mod sim_answers;
+mod summary;
 pub mod task;
 pub mod thresholds;
 
@@ -24,4 +25,5 @@ pub use run::{
     backoff, chat_url, request_body, request_params, response_text, run_gsm8k, EvalOptions,
     SimChoice,
 };
+pub use summary::{default_out_dir, render_summary, utc_stamp};
 pub use task::{Profile, TaskSpec};

@@ -261,3 +261,84 @@ where
         })
     }
 }
+
+/// A recording reverse proxy: forwards every request to `target` (base URL) and keeps the
+/// bodies of `POST /v1/chat/completions` in arrival order (what each client put on the wire).
+pub struct Proxy {
+    pub addr: SocketAddr,
+    pub bodies: Arc<Mutex<Vec<Bytes>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+    /// Takes the bodies recorded so far.
+    pub fn take(&self) -> Vec<Bytes> {
+        std::mem::take(&mut *self.bodies.lock().unwrap())
+    }
+    pub fn stop(self) {
+        self.task.abort();
+    }
+}
+
+/// Starts a [`Proxy`] on 127.0.0.1 in front of `target`.
+pub async fn start_proxy(target: String) -> Proxy {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let client = reqwest::Client::new();
+    let b2 = bodies.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                break;
+            };
+            let (bodies, client, target) = (b2.clone(), client.clone(), target.clone());
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                    let (bodies, client, target) = (bodies.clone(), client.clone(), target.clone());
+                    async move {
+                        let method = req.method().clone();
+                        let path = req
+                            .uri()
+                            .path_and_query()
+                            .map(|p| p.to_string())
+                            .unwrap_or_default();
+                        let ctype = req.headers().get("content-type").cloned();
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        if path.ends_with("/chat/completions") {
+                            bodies.lock().unwrap().push(body.clone());
+                        }
+                        let mut fwd = client.request(method, format!("{target}{path}")).body(body);
+                        if let Some(c) = ctype {
+                            fwd = fwd.header("content-type", c);
+                        }
+                        let resp = match fwd.send().await {
+                            Ok(r) => r,
+                            Err(e) => {
+                                return Ok::<_, Infallible>(json_response(
+                                    502,
+                                    json!({"error": e.to_string()}),
+                                ))
+                            }
+                        };
+                        let status = resp.status().as_u16();
+                        let bytes = resp.bytes().await.unwrap_or_default();
+                        Ok(Response::builder()
+                            .status(status)
+                            .header("content-type", "application/json")
+                            .body(Full::new(bytes))
+                            .unwrap())
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, svc)
+                    .await;
+            });
+        }
+    });
+    Proxy { addr, bodies, task }
+}
