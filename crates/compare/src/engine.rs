@@ -42,7 +42,7 @@ pub fn group_repeats(points: Vec<Point>) -> Vec<Point> {
 pub fn delta(old: Option<f64>, new: Option<f64>) -> Delta {
     match (old, new) {
         (None, _) => Delta::na(NaReason::BaselineMissing),
-        (Some(o), _) if o == 0.0 => Delta::na(NaReason::BaselineZero),
+        (Some(0.0), _) => Delta::na(NaReason::BaselineZero),
         (_, None) => Delta::na(NaReason::CandidateMissing),
         (Some(o), Some(n)) => Delta {
             value: Some(n - o),

@@ -205,6 +205,7 @@ impl Identity {
         match (self.benchmark_type, self.isl, self.osl) {
             (BenchmarkType::AgenticTraces, _, _) => "AgentX".into(),
             (_, Some(i), Some(o)) => {
+                #[allow(clippy::manual_is_multiple_of)] // MSRV 1.85
                 let k = |n: u32| {
                     if n >= 1024 && n % 1024 == 0 {
                         format!("{}k", n / 1024)

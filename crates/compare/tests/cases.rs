@@ -363,7 +363,7 @@ fn failed_point_and_zero_baseline_give_reasons() {
     };
     let cmp = compare(
         info("b"),
-        points(&[b.clone()]),
+        points(std::slice::from_ref(&b)),
         vec![],
         info("c"),
         points(&[c]),
