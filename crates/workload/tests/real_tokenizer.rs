@@ -1,0 +1,107 @@
+//! The random dataset built with the real engine's tokenizer (`$SERVEBENCH_REAL_ENGINE_MODEL_DIR`
+//! /tokenizer.json, a byte-level BPE) is byte-identical to InferenceX's generator.
+//!
+//! Reference values: `tests/inferencex_reference.py` (InferenceX `sample_random_requests`,
+//! single-worker path, numpy 2.4.6 + HF tokenizers 0.23.3) run as
+//! `python inferencex_reference.py $DIR/tokenizer.json 1024 1024 12`; columns: index, drawn
+//! input length, output length, offset, final prompt length, adjustment rounds, sha256[:16] of
+//! the prompt text. Every prompt needed one truncation round (no random padding), so the text
+//! is reproducible bit for bit.
+
+use std::path::PathBuf;
+
+use servebench_workload::{
+    build_with_tokenizer, ChatTemplate, LocalTokenizer, RandomDatasetConfig,
+};
+use sha2::{Digest, Sha256};
+
+const REFERENCE: &[(u32, u32, u32, u32, &str)] = &[
+    (991, 907, 6216, 991, "b2a6a7f72ee693e8"),
+    (866, 959, 6921, 866, "15650a354a9cd0fe"),
+    (936, 877, 6036, 936, "5b364460d0187ed7"),
+    (1011, 1012, 2163, 1011, "da4eea4f5cadbc19"),
+    (886, 858, 5072, 886, "196fab92971c921c"),
+    (1014, 906, 4851, 1014, "4b7c3ac2fc2ebadf"),
+    (922, 993, 7877, 922, "e55f98326584fd40"),
+    (828, 907, 2046, 828, "4159f50bbef8feec"),
+    (840, 900, 1871, 840, "468ac9d7d038cbc8"),
+    (855, 984, 7599, 855, "baa6d713684b80af"),
+    (906, 844, 2496, 906, "1032576a8fe02f22"),
+    (889, 896, 6994, 889, "4968d5a2d24760bc"),
+];
+
+fn model_dir() -> Option<PathBuf> {
+    match std::env::var("SERVEBENCH_REAL_ENGINE_MODEL_DIR") {
+        Ok(d) if !d.is_empty() => Some(PathBuf::from(d)),
+        _ => {
+            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+                panic!(
+                    "SERVEBENCH_REAL_ENGINE_MODEL_DIR is not set (SERVEBENCH_REQUIRE_SERVICES=1)"
+                );
+            }
+            println!("skipped: SERVEBENCH_REAL_ENGINE_MODEL_DIR is not set");
+            None
+        }
+    }
+}
+
+#[test]
+fn prompts_match_inferencex_bit_for_bit() {
+    let Some(dir) = model_dir() else { return };
+    let tok = LocalTokenizer::from_path(&dir.join("tokenizer.json")).unwrap();
+    assert_eq!(
+        tok.vocab_size(),
+        8189,
+        "base vocabulary without the 3 added special tokens"
+    );
+    let cfg = RandomDatasetConfig {
+        input_len: 1024,
+        output_len: 1024,
+        range_ratio: 0.8,
+        num_prompts: 12,
+        seed: 0,
+    };
+    let d = build_with_tokenizer(&cfg, &tok, None).unwrap();
+    assert_eq!(d.exact, 12);
+    for (e, (inl, outl, _off, plen, sha)) in d.entries.iter().zip(REFERENCE) {
+        assert_eq!(e.target_tokens, *inl);
+        assert_eq!(e.max_tokens, *outl);
+        assert_eq!(e.prompt_tokens, *plen);
+        let h = hex::encode(Sha256::digest(e.text.as_bytes()));
+        assert_eq!(&h[..16], *sha, "prompt text differs from InferenceX's");
+    }
+}
+
+#[test]
+fn chat_template_overhead_is_subtracted() {
+    let Some(dir) = model_dir() else { return };
+    let tok = LocalTokenizer::from_path(&dir).unwrap();
+    let t = ChatTemplate::from_tokenizer_config(&dir).unwrap();
+    let rendered = t.render_user("a").unwrap();
+    assert_eq!(
+        rendered,
+        "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n"
+    );
+    let overhead = tok.encode(&rendered).unwrap().len() as u32 - 1;
+    let cfg = RandomDatasetConfig {
+        input_len: 256,
+        output_len: 16,
+        range_ratio: 0.8,
+        num_prompts: 6,
+        seed: 0,
+    };
+    let d = build_with_tokenizer(&cfg, &tok, Some(&t)).unwrap();
+    assert_eq!(d.template_overhead, overhead);
+    for e in &d.entries {
+        assert!(
+            e.text.starts_with("<|im_start|>user\n") && e.text.ends_with("<|im_start|>assistant\n")
+        );
+        // templated prompt lands near ISL: drawn (ISL − T) range plus T
+        assert!(
+            e.prompt_tokens <= 256 + 2
+                && e.prompt_tokens >= (((256 - overhead) as f64 * 0.8) as u32),
+            "{}",
+            e.prompt_tokens
+        );
+    }
+}
