@@ -233,7 +233,7 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
 
 /// Builds the comparison for `args` (used by `servebench report --baseline` too).
 pub fn build(args: &Args) -> Result<Comparison> {
-    if !(args.gate >= 0.0) {
+    if args.gate.is_nan() || args.gate < 0.0 {
         bail!("--gate {}: must be a non-negative percentage", args.gate);
     }
     if let Some(f) = args.max_failure_rate {
