@@ -1,12 +1,120 @@
-//! `servebench report` (placeholder until its stage lands).
+//! `servebench report`: the report of a run — against a baseline when `--baseline` is given —
+//! as the bilingual Markdown comment (AUTOMATION.md §5.6), one self-contained HTML file with SVG
+//! charts, JSON (the report document), or the terminal table. A baseline table file given as
+//! the RUN renders the frozen-baseline body (PR body).
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use servebench_compare::Stat;
+use servebench_report::attempt::{build_baseline_body, BaselineTable};
+use servebench_report::comparison::{build, build_run, BuildOptions};
+use servebench_report::{Document, Format, Lang};
 
 /// Arguments of `servebench report`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// The run: a run id in the store, `latest` (newest non-baseline run), several ids joined
+    /// by `,` (a sweep and its eval run), or a file (agg rows, a sweep `summary.json`, or a
+    /// baseline table, which renders the frozen-baseline body).
+    #[arg(value_name = "RUN", default_value = "latest")]
+    pub run: String,
+    /// Results store.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = "servebench.db"
+    )]
+    pub db: PathBuf,
+    /// Compare with this baseline (a run id, `latest-baseline`, or a baseline file).
+    #[arg(long, value_name = "RUN|FILE")]
+    pub baseline: Option<String>,
+    /// Output format: md, html, json, table.
+    #[arg(long, value_name = "FORMAT", default_value = "md")]
+    pub format: Format,
+    /// Languages: en, en+zh (the Chinese block).
+    #[arg(long, value_name = "LANG", default_value = "en+zh")]
+    pub lang: Lang,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Latency statistic.
+    #[arg(long, value_name = "STAT", default_value = "mean", value_parser = parse_stat)]
+    pub stat: Stat,
+    /// Regression gate in % (with --baseline).
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub gate: f64,
+    /// Title prefix / bot name (HTML title; default `servebench`).
+    #[arg(long, value_name = "NAME")]
+    pub title_prefix: Option<String>,
+    /// Target image of a planned bump, for the Goal line of a baseline body.
+    #[arg(long, value_name = "REF")]
+    pub target_image: Option<String>,
+}
+
+fn parse_stat(s: &str) -> Result<Stat, String> {
+    Stat::parse(s).ok_or_else(|| format!("unknown statistic {s:?} (mean|median|p90|p99)"))
+}
+
+/// Builds the report document for `args` (also used by `sweep --report`).
+pub fn document(args: &Args) -> Result<Document> {
+    let opts = BuildOptions {
+        title_prefix: args.title_prefix.clone(),
+        columns: vec![],
+    };
+    if let Some(b) = &args.baseline {
+        let cargs = super::compare::Args {
+            baseline: b.clone(),
+            candidate: args.run.clone(),
+            stat: args.stat,
+            db: args.db.clone(),
+            gate: args.gate,
+            length_tolerance: 5.0,
+            max_failure_rate: None,
+            tail_min_repeats: 5,
+            json: false,
+        };
+        let c = super::compare::build(&cargs)?;
+        return Ok(build(&c, &opts));
+    }
+    let path = std::path::Path::new(&args.run);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        if let Ok(t) = serde_json::from_str::<BaselineTable>(&text) {
+            return Ok(build_baseline_body(
+                &t,
+                args.target_image.as_deref(),
+                args.title_prefix.as_deref(),
+            ));
+        }
+    }
+    let side = super::compare::load_side(&args.db, &args.run)?;
+    Ok(build_run(
+        &side.info,
+        &side.points,
+        &side.evals,
+        args.stat,
+        &opts,
+    ))
+}
 
 /// Runs `servebench report`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("servebench report is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let doc = document(&args)?;
+    let colored = args.output.is_none()
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    let out = servebench_report::render(&doc, args.format, args.lang, colored);
+    match &args.output {
+        Some(p) => {
+            std::fs::write(p, out).with_context(|| format!("{}: cannot write", p.display()))?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => print!("{out}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }

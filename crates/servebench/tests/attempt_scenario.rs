@@ -1,0 +1,204 @@
+//! `servebench attempt` on the PRODUCT.md scenario, from the files alone: the baseline table,
+//! the image provenance, the recipe (for the flag rename and its value) and the two job logs of
+//! the failed initial attempt. The whole comment is compared exactly (every element the
+//! scenario README lists), then the HTML and JSON forms and the error lines.
+
+use std::process::Command;
+
+const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+
+fn servebench(args: &[String], dir: &std::path::Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("SERVEBENCH_DB")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run servebench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn scenario_args() -> Vec<String> {
+    vec![
+        "attempt".into(),
+        "--baseline".into(),
+        format!("{SCENARIO}/baseline.json"),
+        "--logs".into(),
+        format!("{SCENARIO}/logs/agentic-c1.log"),
+        format!("{SCENARIO}/logs/eval-c16.log"),
+        "--change".into(),
+        format!("{SCENARIO}/images.json"),
+        "--recipe-edit".into(),
+        format!(
+            "{SCENARIO}/recipes/qwen3.8next_fp4_b200_sglang_mtp.sh:--cuda-graph-max-bs=--cuda-graph-max-bs-decode"
+        ),
+        "--edit-evidence".into(),
+        "https://github.com/sgl-project/sglang/pull/38375".into(),
+        "--kind".into(),
+        "initial".into(),
+        "--run-id".into(),
+        "18000000001".into(),
+        "--run-attempt".into(),
+        "1".into(),
+    ]
+}
+
+const EXPECTED: &str = r#"**Initial attempt · Failed** · Run 18000000001 / attempt 1 · 2026-09-21 01:15 UTC  
+`lmsysorg/sglang:v0.5.20-cu130` · AgentX · TP1/EP1 · Mean latency  
+**Change:** Image `lmsysorg/sglang:qwen38flashnext` (model-branch build, index `sha256:5ae5816783d58e2e56e84d2e863f5441425056f500b7fbd7448c4aae017a2521`) → `lmsysorg/sglang:v0.5.20-cu130` (release build, index `sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f`, linux/amd64 `sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4`). Versions: sgl-kernel 0.4.6.post1 → 0.4.7; sgl-deep-gemm 0.2.0 (new); flashinfer 0.6.18 and cuda 13.0.3 unchanged. Recipe `qwen3.8next_fp4_b200_sglang_mtp.sh`: `--cuda-graph-max-bs 64` → `--cuda-graph-max-bs-decode 64` ([sgl-project/sglang#38375](https://github.com/sgl-project/sglang/pull/38375)).
+
+| Concurrency | Output tok/s/GPU ↑ | TTFT ms ↓ | TPOT ms ↓ |
+| ---: | ---: | ---: | ---: |
+| 1 | N/A | N/A | N/A |
+
+**Note:** All rows: failed.  
+**Note:** All rows: request errors unavailable.  
+**Note:** All rows: Δ N/A: no matched baseline.
+
+| Eval | Score ↑ | Samples |
+| --- | ---: | ---: |
+| gsm8k/em_strict · c16 | N/A | 1,319/N/A (old/new) |
+
+**Note:** gsm8k/em_strict · c16: failed, no score; Δ N/A: point failed.
+
+**Finding:** First error in the job log (`agentic-c1.log`, line 10): `Error: The following required environment variables are not set:` / `- MODEL_PATH`. Raised by the launcher 2.8 s after the job log started, before any image import or server start: not the recipe, image or engine. Class: required environment variable not set (F3). Deterministic: the same first error on 2 runners (`b200-nscale-slurm_00`, `b200-nscale-slurm_01`), so no infrastructure retry; no repair is possible inside the recipe. Outcome `readiness-blocked` · phase `targeted` · repairs 0/5.  
+**Next:** Fix the launcher: set MODEL_PATH before the check runs (for MODEL_PATH: the staged-weights fallback must come before check_env_vars). No recipe or image change can fix it; rerun after the fix. Launcher: `runners/launch_b200-nscale-slurm.sh`.
+
+<details><summary>中文</summary>
+
+**首次尝试 · 失败**  
+**变更：** 镜像从 `lmsysorg/sglang:qwen38flashnext`（模型分支构建）更新为 `lmsysorg/sglang:v0.5.20-cu130`（正式发布构建），已记录镜像索引摘要和 amd64 架构的清单摘要。依赖库：sgl-kernel 版本变更，新增 sgl-deep-gemm，flashinfer、cuda 版本不变。配方 `qwen3.8next_fp4_b200_sglang_mtp.sh` 中的 `--cuda-graph-max-bs` 改为 `--cuda-graph-max-bs-decode`，取值不变。  
+**说明：** 所有行：失败。  
+**说明：** 所有行：请求错误数不可用。  
+**说明：** 所有行：Δ 为 N/A，原因：没有匹配的基线点。  
+**说明：** gsm8k/em_strict · c16：失败，没有得分；Δ 为 N/A，原因：该点运行失败。  
+**诊断：** 作业日志中的第一个错误是 `Error: The following required environment variables are not set:` / `- MODEL_PATH`，由启动器报出，发生在镜像导入和服务启动之前，问题不在配方、镜像或推理引擎。多个运行器上出现了相同的第一个错误，属于确定性错误，不做基础设施重试，也无法在配方内修复。结果为 `readiness-blocked`，阶段为 `targeted`，未消耗修复次数。  
+**下一步：** 修复启动器：在检查运行之前设置 `MODEL_PATH`（回退到预置权重路径的逻辑必须放在 `check_env_vars` 之前）。修改配方或镜像都无法解决，修复后重新运行。启动器脚本：`runners/launch_b200-nscale-slurm.sh`。
+
+</details>
+"#;
+
+#[test]
+fn failed_initial_attempt_comment_from_the_scenario_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = servebench(&scenario_args(), dir.path());
+    assert_eq!(code, 0, "stderr: {err}");
+    if out != EXPECTED {
+        for (i, (a, b)) in out.lines().zip(EXPECTED.lines()).enumerate() {
+            if a != b {
+                panic!(
+                    "line {} differs:\n got: {a:?}\nwant: {b:?}\n\nfull output:\n{out}",
+                    i + 1
+                );
+            }
+        }
+        panic!("line count differs:\n{out}");
+    }
+    // The elements the scenario README lists, named one by one.
+    for want in [
+        "**Initial attempt · Failed** · Run 18000000001 / attempt 1 · 2026-09-21 01:15 UTC",
+        "AgentX · TP1/EP1",
+        "**Change:**",
+        "| 1 | N/A | N/A | N/A |",
+        "**Note:** All rows: failed.",
+        "**Note:** All rows: request errors unavailable.",
+        "**Note:** All rows: Δ N/A: no matched baseline.",
+        "1,319/N/A (old/new)",
+        "**Next:** Fix the launcher",
+        "`Error: The following required environment variables are not set:` / `- MODEL_PATH`",
+        "<details><summary>中文</summary>",
+    ] {
+        assert!(out.contains(want), "missing {want:?}");
+    }
+}
+
+#[test]
+fn attempt_html_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = scenario_args();
+    a.extend([
+        "--format".into(),
+        "html".into(),
+        "-o".into(),
+        "a.html".into(),
+    ]);
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_eq!(code, 0, "{err}");
+    let h = std::fs::read_to_string(dir.path().join("a.html")).unwrap();
+    assert!(h.starts_with("<!DOCTYPE html>"));
+    assert_eq!(h.matches("<svg").count(), 4);
+    assert!(h.contains("All rows: failed."));
+    assert!(!h.contains("<script"));
+
+    let mut a = scenario_args();
+    a.extend(["--format".into(), "json".into()]);
+    let (code, out, err) = servebench(&a, dir.path());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["heading"]["type"], "attempt");
+    assert_eq!(v["heading"]["status"], "failed");
+    assert_eq!(v["failure"]["layer"], "launcher");
+    assert_eq!(v["failure"]["outcome"], "readiness-blocked");
+    assert_eq!(v["failure"]["deterministic"], true);
+    assert_eq!(v["evals"][0]["baseline"]["samples"], 1319);
+}
+
+#[test]
+fn attempt_kinds_and_english_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = scenario_args();
+    let k = a.iter().position(|x| x == "initial").unwrap();
+    a[k] = "repair 2".into();
+    a.extend(["--lang".into(), "en".into()]);
+    let (code, out, err) = servebench(&a, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("**Repair 2/5 · Failed**"), "{out}");
+    assert!(out.contains("repairs 2/5."), "{out}");
+    assert!(!out.contains("<details>"));
+}
+
+#[test]
+fn bad_input_gives_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A log that does not exist.
+    let mut a = scenario_args();
+    let i = a
+        .iter()
+        .position(|x| x.ends_with("agentic-c1.log"))
+        .unwrap();
+    a[i] = "missing.log".into();
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("missing.log"), "{err}");
+    // A log that names no point.
+    std::fs::write(dir.path().join("nojob.log"), "Error: something broke\n").unwrap();
+    let mut a = scenario_args();
+    a[i] = "nojob.log".into();
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("nojob.log") && err.contains("Job"), "{err}");
+    // A recipe flag that is not in the recipe.
+    let mut a = scenario_args();
+    let j = a
+        .iter()
+        .position(|x| x.contains("--cuda-graph-max-bs="))
+        .unwrap();
+    a[j] = format!("{SCENARIO}/recipes/qwen3.8next_fp4_b200_sglang_mtp.sh:--no-such-flag=--x");
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--no-such-flag") && err.contains("not found"),
+        "{err}"
+    );
+    // An unknown attempt kind.
+    let mut a = scenario_args();
+    let k = a.iter().position(|x| x == "initial").unwrap();
+    a[k] = "repair 9".into();
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("repairs are numbered 1 to 5"), "{err}");
+}

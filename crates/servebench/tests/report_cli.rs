@@ -1,0 +1,163 @@
+//! `servebench report` end to end through the binary: the frozen-baseline body of the scenario
+//! (equal to the report crate's snapshot), a candidate against the baseline file and against the
+//! baseline imported into a store, in every format.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+use servebench_compare::{parse_baseline, IdentityOverrides};
+
+const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+const BODY_SNAPSHOT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../report/tests/snapshots/scenario__baseline_body.snap"
+);
+
+fn servebench(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("SERVEBENCH_DB")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run servebench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A candidate file: the baseline's agg rows on the new image, c1 TTFT +30 %, c16 missing.
+fn write_candidate(dir: &Path) -> String {
+    let text = std::fs::read_to_string(format!("{SCENARIO}/baseline.json")).unwrap();
+    let imp = parse_baseline(&text, "baseline.json", &IdentityOverrides::default()).unwrap();
+    let rows: Vec<Value> = imp
+        .points
+        .iter()
+        .filter(|r| r["conc"] != json!(16))
+        .map(|r| {
+            let mut c = r.clone();
+            c["image"] = json!("lmsysorg/sglang:v0.5.20-cu130");
+            if r["conc"] == json!(1) {
+                c["mean_ttft"] = json!(r["mean_ttft"].as_f64().unwrap() * 1.3);
+            }
+            c
+        })
+        .collect();
+    let p = dir.join("candidate.json");
+    std::fs::write(&p, serde_json::to_string(&rows).unwrap()).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn baseline_body_through_the_cli_equals_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{SCENARIO}/baseline.json");
+    let (code, out, err) = servebench(
+        &[
+            "report",
+            &base,
+            "--target-image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let snap = std::fs::read_to_string(BODY_SNAPSHOT).unwrap();
+    // insta snapshot: a `---` front matter block, then the body.
+    let body = snap.splitn(3, "---\n").nth(2).unwrap();
+    assert_eq!(out.trim_end(), body.trim_end());
+    assert!(out.contains("| 4 | 23,191.29 | 246.97 | 595.02 | 4.3 |"));
+    assert!(out.contains("| 16 | 71,333.43 | 637.9 | 1,570.11 | 12.65 |"));
+}
+
+#[test]
+fn candidate_against_baseline_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let cand = write_candidate(dir.path());
+    let base = format!("{SCENARIO}/baseline.json");
+    let (code, md, err) = servebench(&["report", &cand, "--baseline", &base], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(md.starts_with("**Benchmark report · Regression**"), "{md}");
+    assert!(
+        md.contains("| 1 | 14,445.12 (+0.0%) | 159.68 (+0.0%) | 865.57 (+30.0%) | 3.57 (+0.0%) |"),
+        "{md}"
+    );
+    assert!(md.contains("| 16 | N/A | N/A | N/A | N/A |"), "{md}");
+    assert!(
+        md.contains("**Note:** c16: Δ N/A: point unavailable."),
+        "{md}"
+    );
+    assert!(md.contains("<details><summary>中文</summary>"));
+
+    let (code, en, _) = servebench(
+        &["report", &cand, "--baseline", &base, "--lang", "en"],
+        dir.path(),
+    );
+    assert_eq!(code, 0);
+    assert!(!en.contains("<details>"));
+
+    let (code, _, err) = servebench(
+        &[
+            "report",
+            &cand,
+            "--baseline",
+            &base,
+            "--format",
+            "html",
+            "-o",
+            "r.html",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let h = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert_eq!(h.matches("<svg").count(), 4);
+    assert!(h.contains("865.57"));
+
+    let (code, j, _) = servebench(
+        &["report", &cand, "--baseline", &base, "--format", "json"],
+        dir.path(),
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&j).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["heading"]["type"], "run");
+
+    let (code, t, _) = servebench(
+        &["report", &cand, "--baseline", &base, "--format", "table"],
+        dir.path(),
+    );
+    assert_eq!(code, 0);
+    assert!(t.contains("865.57 (+30.0%)"), "{t}");
+    assert!(!t.contains('\u{1b}'), "no colour off a TTY");
+}
+
+#[test]
+fn report_reads_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let cand = write_candidate(dir.path());
+    let base = format!("{SCENARIO}/baseline.json");
+    let (code, _, err) = servebench(&["baseline", "import", &base, "--db", "s.db"], dir.path());
+    assert_eq!(code, 0, "baseline import: {err}");
+    let (code, md, err) = servebench(
+        &[
+            "report",
+            &cand,
+            "--db",
+            "s.db",
+            "--baseline",
+            "latest-baseline",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(md.contains("865.57 (+30.0%)"), "{md}");
+    // No store: one clear line.
+    let (code, _, err) = servebench(&["report", "--db", "none.db"], dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("none.db"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
