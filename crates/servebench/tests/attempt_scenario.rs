@@ -202,3 +202,74 @@ fn bad_input_gives_one_clear_line() {
     assert_ne!(code, 0);
     assert!(err.contains("repairs are numbered 1 to 5"), "{err}");
 }
+
+#[test]
+fn passing_attempt_from_a_candidate_run_has_deltas() {
+    // The launcher fixed: the same flow with results, deltas against the baseline table.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(format!("{SCENARIO}/baseline.json")).unwrap();
+    let imp = servebench_compare::parse_baseline(
+        &text,
+        "baseline.json",
+        &servebench_compare::IdentityOverrides::default(),
+    )
+    .unwrap();
+    let rows: Vec<serde_json::Value> = imp
+        .points
+        .iter()
+        .map(|r| {
+            let mut c = r.clone();
+            c["image"] = serde_json::json!("lmsysorg/sglang:v0.5.20-cu130");
+            c["output_tput_per_gpu"] =
+                serde_json::json!(r["output_tput_per_gpu"].as_f64().unwrap() * 1.05);
+            c["mean_tpot"] = serde_json::json!(r["mean_tpot"].as_f64().unwrap() * 0.9);
+            c
+        })
+        .collect();
+    let mut ev = imp.evals[0].clone();
+    ev["score"] = serde_json::json!(0.9803);
+    if ev.get("em_strict").is_some() {
+        ev["em_strict"] = serde_json::json!(0.9803);
+    }
+    let mut all = rows.clone();
+    all.push(ev);
+    std::fs::write(
+        dir.path().join("cand.json"),
+        serde_json::to_string(&all).unwrap(),
+    )
+    .unwrap();
+    let args: Vec<String> = vec![
+        "attempt".into(),
+        "--baseline".into(),
+        format!("{SCENARIO}/baseline.json"),
+        "--candidate".into(),
+        "cand.json".into(),
+        "--change".into(),
+        format!("{SCENARIO}/images.json"),
+        "--kind".into(),
+        "repair 1".into(),
+        "--run-id".into(),
+        "18000000002".into(),
+    ];
+    let (code, out, err) = servebench(&args, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("**Repair 1/5 · Passed** · Run 18000000002"),
+        "{out}"
+    );
+    // 159.68 × 1.05 = 167.66 (+5.0%), TPOT 3.57 × 0.9 = 3.21 (-10.0%), TTFT unchanged;
+    // 637.9 × 1.05 = 669.795 and 12.65 × 0.9 = 11.385 are just below the half in binary.
+    assert!(
+        out.contains("| 1 | 167.66 (+5.0%) | 665.82 (+0.0%) | 3.21 (-10.0%) |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 16 | 669.79 (+5.0%) | 1,570.11 (+0.0%) | 11.38 (-10.0%) |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| gsm8k/em_strict · c16 | 98.03% (+0.08 pp) | 1,319 each |"),
+        "{out}"
+    );
+    assert!(!out.contains("**Finding:**"), "no failure: {out}");
+}
