@@ -358,7 +358,7 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
         });
         curves.baseline.push(curve(b, stat));
     }
-    rows.sort_by(|a, b| (a.label.clone(), a.conc).cmp(&(b.label.clone(), b.conc)));
+    rows.sort_by_key(|r| (r.label.clone(), r.conc));
     curves.baseline.sort_by_key(|p| p.conc);
     curves.candidate.sort_by_key(|p| p.conc);
 

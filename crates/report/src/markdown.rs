@@ -596,9 +596,48 @@ fn chinese_block(doc: &Document) -> String {
     )
 }
 
+/// The PR title of an image bump (AUTOMATION.md §5.6), with a configurable bot name:
+/// `[<prefix>] Update <family> <engine> [ROCm ]image to <tag>[ (digest-pinned)] / 将 <family> 的
+/// <engine> 镜像更新至 <tag>`. `prefix` is e.g. `servebench` or `Klaud Cold`; empty → no
+/// bracket.
+pub fn pr_title(
+    prefix: &str,
+    family: &str,
+    engine: &str,
+    rocm: bool,
+    tag: &str,
+    digest_pinned: bool,
+) -> String {
+    let p = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("[{prefix}] ")
+    };
+    format!(
+        "{p}Update {family} {engine} {}image to {tag}{} / 将 {family} 的 {engine} 镜像更新至 {tag}",
+        if rocm { "ROCm " } else { "" },
+        if digest_pinned {
+            " (digest-pinned)"
+        } else {
+            ""
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pr_title_has_a_configurable_prefix() {
+        assert_eq!(
+            pr_title("Klaud Cold", "qwen3.8next-fp4-b200-sglang-agentic-mtp", "SGLang", false, "v0.5.20-cu130", true),
+            "[Klaud Cold] Update qwen3.8next-fp4-b200-sglang-agentic-mtp SGLang image to v0.5.20-cu130 (digest-pinned) / 将 qwen3.8next-fp4-b200-sglang-agentic-mtp 的 SGLang 镜像更新至 v0.5.20-cu130"
+        );
+        assert!(pr_title("servebench", "f", "vLLM", true, "v1", false)
+            .starts_with("[servebench] Update f vLLM ROCm image to v1 / "));
+        assert!(pr_title("", "f", "vLLM", false, "v1", false).starts_with("Update f vLLM image"));
+    }
 
     #[test]
     fn code_spans_survive_backticks() {

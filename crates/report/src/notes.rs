@@ -135,7 +135,7 @@ fn na_remark(table: &PointTable, r: &Row) -> Option<Remark> {
         let col = table.columns.get(*i).map(|m| m.label()).unwrap_or("?");
         if k > 0 {
             en.push_str(", ");
-            zh.push_str("，");
+            zh.push('，');
         }
         en.push_str(&format!("{col} {}", words::na_reason_en(reason)));
         zh.push_str(&format!("{col} {}", words::na_reason_zh(reason)));
