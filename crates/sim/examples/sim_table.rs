@@ -28,7 +28,53 @@ fn row(gpu: &str, model: &str, tp: u32, conc: u32, n: u32, isl: u32, osl: u32, o
     );
 }
 
+fn presets() {
+    use servebench_sim::model::Chunk;
+    println!("| GPU | model | TP | weights GiB/GPU | KV bytes/token/GPU | KV budget tokens | max_model_len | max_num_seqs / chunk | decode step, 1 seq @1k ctx, ms | prefill 1k tokens, ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for gpu in ["h100", "h200", "b200", "a100", "a100-40gb", "mi300x"] {
+        for model in ["qwen3-8b", "llama-3.1-8b", "qwen3-30b-a3b", "llama-3.1-70b"] {
+            for tp in [1, 2, 4, 8] {
+                let Ok(c) = EngineConfig::from_presets(gpu, model, tp) else {
+                    continue;
+                };
+                if tp > 1 && model != "llama-3.1-70b" {
+                    continue;
+                }
+                let d = c
+                    .step_cost(&[Chunk {
+                        context: 1024,
+                        tokens: 1,
+                        samples: true,
+                    }])
+                    .total_s
+                    * 1e3;
+                let p = c
+                    .step_cost(&[Chunk {
+                        context: 0,
+                        tokens: 1024,
+                        samples: true,
+                    }])
+                    .total_s
+                    * 1e3;
+                println!(
+                    "| {gpu} | {model} | {tp} | {:.1} | {} | {} | {} | {} / {} | {d:.2} | {p:.1} |",
+                    c.weight_bytes_per_gpu / (1u64 << 30) as f64,
+                    c.kv_bytes_per_token_per_gpu,
+                    c.kv_capacity_tokens(),
+                    c.max_model_len,
+                    c.max_num_seqs,
+                    c.max_num_batched_tokens
+                );
+                break;
+            }
+        }
+    }
+    println!();
+}
+
 fn main() {
+    presets();
     println!("| GPU | model | TP | conc | ISL/OSL | TTFT ms | TPOT ms | E2EL ms | out tok/s | total tok/s/GPU | max waiting | max E2EL ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // References (docs/simulator.md).
