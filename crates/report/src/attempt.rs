@@ -205,6 +205,23 @@ pub struct RecipeEdit {
     pub reason: Option<String>,
     /// Evidence link (upstream PR).
     pub evidence: Option<String>,
+    /// A ready English summary with inline code in backticks (from the bump's rule outcome,
+    /// e.g. `` `--a` → `--b` (value `64` kept) ``); when set it replaces the flag fields in
+    /// English, and its code spans name the flags in Chinese.
+    #[serde(default)]
+    pub summary: Option<String>,
+}
+
+/// Splits `` text `code` text `` into spans.
+pub fn code_spans(s: &str) -> Rich {
+    let mut out = Vec::new();
+    for (i, part) in s.split('`').enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        out.push(if i % 2 == 1 { code(part) } else { t(part) });
+    }
+    out
 }
 
 /// What the bump changed, with provenance.
@@ -791,6 +808,34 @@ pub fn change_text(c: &ChangeInput) -> Bilingual {
             Some(v) => format!("{f} {v}"),
             None => f.to_string(),
         };
+        if let Some(sum) = &e.summary {
+            en.extend(code_spans(sum));
+            let codes: Vec<Span> = code_spans(sum)
+                .into_iter()
+                .filter(|s| matches!(s, Span::Code(c) if c.starts_with('-') || c.contains('=')))
+                .collect();
+            zh.push(t(" 已按迁移规则修改"));
+            if !codes.is_empty() {
+                zh.push(t("："));
+                for (k, c) in codes.into_iter().enumerate() {
+                    if k > 0 {
+                        zh.push(t(" → "));
+                    }
+                    zh.push(c);
+                }
+            }
+            if sum.contains("kept") {
+                zh.push(t("，取值不变"));
+            }
+            if let Some(ev) = &e.evidence {
+                en.push(t(" ("));
+                en.push(evidence_span(ev));
+                en.push(t(")"));
+            }
+            en.push(t("."));
+            zh.push(t("。"));
+            continue;
+        }
         match &e.new_flag {
             Some(nf) => {
                 en.push(code(flag(&e.old_flag, &e.old_value)));

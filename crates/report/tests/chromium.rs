@@ -130,6 +130,7 @@ fn report_doc() -> Document {
                 new_value: Some("64".into()),
                 reason: None,
                 evidence: None,
+                summary: None,
             }],
             digests_resolved: true,
         }),

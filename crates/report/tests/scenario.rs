@@ -36,6 +36,7 @@ fn images() -> ChangeInput {
             new_value: Some("64".into()),
             reason: Some("SGLang v0.5.20 removed the deprecated alias".into()),
             evidence: Some("https://github.com/sgl-project/sglang/pull/38375".into()),
+            summary: None,
         }],
         digests_resolved: true,
     }

@@ -273,3 +273,83 @@ fn passing_attempt_from_a_candidate_run_has_deltas() {
     );
     assert!(!out.contains("**Finding:**"), "no failure: {out}");
 }
+
+#[test]
+fn change_line_from_the_bump_provenance_file() {
+    // The record `servebench bump` appends to provenance.json (bump's ChangeRecord shape).
+    let dir = tempfile::tempdir().unwrap();
+    let images: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{SCENARIO}/images.json")).unwrap())
+            .unwrap();
+    let prov = |v: &serde_json::Value| {
+        let mut p = v.clone();
+        p.as_object_mut().unwrap().remove("kind");
+        p["source"] = serde_json::json!("file images.json");
+        if p.get("platform_digests").is_none() {
+            p["platform_digests"] = serde_json::json!({});
+        }
+        p
+    };
+    let record = serde_json::json!({
+        "schema_version": 1,
+        "changes": [{
+            "config_key": "qwen3.8next-fp4-b200-sglang-agentic-mtp",
+            "catalog": "master.yaml",
+            "old_image": "lmsysorg/sglang:qwen38flashnext",
+            "new_image": "lmsysorg/sglang:v0.5.20-cu130",
+            "engine": "sglang",
+            "old_version": "unknown",
+            "new_version": "0.5.20",
+            "old_provenance": prov(&images["old"]),
+            "new_provenance": prov(&images["new"]),
+            "resolution": "file images.json",
+            "recipes": [{
+                "path": "recipes/qwen3.8next_fp4_b200_sglang_mtp.sh",
+                "scenario": "agentic-coding",
+                "shared_with": [],
+                "outcomes": [{
+                    "rule": "sglang-cuda-graph-max-bs",
+                    "row": 1,
+                    "status": "applied",
+                    "summary": "`--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode` (value `64` kept)",
+                    "message": "renamed",
+                    "lines": [27],
+                    "evidence": ["https://github.com/sgl-project/sglang/pull/38375"]
+                }],
+                "change": null
+            }],
+            "change_line": "…",
+            "at": "2026-09-21T01:00:00Z"
+        }]
+    });
+    std::fs::write(
+        dir.path().join("provenance.json"),
+        serde_json::to_string(&record).unwrap(),
+    )
+    .unwrap();
+    let mut a: Vec<String> = scenario_args()
+        .into_iter()
+        .filter(|x| !x.contains("images.json") && !x.contains("--cuda-graph-max-bs="))
+        .collect();
+    a.retain(|x| x != "--change" && x != "--recipe-edit");
+    a.extend(["--provenance".into(), "provenance.json".into()]);
+    let (code, out, err) = servebench(&a, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "linux/amd64 `sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4`"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Recipe `qwen3.8next_fp4_b200_sglang_mtp.sh`: `--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode` (value `64` kept) ([sgl-project/sglang#38375](https://github.com/sgl-project/sglang/pull/38375))."),
+        "{out}"
+    );
+    assert!(out.contains("sgl-kernel 0.4.6.post1 → 0.4.7"), "{out}");
+    assert!(
+        out.contains(
+            "已按迁移规则修改：`--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode`，取值不变。"
+        ),
+        "{out}"
+    );
+}

@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use servebench_compare::{Metric as CMetric, PointStatus as CStatus, Stat};
 use servebench_report::attempt::{
     build_attempt, AttemptEval, AttemptInput, AttemptPoint, BaselineEval, BaselinePoint,
-    BaselineTable, ChangeInput, RecipeEdit, TopologySpec,
+    BaselineTable, ChangeInput, ImageInfo, RecipeEdit, TopologySpec,
 };
 use servebench_report::model::{
     AttemptKind, AttemptStatus, Bilingual, FailureSummary, PointStatus, RunRef, Span,
@@ -61,6 +61,11 @@ pub struct Args {
     /// Image provenance of the change (`images.json` shape: `{"old": {...}, "new": {...}}`).
     #[arg(long, value_name = "FILE")]
     pub change: Option<PathBuf>,
+    /// The bump's provenance file (`provenance.json` written by `servebench bump`): the Change
+    /// line's images, digests, labels and applied recipe migrations (the record whose new image
+    /// is `--image`, else the last one). Alternative to `--change`.
+    #[arg(long, value_name = "FILE", conflicts_with = "change")]
+    pub provenance: Option<PathBuf>,
     /// A recipe flag the bump renamed: `RECIPE:OLD=NEW` (`RECIPE:OLD=` for a removal); the value
     /// is read from the recipe file (before the bump). Repeatable.
     #[arg(long = "recipe-edit", value_name = "RECIPE:OLD=NEW")]
@@ -282,6 +287,18 @@ fn load_change(args: &Args) -> Result<Option<ChangeInput>> {
         }
         None => None,
     };
+    if let Some(p) = &args.provenance {
+        let records = servebench_bump::load_change_records(p)?;
+        let rec = records
+            .iter()
+            .rev()
+            .find(|r| args.image.as_deref().is_none_or(|i| r.new_image == i))
+            .ok_or_else(|| match &args.image {
+                Some(i) => anyhow!("{}: no bump record for image {i}", p.display()),
+                None => anyhow!("{}: no bump record", p.display()),
+            })?;
+        change = Some(change_from_record(rec));
+    }
     for spec in &args.recipe_edits {
         let edit = recipe_edit(spec, args.edit_evidence.as_deref())?;
         match &mut change {
@@ -290,6 +307,67 @@ fn load_change(args: &Args) -> Result<Option<ChangeInput>> {
         }
     }
     Ok(change)
+}
+
+/// Library-version labels (plain names like `sgl-kernel`, `flashinfer`, `cuda`; dotted OCI
+/// label keys are left out) and the build commit of an image's labels.
+fn image_info(reference: &str, p: Option<&servebench_bump::Provenance>) -> ImageInfo {
+    let Some(p) = p else {
+        return ImageInfo {
+            reference: reference.to_string(),
+            ..Default::default()
+        };
+    };
+    let build_commit = [
+        "ai.sglang.build.commit",
+        "org.opencontainers.image.revision",
+    ]
+    .iter()
+    .find_map(|k| p.labels.get(*k).cloned());
+    ImageInfo {
+        reference: reference.to_string(),
+        index_digest: p.index_digest.clone(),
+        platform_digests: p
+            .platform_digests
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        kind: None,
+        labels: p
+            .labels
+            .iter()
+            .filter(|(k, _)| !k.contains('.'))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        build_commit,
+        created: p.created.clone(),
+    }
+}
+
+/// The Change line's input from a bump record.
+pub fn change_from_record(r: &servebench_bump::ChangeRecord) -> ChangeInput {
+    let mut edits = Vec::new();
+    for rr in &r.recipes {
+        let file = rr
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| rr.path.display().to_string());
+        for o in rr.outcomes.iter().filter(|o| o.status == "applied") {
+            edits.push(RecipeEdit {
+                file: file.clone(),
+                summary: Some(o.summary.clone()),
+                evidence: o.evidence.first().cloned(),
+                ..Default::default()
+            });
+        }
+    }
+    ChangeInput {
+        old: image_info(&r.old_image, r.old_provenance.as_ref()),
+        new: image_info(&r.new_image, r.new_provenance.as_ref()),
+        recipe_edits: edits,
+        digests_resolved: r.new_provenance.is_some(),
+    }
 }
 
 /// `RECIPE:OLD=NEW` → the edit, with the flag's value read from the recipe.
@@ -323,6 +401,7 @@ fn recipe_edit(spec: &str, evidence: Option<&str>) -> Result<RecipeEdit> {
         old_value: value,
         reason: None,
         evidence: evidence.map(str::to_string),
+        summary: None,
     })
 }
 
