@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use servebench_sim::{simulate_closed_loop, EngineConfig, Workload};
 
+#[allow(clippy::too_many_arguments)]
 fn row(gpu: &str, model: &str, tp: u32, conc: u32, n: u32, isl: u32, osl: u32, overhead: bool) {
     let cfg = Arc::new(EngineConfig::from_presets(gpu, model, tp).expect("preset"));
     let s = simulate_closed_loop(

@@ -145,7 +145,7 @@ pub fn check_model(m: &Map<String, Value>, cfg: &EngineConfig) -> Result<(), Api
             let mm = &cfg.model;
             if want == mm.served_name.to_ascii_lowercase()
                 || want == cfg.model_key
-                || mm.aliases.iter().any(|a| *a == want)
+                || mm.aliases.contains(&want)
             {
                 Ok(())
             } else {

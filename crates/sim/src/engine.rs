@@ -655,7 +655,7 @@ mod tests {
         let mut out = Vec::new();
         let mut finished = vec![];
         let mut steps = 0;
-        while let Some(_) = e.step(&mut out) {
+        while e.step(&mut out).is_some() {
             for o in out.drain(..) {
                 if o.finished {
                     finished.push(o.payload);

@@ -101,7 +101,7 @@ impl EngineConfig {
         if !(1..=8).contains(&tp) {
             anyhow::bail!("tp: must be between 1 and 8, got {tp}");
         }
-        if model.kv_heads % tp != 0 && tp % model.kv_heads != 0 {
+        if !model.kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(model.kv_heads) {
             anyhow::bail!(
                 "tp: {} has {} KV heads, which TP {tp} cannot split evenly",
                 model.name,

@@ -148,7 +148,7 @@ impl Presets {
     pub fn gpu(&self, name: &str) -> anyhow::Result<(&str, &GpuSpec)> {
         let want = name.trim().to_ascii_lowercase();
         for (k, g) in &self.gpus {
-            if *k == want || g.aliases.iter().any(|a| *a == want) {
+            if *k == want || g.aliases.contains(&want) {
                 return Ok((k.as_str(), g));
             }
         }
@@ -164,9 +164,7 @@ impl Presets {
     pub fn model(&self, name: &str) -> anyhow::Result<(&str, &ModelSpec)> {
         let want = name.trim().to_ascii_lowercase();
         for (k, m) in &self.models {
-            if *k == want
-                || m.served_name.to_ascii_lowercase() == want
-                || m.aliases.iter().any(|a| *a == want)
+            if *k == want || m.served_name.to_ascii_lowercase() == want || m.aliases.contains(&want)
             {
                 return Ok((k.as_str(), m));
             }
