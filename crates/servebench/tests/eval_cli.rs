@@ -1,0 +1,331 @@
+//! `servebench eval gsm8k` end to end: the embedded simulator (replay), the printed summary,
+//! the result files, the threshold gate's exit codes, one-line errors, the default data path,
+//! and a run against the real engine (llama.cpp, `SERVEBENCH_REAL_ENGINE_URL`).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn gsm8k_dir() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/gsm8k"
+    ))
+}
+
+fn servebench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(args)
+        .env_remove("SERVEBENCH_GSM8K_DIR")
+        .output()
+        .expect("run servebench")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn eval_args<'a>(out: &'a str, data: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "eval",
+        "gsm8k",
+        "--sim-zero-delay",
+        "--no-progress",
+        "--out",
+        out,
+        "--gsm8k-dir",
+        data,
+    ];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn simulator_replay_prints_scores_writes_files_and_fails_the_default_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let (o, d) = (out.to_str().unwrap(), gsm8k_dir());
+    let r = servebench(&eval_args(
+        o,
+        d.to_str().unwrap(),
+        &["--limit", "40", "--conc", "8"],
+    ));
+    let stdout = text(&r.stdout);
+    assert_eq!(
+        r.status.code(),
+        Some(2),
+        "stdout {stdout}\nstderr {}",
+        text(&r.stderr)
+    );
+    assert!(
+        stdout.contains("replays the recorded solutions of the 175b_verification model"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("n_eff       40\n"), "{stdout}");
+    assert!(
+        stdout.contains("threshold   85.00 % (default 0.85): FAIL"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("em_strict   ") && l.contains(" ± ")),
+        "{stdout}"
+    );
+
+    let res: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let keys: Vec<&str> = res["row"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "is_multinode",
+            "model_prefix",
+            "model",
+            "hw",
+            "framework",
+            "precision",
+            "spec_decoding",
+            "isl",
+            "osl",
+            "tp",
+            "ep",
+            "prefill_tp",
+            "prefill_ep",
+            "prefill_num_workers",
+            "decode_tp",
+            "decode_ep",
+            "decode_num_workers",
+            "conc",
+            "dp_attention",
+            "prefill_dp_attention",
+            "decode_dp_attention",
+            "task",
+            "em_strict",
+            "em_strict_se",
+            "em_flexible",
+            "em_flexible_se",
+            "n_eff",
+            "source",
+            "score",
+            "score_name",
+            "score_se"
+        ]
+    );
+    assert_eq!(res["row"]["n_eff"], 40);
+    assert_eq!(res["row"]["conc"], 8);
+    assert_eq!(res["row"]["score_name"], "em_strict");
+    assert_eq!(res["row"]["score"], res["row"]["em_strict"]);
+    assert_eq!(
+        res["results"]["gsm8k"]["exact_match,strict-match"],
+        res["row"]["em_strict"]
+    );
+    assert_eq!(res["n-samples"]["gsm8k"]["effective"], 40);
+    let samples = std::fs::read_to_string(out.join("samples.jsonl")).unwrap();
+    assert_eq!(samples.lines().count(), 40);
+    let s: Value = serde_json::from_str(samples.lines().next().unwrap()).unwrap();
+    for k in [
+        "doc_id", "messages", "response", "text", "strict", "flexible", "target",
+    ] {
+        assert!(s.get(k).is_some(), "sample lacks {k}");
+    }
+    assert_eq!(s["messages"].as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn gate_exit_codes_and_threshold_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = gsm8k_dir();
+    let d = d.to_str().unwrap();
+    let o1 = dir.path().join("a");
+    let r = servebench(&eval_args(
+        o1.to_str().unwrap(),
+        d,
+        &["--limit", "10", "--threshold", "0"],
+    ));
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stdout));
+    assert!(text(&r.stdout).contains("threshold   0.00 % (--threshold): PASS"));
+
+    let th = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/inferencex/thresholds.yaml"
+    );
+    let o2 = dir.path().join("b");
+    let r = servebench(&eval_args(
+        o2.to_str().unwrap(),
+        d,
+        &[
+            "--limit",
+            "10",
+            "--thresholds",
+            th,
+            "--model-prefix",
+            "qwen3.5",
+            "--threshold",
+            "0",
+        ],
+    ));
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        text(&r.stdout)
+            .contains("threshold   94.00 % (thresholds.yaml models.qwen3.5.gsm8k): FAIL"),
+        "{}",
+        text(&r.stdout)
+    );
+    let res: Value =
+        serde_json::from_str(&std::fs::read_to_string(o2.join("result.json")).unwrap()).unwrap();
+    assert_eq!(res["row"]["model_prefix"], "qwen3.5");
+    assert_eq!(res["gate"]["threshold"]["value"], 0.94);
+}
+
+#[test]
+fn lm_eval_profile_sends_the_upstream_prompt_and_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o");
+    let d = gsm8k_dir();
+    let r = servebench(&eval_args(
+        o.to_str().unwrap(),
+        d.to_str().unwrap(),
+        &["--limit", "3", "--profile", "lm-eval"],
+    ));
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r.stderr));
+    let s: Value = serde_json::from_str(
+        std::fs::read_to_string(o.join("samples.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        s["request"]["stop"],
+        serde_json::json!(["Question:", "</s>", "<|im_end|>"])
+    );
+    assert_eq!(s["request"]["max_tokens"], 256);
+    assert!(s["messages"][10]["content"]
+        .as_str()
+        .unwrap()
+        .ends_with("\nAnswer:"));
+    assert!(!s["messages"][10]["content"]
+        .as_str()
+        .unwrap()
+        .contains("####"));
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_thing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o");
+    let o = o.to_str().unwrap();
+    let d = gsm8k_dir();
+    let d = d.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (eval_args(o, "/nonexistent/gsm8k", &[]), "error: cannot read GSM8K file /nonexistent/gsm8k/test.jsonl"),
+        (eval_args(o, d, &["--sim-answers", "gpt5"]), "error: unknown --sim-answers model \"gpt5\" (recorded models: 6b_finetuning, 6b_verification, 175b_finetuning, 175b_verification)"),
+        (eval_args(o, d, &["--limit", "2", "--thresholds", "/nonexistent/t.yaml"]), "error: cannot read thresholds file /nonexistent/t.yaml"),
+        (eval_args(o, d, &["--threshold", "1.5"]), "error: --threshold 1.5 is outside [0, 1]"),
+        (eval_args(o, d, &["--endpoint", "not a url"]), "error: --endpoint \"not a url\" is not a URL"),
+    ];
+    for (args, want) in cases {
+        let r = servebench(&args);
+        let err = text(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(last.starts_with(want), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("error:")).count(),
+            1,
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn default_data_folder_is_shared_beside_the_repo() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o");
+    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let r = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args([
+            "eval",
+            "gsm8k",
+            "--sim-zero-delay",
+            "--no-progress",
+            "--limit",
+            "2",
+            "--threshold",
+            "0",
+            "--out",
+        ])
+        .arg(&o)
+        .current_dir(repo)
+        .env_remove("SERVEBENCH_GSM8K_DIR")
+        .env_remove("SERVEBENCH_SHARED")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+}
+
+#[test]
+fn real_engine_llama_cpp() {
+    let Ok(url) = std::env::var("SERVEBENCH_REAL_ENGINE_URL") else {
+        if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+            panic!("SERVEBENCH_REAL_ENGINE_URL is not set but SERVEBENCH_REQUIRE_SERVICES=1");
+        }
+        eprintln!("skipped: SERVEBENCH_REAL_ENGINE_URL not set (scripts/services/real-engine.sh)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o");
+    let d = gsm8k_dir();
+    let r = servebench(&[
+        "eval",
+        "gsm8k",
+        "--endpoint",
+        &url,
+        "--limit",
+        "4",
+        "--conc",
+        "2",
+        "--max-tokens",
+        "16",
+        "--no-progress",
+        "--out",
+        o.to_str().unwrap(),
+        "--gsm8k-dir",
+        d.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(r.status.code(), Some(0 | 2)),
+        "{}",
+        text(&r.stderr)
+    );
+    let res: Value =
+        serde_json::from_str(&std::fs::read_to_string(o.join("result.json")).unwrap()).unwrap();
+    assert_eq!(res["row"]["n_eff"], 4);
+    assert_eq!(
+        res["row"]["model"], "tiny-chatml",
+        "model discovered from /v1/models"
+    );
+    for line in std::fs::read_to_string(o.join("samples.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let s: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(s["response"]["object"], "chat.completion");
+        assert_eq!(
+            s["response"]["usage"]["completion_tokens"]
+                .as_u64()
+                .unwrap()
+                <= 16,
+            true
+        );
+        assert!(s["strict"]["extracted"].is_string());
+    }
+}
