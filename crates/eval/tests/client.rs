@@ -175,7 +175,7 @@ async fn conc_requests_in_flight_and_pool_sized_to_it() {
     assert_eq!(r.row.conc, 8);
     assert_eq!(mock.max_open.load(std::sync::atomic::Ordering::SeqCst), 8);
     let conns = mock.connections.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(conns <= 8 && conns >= 1, "connections {conns}");
+    assert!((1..=8).contains(&conns), "connections {conns}");
     mock.stop();
 }
 
