@@ -1,0 +1,239 @@
+//! The scenario bump on copies of shared/data/scenario (lib level; the CLI end to end is in
+//! crates/servebench/tests/bump_scenario.rs).
+
+use std::path::{Path, PathBuf};
+
+use servebench_bump::{plan, BumpOptions, Resolve};
+
+const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+const CHANGELOG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/inferencex/perf-changelog.yaml"
+);
+const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
+const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
+
+fn copy_scenario(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    std::fs::create_dir_all(dir.join("recipes")).unwrap();
+    std::fs::copy(format!("{SCEN}/master.yaml"), dir.join("master.yaml")).unwrap();
+    std::fs::copy(
+        format!("{SCEN}/recipes/{RECIPE}"),
+        dir.join("recipes").join(RECIPE),
+    )
+    .unwrap();
+    std::fs::copy(CHANGELOG, dir.join("perf-changelog.yaml")).unwrap();
+    for f in ["master.yaml", "perf-changelog.yaml"] {
+        let mut p = std::fs::metadata(dir.join(f)).unwrap().permissions();
+        p.set_readonly(false);
+        std::fs::set_permissions(dir.join(f), p).unwrap();
+    }
+    let mut p = std::fs::metadata(dir.join("recipes").join(RECIPE))
+        .unwrap()
+        .permissions();
+    p.set_readonly(false);
+    std::fs::set_permissions(dir.join("recipes").join(RECIPE), p).unwrap();
+    (
+        dir.join("master.yaml"),
+        dir.join("recipes"),
+        dir.join("perf-changelog.yaml"),
+    )
+}
+
+fn opts(cat: &Path, rec: &Path, cl: &Path, resolve: Resolve) -> BumpOptions {
+    BumpOptions {
+        key: KEY.into(),
+        image: "lmsysorg/sglang:v0.5.20-cu130".into(),
+        catalogs: vec![cat.to_path_buf()],
+        recipes_dir: Some(rec.to_path_buf()),
+        changelog: Some(cl.to_path_buf()),
+        resolve,
+        pr_link: "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX".into(),
+        pin_digest: false,
+        rules: None,
+    }
+}
+
+#[test]
+fn scenario_bump_with_offline_provenance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cat, rec, cl) = copy_scenario(tmp.path());
+    let p = plan(&opts(
+        &cat,
+        &rec,
+        &cl,
+        Resolve::File(format!("{SCEN}/images.json").into()),
+    ))
+    .unwrap();
+
+    // Catalog: exactly the image line.
+    let (minus, plus) = p.catalog.as_ref().unwrap().changed_lines();
+    assert_eq!(minus, vec!["  image: lmsysorg/sglang:qwen38flashnext"]);
+    assert_eq!(plus, vec!["  image: lmsysorg/sglang:v0.5.20-cu130"]);
+
+    // Recipe: exactly the flag rename, same value.
+    assert_eq!(p.record.recipes.len(), 1);
+    let r = &p.record.recipes[0];
+    assert!(r.shared_with.is_empty());
+    let (minus, plus) = r.change.as_ref().unwrap().changed_lines();
+    assert_eq!(minus, vec!["  --cuda-graph-max-bs 64 \\"]);
+    assert_eq!(plus, vec!["  --cuda-graph-max-bs-decode 64 \\"]);
+    let applied: Vec<_> = r
+        .outcomes
+        .iter()
+        .filter(|o| o.status == "applied")
+        .collect();
+    assert_eq!(applied.len(), 1);
+    assert_eq!(applied[0].rule, "sglang-cuda-graph-max-bs-decode");
+    assert_eq!(
+        applied[0].summary,
+        "renamed `--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode` (value `64` kept)"
+    );
+
+    // Provenance in the Change line (index + amd64 of the new image, old index, labels).
+    let c = &p.record.change_line;
+    assert!(c.starts_with("Change: `lmsysorg/sglang:qwen38flashnext` → `lmsysorg/sglang:v0.5.20-cu130` (index sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f; linux/amd64 sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4; was index sha256:5ae5816783d58e2e56e84d2e863f5441425056f500b7fbd7448c4aae017a2521)"), "{c}");
+    assert!(
+        c.contains("sgl-kernel 0.4.6.post1 → 0.4.7") && c.contains("sgl-deep-gemm 0.2.0 (new)"),
+        "{c}"
+    );
+    assert!(c.ends_with("Recipe `qwen3.8next_fp4_b200_sglang_mtp.sh`: renamed `--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode` (value `64` kept)."), "{c}");
+
+    // Change log: appended, every historical byte kept.
+    let clc = p.changelog.as_ref().unwrap();
+    assert!(clc.new.starts_with(&clc.old));
+    let tail = &clc.new[clc.old.len()..];
+    assert!(tail.starts_with(&format!("\n- config-keys:\n    - {KEY}\n  description:\n    - \"Update SGLang image from `lmsysorg/sglang:qwen38flashnext` to `lmsysorg/sglang:v0.5.20-cu130`\"\n")), "{tail}");
+    assert!(
+        tail.ends_with("  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n"),
+        "{tail}"
+    );
+    assert!(tail.contains("Provenance: index sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f; linux/amd64 sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4"));
+
+    // Nothing written before write().
+    assert_eq!(
+        std::fs::read_to_string(&cat).unwrap(),
+        std::fs::read_to_string(format!("{SCEN}/master.yaml")).unwrap()
+    );
+    let written = p.write(None).unwrap();
+    assert_eq!(written.len(), 4);
+    let recipe_now = std::fs::read_to_string(rec.join(RECIPE)).unwrap();
+    let recipe_orig = std::fs::read_to_string(format!("{SCEN}/recipes/{RECIPE}")).unwrap();
+    assert_eq!(
+        recipe_now,
+        recipe_orig.replace("--cuda-graph-max-bs 64", "--cuda-graph-max-bs-decode 64")
+    );
+    // Executable bit kept.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_ne!(
+            std::fs::metadata(rec.join(RECIPE))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o111,
+            0
+        );
+    }
+    let records =
+        servebench_bump::load_change_records(&tmp.path().join("provenance.json")).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        records[0].new_provenance.as_ref().unwrap().amd64_digest(),
+        Some("sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4")
+    );
+
+    // A second bump to the same image: already-updated, nothing changes.
+    let p2 = plan(&opts(&cat, &rec, &cl, Resolve::Off)).unwrap();
+    assert!(p2.already_updated);
+    assert!(p2.write(None).unwrap().is_empty());
+}
+
+#[test]
+fn no_resolve_proceeds_and_says_so_and_unreachable_registry_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cat, rec, cl) = copy_scenario(tmp.path());
+    let p = plan(&opts(&cat, &rec, &cl, Resolve::Off)).unwrap();
+    assert!(
+        p.record
+            .change_line
+            .contains("(digests not resolved: not resolved (--no-resolve))"),
+        "{}",
+        p.record.change_line
+    );
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.contains("digests were not resolved (--no-resolve)")));
+    assert!(p.catalog.is_some() && p.record.recipes[0].change.is_some());
+
+    // A registry that does not answer stops the bump with one line naming the URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut o = opts(
+        &cat,
+        &rec,
+        &cl,
+        Resolve::Registry(servebench_bump::RegistryOptions {
+            plain_http: true,
+            ..Default::default()
+        }),
+    );
+    o.image = format!("127.0.0.1:{port}/lmsysorg/sglang:v0.5.20-cu130");
+    let e = plan(&o).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "registry unreachable: http://127.0.0.1:{port}/v2/"
+        )),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+}
+
+#[test]
+fn bad_inputs_are_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cat, rec, cl) = copy_scenario(tmp.path());
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.image = "LMSYSORG/sglang:v0.5.20".into();
+    assert_eq!(plan(&o).unwrap_err().to_string(), "invalid image reference `LMSYSORG/sglang:v0.5.20`: repository path `LMSYSORG` must be lowercase");
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.key = "nope".into();
+    assert_eq!(
+        plan(&o).unwrap_err().to_string(),
+        format!("config key `nope` not found in {}", cat.display())
+    );
+    let mut o = opts(
+        &cat,
+        &rec,
+        &cl,
+        Resolve::File(format!("{SCEN}/images.json").into()),
+    );
+    o.image = "lmsysorg/sglang:v0.5.21-cu130".into();
+    assert!(plan(&o)
+        .unwrap_err()
+        .to_string()
+        .ends_with("images.json: no record for `lmsysorg/sglang:v0.5.21-cu130`"));
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.pr_link = "https://example.com/1".into();
+    assert!(plan(&o).unwrap_err().to_string().contains("pr-link"));
+}
+
+#[test]
+fn pin_digest_writes_tag_at_index_digest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cat, rec, cl) = copy_scenario(tmp.path());
+    let mut o = opts(
+        &cat,
+        &rec,
+        &cl,
+        Resolve::File(format!("{SCEN}/images.json").into()),
+    );
+    o.pin_digest = true;
+    let p = plan(&o).unwrap();
+    let (_, plus) = p.catalog.as_ref().unwrap().changed_lines();
+    assert_eq!(plus, vec!["  image: lmsysorg/sglang:v0.5.20-cu130@sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f"]);
+}
