@@ -814,3 +814,17 @@ async fn start_errors_are_one_line() {
     .to_string();
     assert!(e.contains("/nonexistent-dir/x.jsonl"), "{e}");
 }
+
+#[tokio::test]
+async fn works_from_a_current_thread_runtime() {
+    let s = SimServer::start(opts(100.0)).await.unwrap();
+    let c = reqwest::Client::new();
+    let (_, events, _) = sse(
+        &c,
+        &format!("{}/v1/chat/completions", s.base_url()),
+        json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8, "ignore_eos": true, "stream": true}),
+    )
+    .await;
+    assert_eq!(json_events(&events).len(), 1 + 8);
+    s.shutdown().await;
+}
