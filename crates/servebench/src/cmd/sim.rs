@@ -35,8 +35,9 @@ pub struct Args {
     /// Write one JSON line per finished request (id, received/first/last token ns, tokens).
     #[arg(long, value_name = "FILE")]
     pub emission_log: Option<PathBuf>,
-    /// Replay a recorded model's GSM8K solutions for GSM8K prompts (names: see
-    /// `servebench eval`; data from ../shared/data/gsm8k or $SERVEBENCH_GSM8K_DIR).
+    /// Replay a recorded model's GSM8K solutions for GSM8K prompts: 6b_finetuning,
+    /// 6b_verification, 175b_finetuning or 175b_verification (data from ../shared/data/gsm8k or
+    /// $SERVEBENCH_GSM8K_DIR).
     #[arg(long, value_name = "NAME")]
     pub sim_answers: Option<String>,
     /// Stop after this many seconds (default: run until Ctrl-C).
