@@ -482,7 +482,7 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
                             .file_name()
                             .map(|n| n.to_string_lossy().to_string())
                             .unwrap_or_default(),
-                        o.message
+                        o.summary
                     ));
                 }
             }

@@ -294,6 +294,9 @@ impl ImageRef {
             }
             _ => (DOCKER_HUB.to_string(), false, name),
         };
+        if path.bytes().any(|x| x.is_ascii_uppercase()) {
+            return Err(format!("repository name `{path}` must be lowercase"));
+        }
         for c in path.split('/') {
             check_component(c)?;
         }
@@ -600,7 +603,7 @@ mod tests {
     #[test]
     fn malformed_refs_say_why() {
         assert!(bad("").contains("empty reference"));
-        assert!(bad("LmsysOrg/sglang:v1").contains("must be lowercase"));
+        assert_eq!(bad("LmsysOrg/sglang:v1"), "invalid image reference `LmsysOrg/sglang:v1`: repository name `LmsysOrg/sglang` must be lowercase");
         assert!(bad("lmsysorg/sglang:").contains("empty tag"));
         assert!(bad("lmsysorg/sglang:v1@sha256:abc").contains("64 lowercase hex"));
         assert!(bad("lmsysorg/sglang:-bad").contains("must start with"));

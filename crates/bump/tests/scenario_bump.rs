@@ -199,7 +199,7 @@ fn bad_inputs_are_one_line() {
     let (cat, rec, cl) = copy_scenario(tmp.path());
     let mut o = opts(&cat, &rec, &cl, Resolve::Off);
     o.image = "LMSYSORG/sglang:v0.5.20".into();
-    assert_eq!(plan(&o).unwrap_err().to_string(), "invalid image reference `LMSYSORG/sglang:v0.5.20`: repository path `LMSYSORG` must be lowercase");
+    assert_eq!(plan(&o).unwrap_err().to_string(), "invalid image reference `LMSYSORG/sglang:v0.5.20`: repository name `LMSYSORG/sglang` must be lowercase");
     let mut o = opts(&cat, &rec, &cl, Resolve::Off);
     o.key = "nope".into();
     assert_eq!(

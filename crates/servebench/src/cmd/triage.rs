@@ -1,12 +1,49 @@
-//! `servebench triage` (placeholder until its stage lands).
+//! `servebench triage LOG… [--json]`: the first real error of a failed attempt's job logs, its
+//! layer and class, transient or deterministic (with evidence across logs), the fix or the next
+//! step, and the outcome it implies (AUTOMATION.md §5.3–5.4, cases/README.md triage rule).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use servebench_triage::{triage_logs_with, Phase, TriageOptions};
 
 /// Arguments of `servebench triage`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Job logs of one attempt (e.g. one per runner); streamed, any size.
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Print the whole report as JSON (first_error, category, layer, deterministic, evidence,
+    /// next_step, outcome, phase, secondary, per-log results).
+    #[arg(long)]
+    pub json: bool,
+    /// Lifecycle phase that produced the logs: resolve, baseline, targeted, final-sweep.
+    #[arg(long, default_value = "targeted", value_parser = parse_phase)]
+    pub phase: Phase,
+    /// Repairs already used (of 5); at 5 a repairable failure becomes `failed`.
+    #[arg(long, default_value_t = 0)]
+    pub repairs: u32,
+    /// Infrastructure retries already used for this attempt (of 2).
+    #[arg(long, default_value_t = 0)]
+    pub retries: u32,
+}
+
+fn parse_phase(s: &str) -> Result<Phase, String> {
+    s.parse()
+}
 
 /// Runs `servebench triage`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("servebench triage is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let opts = TriageOptions {
+        phase: args.phase,
+        repairs_used: args.repairs,
+        infra_retries_used: args.retries,
+    };
+    let report = triage_logs_with(&args.logs, &opts)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render_text());
+    }
+    Ok(ExitCode::SUCCESS)
 }
