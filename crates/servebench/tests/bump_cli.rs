@@ -1,0 +1,204 @@
+//! `servebench bump` options and one-line errors.
+
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
+
+fn setup() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join("recipes")).unwrap();
+    for (f, to) in [
+        ("master.yaml", "master.yaml"),
+        (
+            "recipes/qwen3.8next_fp4_b200_sglang_mtp.sh",
+            "recipes/qwen3.8next_fp4_b200_sglang_mtp.sh",
+        ),
+    ] {
+        let to = t.path().join(to);
+        std::fs::copy(format!("{SCEN}/{f}"), &to).unwrap();
+        let mut p = std::fs::metadata(&to).unwrap().permissions();
+        p.set_readonly(false);
+        std::fs::set_permissions(&to, p).unwrap();
+    }
+    t
+}
+
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[test]
+fn dry_run_writes_nothing_and_no_resolve_says_so() {
+    let t = setup();
+    let before = std::fs::read_to_string(t.path().join("master.yaml")).unwrap();
+    let (rc, out, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--no-resolve",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains(
+            "-  image: lmsysorg/sglang:qwen38flashnext\n+  image: lmsysorg/sglang:v0.5.20-cu130\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("(digests not resolved: not resolved (--no-resolve))"),
+        "{out}"
+    );
+    assert!(out.contains("Note: digests were not resolved (--no-resolve): no index or platform digest is recorded"), "{out}");
+    assert!(out.contains("Dry run: nothing written."));
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("master.yaml")).unwrap(),
+        before
+    );
+    assert!(!t.path().join("provenance.json").exists());
+}
+
+#[test]
+fn unreachable_registry_stops_the_bump_with_one_line() {
+    let t = setup();
+    let before = std::fs::read_to_string(t.path().join("master.yaml")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let img = format!("127.0.0.1:{port}/lmsysorg/sglang:v0.5.20-cu130");
+    let (rc, out, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            &img,
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--plain-http",
+        ],
+    );
+    assert_eq!(rc, 1);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.starts_with(&format!(
+            "error: registry unreachable: http://127.0.0.1:{port}/v2/ ("
+        )),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("master.yaml")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn bad_reference_and_missing_key_are_one_line() {
+    let t = setup();
+    let (rc, _, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20@sha256:123",
+            "--catalog",
+            "master.yaml",
+            "--no-resolve",
+        ],
+    );
+    assert_eq!(rc, 1);
+    assert_eq!(err.trim_end(), "error: invalid image reference `lmsysorg/sglang:v0.5.20@sha256:123`: sha256 digest needs 64 lowercase hex digits, got `123` (3 characters)");
+    let (rc, _, err) = run(
+        t.path(),
+        &[
+            "bump",
+            "nope",
+            "--image",
+            "lmsysorg/sglang:v1",
+            "--catalog",
+            "master.yaml",
+            "--no-resolve",
+        ],
+    );
+    assert_eq!(rc, 1);
+    assert_eq!(
+        err.trim_end(),
+        "error: config key `nope` not found in master.yaml"
+    );
+    let (rc, _, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v1",
+            "--catalog",
+            "missing.yaml",
+            "--no-resolve",
+        ],
+    );
+    assert_eq!(rc, 1);
+    assert!(
+        err.starts_with("error: cannot read missing.yaml: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_output_carries_the_record() {
+    let t = setup();
+    let (rc, out, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--provenance",
+            &format!("{SCEN}/images.json"),
+            "--json",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["record"]["new_provenance"]["platform_digests"]["linux/amd64"],
+        "sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4"
+    );
+    assert_eq!(
+        v["record"]["recipes"][0]["outcomes"][0]["status"],
+        "applied"
+    );
+    assert_eq!(v["dry_run"], true);
+}
