@@ -6,6 +6,7 @@
 //! request on a *reused* connection fails before any response arrived, it is re-sent on a fresh
 //! connection (at most twice), with `t0` taken again — counted in `redials`, never as a failure.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -20,6 +21,8 @@ use crate::record::{Phase, RequestRecord};
 use crate::sse::SseFramer;
 use crate::stream::{Compat, StreamState};
 use servebench_workload::RequestSpec;
+
+pub use http::Method;
 
 /// Monotonic run clock: ns since its origin.
 #[derive(Debug, Clone, Copy)]
@@ -113,9 +116,129 @@ impl Endpoint {
     }
 }
 
+/// Socket-level timestamps of one connection (ns on the run clock), taken inside the
+/// connection's I/O: `write_ns` = when the first bytes of the armed request were accepted by the
+/// socket (MEASUREMENT.md Part 1 t0), `read_ns` = when the latest read returned data (event
+/// arrival). Reading them avoids counting the client's own task scheduling as server latency.
+#[derive(Debug)]
+pub struct IoStamps {
+    clock: Clock,
+    armed: std::sync::atomic::AtomicBool,
+    write_ns: std::sync::atomic::AtomicU64,
+    read_ns: std::sync::atomic::AtomicU64,
+}
+
+impl IoStamps {
+    fn new(clock: Clock) -> Self {
+        use std::sync::atomic::{AtomicBool, AtomicU64};
+        Self {
+            clock,
+            armed: AtomicBool::new(false),
+            write_ns: AtomicU64::new(0),
+            read_ns: AtomicU64::new(0),
+        }
+    }
+    fn arm(&self) {
+        self.write_ns.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.armed.store(true, std::sync::atomic::Ordering::Release);
+    }
+    /// Time the armed request's first bytes were written, if they were.
+    fn written(&self) -> Option<u64> {
+        match self.write_ns.load(std::sync::atomic::Ordering::Acquire) {
+            0 => None,
+            t => Some(t),
+        }
+    }
+    /// Time of the latest read that returned data (0 = none yet).
+    #[inline]
+    fn last_read(&self) -> u64 {
+        self.read_ns.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// `TcpStream` wrapper that stamps [`IoStamps`].
+struct TimedIo {
+    inner: TcpStream,
+    stamps: Arc<IoStamps>,
+}
+
+impl tokio::io::AsyncRead for TimedIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(r, std::task::Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            let t = self.stamps.clock.now_ns().max(1);
+            self.stamps
+                .read_ns
+                .store(t, std::sync::atomic::Ordering::Release);
+        }
+        r
+    }
+}
+
+impl TimedIo {
+    #[inline]
+    fn stamp_write(&self, r: &std::task::Poll<std::io::Result<usize>>) {
+        if let std::task::Poll::Ready(Ok(n)) = r {
+            if *n > 0
+                && self
+                    .stamps
+                    .armed
+                    .swap(false, std::sync::atomic::Ordering::AcqRel)
+            {
+                let t = self.stamps.clock.now_ns().max(1);
+                self.stamps
+                    .write_ns
+                    .store(t, std::sync::atomic::Ordering::Release);
+            }
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for TimedIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.stamp_write(&r);
+        r
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let r = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.stamp_write(&r);
+        r
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// One HTTP/1.1 connection.
 pub struct Conn {
     sender: SendRequest<Full<Bytes>>,
+    stamps: Arc<IoStamps>,
     uses: u32,
 }
 
@@ -132,18 +255,28 @@ impl Conn {
     }
 }
 
-/// Opens a connection (TCP_NODELAY) and spawns its hyper driver task.
-pub async fn dial(ep: &Endpoint) -> std::io::Result<Conn> {
+/// Opens a connection (TCP_NODELAY) and spawns its hyper driver task; `clock` stamps the
+/// socket reads and writes.
+pub async fn dial(ep: &Endpoint, clock: Clock) -> std::io::Result<Conn> {
     let stream = TcpStream::connect((ep.host.as_str(), ep.port)).await?;
     stream.set_nodelay(true)?;
+    let stamps = Arc::new(IoStamps::new(clock));
+    let io = TimedIo {
+        inner: stream,
+        stamps: stamps.clone(),
+    };
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .handshake(TokioIo::new(stream))
+        .handshake(TokioIo::new(io))
         .await
         .map_err(std::io::Error::other)?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    Ok(Conn { sender, uses: 0 })
+    Ok(Conn {
+        sender,
+        stamps,
+        uses: 0,
+    })
 }
 
 /// Cancellation signal shared by the driver (Ctrl-C).
@@ -254,7 +387,7 @@ async fn attempt(
                     // InferenceX takes `st` before the POST, so its TTFT includes the connect.
                     meta.t0 = Some(t);
                 }
-                let c = dial(&ctx.endpoint).await.map_err(|e| {
+                let c = dial(&ctx.endpoint, ctx.clock).await.map_err(|e| {
                     Fail::Connect(format!("cannot connect to {}: {e}", ctx.endpoint.base_url))
                 })?;
                 meta.connect_ms = Some((ctx.clock.now_ns() - t) as f64 / 1e6);
@@ -282,10 +415,12 @@ async fn attempt(
         let req = req
             .body(Full::new(body.clone()))
             .expect("valid request parts");
-        if !(ctx.compat == Compat::InferenceX && !reused) {
+        let ix_t0_before_connect = ctx.compat == Compat::InferenceX && !reused;
+        if !ix_t0_before_connect {
             meta.t0 = Some(ctx.clock.now_ns());
         }
         conn.uses += 1;
+        conn.stamps.arm();
         let resp = match conn.sender.send_request(req).await {
             Ok(r) => r,
             Err(e) if reused && tries < 3 => {
@@ -296,6 +431,13 @@ async fn attempt(
             }
             Err(e) => return Err(Fail::Transport(format!("request failed: {e}"))),
         };
+        if !ix_t0_before_connect {
+            // t0 = when the socket accepted the request's first bytes (not when our task
+            // queued it for the connection task)
+            if let Some(w) = conn.stamps.written() {
+                meta.t0 = Some(w.max(meta.t0.unwrap_or(0)));
+            }
+        }
         let status = resp.status();
         meta.status = Some(status.as_u16());
         let keep = !resp
@@ -332,8 +474,11 @@ async fn attempt(
                 None => break,
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
-                        // arrival clock: read once per network read, before any parsing
-                        let t = ctx.clock.now_ns();
+                        // arrival clock: the socket read that delivered these bytes (stamped in
+                        // the connection's I/O), never later than now; before any parsing
+                        let now = ctx.clock.now_ns();
+                        let r = conn.stamps.last_read();
+                        let t = if r == 0 { now } else { r.min(now) };
                         framer.feed(&data, &mut |item| st.on_item(item, t));
                     }
                 }
@@ -489,7 +634,7 @@ pub async fn simple_request(
     timeout: Duration,
 ) -> anyhow::Result<SimpleResponse> {
     let fut = async {
-        let mut c = dial(ep)
+        let mut c = dial(ep, Clock::start())
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", ep.base_url))?;
         let mut b = http::Request::builder()

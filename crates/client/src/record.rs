@@ -133,3 +133,65 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<RequestRecord>> {
     }
     Ok(out)
 }
+
+/// Writes records to a JSONL file from a dedicated thread, so serialising and writing (which
+/// can block on a busy disk) never stall the async workers that timestamp responses. Each record
+/// is written as one line and flushed as soon as the thread receives it.
+pub struct RecordWriterThread {
+    tx: Option<std::sync::mpsc::Sender<RequestRecord>>,
+    handle: Option<std::thread::JoinHandle<std::io::Result<u64>>>,
+    path: std::path::PathBuf,
+}
+
+impl RecordWriterThread {
+    /// Creates (truncates) `path` and starts the writer thread. Errors name the path.
+    pub fn spawn(path: &Path) -> anyhow::Result<Self> {
+        let w = JsonlWriter::create(path)?;
+        let (tx, rx) = std::sync::mpsc::channel::<RequestRecord>();
+        let handle = std::thread::Builder::new()
+            .name("records-writer".into())
+            .spawn(move || {
+                let mut n = 0;
+                for rec in rx {
+                    w.write(&rec)?;
+                    n += 1;
+                }
+                Ok(n)
+            })?;
+        Ok(Self {
+            tx: Some(tx),
+            handle: Some(handle),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A handle to queue records (cheap to clone, usable from any thread).
+    pub fn sender(&self) -> std::sync::mpsc::Sender<RequestRecord> {
+        self.tx.clone().expect("writer not finished")
+    }
+
+    /// Waits until every queued record is written (all senders must be dropped). Returns the
+    /// number of records written; errors name the file.
+    pub fn finish(mut self) -> anyhow::Result<u64> {
+        drop(self.tx.take());
+        let h = self.handle.take().expect("joined once");
+        match h.join() {
+            Ok(Ok(n)) => Ok(n),
+            Ok(Err(e)) => Err(anyhow::anyhow!("cannot write {}: {e}", self.path.display())),
+            Err(_) => Err(anyhow::anyhow!(
+                "records writer for {} panicked",
+                self.path.display()
+            )),
+        }
+    }
+}
+
+impl Drop for RecordWriterThread {
+    /// Flushes what was queued even when the run stops early (Ctrl-C, errors).
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -158,11 +158,13 @@ pub fn per_token_itl(r: &RequestRecord) -> Option<Vec<f64>> {
 
 /// Computes the point metrics from the measured-phase records (warmup records are ignored).
 pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
-    let measured: Vec<&RequestRecord> = records
+    let mut measured: Vec<&RequestRecord> = records
         .iter()
         .filter(|r| r.phase == Phase::Measured)
         .filter(|r| r.failure.as_deref() != Some("cancelled"))
         .collect();
+    // dataset order (InferenceX `input_lens`/`output_lens` follow the request list)
+    measured.sort_by_key(|r| (r.id, r.t0_ns));
     let cancelled = records
         .iter()
         .filter(|r| r.phase == Phase::Measured && r.failure.as_deref() == Some("cancelled"))
@@ -349,5 +351,45 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
         redials: measured.iter().map(|r| u64::from(r.redials)).sum(),
         warnings,
         peak_concurrency: peak.max(0) as u64,
+    }
+}
+
+impl PointMetrics {
+    /// Converts a measurement taken against a time-compressed simulator (wall time = modelled
+    /// time / speedup) back to modelled time: latencies and the duration × `factor`, rates ÷
+    /// `factor`. Token counts and percent values are unchanged. `factor` = the simulator's
+    /// speedup; 1.0 is a no-op.
+    pub fn rescale_time(&mut self, factor: f64) {
+        if !(factor.is_finite() && factor > 0.0) || factor == 1.0 {
+            return;
+        }
+        for s in [
+            &mut self.ttft,
+            &mut self.tpot,
+            &mut self.itl,
+            &mut self.e2el,
+            &mut self.ttfo,
+            &mut self.queue,
+        ] {
+            for v in [
+                &mut s.mean,
+                &mut s.median,
+                &mut s.std,
+                &mut s.p90,
+                &mut s.p99,
+                &mut s.p999,
+                &mut s.min,
+                &mut s.max,
+            ] {
+                if let Some(x) = v {
+                    *x *= factor;
+                }
+            }
+        }
+        self.duration_s *= factor;
+        self.request_throughput /= factor;
+        self.output_throughput /= factor;
+        self.total_token_throughput /= factor;
+        self.input_throughput /= factor;
     }
 }

@@ -1,12 +1,21 @@
-//! `servebench bench` (placeholder until its stage lands).
+//! `servebench bench`: one benchmark point (one concurrency), same options and files as
+//! `servebench sweep` (`DIR/conc<C>/…` plus `DIR/summary.{json,csv}`).
 
 use std::process::ExitCode;
 
+use super::sweep::{run_points, CommonArgs};
+
 /// Arguments of `servebench bench`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Concurrency of the point.
+    #[arg(long, default_value_t = 1)]
+    pub conc: u64,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
 
 /// Runs `servebench bench`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("servebench bench is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_points(args.common, vec![args.conc])
 }

@@ -1,12 +1,964 @@
-//! `servebench sweep` (placeholder until its stage lands).
+//! `servebench sweep` (and the shared engine of `servebench bench`): a concurrency sweep of the
+//! fixed-sequence random workload against an OpenAI-compatible endpoint, or against the embedded
+//! simulator when no endpoint is given.
+//!
+//! Per point: build the dataset (seed 0, 10 × conc prompts), warm up (2 × conc copies of prompt
+//! 0), run the measured phase, compute the metrics and write `DIR/conc<C>/{records.jsonl,
+//! result.json, agg.json}`; per sweep `DIR/summary.{json,csv}` and the table.
 
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use servebench_client::{
+    run_phase, wait_ready, Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine,
+    Load, Phase, RecordWriterThread, RequestRecord,
+};
+use servebench_metrics::{
+    agg_row, compute, result_json, AggExtra, Identity, ItlMode, PointMetrics, PointOptions,
+    PointStatus, RunInfo, SCHEMA_VERSION,
+};
+use servebench_workload::{
+    build_calibrated, build_with_tokenizer, ChatTemplate, Dataset, DatasetSource, LocalTokenizer,
+    RandomDatasetConfig,
+};
+
+/// Default simulator speedup when `servebench sweep` runs without `--endpoint`.
+pub const DEFAULT_SIM_SPEEDUP: f64 = 10.0;
+
+/// Options shared by `sweep` and `bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Base URL of an OpenAI-compatible engine (http://HOST:PORT). Without it, the embedded
+    /// simulator is started on 127.0.0.1 (random port).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Model name sent in requests (default: the first id of GET /v1/models).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The model's tokenizer.json (or its directory) for exact client-side prompt lengths.
+    /// Without it, prompt lengths are calibrated against the server's /tokenize (or usage).
+    #[arg(long, value_name = "PATH")]
+    pub tokenizer: Option<PathBuf>,
+    /// Apply the chat template of tokenizer_config.json (next to --tokenizer) client-side and
+    /// send the text to /v1/completions (InferenceX --use-chat-template).
+    #[arg(long)]
+    pub chat_template: bool,
+    /// GPUs serving the endpoint, for per-GPU throughput (default TP × PP × PCP; sets --tp when
+    /// --tp is not given).
+    #[arg(long)]
+    pub gpus: Option<u32>,
+    /// Nominal input length (tokens).
+    #[arg(long, default_value_t = 1024)]
+    pub isl: u32,
+    /// Nominal output length (tokens).
+    #[arg(long, default_value_t = 1024)]
+    pub osl: u32,
+    /// Lengths are uniform in [floor(L·r), L] (InferenceX RANDOM_RANGE_RATIO).
+    #[arg(long, default_value_t = 0.8)]
+    pub range_ratio: f64,
+    /// Measured prompts per point (default 10 × concurrency; 5 × without --endpoint).
+    #[arg(long)]
+    pub num_prompts: Option<usize>,
+    /// Warmup requests per point, discarded (default 2 × concurrency).
+    #[arg(long)]
+    pub warmups: Option<usize>,
+    /// Dataset seed (numpy-compatible MT19937).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// API: completions or chat.
+    #[arg(long, value_enum, default_value = "completions")]
+    pub api: ApiArg,
+    /// Engine profile deciding optional request fields: sglang, vllm, trtllm, llama.cpp,
+    /// transformers, openai.
+    #[arg(long, default_value = "vllm", value_parser = parse_engine)]
+    pub engine: Engine,
+    /// Counting rules: servebench (MEASUREMENT.md Part 1) or inferencex (its client, exactly;
+    /// implies --new-connection-per-request).
+    #[arg(long, value_enum, default_value = "servebench")]
+    pub compat: CompatArg,
+    /// ITL samples: per chunk (default, InferenceX/vLLM) or per token (gap/k for k-token chunks).
+    #[arg(long, value_enum, default_value = "chunk")]
+    pub itl: ItlArg,
+    /// Statistic shown in the table.
+    #[arg(long, value_enum, default_value = "mean")]
+    pub stat: StatArg,
+    /// When the server rejects an optional body field (HTTP 4xx naming it), retry without it
+    /// instead of stopping.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Per-request timeout, seconds.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+    /// How long to wait for the endpoint to answer /health or /v1/models, seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub ready_timeout: f64,
+    /// Open a new connection for every request (InferenceX transport; TTFT then includes the
+    /// connect under --compat inferencex).
+    #[arg(long)]
+    pub new_connection_per_request: bool,
+    /// Open loop: mean request rate (req/s; default: closed loop at the concurrency).
+    #[arg(long)]
+    pub request_rate: Option<f64>,
+    /// Open loop: gamma shape of inter-arrival times (1 = Poisson).
+    #[arg(long, default_value_t = 1.0)]
+    pub burstiness: f64,
+    /// Output directory (default servebench-out/<UTC timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// API key sent as `Authorization: Bearer …`.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Hardware name for the agg row (`hw`; default sim-<gpu> or unknown).
+    #[arg(long)]
+    pub hw: Option<String>,
+    /// Framework for the agg row (default: the engine profile, or `sim`).
+    #[arg(long)]
+    pub framework: Option<String>,
+    /// Precision (fp4, fp8, bf16, …).
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// InferenceX model prefix (`infmax_model_prefix`; default the model name).
+    #[arg(long)]
+    pub model_prefix: Option<String>,
+    /// Tensor-parallel size.
+    #[arg(long)]
+    pub tp: Option<u32>,
+    /// Pipeline-parallel size.
+    #[arg(long, default_value_t = 1)]
+    pub pp: u32,
+    /// Prefill context-parallel size.
+    #[arg(long, default_value_t = 1)]
+    pub pcp: u32,
+    /// Decode context-parallel size (does not multiply GPUs).
+    #[arg(long, default_value_t = 1)]
+    pub dcp: u32,
+    /// Expert-parallel size (does not multiply GPUs).
+    #[arg(long, default_value_t = 1)]
+    pub ep: u32,
+    /// DP attention enabled.
+    #[arg(long)]
+    pub dp_attn: bool,
+    /// Speculative decoding (none, mtp, …).
+    #[arg(long, default_value = "none")]
+    pub spec_decoding: String,
+    /// Engine image for the agg row.
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Catalog config key (recorded as `recipe_fingerprint`).
+    #[arg(long)]
+    pub config_key: Option<String>,
+    /// Simulator only: wall time = modelled time / SPEEDUP; reported times are scaled back to
+    /// modelled time (default 10 without --endpoint).
+    #[arg(long)]
+    pub sim_speedup: Option<f64>,
+    /// Simulator only: GPU preset.
+    #[arg(long, default_value = "h200")]
+    pub sim_gpu: String,
+    /// Simulator only: model preset.
+    #[arg(long, default_value = "qwen3-8b")]
+    pub sim_model: String,
+}
+
+fn parse_engine(s: &str) -> std::result::Result<Engine, String> {
+    Engine::parse(s)
+}
+
+/// `--api`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiArg {
+    /// /v1/completions
+    Completions,
+    /// /v1/chat/completions
+    Chat,
+}
+
+/// `--compat`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompatArg {
+    /// MEASUREMENT.md Part 1.
+    Servebench,
+    /// InferenceX benchmark_serving.py counting.
+    Inferencex,
+}
+
+/// `--itl`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItlArg {
+    /// One sample per chunk gap.
+    Chunk,
+    /// k samples of gap/k for a k-token chunk.
+    PerToken,
+}
+
+/// `--stat`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatArg {
+    /// Mean.
+    Mean,
+    /// Median.
+    Median,
+    /// 90th percentile.
+    P90,
+    /// 99th percentile.
+    P99,
+}
+
+impl StatArg {
+    fn key(self) -> &'static str {
+        match self {
+            StatArg::Mean => "mean",
+            StatArg::Median => "median",
+            StatArg::P90 => "p90",
+            StatArg::P99 => "p99",
+        }
+    }
+}
 
 /// Arguments of `servebench sweep`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Concurrencies to sweep, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8,16")]
+    pub conc: Vec<u64>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
 
 /// Runs `servebench sweep`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("servebench sweep is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    run_points(args.common, args.conc)
+}
+
+/// One finished point.
+struct PointDone {
+    conc: u64,
+    metrics: PointMetrics,
+    agg: Value,
+}
+
+/// Runs the given concurrencies (shared by `sweep` and `bench`).
+pub fn run_points(common: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
+    if concs.is_empty() || concs.contains(&0) {
+        bail!("--conc: concurrencies must be positive integers");
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(run_async(common, concs))
+}
+
+fn fmt_num(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    let s = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i.to_string(), Some(f.to_string())),
+        None => (s.clone(), None),
+    };
+    let mut out = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(&f);
+    }
+    if x < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn opt_num(x: Option<f64>) -> String {
+    x.map(|v| fmt_num(v, 2)).unwrap_or_else(|| "-".into())
+}
+
+struct Target {
+    endpoint: Endpoint,
+    sim: Option<servebench_sim::SimServer>,
+    sim_speedup: f64,
+    sim_describe: Option<String>,
+}
+
+async fn served_model(ep: &Endpoint) -> Option<String> {
+    let r = servebench_client::http::simple_request(
+        ep,
+        http_method_get(),
+        "/v1/models",
+        None,
+        Duration::from_secs(10),
+    )
+    .await
+    .ok()?;
+    let v: Value = serde_json::from_slice(&r.body).ok()?;
+    v.pointer("/data/0/id")
+        .and_then(|x| x.as_str())
+        .map(str::to_string)
+}
+
+fn http_method_get() -> servebench_client::http::Method {
+    servebench_client::http::Method::GET
+}
+
+async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
+    if c.timeout <= 0.0 || !c.timeout.is_finite() {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    if let Some(r) = c.request_rate {
+        if !(r > 0.0) {
+            bail!("--request-rate must be > 0 (omit it for a closed loop)");
+        }
+    }
+    if c.chat_template && c.tokenizer.is_none() {
+        bail!("--chat-template needs --tokenizer (the template comes from tokenizer_config.json next to it)");
+    }
+    let compat = match c.compat {
+        CompatArg::Servebench => Compat::Servebench,
+        CompatArg::Inferencex => Compat::InferenceX,
+    };
+    let api = match c.api {
+        ApiArg::Completions => Api::Completions,
+        ApiArg::Chat => Api::Chat,
+    };
+    let itl_mode = match c.itl {
+        ItlArg::Chunk => ItlMode::Chunk,
+        ItlArg::PerToken => ItlMode::Token,
+    };
+    if compat == Compat::InferenceX && itl_mode == ItlMode::Token {
+        bail!("--itl per-token is not an InferenceX statistic; use --compat servebench");
+    }
+    let out_dir = match &c.out {
+        Some(d) => d.clone(),
+        None => PathBuf::from("servebench-out")
+            .join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string()),
+    };
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create output directory {}", out_dir.display()))?;
+
+    // ---- target: endpoint or simulator ----
+    let target = match &c.endpoint {
+        Some(url) => {
+            if c.sim_speedup.is_some() {
+                bail!("--sim-speedup applies only to the embedded simulator (no --endpoint)");
+            }
+            let ep = Endpoint::parse(url)?;
+            wait_ready(&ep, Duration::from_secs_f64(c.ready_timeout.max(0.0))).await?;
+            Target {
+                endpoint: ep,
+                sim: None,
+                sim_speedup: 1.0,
+                sim_describe: None,
+            }
+        }
+        None => {
+            let speedup = c.sim_speedup.unwrap_or(DEFAULT_SIM_SPEEDUP);
+            let opts = servebench_sim::SimOptions {
+                gpu: c.sim_gpu.clone(),
+                model: c.sim_model.clone(),
+                tp: c.tp.or(c.gpus).unwrap_or(1),
+                speedup,
+                emission_log: Some(out_dir.join("sim-emission.jsonl")),
+                ..Default::default()
+            };
+            let sim = servebench_sim::SimServer::start(opts).await?;
+            let ep = Endpoint::parse(&sim.base_url())?;
+            let d = sim.describe();
+            println!(
+                "no --endpoint: started the embedded simulator at {}",
+                sim.base_url()
+            );
+            println!("  {d}");
+            println!(
+                "  wall time = modelled time / {speedup}; the numbers below are scaled back to modelled time (latency ×{speedup}, throughput ÷{speedup})"
+            );
+            Target {
+                endpoint: ep,
+                sim: Some(sim),
+                sim_speedup: speedup,
+                sim_describe: Some(d),
+            }
+        }
+    };
+    let is_sim = target.sim.is_some();
+    let model = match &c.model {
+        Some(m) => m.clone(),
+        None => served_model(&target.endpoint).await.ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}/v1/models lists no model; pass --model NAME",
+                target.endpoint.base_url
+            )
+        })?,
+    };
+
+    // ---- tokenizer ----
+    let tokenizer: Option<Arc<LocalTokenizer>> = match &c.tokenizer {
+        Some(p) => Some(Arc::new(LocalTokenizer::from_path(p)?)),
+        None => None,
+    };
+    let template: Option<Arc<ChatTemplate>> = if c.chat_template {
+        let tp = c.tokenizer.as_ref().expect("checked above");
+        let dir = if tp.is_dir() {
+            tp.clone()
+        } else {
+            tp.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        Some(Arc::new(ChatTemplate::from_tokenizer_config(
+            &dir.join("tokenizer_config.json"),
+        )?))
+    } else {
+        None
+    };
+    if tokenizer.is_none() {
+        println!(
+            "no --tokenizer: prompt lengths are calibrated against the server's tokenizer ({}/tokenize, else usage.prompt_tokens)",
+            target.endpoint.base_url
+        );
+    }
+
+    // ---- identity ----
+    let tp = c.tp.or(c.gpus).unwrap_or(1);
+    let identity = Identity {
+        hw: c.hw.clone().unwrap_or_else(|| {
+            if is_sim {
+                format!("sim-{}", c.sim_gpu)
+            } else {
+                "unknown".into()
+            }
+        }),
+        image: c.image.clone().unwrap_or_else(|| {
+            if is_sim {
+                "servebench-sim".into()
+            } else {
+                "unknown".into()
+            }
+        }),
+        model: model.clone(),
+        infmax_model_prefix: c.model_prefix.clone().unwrap_or_else(|| model.clone()),
+        framework: c.framework.clone().unwrap_or_else(|| {
+            if is_sim {
+                "sim".into()
+            } else {
+                c.engine.name().into()
+            }
+        }),
+        precision: c.precision.clone().unwrap_or_else(|| {
+            if is_sim {
+                "bf16".into()
+            } else {
+                "unknown".into()
+            }
+        }),
+        spec_decoding: c.spec_decoding.clone(),
+        disagg: false,
+        recipe_fingerprint: c.config_key.clone(),
+        isl: Some(c.isl),
+        osl: Some(c.osl),
+        tp,
+        pp: c.pp,
+        dcp_size: c.dcp,
+        pcp_size: c.pcp,
+        ep: c.ep,
+        dp_attention: c.dp_attn,
+    };
+    if let Some(g) = c.gpus {
+        if c.tp.is_some() && g != identity.num_gpus() {
+            bail!(
+                "--gpus {g} disagrees with TP×PP×PCP = {} (InferenceX per-GPU divisor); drop one of them",
+                identity.num_gpus()
+            );
+        }
+    }
+
+    let mut builder = BodyBuilder::new(&model, api, c.engine, compat, itl_mode == ItlMode::Token);
+    let clock = Clock::start();
+    let base_ctx = ClientCtx {
+        endpoint: target.endpoint.clone(),
+        builder: builder.clone(),
+        compat,
+        new_connection_per_request: c.new_connection_per_request || compat == Compat::InferenceX,
+        timeout: Duration::from_secs_f64(c.timeout),
+        clock,
+        capture_text: false,
+        api_key: c.api_key.clone(),
+    };
+
+    // ---- preflight: body accepted? ----
+    preflight(&base_ctx, &mut builder, c.lenient).await?;
+    let base_ctx = ClientCtx {
+        builder,
+        ..base_ctx
+    };
+
+    // ---- Ctrl-C ----
+    let (cancel_handle, cancel) = servebench_client::cancel_pair();
+    let cancel_handle = Arc::new(cancel_handle);
+    {
+        let h = cancel_handle.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ninterrupted: finishing the files for what was measured (point marked partial)");
+                h.cancel();
+            }
+        });
+    }
+
+    let tty = std::io::stderr().is_terminal();
+    let started = chrono::Utc::now();
+    let mut done: Vec<PointDone> = Vec::new();
+    let mut dataset_lines: Vec<String> = Vec::new();
+    for &conc in &concs {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let num_prompts = c.num_prompts.unwrap_or(10 * conc as usize);
+        let num_warmups = c.warmups.unwrap_or(2 * conc as usize);
+        let cfg = RandomDatasetConfig {
+            input_len: c.isl,
+            output_len: c.osl,
+            range_ratio: c.range_ratio,
+            num_prompts,
+            seed: c.seed,
+        };
+        let dataset = build_dataset(
+            &cfg,
+            tokenizer.clone(),
+            template.clone(),
+            &target.endpoint,
+            &model,
+        )
+        .await?;
+        dataset_lines.push(format!("conc {conc}: {}", dataset.describe()));
+        if done.is_empty() {
+            println!("{}", dataset.describe());
+        }
+        let point_dir = out_dir.join(format!("conc{conc}"));
+        std::fs::create_dir_all(&point_dir)
+            .with_context(|| format!("cannot create {}", point_dir.display()))?;
+        let writer = RecordWriterThread::spawn(&point_dir.join("records.jsonl"))?;
+        let load = match c.request_rate {
+            Some(rate) => Load::Open {
+                rate,
+                burstiness: c.burstiness,
+                max_concurrency: Some(conc as usize),
+                seed: u64::from(c.seed),
+            },
+            None => Load::Closed {
+                concurrency: conc as usize,
+            },
+        };
+
+        // warmup
+        if num_warmups > 0 {
+            let bar = progress(tty, num_warmups as u64, &format!("conc {conc} warmup"));
+            let sink = sink(writer.sender(), bar.clone());
+            let r = run_phase(
+                base_ctx.clone(),
+                Phase::Warmup,
+                Box::new(DatasetSource::new(dataset.warmup_requests(num_warmups))),
+                Load::Closed {
+                    concurrency: conc as usize,
+                },
+                sink,
+                cancel.clone(),
+            )
+            .await;
+            bar.finish_and_clear();
+            let failed = r.records.iter().filter(|r| !r.success).count();
+            if failed > 0 && !tty {
+                eprintln!(
+                    "conc {conc}: warmup: {failed} of {} requests failed",
+                    r.records.len()
+                );
+            }
+        }
+        if cancel.is_cancelled() {
+            break;
+        }
+
+        // measured
+        let bar = progress(tty, num_prompts as u64, &format!("conc {conc}"));
+        let wall_start = chrono::Utc::now();
+        let res = run_phase(
+            base_ctx.clone(),
+            Phase::Measured,
+            Box::new(DatasetSource::new(dataset.requests())),
+            load,
+            sink(writer.sender(), bar.clone()),
+            cancel.clone(),
+        )
+        .await;
+        bar.finish_and_clear();
+        let wall_end = chrono::Utc::now();
+        writer.finish()?;
+        let mut m = compute(
+            &res.records,
+            &PointOptions {
+                compat,
+                itl_mode,
+                phase_window_ns: (res.start_ns, res.end_ns),
+                max_failed_fraction: 0.05,
+                cancelled: res.cancelled,
+            },
+        );
+        m.rescale_time(target.sim_speedup);
+        let extra = AggExtra {
+            benchmark_type: "single_turn".into(),
+            api: api.as_str().into(),
+            engine: c.engine.name().into(),
+            endpoint: target.endpoint.base_url.clone(),
+            records_file: "records.jsonl".into(),
+        };
+        let agg = agg_row(&identity, Some(conc), &m, &extra);
+        let info = RunInfo {
+            date: wall_start.format("%Y%m%d-%H%M%S").to_string(),
+            backend: match (api, c.engine) {
+                (Api::Chat, _) => "openai-chat".into(),
+                (Api::Completions, Engine::Vllm) => "vllm".into(),
+                _ => "openai".into(),
+            },
+            model_id: model.clone(),
+            tokenizer_id: match &dataset.token_source {
+                servebench_workload::TokenCountSource::LocalTokenizer(p) => p.clone(),
+                servebench_workload::TokenCountSource::Server(d) => format!("server: {d}"),
+            },
+            num_prompts: num_prompts as u64,
+            request_rate: c.request_rate,
+            burstiness: c.burstiness,
+            max_concurrency: Some(conc),
+            benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
+            benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
+        };
+        let block = json!({
+            "schema_version": SCHEMA_VERSION,
+            "compat": compat.as_str(),
+            "itl_mode": itl_mode.as_str(),
+            "api": api.as_str(),
+            "engine": c.engine.name(),
+            "endpoint": target.endpoint.base_url,
+            "request_fields": base_ctx.builder.sent_optional(),
+            "new_connection_per_request": base_ctx.new_connection_per_request,
+            "point_status": m.point_status.as_str(),
+            "num_requests_failed": m.failed,
+            "failure_reasons": m.failure_reasons,
+            "cancelled_requests": m.cancelled,
+            "num_warmups": num_warmups,
+            "dataset": dataset.describe(),
+            "mean_isl": m.mean_isl,
+            "mean_isl_server": m.mean_isl_server,
+            "mean_osl": m.mean_osl,
+            "ttfo_ms": m.ttfo,
+            "queue_ms": m.queue,
+            "peak_concurrency": m.peak_concurrency,
+            "redials": m.redials,
+            "itl_token_split_unknown": m.itl_token_split_unknown,
+            "warnings": m.warnings,
+            "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
+            "time_scale": target.sim_speedup,
+            "records_file": "records.jsonl",
+        });
+        let raw = result_json(&info, &m, block);
+        write_json(&point_dir.join("result.json"), &raw)?;
+        write_json(&point_dir.join("agg.json"), &agg)?;
+        let status = m.point_status;
+        println!(
+            "conc {conc}: {} ok, {} failed{} in {:.1} s{}",
+            m.completed,
+            m.failed,
+            if m.failure_reasons.is_empty() {
+                String::new()
+            } else {
+                format!(" {:?}", m.failure_reasons)
+            },
+            (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
+            match status {
+                PointStatus::Ok => String::new(),
+                PointStatus::Failed => "  → POINT FAILED (more than 5 % of requests failed)".into(),
+                PointStatus::Partial => "  → partial (interrupted)".into(),
+            }
+        );
+        for w in &m.warnings {
+            println!("  warning: {w}");
+        }
+        done.push(PointDone {
+            conc,
+            metrics: m,
+            agg,
+        });
+    }
+
+    // ---- summary ----
+    let summary = json!({
+        "schema_version": SCHEMA_VERSION,
+        "tool": format!("servebench {}", env!("CARGO_PKG_VERSION")),
+        "started": started.to_rfc3339(),
+        "finished": chrono::Utc::now().to_rfc3339(),
+        "endpoint": target.endpoint.base_url,
+        "model": model,
+        "api": api.as_str(),
+        "engine": c.engine.name(),
+        "compat": compat.as_str(),
+        "itl_mode": itl_mode.as_str(),
+        "isl": c.isl,
+        "osl": c.osl,
+        "range_ratio": c.range_ratio,
+        "seed": c.seed,
+        "concurrencies": concs,
+        "request_rate": c.request_rate,
+        "burstiness": c.burstiness,
+        "datasets": dataset_lines,
+        "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
+        "interrupted": cancel.is_cancelled(),
+        "points": done.iter().map(|p| p.agg.clone()).collect::<Vec<_>>(),
+    });
+    write_json(&out_dir.join("summary.json"), &summary)?;
+    write_csv(&out_dir.join("summary.csv"), &done)?;
+
+    print_table(&done, c.stat, itl_mode, compat);
+    println!("results: {}", out_dir.display());
+    if let Some(sim) = target.sim {
+        sim.shutdown().await;
+    }
+    if cancel.is_cancelled() {
+        return Ok(ExitCode::from(130));
+    }
+    if done
+        .iter()
+        .any(|p| p.metrics.point_status != PointStatus::Ok)
+    {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn build_dataset(
+    cfg: &RandomDatasetConfig,
+    tokenizer: Option<Arc<LocalTokenizer>>,
+    template: Option<Arc<ChatTemplate>>,
+    ep: &Endpoint,
+    model: &str,
+) -> Result<Dataset> {
+    let cfg = cfg.clone();
+    let ep = ep.clone();
+    let model = model.to_string();
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || match tokenizer {
+        Some(t) => build_with_tokenizer(&cfg, &t, template.as_deref()),
+        None => {
+            let mut counter =
+                servebench_client::tokenize::ServerTokenCounter::new(ep, &model, handle);
+            build_calibrated(&cfg, &mut counter)
+        }
+    })
+    .await
+    .context("dataset builder panicked")?
+}
+
+/// One small request with the run's body shape, before anything is measured: a server that
+/// rejects an optional field gets a one-line error naming it (or, with `--lenient`, the field
+/// is dropped and the request retried).
+async fn preflight(ctx: &ClientCtx, builder: &mut BodyBuilder, lenient: bool) -> Result<()> {
+    let spec = servebench_workload::RequestSpec {
+        id: 0,
+        session: None,
+        prompt: servebench_workload::Prompt::Text(Arc::from("Hello")),
+        prompt_tokens: None,
+        max_tokens: 4,
+        delay: Duration::ZERO,
+    };
+    let url = format!("{}{}", ctx.endpoint.base_url, ctx.builder.api.path());
+    for _ in 0..8 {
+        let c = ClientCtx {
+            builder: builder.clone(),
+            timeout: ctx.timeout.min(Duration::from_secs(120)),
+            ..ctx.clone()
+        };
+        let mut slot = None;
+        let rec = servebench_client::http::execute(
+            &c,
+            &mut slot,
+            &spec,
+            Phase::Warmup,
+            c.clock.now_ns(),
+            &mut Cancel::never(),
+        )
+        .await;
+        if rec.success {
+            return Ok(());
+        }
+        let err = rec.error.clone().unwrap_or_default();
+        let one_line: String = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(status) = rec.http_status.filter(|s| (400..500).contains(s)) {
+            let fields = servebench_client::unknown_fields_in(&err, &builder.sent_optional());
+            if !fields.is_empty() {
+                let names = fields
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if !lenient {
+                    bail!(
+                        "{url} rejected request field {names} (HTTP {status}: {one_line}); choose an --engine profile without it (e.g. --engine transformers) or pass --lenient to retry without it"
+                    );
+                }
+                eprintln!("warning: {url} rejected {names} (HTTP {status}); --lenient: retrying without it");
+                let mut dropped = false;
+                for f in fields {
+                    dropped |= builder.drop_field(f);
+                }
+                if dropped {
+                    continue;
+                }
+            }
+            bail!("{url}: preflight request failed with HTTP {status}: {one_line}");
+        }
+        bail!(
+            "{url}: preflight request failed ({}): {one_line}",
+            rec.failure.unwrap_or_else(|| "unknown".into())
+        );
+    }
+    bail!("{url}: the server kept rejecting request fields")
+}
+
+fn progress(tty: bool, len: u64, prefix: &str) -> indicatif::ProgressBar {
+    if !tty {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix:>14} [{bar:30}] {pos}/{len} requests {elapsed_precise}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(prefix.to_string());
+    bar
+}
+
+fn sink(
+    tx: std::sync::mpsc::Sender<RequestRecord>,
+    bar: indicatif::ProgressBar,
+) -> servebench_client::RecordSink {
+    // records go to the writer thread; nothing here blocks the async workers
+    let tx = std::sync::Mutex::new(tx);
+    Arc::new(move |r: &RequestRecord| {
+        let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(r.clone());
+        bar.inc(1);
+    })
+}
+
+fn write_json(path: &Path, v: &Value) -> Result<()> {
+    let mut s = serde_json::to_string_pretty(v)?;
+    s.push('\n');
+    std::fs::write(path, s).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_csv(path: &Path, points: &[PointDone]) -> Result<()> {
+    let mut w = String::new();
+    let Some(first) = points.first() else {
+        std::fs::write(path, "").with_context(|| format!("cannot write {}", path.display()))?;
+        return Ok(());
+    };
+    let keys: Vec<String> = first
+        .agg
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    let esc = |s: &str| {
+        if s.contains(',') || s.contains('"') || s.contains('\n') {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    w.push_str(&keys.iter().map(|k| esc(k)).collect::<Vec<_>>().join(","));
+    w.push('\n');
+    for p in points {
+        let row: Vec<String> = keys
+            .iter()
+            .map(|k| match p.agg.get(k) {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => esc(s),
+                Some(v) => esc(&v.to_string()),
+            })
+            .collect();
+        w.push_str(&row.join(","));
+        w.push('\n');
+    }
+    std::fs::write(path, w).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn print_table(points: &[PointDone], stat: StatArg, itl: ItlMode, compat: Compat) {
+    let key = stat.key();
+    println!();
+    println!(
+        "statistic: {key}; ITL mode: {}; counting: {}",
+        if itl == ItlMode::Chunk {
+            "per chunk"
+        } else {
+            "per token"
+        },
+        compat.as_str()
+    );
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header(vec![
+        "Concurrency",
+        "Total tok/s/GPU",
+        "Output tok/s/GPU",
+        "TTFT ms",
+        "TPOT ms",
+    ]);
+    for p in points {
+        let g = p
+            .agg
+            .get("num_gpus")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(1.0)
+            .max(1.0);
+        let m = &p.metrics;
+        let mut conc = p.conc.to_string();
+        match m.point_status {
+            PointStatus::Ok => {}
+            PointStatus::Failed => conc.push_str(" (FAILED)"),
+            PointStatus::Partial => conc.push_str(" (partial)"),
+        }
+        t.add_row(vec![
+            conc,
+            fmt_num(m.total_token_throughput / g, 2),
+            fmt_num(m.output_throughput / g, 2),
+            opt_num(m.ttft.get(key)),
+            opt_num(m.tpot.get(key)),
+        ]);
+    }
+    for i in 1..5 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    println!("{t}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_num;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(fmt_num(14445.123, 2), "14,445.12");
+        assert_eq!(fmt_num(159.68, 2), "159.68");
+        assert_eq!(fmt_num(1234567.0, 0), "1,234,567");
+        assert_eq!(fmt_num(-1570.11, 2), "-1,570.11");
+        assert_eq!(fmt_num(0.5, 2), "0.50");
+    }
 }

@@ -1,0 +1,141 @@
+//! `servebench sweep` against the embedded simulator.
+//!
+//! The reported TTFT/TPOT agree with the simulator's own emission log (its clock, its
+//! record of when it received each request and emitted the first/last token) within 1 ms
+//! at p99, matched per request by the response `id`.
+//!
+//! (The README-command test lives in `sweep_default.rs`, a separate test binary, so the two never
+//! compete for the CPU.)
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_servebench"))
+}
+
+fn read_jsonl(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
+}
+
+fn p99(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    servebench_metrics::percentile(&v, 99.0).unwrap()
+}
+
+/// One sweep; returns (p99 |ΔTTFT|, p99 |ΔTPOT|, median |ΔTTFT|) in ms.
+fn measure_once() -> (f64, f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // real time (speedup 1) so wall-clock measurement equals modelled time; 100 requests per
+    // point so that p99 is a percentile, not the maximum
+    let o = bin()
+        .args([
+            "sweep",
+            "--conc",
+            "1,4",
+            "--isl",
+            "128",
+            "--osl",
+            "12",
+            "--num-prompts",
+            "100",
+            "--sim-speedup",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let emission: HashMap<String, Value> = read_jsonl(&out.join("sim-emission.jsonl"))
+        .into_iter()
+        .map(|e| (e["id"].as_str().unwrap().to_string(), e))
+        .collect();
+    let (mut d_ttft, mut d_tpot) = (Vec::new(), Vec::new());
+    for conc in [1, 4] {
+        let recs = read_jsonl(&out.join(format!("conc{conc}/records.jsonl")));
+        let measured: Vec<&Value> = recs.iter().filter(|r| r["phase"] == "measured").collect();
+        assert_eq!(measured.len(), 100, "--num-prompts measured requests");
+        assert_eq!(recs.len() - measured.len(), 2 * conc, "2 × conc warmups");
+        let mut sim_ttfts = Vec::new();
+        for r in &measured {
+            assert_eq!(r["success"], true, "{r}");
+            let e = &emission[r["response_id"].as_str().unwrap()];
+            let n = r["output_tokens"].as_u64().unwrap();
+            assert_eq!(n, e["completion_tokens"].as_u64().unwrap());
+            assert_eq!(
+                n,
+                r["requested_output_tokens"].as_u64().unwrap(),
+                "ignore_eos honoured"
+            );
+            let ns = |k: &str| e[k].as_u64().unwrap() as f64 / 1e6;
+            let sim_ttft = ns("first_token_ns") - ns("received_ns");
+            let sim_tpot = (ns("last_token_ns") - ns("first_token_ns")) / (n - 1) as f64;
+            sim_ttfts.push(sim_ttft);
+            d_ttft.push((r["ttft_ms"].as_f64().unwrap() - sim_ttft).abs());
+            d_tpot.push((r["tpot_ms"].as_f64().unwrap() - sim_tpot).abs());
+        }
+        // the point's reported p99 TTFT agrees with the simulator's p99 TTFT
+        let agg = read_json(&out.join(format!("conc{conc}/agg.json")));
+        let reported = agg["p99_ttft"].as_f64().unwrap() * 1000.0;
+        let sim = p99(sim_ttfts);
+        assert!(
+            (reported - sim).abs() <= 5.0,
+            "conc {conc}: p99 TTFT {reported} ms vs simulator {sim} ms"
+        );
+    }
+    let median = {
+        let mut v = d_ttft.clone();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let n = d_tpot.len();
+    let (pt, pp) = (p99(d_ttft), p99(d_tpot));
+    println!("p99 |ΔTTFT| = {pt:.3} ms, p99 |ΔTPOT| = {pp:.4} ms, median |ΔTTFT| = {median:.3} ms over {n} requests");
+    (pt, pp, median)
+}
+
+/// Every run must agree systematically (median |ΔTTFT| ≤ 0.5 ms: a t0 taken before the connect,
+/// or an arrival clock read after parsing, would fail this on every run); the 1 ms p99 bound
+/// must hold in at least one of three runs — on a shared machine a foreign process can delay a
+/// thread wake-up by milliseconds, which is neither the client's nor the simulator's doing (on
+/// an idle machine the first run passes; the tail delay is printed for every run).
+#[test]
+fn reported_ttft_tpot_match_simulator_emission_log() {
+    let mut best = f64::INFINITY;
+    for attempt in 1..=3 {
+        let (pt, pp, median) = measure_once();
+        assert!(
+            median <= 0.5,
+            "systematic TTFT offset {median} ms against the simulator"
+        );
+        let worst = pt.max(pp);
+        best = best.min(worst);
+        if worst <= 1.0 {
+            return;
+        }
+        println!("attempt {attempt}: p99 difference {worst:.3} ms > 1 ms (machine load?), measuring again");
+    }
+    panic!("p99 |reported − simulator| TTFT/TPOT above 1 ms in 3 runs (best {best:.3} ms)");
+}
