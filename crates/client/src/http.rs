@@ -181,16 +181,27 @@ impl tokio::io::AsyncRead for TimedIo {
 }
 
 impl TimedIo {
+    /// The clock is read *before* the write syscall, so a preemption between the syscall and
+    /// the clock read can never move t0 later than the bytes really left (which would shorten
+    /// TTFT); it is committed only when the write accepted bytes.
     #[inline]
-    fn stamp_write(&self, r: &std::task::Poll<std::io::Result<usize>>) {
-        if let std::task::Poll::Ready(Ok(n)) = r {
+    fn pre_write(&self) -> Option<u64> {
+        if self.stamps.armed.load(std::sync::atomic::Ordering::Acquire) {
+            Some(self.stamps.clock.now_ns().max(1))
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn commit_write(&self, t: Option<u64>, r: &std::task::Poll<std::io::Result<usize>>) {
+        if let (Some(t), std::task::Poll::Ready(Ok(n))) = (t, r) {
             if *n > 0
                 && self
                     .stamps
                     .armed
                     .swap(false, std::sync::atomic::Ordering::AcqRel)
             {
-                let t = self.stamps.clock.now_ns().max(1);
                 self.stamps
                     .write_ns
                     .store(t, std::sync::atomic::Ordering::Release);
@@ -205,8 +216,9 @@ impl tokio::io::AsyncWrite for TimedIo {
         cx: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
+        let t = self.pre_write();
         let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
-        self.stamp_write(&r);
+        self.commit_write(t, &r);
         r
     }
     fn poll_write_vectored(
@@ -214,8 +226,9 @@ impl tokio::io::AsyncWrite for TimedIo {
         cx: &mut std::task::Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> std::task::Poll<std::io::Result<usize>> {
+        let t = self.pre_write();
         let r = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        self.stamp_write(&r);
+        self.commit_write(t, &r);
         r
     }
     fn is_write_vectored(&self) -> bool {
