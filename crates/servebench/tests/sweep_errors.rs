@@ -1,0 +1,235 @@
+//! Error paths of `servebench sweep`/`bench` (issue 2 "Errors"), against scripted mock servers:
+//! unreachable endpoint, a server rejecting optional body fields (`transformers serve` style),
+//! `--lenient`, and a point with more than 5 % failed requests.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
+}
+
+async fn run(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .args(args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn json_reply(v: Value) -> Reply {
+    Reply::Body {
+        status: 200,
+        body: v.to_string().into_bytes(),
+        content_type: "application/json",
+    }
+}
+
+/// A minimal OpenAI-compatible mock: /health, /v1/models, /tokenize (one token per word) and a
+/// 2-token completion stream; `reject` decides a 4xx body for a request, `fail` a 503.
+fn openai_mock(
+    reject: impl Fn(&Value) -> Option<String> + Send + Sync + 'static,
+    fail: impl Fn(usize) -> bool + Send + Sync + 'static,
+) -> servebench_client::mock::Handler {
+    let n = AtomicUsize::new(0);
+    Arc::new(move |c: &Captured| match c.path.as_str() {
+        "/health" => json_reply(serde_json::json!({"status": "ok"})),
+        "/v1/models" => json_reply(serde_json::json!({"data": [{"id": "mock-model"}]})),
+        "/tokenize" => {
+            let words = c.json()["prompt"]
+                .as_str()
+                .unwrap_or_default()
+                .split_whitespace()
+                .count();
+            json_reply(serde_json::json!({"count": words, "tokens": vec![1; words]}))
+        }
+        _ => {
+            let body = c.json();
+            if let Some(msg) = reject(&body) {
+                return Reply::Body {
+                    status: 422,
+                    body: msg.into_bytes(),
+                    content_type: "application/json",
+                };
+            }
+            if body["prompt"] != "Hello" && fail(n.fetch_add(1, Ordering::SeqCst)) {
+                return Reply::Body {
+                    status: 503,
+                    body: br#"{"error":{"message":"Service Unavailable","code":503}}"#.to_vec(),
+                    content_type: "application/json",
+                };
+            }
+            let k = body["max_tokens"].as_u64().unwrap_or(2);
+            let mut steps: Vec<Step> = (0..k)
+                .map(|i| {
+                    event(
+                        1 + i,
+                        r#"{"id":"cmpl-m","choices":[{"index":0,"text":"x"}]}"#,
+                    )
+                })
+                .collect();
+            steps.push(event(
+                1 + k,
+                &format!(r#"{{"choices":[],"usage":{{"prompt_tokens":1,"completion_tokens":{k},"total_tokens":{}}}}}"#, k + 1),
+            ));
+            steps.push(event(2 + k, "[DONE]"));
+            Reply::Stream { status: 200, steps }
+        }
+    })
+}
+
+fn args(url: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "bench",
+        "--endpoint",
+        url,
+        "--conc",
+        "2",
+        "--num-prompts",
+        "20",
+        "--isl",
+        "16",
+        "--osl",
+        "4",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.push(out.display().to_string());
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_endpoint_is_one_line_naming_the_url() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let o = run(args(&url, &dir.path().join("o"), &["--ready-timeout", "1"])).await;
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "bounded readiness wait"
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(
+        lines[0].contains(&url) && lines[0].contains("not ready"),
+        "{err}"
+    );
+}
+
+fn transformers_like(body: &Value) -> Option<String> {
+    let bad: Vec<&str> = ["ignore_eos", "min_tokens"]
+        .into_iter()
+        .filter(|f| body.get(*f).is_some())
+        .collect();
+    (!bad.is_empty()).then(|| {
+        let set = bad
+            .iter()
+            .map(|f| format!("'{f}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        serde_json::json!({"detail": format!("Unexpected fields in the request: {{{set}}}")})
+            .to_string()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_field_is_named_and_lenient_retries_without_it() {
+    let srv = MockServer::start(openai_mock(transformers_like, |_| false), false)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    // vllm profile sends ignore_eos + min_tokens: stop with one line naming them
+    let o = run(args(
+        &srv.base_url(),
+        &dir.path().join("strict"),
+        &["--engine", "vllm"],
+    ))
+    .await;
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("`ignore_eos`")
+            && lines[0].contains("`min_tokens`")
+            && lines[0].contains("--lenient"),
+        "{err}"
+    );
+    assert!(lines[0].contains("HTTP 422"), "{err}");
+
+    // --lenient: warn, drop them, measure
+    let out = dir.path().join("lenient");
+    let o = run(args(
+        &srv.base_url(),
+        &out,
+        &["--engine", "vllm", "--lenient"],
+    ))
+    .await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("retrying without it"));
+    let raw = read_json(&out.join("conc2/result.json"));
+    let fields: Vec<&str> = raw["servebench"]["request_fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        !fields.contains(&"ignore_eos") && !fields.contains(&"min_tokens"),
+        "{fields:?}"
+    );
+    assert_eq!(raw["completed"], 20);
+
+    // the transformers profile never sends them
+    let o = run(args(
+        &srv.base_url(),
+        &dir.path().join("tf"),
+        &["--engine", "transformers"],
+    ))
+    .await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_than_5_percent_failed_marks_the_point_failed_and_still_writes_files() {
+    // every 10th completion request (10 % of 20 measured + warmups) answers 503
+    let srv = MockServer::start(openai_mock(|_| None, |i| i % 10 == 9), false)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let o = run(args(&srv.base_url(), &out, &["--warmups", "0"])).await;
+    assert_eq!(o.status.code(), Some(1), "non-zero exit for a failed point");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("POINT FAILED"), "{stdout}");
+    let agg = read_json(&out.join("conc2/agg.json"));
+    assert_eq!(agg["point_status"], "failed");
+    assert_eq!(agg["num_requests_failed"], 2);
+    assert_eq!(agg["failure_reasons"]["http_503"], 2);
+    assert_eq!(agg["num_requests_successful"], 18);
+    let summary = read_json(&out.join("summary.json"));
+    assert_eq!(summary["points"][0]["point_status"], "failed");
+    let recs = std::fs::read_to_string(out.join("conc2/records.jsonl")).unwrap();
+    assert_eq!(recs.lines().count(), 20);
+    assert!(recs.contains("Service Unavailable"), "error text kept");
+}
