@@ -23,15 +23,9 @@ fn copy_scenario(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     .unwrap();
     std::fs::copy(CHANGELOG, dir.join("perf-changelog.yaml")).unwrap();
     for f in ["master.yaml", "perf-changelog.yaml"] {
-        let mut p = std::fs::metadata(dir.join(f)).unwrap().permissions();
-        p.set_readonly(false);
-        std::fs::set_permissions(dir.join(f), p).unwrap();
+        make_writable(dir.join(f));
     }
-    let mut p = std::fs::metadata(dir.join("recipes").join(RECIPE))
-        .unwrap()
-        .permissions();
-    p.set_readonly(false);
-    std::fs::set_permissions(dir.join("recipes").join(RECIPE), p).unwrap();
+    make_writable(dir.join("recipes").join(RECIPE));
     (
         dir.join("master.yaml"),
         dir.join("recipes"),
@@ -236,4 +230,11 @@ fn pin_digest_writes_tag_at_index_digest() {
     let p = plan(&o).unwrap();
     let (_, plus) = p.catalog.as_ref().unwrap().changed_lines();
     assert_eq!(plus, vec!["  image: lmsysorg/sglang:v0.5.20-cu130@sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f"]);
+}
+
+/// Copies of the read-only shared files must be writable by the owner.
+fn make_writable(p: impl AsRef<std::path::Path>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(p.as_ref()).unwrap().permissions().mode();
+    std::fs::set_permissions(p.as_ref(), std::fs::Permissions::from_mode(mode | 0o200)).unwrap();
 }

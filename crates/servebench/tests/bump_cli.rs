@@ -19,9 +19,7 @@ fn setup() -> tempfile::TempDir {
     ] {
         let to = t.path().join(to);
         std::fs::copy(format!("{SCEN}/{f}"), &to).unwrap();
-        let mut p = std::fs::metadata(&to).unwrap().permissions();
-        p.set_readonly(false);
-        std::fs::set_permissions(&to, p).unwrap();
+        make_writable(&to);
     }
     t
 }
@@ -201,4 +199,11 @@ fn json_output_carries_the_record() {
         "applied"
     );
     assert_eq!(v["dry_run"], true);
+}
+
+/// Copies of the read-only shared files must be writable by the owner.
+fn make_writable(p: impl AsRef<std::path::Path>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(p.as_ref()).unwrap().permissions().mode();
+    std::fs::set_permissions(p.as_ref(), std::fs::Permissions::from_mode(mode | 0o200)).unwrap();
 }

@@ -19,9 +19,7 @@ const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
 
 fn copy_rw(from: &str, to: &Path) {
     std::fs::copy(from, to).unwrap();
-    let mut p = std::fs::metadata(to).unwrap().permissions();
-    p.set_readonly(false);
-    std::fs::set_permissions(to, p).unwrap();
+    make_writable(to);
 }
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
@@ -217,4 +215,11 @@ fn scenario_bump_then_triage() {
         text.contains("Outcome:     readiness-blocked · phase targeted · repairs 0"),
         "{text}"
     );
+}
+
+/// Copies of the read-only shared files must be writable by the owner.
+fn make_writable(p: impl AsRef<std::path::Path>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(p.as_ref()).unwrap().permissions().mode();
+    std::fs::set_permissions(p.as_ref(), std::fs::Permissions::from_mode(mode | 0o200)).unwrap();
 }

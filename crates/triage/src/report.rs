@@ -365,7 +365,7 @@ pub fn build_report(
         } else {
             let others: Vec<String> = logs
                 .iter()
-                .filter(|l| !l.first_error.as_ref().is_some_and(|f| normalise(f) == key))
+                .filter(|l| l.first_error.as_ref().is_none_or(|f| normalise(f) != key))
                 .map(|l| {
                     format!(
                         "{} → {}",
