@@ -74,6 +74,10 @@ fn start(auth: Auth) -> Mock {
         (MT_OCI_MANIFEST.into(), m_amd.clone()),
     );
     objects.insert(
+        "/v2/org/engine/manifests/single".into(),
+        (MT_OCI_MANIFEST.into(), m_amd.clone()),
+    );
+    objects.insert(
         format!("/v2/org/engine/manifests/{}", digest(&m_arm)),
         (MT_OCI_MANIFEST.into(), m_arm.clone()),
     );
@@ -344,4 +348,19 @@ fn unreachable_registry_names_the_url() {
         e.contains(&format!("https://127.0.0.1:{port}/v2/")) && e.contains("--plain-http"),
         "{e}"
     );
+}
+
+#[test]
+fn single_platform_manifest_has_no_index_digest() {
+    let m = start(Auth::Good);
+    let r = ImageRef::parse(&format!("127.0.0.1:{}/org/engine:single", m.port)).unwrap();
+    let info = inspect_blocking(&r, &opts()).unwrap();
+    assert!(!info.is_index);
+    assert_eq!(info.index_digest(), None);
+    assert_eq!(info.digest, m.amd64);
+    assert_eq!(info.platform, "linux/amd64");
+    assert_eq!(info.platforms.len(), 1);
+    let p = servebench_bump::Provenance::from_info(&info);
+    assert_eq!(p.index_digest, None);
+    assert_eq!(p.amd64_digest(), Some(m.amd64.as_str()));
 }
