@@ -103,6 +103,13 @@ fn scenario_bump_with_offline_provenance() {
     );
     assert!(tail.contains("Provenance: index sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f; linux/amd64 sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4"));
 
+    // The catalog crate's own change-log gates accept it (F-3 bytes, git diff --check, schema).
+    use servebench_catalog::changelog as cc;
+    cc::validate_raw_change(clc.old.as_bytes(), clc.new.as_bytes(), 1, 0).unwrap();
+    cc::diff_check(&clc.old, &clc.new, "perf-changelog.yaml").unwrap();
+    let added = cc::added_text(&clc.old, &clc.new, "perf-changelog.yaml").unwrap();
+    assert_eq!(cc::parse_added_entries(&added).unwrap().len(), 1);
+
     // Nothing written before write().
     assert_eq!(
         std::fs::read_to_string(&cat).unwrap(),
