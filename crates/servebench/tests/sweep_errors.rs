@@ -233,3 +233,67 @@ async fn more_than_5_percent_failed_marks_the_point_failed_and_still_writes_file
     assert_eq!(recs.lines().count(), 20);
     assert!(recs.contains("Service Unavailable"), "error text kept");
 }
+
+#[test]
+fn ctrl_c_writes_what_was_measured_and_marks_the_point_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    // real-time simulator, long outputs: the first point cannot finish within 4 s
+    let child = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args([
+            "sweep",
+            "--conc",
+            "2,4",
+            "--isl",
+            "64",
+            "--osl",
+            "256",
+            "--sim-speedup",
+            "1",
+            "--warmups",
+            "0",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let records = out.join("conc2/records.jsonl");
+    let t = Instant::now();
+    // wait until at least one request finished, then interrupt
+    while std::fs::read_to_string(&records)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+        < 1
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "no record written");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted"));
+    let summary = read_json(&out.join("summary.json"));
+    assert_eq!(summary["interrupted"], true);
+    let points = summary["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "the second point never started");
+    assert_eq!(points[0]["point_status"], "partial");
+    let agg = read_json(&out.join("conc2/agg.json"));
+    assert_eq!(agg, points[0]);
+    assert!(agg["num_requests_successful"].as_u64().unwrap() >= 1);
+    let lines = std::fs::read_to_string(&records).unwrap();
+    assert!(
+        lines.contains("\"cancelled\""),
+        "in-flight requests recorded as cancelled"
+    );
+}

@@ -546,8 +546,9 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
             .with_context(|| format!("cannot create {}", point_dir.display()))?;
         let writer = RecordWriterThread::spawn(&point_dir.join("records.jsonl"))?;
         let load = match c.request_rate {
+            // against the simulator the rate is in modelled time: wall rate = rate × speedup
             Some(rate) => Load::Open {
-                rate,
+                rate: rate * target.sim_speedup,
                 burstiness: c.burstiness,
                 max_concurrency: Some(conc as usize),
                 seed: u64::from(c.seed),
