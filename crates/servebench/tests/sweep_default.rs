@@ -20,6 +20,63 @@ fn read_jsonl(p: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// Top-level check of `v` against one of `docs/schema/*.schema.json`: required keys present, no
+/// keys outside `properties` (when `additionalProperties` is false), `type`/`enum`/`const` of
+/// each property.
+fn check_schema(v: &Value, schema_file: &str) {
+    let schema = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/schema")
+            .join(schema_file),
+    );
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{schema_file}: not an object"));
+    for k in schema["required"].as_array().unwrap() {
+        assert!(
+            obj.contains_key(k.as_str().unwrap()),
+            "{schema_file}: missing required key {k}"
+        );
+    }
+    let props = schema["properties"].as_object().unwrap();
+    for (k, val) in obj {
+        let Some(p) = props.get(k) else {
+            assert!(
+                schema["additionalProperties"] != false,
+                "{schema_file}: key `{k}` not in the schema"
+            );
+            continue;
+        };
+        if let Some(t) = p.get("type") {
+            let types: Vec<&str> = match t {
+                Value::String(s) => vec![s.as_str()],
+                Value::Array(a) => a.iter().map(|x| x.as_str().unwrap()).collect(),
+                _ => vec![],
+            };
+            let ok = types.iter().any(|t| match *t {
+                "string" => val.is_string(),
+                "number" => val.is_number(),
+                "integer" => val.is_u64() || val.is_i64(),
+                "boolean" => val.is_boolean(),
+                "null" => val.is_null(),
+                "object" => val.is_object(),
+                "array" => val.is_array(),
+                _ => false,
+            });
+            assert!(ok, "{schema_file}: `{k}` = {val} is not {types:?}");
+        }
+        if let Some(e) = p.get("enum") {
+            assert!(
+                e.as_array().unwrap().contains(val),
+                "{schema_file}: `{k}` = {val} not in {e}"
+            );
+        }
+        if let Some(c) = p.get("const") {
+            assert_eq!(c, val, "{schema_file}: `{k}`");
+        }
+    }
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(
         &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
@@ -55,6 +112,7 @@ fn default_sweep_finishes_under_a_minute_with_all_files() {
     let out = dir.path().join(results);
     let summary = read_json(&out.join("summary.json"));
     assert_eq!(summary["schema_version"], 1);
+    check_schema(&summary, "summary.schema.json");
     let points = summary["points"].as_array().unwrap();
     assert_eq!(
         points
@@ -70,6 +128,11 @@ fn default_sweep_finishes_under_a_minute_with_all_files() {
         let c = p["conc"].as_u64().unwrap();
         let d = out.join(format!("conc{c}"));
         let raw = read_json(&d.join("result.json"));
+        check_schema(&raw, "result.schema.json");
+        check_schema(p, "agg-row.schema.json");
+        for r in read_jsonl(&d.join("records.jsonl")) {
+            check_schema(&r, "record.schema.json");
+        }
         assert_eq!(raw["completed"].as_u64().unwrap(), 10 * c);
         assert_eq!(read_json(&d.join("agg.json")), *p);
         assert_eq!(read_jsonl(&d.join("records.jsonl")).len() as u64, 12 * c);
