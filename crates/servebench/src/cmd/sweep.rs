@@ -319,6 +319,9 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
             bail!("--request-rate must be > 0 (omit it for a closed loop)");
         }
     }
+    if c.chat_template && c.api == ApiArg::Chat {
+        bail!("--chat-template applies the template client-side for --api completions; with --api chat the server applies its own");
+    }
     if c.chat_template && c.tokenizer.is_none() {
         bail!("--chat-template needs --tokenizer (the template comes from tokenizer_config.json next to it)");
     }
