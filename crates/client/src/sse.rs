@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn huge_line() {
         let mut s = b"data: ".to_vec();
-        s.extend(std::iter::repeat(b'x').take(300_000));
+        s.extend(std::iter::repeat_n(b'x', 300_000));
         s.extend_from_slice(b"\n\n");
         let reads: Vec<&[u8]> = s.chunks(16 * 1024).collect();
         let (ev, _) = collect(&reads);

@@ -380,10 +380,11 @@ impl PointMetrics {
                 &mut s.p999,
                 &mut s.min,
                 &mut s.max,
-            ] {
-                if let Some(x) = v {
-                    *x *= factor;
-                }
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *v *= factor;
             }
         }
         self.duration_s *= factor;

@@ -315,7 +315,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
         bail!("--timeout must be a positive number of seconds");
     }
     if let Some(r) = c.request_rate {
-        if !(r > 0.0) {
+        if !(r.is_finite() && r > 0.0) {
             bail!("--request-rate must be > 0 (omit it for a closed loop)");
         }
     }
@@ -675,7 +675,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
         write_json(&point_dir.join("agg.json"), &agg)?;
         let status = m.point_status;
         println!(
-            "conc {conc}: {} ok, {} failed{} in {:.1} s{}",
+            "conc {conc}: {} ok, {} failed{} in {:.1} s wall, peak {} in flight{}",
             m.completed,
             m.failed,
             if m.failure_reasons.is_empty() {
@@ -684,6 +684,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
                 format!(" {:?}", m.failure_reasons)
             },
             (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
+            m.peak_concurrency,
             match status {
                 PointStatus::Ok => String::new(),
                 PointStatus::Failed => "  → POINT FAILED (more than 5 % of requests failed)".into(),
