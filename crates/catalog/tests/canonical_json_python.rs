@@ -31,13 +31,16 @@ for line in sys.stdin:
         .stdout(Stdio::piped())
         .spawn()
         .expect("python3 runs");
-    {
-        let stdin = child.stdin.as_mut().unwrap();
-        for d in docs {
+    // Feed stdin from a thread: python answers line by line, so reading and writing must overlap.
+    let mut stdin = child.stdin.take().unwrap();
+    let input: Vec<String> = docs.to_vec();
+    let writer = std::thread::spawn(move || {
+        for d in input {
             writeln!(stdin, "{d}").unwrap();
         }
-    }
+    });
     let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
