@@ -109,7 +109,7 @@ fn check(base: &[u8], entries: &[(NewEntry, Option<u64>)]) -> Result<(), TestCas
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
     #[test]
     fn append_then_validate_on_the_real_changelog(e in entry_strategy(208)) {
         let w = world();
