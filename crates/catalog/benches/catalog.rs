@@ -8,10 +8,16 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use servebench_catalog::matrix::{generate, Common, FullSweep, Mode};
 use servebench_catalog::{Catalog, Runners};
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/inferencex");
+const DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/inferencex"
+);
 
 fn bench(c: &mut Criterion) {
-    let files = vec![format!("{DATA}/nvidia-master.yaml"), format!("{DATA}/amd-master.yaml")];
+    let files = vec![
+        format!("{DATA}/nvidia-master.yaml"),
+        format!("{DATA}/amd-master.yaml"),
+    ];
     let runners_file = format!("{DATA}/runners.yaml");
     let mode = Mode::FullSweep(FullSweep::default());
     let common = Common::default();

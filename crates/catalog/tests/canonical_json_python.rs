@@ -11,7 +11,12 @@ use serde_json::{json, Value};
 use servebench_catalog::pyjson::{dumps_canonical, dumps_py, py_float_repr};
 
 fn python() -> Option<String> {
-    let ok = Command::new("python3").arg("-c").arg("pass").status().map(|s| s.success()).unwrap_or(false);
+    let ok = Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
     ok.then(|| "python3".to_string())
 }
 
@@ -44,14 +49,45 @@ for line in sys.stdin:
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    lines.chunks(2).map(|c| (c[0].to_string(), c[1].to_string())).collect()
+    lines
+        .chunks(2)
+        .map(|c| (c[0].to_string(), c[1].to_string()))
+        .collect()
 }
 
 fn awkward_floats() -> Vec<f64> {
     let mut v = vec![
-        0.8, 3.39, 1e-05, 1e16, 1e15, 9999999999999998.0, 1e17, 0.0001, 0.00001, 1.0, -2.5, 0.1 + 0.2,
-        1.23e-05, 4e-06, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.21429, 0.683, 0.15239,
-        123456789.123456789, 1.5, 2.0f64.powi(53), 2.0f64.powi(63), 1e22, 1e23, 0.3, 2.675, 100.0, -0.0, 0.0,
+        0.8,
+        3.39,
+        1e-05,
+        1e16,
+        1e15,
+        9999999999999998.0,
+        1e17,
+        0.0001,
+        0.00001,
+        1.0,
+        -2.5,
+        0.1 + 0.2,
+        1.23e-05,
+        4e-06,
+        5e-324,
+        2.2250738585072014e-308,
+        1.7976931348623157e308,
+        0.21429,
+        0.683,
+        0.15239,
+        123456789.123456789,
+        1.5,
+        2.0f64.powi(53),
+        2.0f64.powi(63),
+        1e22,
+        1e23,
+        0.3,
+        2.675,
+        100.0,
+        -0.0,
+        0.0,
     ];
     for e in -30..=30 {
         v.push(10f64.powi(e));
@@ -79,12 +115,25 @@ fn floats_and_strings_match_python_json_dumps() {
         return;
     }
     let floats = awkward_floats();
-    let strings = ["é", "ü\"\\\n\t\u{1}\u{7f}", "\u{1F600} emoji", "日本語", "plain ascii / slash", "\u{2028}\u{feff}"];
-    let mut docs: Vec<Value> = floats.iter().map(|x| json!({"x": x, "k": [x, 1, true, null]})).collect();
+    let strings = [
+        "é",
+        "ü\"\\\n\t\u{1}\u{7f}",
+        "\u{1F600} emoji",
+        "日本語",
+        "plain ascii / slash",
+        "\u{2028}\u{feff}",
+    ];
+    let mut docs: Vec<Value> = floats
+        .iter()
+        .map(|x| json!({"x": x, "k": [x, 1, true, null]}))
+        .collect();
     for s in strings {
         docs.push(json!({"s": s, s: 0.8, "a": {"é": 1, "e": 2, "Z": 3}}));
     }
-    let lines: Vec<String> = docs.iter().map(|d| serde_json::to_string(d).unwrap()).collect();
+    let lines: Vec<String> = docs
+        .iter()
+        .map(|d| serde_json::to_string(d).unwrap())
+        .collect();
     let want = python_dumps(&lines);
     assert_eq!(want.len(), docs.len());
     let mut bad = Vec::new();
@@ -95,13 +144,24 @@ fn floats_and_strings_match_python_json_dumps() {
             bad.push(format!("ours {c} | {p}\npython {canon} | {default}"));
         }
     }
-    assert!(bad.is_empty(), "{} mismatches, first:\n{}", bad.len(), bad[0]);
+    assert!(
+        bad.is_empty(),
+        "{} mismatches, first:\n{}",
+        bad.len(),
+        bad[0]
+    );
 }
 
 #[test]
 fn hard_coded_python_reprs() {
     // Produced by CPython 3.11 `repr()`; verified on this machine.
-    for (x, want) in [(0.8, "0.8"), (1e-05, "1e-05"), (1e16, "1e+16"), (1e15, "1000000000000000.0"), (4e-06, "4e-06")] {
+    for (x, want) in [
+        (0.8, "0.8"),
+        (1e-05, "1e-05"),
+        (1e16, "1e+16"),
+        (1e15, "1000000000000000.0"),
+        (4e-06, "4e-06"),
+    ] {
         assert_eq!(py_float_repr(x), want);
     }
     assert_eq!(

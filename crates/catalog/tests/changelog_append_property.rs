@@ -26,11 +26,24 @@ fn world() -> &'static World {
         let base = std::fs::read(format!("{DATA}/perf-changelog.yaml")).unwrap();
         // Byte offsets just before each "\n- config-keys:" (an entry boundary), ending with "\n".
         let text = String::from_utf8(base.clone()).unwrap();
-        let boundaries: Vec<usize> = text.match_indices("\n\n- config-keys:").map(|(i, _)| i + 1).collect();
-        let catalog = Catalog::load(&[format!("{DATA}/amd-master.yaml"), format!("{DATA}/nvidia-master.yaml")]).unwrap();
+        let boundaries: Vec<usize> = text
+            .match_indices("\n\n- config-keys:")
+            .map(|(i, _)| i + 1)
+            .collect();
+        let catalog = Catalog::load(&[
+            format!("{DATA}/amd-master.yaml"),
+            format!("{DATA}/nvidia-master.yaml"),
+        ])
+        .unwrap();
         let runners = Runners::load(&format!("{DATA}/runners.yaml")).unwrap();
         let keys = catalog.entries.keys().cloned().collect();
-        World { base, boundaries, catalog, runners, keys }
+        World {
+            base,
+            boundaries,
+            catalog,
+            runners,
+            keys,
+        }
     })
 }
 
@@ -64,9 +77,18 @@ fn entry_strategy(nkeys: usize) -> impl Strategy<Value = (NewEntry, Option<u64>)
                 }
             }
             let (pr_link, pr_number) = match link_kind {
-                0 => (format!("https://github.com/SemiAnalysisAI/InferenceX/pull/{pr}"), None),
-                1 => ("https://github.com/SemiAnalysisAI/InferenceX/pull/XXX".to_string(), Some(pr)),
-                _ => (format!("https://github.com/SemiAnalysisAI/InferenceX/pull/{pr}"), Some(pr)),
+                0 => (
+                    format!("https://github.com/SemiAnalysisAI/InferenceX/pull/{pr}"),
+                    None,
+                ),
+                1 => (
+                    "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX".to_string(),
+                    Some(pr),
+                ),
+                _ => (
+                    format!("https://github.com/SemiAnalysisAI/InferenceX/pull/{pr}"),
+                    Some(pr),
+                ),
             };
             let scenario_type = match flags {
                 1 => vec![ScenarioType::FixedSeqLen],
@@ -101,8 +123,23 @@ fn check(base: &[u8], entries: &[(NewEntry, Option<u64>)]) -> Result<(), TestCas
         Some(n) => e.pr_link.ends_with("XXX") || e.pr_link.ends_with(&format!("/{n}")),
     });
     prop_assume!(ok_links);
-    let v = validate(base, &head, "perf-changelog.yaml", "base", "head", pr, &ProcessOptions::default(), &w.catalog, &w.runners)
-        .map_err(|e| TestCaseError::fail(format!("validate failed: {e}\n--- appended ---\n{}", String::from_utf8_lossy(&head[base.len()..]))))?;
+    let v = validate(
+        base,
+        &head,
+        "perf-changelog.yaml",
+        "base",
+        "head",
+        pr,
+        &ProcessOptions::default(),
+        &w.catalog,
+        &w.runners,
+    )
+    .map_err(|e| {
+        TestCaseError::fail(format!(
+            "validate failed: {e}\n--- appended ---\n{}",
+            String::from_utf8_lossy(&head[base.len()..])
+        ))
+    })?;
     prop_assert_eq!(v.additions, entries.len());
     prop_assert_eq!(v.corrections, 0);
     Ok(())
