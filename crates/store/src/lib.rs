@@ -9,6 +9,7 @@
 //! to one file at once, and a crash mid-sweep leaves every point added before it stored (the
 //! run stays `running`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use serde_json::Value;
 
 /// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
 /// with a clear message instead of guessing.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// How long a writer waits for another process's lock before failing (SQLite busy timeout).
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -97,6 +98,25 @@ CREATE TABLE provenance (
     value   TEXT NOT NULL,
     PRIMARY KEY (run_id, key)
 );
+"#,
+    // 1 → 2: image provenance recorded by `servebench bump` (digests and labels of an image
+    // reference), independent of runs: a later sweep of that image finds its digests here.
+    r#"
+CREATE TABLE image_provenance (
+    id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+    recorded_at           TEXT NOT NULL,
+    image                 TEXT NOT NULL,
+    role                  TEXT CHECK (role IS NULL OR role IN ('old','new')),
+    config_key            TEXT,
+    index_digest          TEXT,
+    platform_digests_json TEXT NOT NULL DEFAULT '{}',
+    labels_json           TEXT NOT NULL DEFAULT '{}',
+    image_created         TEXT,
+    source                TEXT NOT NULL,
+    change_json           TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX image_provenance_image ON image_provenance(image, id);
+CREATE INDEX image_provenance_config ON image_provenance(config_key, id);
 "#,
 ];
 
@@ -288,6 +308,59 @@ pub struct StoredEval {
     pub run_id: RunId,
     /// The eval row, exactly as added.
     pub row: Value,
+}
+
+/// Provenance of one engine image reference, as `servebench bump` resolved it (OCI registry,
+/// a provenance file, or not at all with `--no-resolve`). Stored in `image_provenance`
+/// (schema version 2), one row per image per bump; the newest row of a reference wins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageProvenance {
+    /// The image reference as written in the catalog (`lmsysorg/sglang:v0.5.20-cu130`).
+    pub image: String,
+    /// `old` (the image a bump moved away from) or `new` (the image it moved to); `None` for
+    /// a reference recorded outside a bump.
+    pub role: Option<String>,
+    /// Catalog config key of the bump.
+    pub config_key: Option<String>,
+    /// OCI index (multi-arch) digest `sha256:…`; `None` when not resolved or single-platform.
+    pub index_digest: Option<String>,
+    /// Per-platform manifest digests (`linux/amd64` → `sha256:…`).
+    pub platform_digests: BTreeMap<String, String>,
+    /// Image config labels (build commit, library versions).
+    pub labels: BTreeMap<String, String>,
+    /// Image creation time (RFC 3339), when known.
+    pub image_created: Option<String>,
+    /// Where the facts came from: `registry https://…`, `file images.json`, or why they were
+    /// not resolved (`not resolved (--no-resolve)`).
+    pub source: String,
+    /// The whole change record of the bump (free JSON; `{}` when none).
+    pub change: Value,
+}
+
+impl ImageProvenance {
+    /// The `linux/amd64` digest (or the only platform's), when known.
+    pub fn amd64_digest(&self) -> Option<&str> {
+        self.platform_digests
+            .iter()
+            .find(|(p, _)| p.as_str() == "linux/amd64" || p.starts_with("linux/amd64/"))
+            .or_else(|| {
+                (self.platform_digests.len() == 1)
+                    .then(|| self.platform_digests.iter().next())
+                    .flatten()
+            })
+            .map(|(_, d)| d.as_str())
+    }
+}
+
+/// A stored [`ImageProvenance`] row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredImageProvenance {
+    /// Row id (`image_provenance.id`), increasing in insertion order.
+    pub id: i64,
+    /// When it was recorded (RFC 3339 UTC, ms).
+    pub recorded_at: String,
+    /// The facts.
+    pub provenance: ImageProvenance,
 }
 
 /// The results store: one SQLite connection. Open one per thread/process; SQLite (WAL +
@@ -711,6 +784,117 @@ impl Store {
             });
         }
         Ok(out)
+    }
+
+    /// Records one image's provenance (`image_provenance`, one transaction) and returns the
+    /// row id. Nothing is deduplicated: every bump adds its rows, the newest wins on lookup.
+    ///
+    /// Errors: empty image reference; the database cannot be written.
+    pub fn record_image_provenance(&mut self, p: &ImageProvenance) -> Result<i64> {
+        if p.image.trim().is_empty() {
+            bail!("image provenance without an image reference");
+        }
+        if let Some(r) = p.role.as_deref() {
+            if r != "old" && r != "new" {
+                bail!("image provenance role {r:?}: expected `old` or `new`");
+            }
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO image_provenance (recorded_at, image, role, config_key, index_digest,
+                platform_digests_json, labels_json, image_created, source, change_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                now_utc(),
+                p.image,
+                p.role,
+                p.config_key,
+                p.index_digest,
+                serde_json::to_string(&p.platform_digests)?,
+                serde_json::to_string(&p.labels)?,
+                p.image_created,
+                p.source,
+                serde_json::to_string(&p.change)?,
+            ],
+        )
+        .with_context(|| format!("{}: recording image provenance", self.path.display()))?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Image provenance rows, newest first: all of them, or those of one image reference.
+    pub fn image_provenance(&self, image: Option<&str>) -> Result<Vec<StoredImageProvenance>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, recorded_at, image, role, config_key, index_digest, platform_digests_json,
+                    labels_json, image_created, source, change_json
+             FROM image_provenance WHERE (?1 IS NULL OR image = ?1) ORDER BY id DESC",
+        )?;
+        let rows = st.query_map(params![image], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(7)?,
+                r.get::<_, Option<String>>(8)?,
+                r.get::<_, String>(9)?,
+                r.get::<_, String>(10)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (
+                id,
+                recorded_at,
+                image,
+                role,
+                config_key,
+                index_digest,
+                plat,
+                labels,
+                created,
+                source,
+                change,
+            ) = row?;
+            let corrupt = |what: &str| {
+                format!(
+                    "{}: image provenance {id} has corrupt {what}",
+                    self.path.display()
+                )
+            };
+            out.push(StoredImageProvenance {
+                id,
+                recorded_at,
+                provenance: ImageProvenance {
+                    image,
+                    role,
+                    config_key,
+                    index_digest,
+                    platform_digests: serde_json::from_str(&plat)
+                        .with_context(|| corrupt("platform digests"))?,
+                    labels: serde_json::from_str(&labels).with_context(|| corrupt("labels"))?,
+                    image_created: created,
+                    source,
+                    change: serde_json::from_str(&change)
+                        .with_context(|| corrupt("change record"))?,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// The newest provenance of `image` that has at least one digest (index or platform), if
+    /// any: what a sweep of that image records as its digests.
+    pub fn resolved_image_provenance(&self, image: &str) -> Result<Option<StoredImageProvenance>> {
+        Ok(self.image_provenance(Some(image))?.into_iter().find(|p| {
+            p.provenance.index_digest.is_some() || !p.provenance.platform_digests.is_empty()
+        }))
     }
 
     /// Runs `PRAGMA integrity_check`; `Ok(())` when the file is sound.
