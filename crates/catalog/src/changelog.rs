@@ -564,6 +564,7 @@ const ALL_SCENARIOS: [ScenarioType; 2] = [ScenarioType::FixedSeqLen, ScenarioTyp
 /// `catalog`/`runners` are the master configs and runners at head (the reference loads
 /// `configs/amd-master.yaml` + `configs/nvidia-master.yaml`). Entries with `append-only: true`
 /// are rejected here (they need the base revision's configs; see docs/catalog.md).
+#[allow(clippy::too_many_arguments)]
 pub fn process(
     base: &str,
     head: &str,

@@ -755,7 +755,8 @@ fn push_agentic(
 
 /// Python `fnmatch.fnmatchcase`: `*`, `?`, `[seq]`, `[!seq]`.
 pub fn fnmatch(name: &str, pat: &str) -> bool {
-    fn class(p: &[char]) -> Option<(Vec<(char, char)>, bool, usize)> {
+    type Class = (Vec<(char, char)>, bool, usize);
+    fn class(p: &[char]) -> Option<Class> {
         // p starts after '['
         let mut i = 0;
         let mut neg = false;

@@ -458,6 +458,7 @@ impl Worker {
 
 /// Topology of a search-space entry.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Topology {
     /// One node: TP×PP×PCP GPUs.
     Single {
