@@ -563,7 +563,7 @@ const ALL_SCENARIOS: [ScenarioType; 2] = [ScenarioType::FixedSeqLen, ScenarioTyp
 ///
 /// `catalog`/`runners` are the master configs and runners at head (the reference loads
 /// `configs/amd-master.yaml` + `configs/nvidia-master.yaml`). Entries with `append-only: true`
-/// are rejected here (they need the base revision's configs; see docs/catalog.md).
+/// need the master configs at the base revision: use [`process_with_base`].
 #[allow(clippy::too_many_arguments)]
 pub fn process(
     base: &str,
@@ -574,6 +574,34 @@ pub fn process(
     opts: &ProcessOptions,
     catalog: &Catalog,
     runners: &Runners,
+) -> Result<ChangelogMatrix, CatalogError> {
+    process_with_base(
+        base, head, file_label, base_ref, head_ref, opts, catalog, runners, None,
+    )
+}
+
+/// [`process`] with the master configs at the base revision, for `append-only: true` entries
+/// (AUTOMATION.md §3.3 step 5): the change may only add concurrency points to existing curves of
+/// the selected configs/scenarios; only the added points are emitted.
+///
+/// Errors (reference wording): `append-only requires every selected config to exist in the base
+/// revision; missing: [...]`, `append-only PR changed configs not selected by its changelog
+/// entry: [...]`, `append-only changed non-scenario field 'image' in 'KEY'`, `append-only changed
+/// config structure at PATH`, `append-only changed non-concurrency value at PATH`,
+/// `append-only may not remove existing concurrency points: [16]`, `append-only did not add any
+/// concurrency points`, … The reference's "only perf-changelog.yaml and master configs changed"
+/// check needs git and is not made here.
+#[allow(clippy::too_many_arguments)]
+pub fn process_with_base(
+    base: &str,
+    head: &str,
+    file_label: &str,
+    base_ref: &str,
+    head_ref: &str,
+    opts: &ProcessOptions,
+    catalog: &Catalog,
+    runners: &Runners,
+    base_catalog: Option<&Catalog>,
 ) -> Result<ChangelogMatrix, CatalogError> {
     let added = added_text(base, head, file_label)?;
     let entries = parse_added_entries(&added)?;
@@ -588,16 +616,49 @@ pub fn process(
             "append-only sweeps cannot use all-evals or evals-only modifiers",
         ));
     }
-    if has_append_only {
-        return Err(CatalogError::msg(
-            "append-only entries are not supported by servebench yet: they need the master configs at the base revision",
-        ));
-    }
 
     let mut resolved: Vec<(&ChangelogEntry, Vec<String>)> = Vec::new();
     for e in &entries {
         resolved.push((e, resolve_keys(&e.config_keys.0, catalog)?));
     }
+    let base_catalog = if has_append_only {
+        let Some(bc) = base_catalog else {
+            return Err(CatalogError::msg(
+                "append-only entries need the master configs at the base revision (--base-config-files, or git-ref mode)",
+            ));
+        };
+        let mut selected: Vec<(String, Vec<ScenarioType>)> = Vec::new();
+        for (e, configs) in &resolved {
+            for c in configs {
+                let scen = e.scenarios();
+                match selected.iter_mut().find(|(k, _)| k == c) {
+                    Some((_, v)) => v.extend(
+                        scen.into_iter()
+                            .filter(|t| !v.contains(t))
+                            .collect::<Vec<_>>(),
+                    ),
+                    None => selected.push((c.clone(), scen)),
+                }
+            }
+        }
+        let mut missing: Vec<String> = selected
+            .iter()
+            .filter(|(k, _)| !bc.entries.contains_key(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        missing.sort();
+        if !missing.is_empty() {
+            return Err(CatalogError::msg(format!(
+                "append-only requires every selected config to exist in the base revision; missing: {}",
+                py_list(&missing)
+            )));
+        }
+        validate_append_only_scope(bc, catalog, &selected)?;
+        Some(bc)
+    } else {
+        None
+    };
+
     // all-evals entries first (stable), so their broader eval matrix wins.
     resolved.sort_by_key(|(e, _)| !e.all_evals);
 
@@ -651,8 +712,18 @@ pub fn process(
                     conc: None,
                     seq_lens: None,
                 };
-                bench_rows.extend(generate(&Mode::TestConfig(tc), &common, catalog, runners)?);
+                let mut head_rows =
+                    generate(&Mode::TestConfig(tc.clone()), &common, catalog, runners)?;
+                if entry.append_only {
+                    let bc = base_catalog.expect("checked above");
+                    let base_rows = generate(&Mode::TestConfig(tc), &common, bc, runners)?;
+                    head_rows = append_only_delta(&base_rows, &head_rows)?;
+                }
+                bench_rows.extend(head_rows);
             }
+        }
+        if entry.append_only {
+            continue;
         }
         for (scenarios, cfgs) in group(configs, &scen, &mut eval_seen) {
             let common = Common {
@@ -711,6 +782,232 @@ pub fn process(
             (true, false) => out.multinode_evals.push(row),
             (true, true) => out.multinode_agentic_evals.push(row),
         }
+    }
+    Ok(out)
+}
+
+fn py_list(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+fn py_ints(items: &[i64]) -> String {
+    let inner: Vec<String> = items.iter().map(|i| i.to_string()).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+const CONC_FIELDS: [&str; 3] = ["conc-list", "conc-start", "conc-end"];
+
+fn concurrency_only(base: &Value, head: &Value, path: &str) -> Result<(), CatalogError> {
+    match (base, head) {
+        (Value::Object(b), Value::Object(h)) => {
+            let bk: std::collections::BTreeSet<&String> = b
+                .keys()
+                .filter(|k| !CONC_FIELDS.contains(&k.as_str()))
+                .collect();
+            let hk: std::collections::BTreeSet<&String> = h
+                .keys()
+                .filter(|k| !CONC_FIELDS.contains(&k.as_str()))
+                .collect();
+            if bk != hk {
+                return Err(CatalogError::msg(format!(
+                    "append-only changed config structure at {path}"
+                )));
+            }
+            for k in bk {
+                concurrency_only(&b[k.as_str()], &h[k.as_str()], &format!("{path}.{k}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(b), Value::Array(h)) => {
+            if b.len() != h.len() {
+                return Err(CatalogError::msg(format!(
+                    "append-only changed config structure at {path}"
+                )));
+            }
+            for (i, (x, y)) in b.iter().zip(h.iter()).enumerate() {
+                concurrency_only(x, y, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        (b, h) if b != h => Err(CatalogError::msg(format!(
+            "append-only changed non-concurrency value at {path}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Rejects edits outside the append-only scope: unselected configs, top-level fields, added or
+/// removed scenarios, scenarios outside the entry's `scenario-type`, and anything but
+/// `conc-list`/`conc-start`/`conc-end` inside selected scenarios.
+pub fn validate_append_only_scope(
+    base: &Catalog,
+    head: &Catalog,
+    selected: &[(String, Vec<ScenarioType>)],
+) -> Result<(), CatalogError> {
+    let is_selected = |k: &str| selected.iter().any(|(s, _)| s == k);
+    let mut unrelated: Vec<String> = base
+        .entries
+        .keys()
+        .chain(
+            head.entries
+                .keys()
+                .filter(|k| !base.entries.contains_key(*k)),
+        )
+        .filter(|k| !is_selected(k))
+        .filter(|k| base.entries.get(*k).map(|e| &e.json) != head.entries.get(*k).map(|e| &e.json))
+        .cloned()
+        .collect();
+    unrelated.sort();
+    if !unrelated.is_empty() {
+        return Err(CatalogError::msg(format!(
+            "append-only PR changed configs not selected by its changelog entry: {}",
+            py_list(&unrelated)
+        )));
+    }
+    for (config, allowed) in selected {
+        let (Some(Value::Object(b)), Some(Value::Object(h))) = (
+            base.entries.get(config).map(|e| &e.json),
+            head.entries.get(config).map(|e| &e.json),
+        ) else {
+            continue;
+        };
+        let bk: std::collections::BTreeSet<&String> = b.keys().collect();
+        let hk: std::collections::BTreeSet<&String> = h.keys().collect();
+        if bk != hk {
+            return Err(CatalogError::msg(format!(
+                "append-only changed top-level fields for config '{config}'"
+            )));
+        }
+        for f in b.keys().filter(|k| *k != "scenarios") {
+            if b[f.as_str()] != h[f.as_str()] {
+                return Err(CatalogError::msg(format!(
+                    "append-only changed non-scenario field '{f}' in '{config}'"
+                )));
+            }
+        }
+        let empty = Map::new();
+        let bs = b
+            .get("scenarios")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let hs = h
+            .get("scenarios")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let bsk: std::collections::BTreeSet<&String> = bs.keys().collect();
+        let hsk: std::collections::BTreeSet<&String> = hs.keys().collect();
+        if bsk != hsk {
+            return Err(CatalogError::msg(format!(
+                "append-only added or removed a scenario in config '{config}'"
+            )));
+        }
+        for (scenario, bv) in bs {
+            let in_scope = allowed.iter().any(|t| t.as_str() == scenario);
+            if !in_scope {
+                if bv != &hs[scenario.as_str()] {
+                    return Err(CatalogError::msg(format!(
+                        "append-only changed a scenario outside its changelog scope: '{config}' / '{scenario}'"
+                    )));
+                }
+                continue;
+            }
+            concurrency_only(bv, &hs[scenario.as_str()], &format!("{config}.{scenario}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn curve_key(row: &Row) -> String {
+    let mut m = Map::new();
+    for (k, v) in row {
+        if k != "conc" && k != "exp-name" {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    crate::pyjson::dumps_canonical(&Value::Object(m)).unwrap_or_default()
+}
+
+fn row_concs(row: &Row) -> Result<Vec<i64>, CatalogError> {
+    match row.get("conc") {
+        Some(Value::Array(v)) if !v.is_empty() && v.iter().all(Value::is_i64) => {
+            Ok(v.iter().filter_map(Value::as_i64).collect())
+        }
+        Some(v) if v.is_i64() => Ok(vec![v.as_i64().unwrap_or_default()]),
+        other => Err(CatalogError::msg(format!(
+            "append-only matrix entry has invalid concurrency value: {}",
+            other
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "None".into())
+        ))),
+    }
+}
+
+/// Only the newly added points of `head` relative to `base`; any removed/added/modified curve
+/// (a row identity without `conc`/`exp-name`) or removed point is an error.
+pub fn append_only_delta(base: &[Row], head: &[Row]) -> Result<Vec<Row>, CatalogError> {
+    use std::collections::{BTreeSet, HashSet};
+    let mut bg: indexmap::IndexMap<String, BTreeSet<i64>> = indexmap::IndexMap::new();
+    let mut hg: indexmap::IndexMap<String, BTreeSet<i64>> = indexmap::IndexMap::new();
+    for r in base {
+        bg.entry(curve_key(r)).or_default().extend(row_concs(r)?);
+    }
+    for r in head {
+        hg.entry(curve_key(r)).or_default().extend(row_concs(r)?);
+    }
+    if bg.is_empty() {
+        return Err(CatalogError::msg(
+            "append-only requires an existing curve in the base revision",
+        ));
+    }
+    if bg.keys().any(|k| !hg.contains_key(k)) || hg.keys().any(|k| !bg.contains_key(k)) {
+        return Err(CatalogError::msg(
+            "append-only may not add, remove, or modify curve logic; only concurrency points may be added",
+        ));
+    }
+    for (k, bc) in &bg {
+        let removed: Vec<i64> = bc.difference(&hg[k]).copied().collect();
+        if !removed.is_empty() {
+            return Err(CatalogError::msg(format!(
+                "append-only may not remove existing concurrency points: {}",
+                py_ints(&removed)
+            )));
+        }
+    }
+    let mut out = Vec::new();
+    let mut emitted: HashMap<String, HashSet<i64>> = HashMap::new();
+    for r in head {
+        let k = curve_key(r);
+        let added: BTreeSet<i64> = hg[&k].difference(&bg[&k]).copied().collect();
+        let seen = emitted.entry(k).or_default();
+        match r.get("conc") {
+            Some(Value::Array(v)) => {
+                let mut keep = Vec::new();
+                for c in v.iter().filter_map(Value::as_i64) {
+                    if added.contains(&c) && seen.insert(c) {
+                        keep.push(Value::from(c));
+                    }
+                }
+                if !keep.is_empty() {
+                    let mut row = r.clone();
+                    row.insert("conc".into(), Value::Array(keep));
+                    out.push(row);
+                }
+            }
+            Some(v) => {
+                if let Some(c) = v.as_i64() {
+                    if added.contains(&c) && seen.insert(c) {
+                        out.push(r.clone());
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    if out.is_empty() {
+        return Err(CatalogError::msg(
+            "append-only did not add any concurrency points",
+        ));
     }
     Ok(out)
 }
@@ -1045,6 +1342,7 @@ pub fn validate(
     opts: &ProcessOptions,
     catalog: &Catalog,
     runners: &Runners,
+    base_catalog: Option<&Catalog>,
 ) -> Result<Validated, CatalogError> {
     let base_text = String::from_utf8_lossy(base);
     let head_text = String::from_utf8_lossy(head);
@@ -1054,8 +1352,16 @@ pub fn validate(
     let (additions, corrections) = compare_entries(&b, &h, pr_number)?;
     validate_raw_change(base, head, additions, corrections)?;
     if additions > 0 {
-        process(
-            &base_text, &head_text, path, base_label, head_label, opts, catalog, runners,
+        process_with_base(
+            &base_text,
+            &head_text,
+            path,
+            base_label,
+            head_label,
+            opts,
+            catalog,
+            runners,
+            base_catalog,
         )
         .map_err(|e| {
             CatalogError::msg(format!("the change-log processor rejected the diff:\n{e}"))

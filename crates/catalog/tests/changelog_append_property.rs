@@ -133,6 +133,7 @@ fn check(base: &[u8], entries: &[(NewEntry, Option<u64>)]) -> Result<(), TestCas
         &ProcessOptions::default(),
         &w.catalog,
         &w.runners,
+        None,
     )
     .map_err(|e| {
         TestCaseError::fail(format!(

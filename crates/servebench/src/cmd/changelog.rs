@@ -5,7 +5,9 @@
 
 use std::process::ExitCode;
 
-use servebench_catalog::changelog::{append_entry, process, validate, NewEntry, ProcessOptions};
+use servebench_catalog::changelog::{
+    append_entry, process_with_base, validate, NewEntry, ProcessOptions,
+};
 use servebench_catalog::matrix::ScenarioType;
 use servebench_catalog::{Catalog, Runners};
 
@@ -44,6 +46,10 @@ pub struct Versions {
         value_name = "FILE"
     )]
     pub runner_config: String,
+    /// Master configs at the base revision (file mode; needed by append-only entries). In
+    /// git-ref mode they are read with `git show BASE_REF:FILE` for each --config-files path.
+    #[arg(long = "base-config-files", num_args = 1.., value_name = "FILE")]
+    pub base_config_files: Option<Vec<String>>,
 }
 
 /// Subcommands of `servebench changelog`.
@@ -142,12 +148,40 @@ fn load(v: &Versions) -> anyhow::Result<Loaded> {
     anyhow::bail!("give either --base FILE --head FILE or --base-ref REF --head-ref REF")
 }
 
-fn masters(v: &Versions) -> anyhow::Result<(Catalog, Runners)> {
+fn masters(v: &Versions) -> anyhow::Result<(Catalog, Runners, Option<Catalog>)> {
     let files: Vec<String> = match &v.config_files {
         Some(f) if !f.is_empty() => f.clone(),
         _ => DEFAULT_MASTERS.iter().map(|s| s.to_string()).collect(),
     };
-    Ok((Catalog::load(&files)?, Runners::load(&v.runner_config)?))
+    let base = match (&v.base_config_files, &v.base_ref) {
+        (Some(b), _) => Some(Catalog::load(b)?),
+        (None, Some(r)) => {
+            // The base revision's configs, when they are readable there (append-only entries).
+            let mut sources = Vec::new();
+            for f in &files {
+                match git_show(r, f) {
+                    Ok(bytes) => {
+                        sources.push((f.clone(), String::from_utf8_lossy(&bytes).to_string()))
+                    }
+                    Err(_) => {
+                        sources.clear();
+                        break;
+                    }
+                }
+            }
+            if sources.is_empty() {
+                None
+            } else {
+                Some(Catalog::from_sources(&sources)?)
+            }
+        }
+        _ => None,
+    };
+    Ok((
+        Catalog::load(&files)?,
+        Runners::load(&v.runner_config)?,
+        base,
+    ))
 }
 
 /// Runs `servebench changelog`.
@@ -160,7 +194,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             evals_only,
         } => {
             let (base, head, bl, hl, _, _) = load(&versions)?;
-            let (catalog, runners) = masters(&versions)?;
+            let (catalog, runners, base_catalog) = masters(&versions)?;
             let opts = ProcessOptions {
                 trim_conc: false,
                 all_evals,
@@ -171,7 +205,16 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 .clone()
                 .unwrap_or(versions.changelog_file.clone());
             match validate(
-                &base, &head, &path, &bl, &hl, pr_number, &opts, &catalog, &runners,
+                &base,
+                &head,
+                &path,
+                &bl,
+                &hl,
+                pr_number,
+                &opts,
+                &catalog,
+                &runners,
+                base_catalog.as_ref(),
             ) {
                 Ok(v) => {
                     println!("{}", v.summary(&path));
@@ -190,7 +233,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             evals_only,
         } => {
             let (base, head, _, _, bn, hn) = load(&versions)?;
-            let (catalog, runners) = masters(&versions)?;
+            let (catalog, runners, base_catalog) = masters(&versions)?;
             let opts = ProcessOptions {
                 trim_conc,
                 all_evals,
@@ -200,7 +243,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 String::from_utf8(base).map_err(|e| anyhow::anyhow!("{bn}: not UTF-8: {e}"))?;
             let head =
                 String::from_utf8(head).map_err(|e| anyhow::anyhow!("{hn}: not UTF-8: {e}"))?;
-            let m = process(
+            let m = process_with_base(
                 &base,
                 &head,
                 &versions.changelog_file,
@@ -209,6 +252,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 &opts,
                 &catalog,
                 &runners,
+                base_catalog.as_ref(),
             )?;
             crate::cmd::matrix::write_stdout(&m.to_json_text()?)?;
             Ok(ExitCode::SUCCESS)
