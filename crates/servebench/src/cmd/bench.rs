@@ -17,5 +17,9 @@ pub struct Args {
 
 /// Runs `servebench bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    run_points(args.common, vec![args.conc])
+    run_points(
+        args.common,
+        vec![args.conc],
+        servebench_store::RunKind::Bench,
+    )
 }

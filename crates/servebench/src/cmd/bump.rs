@@ -3,14 +3,18 @@
 //! Edits only the entry's `image:` value in place (shown as a unified diff), migrates the recipe
 //! flags the version crossing requires in the config's own unshared recipe (flag-rules.toml,
 //! AUTOMATION.md §6.1), resolves and records provenance (index + per-platform digests, labels),
-//! prints the `Change:` line and appends the change-log entry (§3, append-only).
+//! prints the `Change:` line and appends the change-log entry (§3, append-only). The provenance
+//! also goes into the results store (`image_provenance`, docs/store.md) unless `--no-store`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anyhow::Context;
 use servebench_bump::changelog::PR_LINK_PLACEHOLDER;
-use servebench_bump::{plan, BumpOptions, RegistryOptions, Resolve};
+use servebench_bump::provenance::Provenance;
+use servebench_bump::{plan, BumpOptions, ChangeRecord, RegistryOptions, Resolve};
+use servebench_store::{ImageProvenance, Store};
 
 /// Arguments of `servebench bump`.
 #[derive(clap::Args, Debug)]
@@ -60,6 +64,53 @@ pub struct Args {
     /// Print the change record (and diffs) as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Results store: the old and new images' provenance (digests, labels, the change record)
+    /// go into its `image_provenance` table, where later sweeps of the image find them.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = servebench_store::DEFAULT_DB
+    )]
+    pub db: PathBuf,
+    /// Do not record the provenance in the results store (provenance.json only).
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+/// The `image_provenance` rows of a bump: the new image (always; digests empty when not
+/// resolved, `source` then says why) and the old one when it was resolved.
+pub fn provenance_rows(record: &ChangeRecord) -> Vec<ImageProvenance> {
+    let change = serde_json::to_value(record).unwrap_or(serde_json::Value::Null);
+    let row = |image: &str, role: &str, p: Option<&Provenance>| ImageProvenance {
+        image: image.to_string(),
+        role: Some(role.to_string()),
+        config_key: Some(record.config_key.clone()),
+        index_digest: p.and_then(|p| p.index_digest.clone()),
+        platform_digests: p.map(|p| p.platform_digests.clone()).unwrap_or_default(),
+        labels: p.map(|p| p.labels.clone()).unwrap_or_default(),
+        image_created: p.and_then(|p| p.created.clone()),
+        source: p
+            .map(|p| p.source.clone())
+            .unwrap_or_else(|| format!("not resolved: {}", record.resolution)),
+        change: change.clone(),
+    };
+    let mut out = vec![row(
+        &record.new_image,
+        "new",
+        record.new_provenance.as_ref(),
+    )];
+    if let Some(p) = &record.old_provenance {
+        out.push(row(&record.old_image, "old", Some(p)));
+    }
+    out
+}
+
+fn store_provenance(store: &mut Store, record: &ChangeRecord) -> anyhow::Result<Vec<i64>> {
+    provenance_rows(record)
+        .iter()
+        .map(|r| store.record_image_provenance(r))
+        .collect()
 }
 
 fn default_if_exists(p: &str) -> Option<PathBuf> {
@@ -111,10 +162,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rules: args.rules.clone(),
     };
     let p = plan(&opts)?;
+    // The store is opened before anything is written: a bad --db stops the bump untouched.
+    let mut store = if args.dry_run || args.no_store {
+        None
+    } else {
+        Some(Store::open(&args.db)?)
+    };
     let written = if args.dry_run {
         vec![]
     } else {
         p.write(args.provenance_out.as_deref())?
+    };
+    let stored: Option<Vec<i64>> = match store.as_mut() {
+        None => None,
+        Some(st) => Some(store_provenance(st, &p.record).with_context(|| {
+            format!(
+                "{}: files written ({}), but the provenance was not stored",
+                args.db.display(),
+                written
+                    .iter()
+                    .map(|w| w.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?),
     };
     if args.json {
         let v = serde_json::json!({
@@ -124,6 +195,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "notes": p.notes,
             "dry_run": args.dry_run,
             "written": written,
+            "store": stored.as_ref().map(|ids| serde_json::json!({
+                "db": args.db.display().to_string(),
+                "image_provenance_ids": ids,
+            })),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
@@ -165,6 +240,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             written
                 .iter()
                 .map(|w| w.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if let Some(ids) = &stored {
+        println!(
+            "Stored: image provenance in {} (image_provenance {})",
+            args.db.display(),
+            ids.iter()
+                .map(|i| i.to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use servebench_eval::{EvalMeta, EvalOptions, Profile, SimChoice};
+use servebench_store::{RunKind, RunMeta, RunStatus, Store};
 
 /// Subcommands of `servebench eval`.
 #[derive(clap::Subcommand, Debug)]
@@ -119,6 +120,23 @@ pub struct Gsm8kArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Engine image evaluated (recorded with the run and the stored eval row).
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
+    /// Catalog config key (recorded with the run).
+    #[arg(long, value_name = "KEY")]
+    pub config_key: Option<String>,
+    /// Results store (SQLite) the run and its eval row are recorded in.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = servebench_store::DEFAULT_DB
+    )]
+    pub db: PathBuf,
+    /// Do not record the run in the results store (files only).
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 impl Gsm8kArgs {
@@ -186,20 +204,144 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
 
 fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     let opts = args.to_options()?;
+    // Missing data is a usage error, not a failed run: check before the run is recorded.
+    let data = servebench_eval::task::resolve_data_dir(opts.data_dir.as_deref());
+    for f in ["test.jsonl", "train.jsonl"] {
+        servebench_eval::task::load_docs(&data.join(f))?;
+    }
+    let mut store = if args.no_store {
+        None
+    } else {
+        Some(Store::open(&args.db)?)
+    };
     if opts.endpoint.is_none() {
         eprintln!(
             "no --endpoint: starting the embedded simulator, replaying {}'s recorded GSM8K solutions",
             opts.sim.answers
         );
     }
+    let run = match store.as_mut() {
+        Some(st) => Some(st.record_run(&run_meta(&args, &opts))?),
+        None => None,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let r = rt.block_on(servebench_eval::run_gsm8k(opts))?;
+    let outcome = rt.block_on(servebench_eval::run_gsm8k(opts));
+    let (Some(st), Some(run)) = (store.as_mut(), run) else {
+        let r = outcome?;
+        print!("{}", servebench_eval::render_summary(&r));
+        return Ok(exit(&r));
+    };
+    let r = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            // the samples finished so far stay in samples.jsonl; a rerun with --out resumes
+            if let Err(se) = st.finish_run(run, RunStatus::Failed) {
+                eprintln!("warning: {}: run {run}: {se:#}", args.db.display());
+            }
+            return Err(e);
+        }
+    };
     print!("{}", servebench_eval::render_summary(&r));
-    Ok(if r.gate.pass {
+    let row = store_row(&args, &r);
+    let stored = st
+        .add_eval(run, &row)
+        .and_then(|_| st.finish_run(run, RunStatus::Ok));
+    match stored {
+        Ok(()) => println!("run         {run} (store {})", args.db.display()),
+        Err(e) => {
+            eprintln!("error: {}: run {run}: {e:#}", args.db.display());
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(exit(&r))
+}
+
+fn exit(r: &servebench_eval::EvalResult) -> ExitCode {
+    if r.gate.pass {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
-    })
+    }
+}
+
+/// The run's metadata (kind `eval`, status `running` until the eval finishes).
+fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
+    let mut m = RunMeta::new(RunKind::Eval);
+    m.label = Some("gsm8k".into());
+    m.endpoint = Some(match &opts.endpoint {
+        Some(e) => e.clone(),
+        None => format!(
+            "embedded simulator: {} serving {}, replaying the recorded GSM8K solutions of {}",
+            opts.sim.gpu, opts.sim.model, opts.sim.answers
+        ),
+    });
+    m.image = args.image.clone();
+    m.config_key = args.config_key.clone();
+    if let (Some(tp), ep) = (args.tp, args.ep.unwrap_or(1)) {
+        m.topology = Some(servebench_report::words::topology_label(tp, ep));
+    }
+    if args.isl.is_some() || args.osl.is_some() {
+        m.workload = Some(servebench_report::words::workload_label(
+            args.isl, args.osl, false,
+        ));
+    }
+    let _ = std::fs::create_dir_all(&opts.out_dir);
+    m.out_dir = Some(std::fs::canonicalize(&opts.out_dir).unwrap_or_else(|_| opts.out_dir.clone()));
+    m.meta = serde_json::json!({
+        "task": "gsm8k",
+        "profile": opts.profile.to_string(),
+        "conc": opts.conc,
+        "limit": opts.limit,
+        "model": opts.model,
+        "simulator": opts.endpoint.is_none().then(|| serde_json::json!({
+            "gpu": opts.sim.gpu, "model": opts.sim.model, "answers": opts.sim.answers,
+            "speedup": opts.sim.speedup, "zero_delay": opts.sim.zero_delay,
+        })),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+    });
+    m
+}
+
+/// The stored eval row: the result row (MEASUREMENT §4.4) plus the gate outcome and image;
+/// identity fields the flags left empty get the sweep's defaults (simulator: `sim-<gpu>`,
+/// `sim`, `bf16`; endpoint: `unknown`; model prefix = the model; TP 1), listed in
+/// `identity_defaults`, so compare and report can match the row.
+fn store_row(args: &Gsm8kArgs, r: &servebench_eval::EvalResult) -> serde_json::Value {
+    let mut v = super::sweep::eval_store_row(r, args.image.as_deref());
+    let sim = args.endpoint.is_none();
+    let defaults = [
+        (
+            "hw",
+            serde_json::json!(if sim {
+                format!("sim-{}", args.sim_gpu)
+            } else {
+                "unknown".into()
+            }),
+        ),
+        (
+            "framework",
+            serde_json::json!(if sim { "sim" } else { "unknown" }),
+        ),
+        (
+            "precision",
+            serde_json::json!(if sim { "bf16" } else { "unknown" }),
+        ),
+        ("model_prefix", serde_json::json!(r.row.model)),
+        ("tp", serde_json::json!(1)),
+    ];
+    let mut filled = Vec::new();
+    if let Some(o) = v.as_object_mut() {
+        for (k, d) in defaults {
+            if o.get(k).is_none_or(|x| x.is_null()) {
+                o.insert(k.into(), d);
+                filled.push(k);
+            }
+        }
+        if !filled.is_empty() {
+            o.insert("identity_defaults".into(), serde_json::json!(filled));
+        }
+    }
+    v
 }

@@ -23,6 +23,7 @@ use servebench_metrics::{
     agg_row, compute, result_json, AggExtra, Identity, ItlMode, PointMetrics, PointOptions,
     PointStatus, RunInfo, SCHEMA_VERSION,
 };
+use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store};
 use servebench_workload::{
     build_calibrated, build_with_tokenizer, ChatTemplate, Dataset, DatasetSource, LocalTokenizer,
     RandomDatasetConfig,
@@ -163,6 +164,77 @@ pub struct CommonArgs {
     /// Simulator only: model preset.
     #[arg(long, default_value = "qwen3-8b")]
     pub sim_model: String,
+    /// OCI index (multi-arch) digest of --image (`sha256:…`), recorded with the run. Default:
+    /// the newest provenance `servebench bump` recorded for --image in the store, if any.
+    #[arg(long, value_name = "DIGEST", requires = "image")]
+    pub index_digest: Option<String>,
+    /// Per-platform (linux/amd64) manifest digest of --image (`sha256:…`), recorded with the run.
+    #[arg(long, value_name = "DIGEST", requires = "image")]
+    pub platform_digest: Option<String>,
+    /// Results store (SQLite) the run and each point are recorded in, as each point finishes.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = servebench_store::DEFAULT_DB
+    )]
+    pub db: PathBuf,
+    /// Do not record the run in the results store (files only).
+    #[arg(long)]
+    pub no_store: bool,
+    /// Measure every concurrency N times (stored as N points with the same identity: compare
+    /// treats them as repeats and uses their spread); the table shows mean ± sd.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeats: u32,
+    /// Write the report of the run at the end (Markdown; HTML when FILE ends in .html; default
+    /// DIR/report.md), read back from the store.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub report: Option<PathBuf>,
+    /// Compare with this baseline in the report: a run id, `latest-baseline`, or a baseline
+    /// file (docs/compare.md).
+    #[arg(long, value_name = "RUN|FILE", requires = "report")]
+    pub baseline: Option<String>,
+    /// Run an accuracy eval after the throughput points, against the same endpoint or
+    /// simulator (the simulator then replays recorded GSM8K solutions: --sim-answers).
+    #[arg(long, value_enum, value_name = "TASK")]
+    pub eval: Option<EvalTask>,
+    /// Eval: requests in flight.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "eval")]
+    pub eval_conc: usize,
+    /// Eval: only the first N test documents.
+    #[arg(long, value_name = "N", alias = "limit", requires = "eval")]
+    pub eval_limit: Option<usize>,
+    /// Eval: task profile, `inferencex` or `lm-eval` (docs/eval.md).
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        default_value = "inferencex",
+        requires = "eval"
+    )]
+    pub eval_profile: servebench_eval::Profile,
+    /// Eval: max_tokens per request (default: the profile's).
+    #[arg(long, value_name = "N", requires = "eval")]
+    pub eval_max_tokens: Option<u32>,
+    /// Eval: minimum score for em_strict and em_flexible (default 0.85, or --eval-thresholds).
+    #[arg(long, value_name = "FRACTION", requires = "eval")]
+    pub eval_threshold: Option<f64>,
+    /// Eval: thresholds.yaml (InferenceX format), looked up by --model-prefix.
+    #[arg(long, value_name = "FILE", requires = "eval")]
+    pub eval_thresholds: Option<PathBuf>,
+    /// Eval: folder with GSM8K test.jsonl, train.jsonl, example_model_solutions.jsonl
+    /// (default: $SERVEBENCH_SHARED/data/gsm8k, else ../shared/data/gsm8k).
+    #[arg(long, value_name = "DIR", env = "SERVEBENCH_GSM8K_DIR")]
+    pub gsm8k_dir: Option<PathBuf>,
+    /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.
+    #[arg(long, value_name = "NAME", default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
+    pub sim_answers: String,
+}
+
+/// `--eval`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalTask {
+    /// GSM8K, scored as lm-evaluation-harness does (docs/eval.md).
+    Gsm8k,
 }
 
 fn parse_engine(s: &str) -> std::result::Result<Engine, String> {
@@ -232,7 +304,7 @@ pub struct Args {
 
 /// Runs `servebench sweep`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    run_points(args.common, args.conc)
+    run_points(args.common, args.conc, RunKind::Sweep)
 }
 
 /// One finished point.
@@ -242,15 +314,15 @@ struct PointDone {
     agg: Value,
 }
 
-/// Runs the given concurrencies (shared by `sweep` and `bench`).
-pub fn run_points(common: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
+/// Runs the given concurrencies (shared by `sweep` and `bench`, recorded as a run of `kind`).
+pub fn run_points(common: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<ExitCode> {
     if concs.is_empty() || concs.contains(&0) {
         bail!("--conc: concurrencies must be positive integers");
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    rt.block_on(run_async(common, concs))
+    rt.block_on(run_async(common, concs, kind))
 }
 
 fn fmt_num(x: f64, decimals: usize) -> String {
@@ -277,10 +349,6 @@ fn fmt_num(x: f64, decimals: usize) -> String {
         out.insert(0, '-');
     }
     out
-}
-
-fn opt_num(x: Option<f64>) -> String {
-    x.map(|v| fmt_num(v, 2)).unwrap_or_else(|| "-".into())
 }
 
 struct Target {
@@ -310,7 +378,7 @@ fn http_method_get() -> servebench_client::http::Method {
     servebench_client::http::Method::GET
 }
 
-async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
+async fn run_async(c: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<ExitCode> {
     if c.timeout <= 0.0 || !c.timeout.is_finite() {
         bail!("--timeout must be a positive number of seconds");
     }
@@ -340,13 +408,32 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
     if compat == Compat::InferenceX && itl_mode == ItlMode::Token {
         bail!("--itl per-token is not an InferenceX statistic; use --compat servebench");
     }
-    let out_dir = match &c.out {
-        Some(d) => d.clone(),
-        None => PathBuf::from("servebench-out")
-            .join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string()),
+    check_store_args(&c)?;
+    // The store is opened (and created) before anything runs: a bad --db fails here, in one line.
+    let mut store = if c.no_store {
+        None
+    } else {
+        Some(servebench_store::Store::open(&c.db)?)
     };
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("cannot create output directory {}", out_dir.display()))?;
+    if let (Some(b), true) = (&c.baseline, store.is_some()) {
+        check_baseline(b, &c.db)?;
+    }
+    // The simulator replays recorded GSM8K solutions when the sweep runs the eval against it.
+    let answers: Option<Arc<dyn servebench_sim::AnswerBook>> =
+        match (c.eval, c.endpoint.is_none()) {
+            (Some(EvalTask::Gsm8k), true) => Some(Arc::new(
+                servebench_eval::sim_answers::load_from(&c.sim_answers, c.gsm8k_dir.as_deref())?,
+            )),
+            _ => None,
+        };
+    let out_dir = match &c.out {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .with_context(|| format!("cannot create output directory {}", d.display()))?;
+            d.clone()
+        }
+        None => new_default_out_dir()?,
+    };
 
     // ---- target: endpoint or simulator ----
     let target = match &c.endpoint {
@@ -371,6 +458,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
                 tp: c.tp.or(c.gpus).unwrap_or(1),
                 speedup,
                 emission_log: Some(out_dir.join("sim-emission.jsonl")),
+                answers: answers.clone(),
                 ..Default::default()
             };
             let sim = servebench_sim::SimServer::start(opts).await?;
@@ -502,6 +590,17 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
         ..base_ctx
     };
 
+    // ---- the run in the store (status `running` until the end) ----
+    let mut recorder = match store.take() {
+        Some(st) => Some(Recorder::start(
+            st,
+            &c.db,
+            run_meta(kind, &c, &target, &model, &identity, &concs, &out_dir),
+            &c,
+        )?),
+        None => None,
+    };
+
     // ---- Ctrl-C ----
     let (cancel_handle, cancel) = servebench_client::cancel_pair();
     let cancel_handle = Arc::new(cancel_handle);
@@ -517,8 +616,13 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
 
     let tty = std::io::stderr().is_terminal();
     let started = chrono::Utc::now();
+    let repeats = c.repeats;
     let mut done: Vec<PointDone> = Vec::new();
     let mut dataset_lines: Vec<String> = Vec::new();
+    let mut eval_done: Option<servebench_eval::EvalResult> = None;
+    let mut eval_error: Option<String> = None;
+    // Everything from here on belongs to the stored run: an error marks it failed.
+    let measured: Result<()> = async {
     for &conc in &concs {
         if cancel.is_cancelled() {
             break;
@@ -544,7 +648,12 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
         if done.is_empty() {
             println!("{}", dataset.describe());
         }
-        let point_dir = out_dir.join(format!("conc{conc}"));
+        for repeat in 1..=repeats {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let point_dir = out_dir.join(point_dir_name(conc, repeat, repeats));
+        let label = point_label(conc, repeat, repeats);
         std::fs::create_dir_all(&point_dir)
             .with_context(|| format!("cannot create {}", point_dir.display()))?;
         let writer = RecordWriterThread::spawn(&point_dir.join("records.jsonl"))?;
@@ -563,7 +672,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
 
         // warmup
         if num_warmups > 0 {
-            let bar = progress(tty, num_warmups as u64, &format!("conc {conc} warmup"));
+            let bar = progress(tty, num_warmups as u64, &format!("{label} warmup"));
             let sink = sink(writer.sender(), bar.clone());
             let r = run_phase(
                 base_ctx.clone(),
@@ -580,7 +689,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
             let failed = r.records.iter().filter(|r| !r.success).count();
             if failed > 0 && !tty {
                 eprintln!(
-                    "conc {conc}: warmup: {failed} of {} requests failed",
+                    "{label}: warmup: {failed} of {} requests failed",
                     r.records.len()
                 );
             }
@@ -590,7 +699,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
         }
 
         // measured
-        let bar = progress(tty, num_prompts as u64, &format!("conc {conc}"));
+        let bar = progress(tty, num_prompts as u64, &label);
         let wall_start = chrono::Utc::now();
         let res = run_phase(
             base_ctx.clone(),
@@ -669,13 +778,19 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
             "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
             "time_scale": target.sim_speedup,
             "records_file": "records.jsonl",
+            "repeat": repeat,
+            "repeats": repeats,
         });
         let raw = result_json(&info, &m, block);
         write_json(&point_dir.join("result.json"), &raw)?;
         write_json(&point_dir.join("agg.json"), &agg)?;
+        // stored as soon as it is measured: a crash later keeps it
+        if let Some(r) = recorder.as_mut() {
+            r.add_point(&label, &agg);
+        }
         let status = m.point_status;
         println!(
-            "conc {conc}: {} ok, {} failed{} in {:.1} s wall, peak {} in flight{}",
+            "{label}: {} ok, {} failed{} in {:.1} s wall, peak {} in flight{}",
             m.completed,
             m.failed,
             if m.failure_reasons.is_empty() {
@@ -699,6 +814,30 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
             metrics: m,
             agg,
         });
+        }
+    }
+
+    // ---- eval: same endpoint or simulator, after the throughput points ----
+    if let (Some(EvalTask::Gsm8k), false) = (c.eval, cancel.is_cancelled()) {
+        let opts = eval_options(&c, &target, &model, &identity, &out_dir, tty);
+        println!(
+            "eval gsm8k: {} documents at concurrency {} against {}",
+            opts.limit.map_or("1,319".to_string(), |l| l.to_string()),
+            opts.conc,
+            if is_sim { "the same simulator" } else { "the same endpoint" }
+        );
+        match servebench_eval::run_gsm8k(opts).await {
+            Ok(r) => {
+                if let Some(rec) = recorder.as_mut() {
+                    rec.add_eval(&eval_store_row(&r, Some(&identity.image)));
+                }
+                eval_done = Some(r);
+            }
+            Err(e) => {
+                eprintln!("error: eval gsm8k: {e:#}");
+                eval_error = Some(format!("{e:#}"));
+            }
+        }
     }
 
     // ---- summary ----
@@ -723,26 +862,473 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>) -> Result<ExitCode> {
         "datasets": dataset_lines,
         "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
         "interrupted": cancel.is_cancelled(),
+        "repeats": repeats,
+        "store": recorder.as_ref().map(|r| json!({"db": r.db.display().to_string(), "run_id": r.run.0})),
         "points": done.iter().map(|p| p.agg.clone()).collect::<Vec<_>>(),
     });
     write_json(&out_dir.join("summary.json"), &summary)?;
     write_csv(&out_dir.join("summary.csv"), &done)?;
+    Ok(())
+    }
+    .await;
 
-    print_table(&done, c.stat, itl_mode, compat);
-    println!("results: {}", out_dir.display());
+    // ---- the run's status in the store ----
+    let status = run_status(
+        &done,
+        cancel.is_cancelled(),
+        measured.is_err(),
+        eval_error.is_some(),
+    );
+    if let Some(r) = recorder.as_mut() {
+        r.finish(status);
+    }
+    if let Err(e) = measured {
+        if let Some(sim) = target.sim {
+            sim.shutdown().await;
+        }
+        return Err(e);
+    }
+
+    print_table(&done, c.stat, itl_mode, compat, repeats);
+    if let Some(r) = &eval_done {
+        println!();
+        print!("{}", servebench_eval::render_summary(r));
+        if is_sim {
+            println!(
+                "note: the simulator replayed the recorded GSM8K solutions of {}: the score is that model's, not a measurement of the simulated engine",
+                c.sim_answers
+            );
+        }
+    }
     if let Some(sim) = target.sim {
         sim.shutdown().await;
     }
+
+    // ---- report, read back from the store ----
+    let mut report_failed = false;
+    if let (Some(file), Some(r)) = (&c.report, recorder.as_ref()) {
+        let path = if file.as_os_str().is_empty() {
+            out_dir.join("report.md")
+        } else {
+            file.clone()
+        };
+        match write_report(&path, &r.db, r.run, c.baseline.as_deref(), c.stat) {
+            Ok(()) => println!("report: {}", path.display()),
+            Err(e) => {
+                eprintln!("error: report: {e:#}");
+                report_failed = true;
+            }
+        }
+    }
+    println!("results: {}", out_dir.display());
+    if let Some(r) = &recorder {
+        println!(
+            "run: {} (store {}, status {})",
+            r.run,
+            r.db.display(),
+            status.as_str()
+        );
+    }
+    let store_failed = recorder.as_ref().is_some_and(|r| r.errors > 0);
     if cancel.is_cancelled() {
         return Ok(ExitCode::from(130));
     }
     if done
         .iter()
         .any(|p| p.metrics.point_status != PointStatus::Ok)
+        || eval_error.is_some()
+        || report_failed
+        || store_failed
     {
         return Ok(ExitCode::from(1));
     }
+    if eval_done.as_ref().is_some_and(|r| !r.gate.pass) {
+        return Ok(ExitCode::from(EXIT_EVAL_GATE));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Exit status of a sweep whose eval ran but missed its threshold (as `servebench eval`).
+pub const EXIT_EVAL_GATE: u8 = 2;
+
+/// `servebench-out/<UTC timestamp>`, created atomically: a second sweep started in the same
+/// second (two processes writing one store) gets `<timestamp>-2`, `-3`, … instead of sharing it.
+fn new_default_out_dir() -> Result<PathBuf> {
+    let base = PathBuf::from("servebench-out");
+    std::fs::create_dir_all(&base)
+        .with_context(|| format!("cannot create output directory {}", base.display()))?;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    for k in 1..1000 {
+        let d = if k == 1 {
+            base.join(&stamp)
+        } else {
+            base.join(format!("{stamp}-{k}"))
+        };
+        match std::fs::create_dir(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot create output directory {}", d.display()))
+            }
+        }
+    }
+    bail!(
+        "{}: 999 output directories for {stamp} already exist; pass --out DIR",
+        base.display()
+    )
+}
+
+/// Point directory under the output directory: `conc<C>`, or `conc<C>-r<k>` with `--repeats`.
+fn point_dir_name(conc: u64, repeat: u32, repeats: u32) -> String {
+    if repeats <= 1 {
+        format!("conc{conc}")
+    } else {
+        format!("conc{conc}-r{repeat}")
+    }
+}
+
+/// How a point is named in progress lines: `conc 4`, or `conc 4 repeat 2/3`.
+fn point_label(conc: u64, repeat: u32, repeats: u32) -> String {
+    if repeats <= 1 {
+        format!("conc {conc}")
+    } else {
+        format!("conc {conc} repeat {repeat}/{repeats}")
+    }
+}
+
+fn check_digest(flag: &str, d: &str) -> Result<()> {
+    let ok = d
+        .strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !ok {
+        bail!("{flag} {d:?}: expected sha256:<64 hex digits>");
+    }
+    Ok(())
+}
+
+/// Validates the store / report / eval / repeats flags before anything starts.
+fn check_store_args(c: &CommonArgs) -> Result<()> {
+    if c.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    if let Some(d) = &c.index_digest {
+        check_digest("--index-digest", d)?;
+    }
+    if let Some(d) = &c.platform_digest {
+        check_digest("--platform-digest", d)?;
+    }
+    if c.no_store && c.report.is_some() {
+        bail!("--report reads the run back from the results store; drop --no-store (or run `servebench report DIR/summary.json` afterwards)");
+    }
+    if let Some(p) = c.report.as_ref().filter(|p| !p.as_os_str().is_empty()) {
+        if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !parent.is_dir() {
+                bail!(
+                    "--report {}: directory {} does not exist",
+                    p.display(),
+                    parent.display()
+                );
+            }
+        }
+    }
+    if c.eval_conc == 0 {
+        bail!("--eval-conc must be at least 1");
+    }
+    if let Some(t) = c.eval_threshold {
+        if !(0.0..=1.0).contains(&t) {
+            bail!("--eval-threshold {t} is outside [0, 1]");
+        }
+    }
+    Ok(())
+}
+
+/// Loads `--baseline` once before measuring, so a missing run or a bad file fails in seconds,
+/// not after the sweep.
+fn check_baseline(baseline: &str, db: &Path) -> Result<()> {
+    super::compare::load_side(db, baseline)
+        .map(|_| ())
+        .with_context(|| format!("--baseline {baseline}"))
+}
+
+/// The run's metadata for the store.
+#[allow(clippy::too_many_arguments)]
+fn run_meta(
+    kind: RunKind,
+    c: &CommonArgs,
+    target: &Target,
+    model: &str,
+    identity: &Identity,
+    concs: &[u64],
+    out_dir: &Path,
+) -> RunMeta {
+    let mut m = RunMeta::new(kind);
+    m.endpoint = Some(match &target.sim_describe {
+        Some(d) => format!("embedded simulator: {d}"),
+        None => target.endpoint.base_url.clone(),
+    });
+    m.image = Some(identity.image.clone());
+    m.index_digest = c.index_digest.clone();
+    m.platform_digest = c.platform_digest.clone();
+    m.config_key = c.config_key.clone();
+    m.topology = Some(servebench_report::words::topology_label(
+        identity.tp,
+        identity.ep,
+    ));
+    m.workload = Some(servebench_report::words::workload_label(
+        Some(c.isl),
+        Some(c.osl),
+        false,
+    ));
+    m.out_dir = Some(std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf()));
+    m.meta = json!({
+        "model": model,
+        "model_prefix": identity.infmax_model_prefix,
+        "hw": identity.hw,
+        "framework": identity.framework,
+        "precision": identity.precision,
+        "spec_decoding": identity.spec_decoding,
+        "tp": identity.tp,
+        "ep": identity.ep,
+        "pp": identity.pp,
+        "dp_attention": identity.dp_attention,
+        "num_gpus": identity.num_gpus(),
+        "api": match c.api { ApiArg::Completions => "completions", ApiArg::Chat => "chat" },
+        "engine": c.engine.name(),
+        "compat": match c.compat { CompatArg::Servebench => "servebench", CompatArg::Inferencex => "inferencex" },
+        "isl": c.isl,
+        "osl": c.osl,
+        "range_ratio": c.range_ratio,
+        "seed": c.seed,
+        "num_prompts": c.num_prompts,
+        "concurrencies": concs,
+        "repeats": c.repeats,
+        "request_rate": c.request_rate,
+        "burstiness": c.burstiness,
+        "endpoint_url": target.endpoint.base_url,
+        "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
+        "eval": c.eval.map(|_| json!({"task": "gsm8k", "conc": c.eval_conc, "limit": c.eval_limit})),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+    });
+    m
+}
+
+/// The run being recorded in the results store: points and eval rows are added as they
+/// finish; store errors are reported (and make the exit status 1) but never stop measuring.
+struct Recorder {
+    store: Store,
+    run: RunId,
+    db: PathBuf,
+    errors: u32,
+}
+
+impl Recorder {
+    /// Records the run (status `running`) and its image provenance: `--index-digest` /
+    /// `--platform-digest`, else the newest resolved provenance `servebench bump` stored for
+    /// `--image`.
+    fn start(mut store: Store, db: &Path, mut meta: RunMeta, c: &CommonArgs) -> Result<Recorder> {
+        let mut facts: Vec<(String, String)> = Vec::new();
+        if let Some(image) = &c.image {
+            if c.index_digest.is_some() || c.platform_digest.is_some() {
+                facts.push(("image.provenance".into(), "command-line flags".into()));
+            } else if let Some(p) = store.resolved_image_provenance(image)? {
+                let pv = &p.provenance;
+                meta.index_digest = pv.index_digest.clone();
+                meta.platform_digest = pv.amd64_digest().map(str::to_string);
+                facts.push((
+                    "image.provenance".into(),
+                    format!(
+                        "store image_provenance {} recorded {} ({})",
+                        p.id, p.recorded_at, pv.source
+                    ),
+                ));
+                for (plat, d) in &pv.platform_digests {
+                    facts.push((format!("image.platform_digest.{plat}"), d.clone()));
+                }
+                for (k, v) in &pv.labels {
+                    facts.push((format!("image.label.{k}"), v.clone()));
+                }
+                if let Some(t) = &pv.image_created {
+                    facts.push(("image.created".into(), t.clone()));
+                }
+                println!(
+                    "image {image}: digests from the store (recorded by `servebench bump` {})",
+                    p.recorded_at
+                );
+            }
+        }
+        if let Some(d) = &meta.index_digest {
+            facts.push(("image.index_digest".into(), d.clone()));
+        }
+        if let Some(d) = &meta.platform_digest {
+            facts.push(("image.platform_digest".into(), d.clone()));
+        }
+        let run = store.record_run(&meta)?;
+        for (k, v) in &facts {
+            store.set_provenance(run, k, v)?;
+        }
+        Ok(Recorder {
+            store,
+            run,
+            db: db.to_path_buf(),
+            errors: 0,
+        })
+    }
+
+    fn add_point(&mut self, label: &str, row: &Value) {
+        if let Err(e) = self.store.add_point(self.run, row) {
+            eprintln!(
+                "warning: {}: {label} was not stored: {e:#}",
+                self.db.display()
+            );
+            self.errors += 1;
+        }
+    }
+
+    fn add_eval(&mut self, row: &Value) {
+        if let Err(e) = self.store.add_eval(self.run, row) {
+            eprintln!(
+                "warning: {}: the eval row was not stored: {e:#}",
+                self.db.display()
+            );
+            self.errors += 1;
+        }
+    }
+
+    fn finish(&mut self, status: RunStatus) {
+        if let Err(e) = self.store.finish_run(self.run, status) {
+            eprintln!(
+                "warning: {}: run {} could not be marked {}: {e:#}",
+                self.db.display(),
+                self.run,
+                status.as_str()
+            );
+            self.errors += 1;
+        }
+    }
+}
+
+/// The run's final status: `interrupted` (Ctrl-C), `failed` (an error stopped it, or no
+/// point is ok), `ok` (every point ok and the eval, if any, ran), else `partial`.
+fn run_status(done: &[PointDone], cancelled: bool, errored: bool, eval_error: bool) -> RunStatus {
+    let ok = done
+        .iter()
+        .filter(|p| p.metrics.point_status == PointStatus::Ok)
+        .count();
+    if cancelled {
+        RunStatus::Interrupted
+    } else if errored || ok == 0 {
+        RunStatus::Failed
+    } else if ok == done.len() && !eval_error {
+        RunStatus::Ok
+    } else {
+        RunStatus::Partial
+    }
+}
+
+/// Eval options for `--eval gsm8k`: the sweep's endpoint (or its simulator, started with the
+/// answer book), model and identity; files under `DIR/eval-gsm8k/`; always a fresh run.
+fn eval_options(
+    c: &CommonArgs,
+    target: &Target,
+    model: &str,
+    identity: &Identity,
+    out_dir: &Path,
+    tty: bool,
+) -> servebench_eval::EvalOptions {
+    servebench_eval::EvalOptions {
+        endpoint: Some(target.endpoint.base_url.clone()),
+        model: Some(model.to_string()),
+        api_key: c.api_key.clone(),
+        conc: c.eval_conc,
+        limit: c.eval_limit,
+        profile: c.eval_profile,
+        max_tokens: c.eval_max_tokens,
+        request_timeout: Duration::from_secs_f64(c.timeout),
+        out_dir: out_dir.join("eval-gsm8k"),
+        fresh: true,
+        data_dir: c.gsm8k_dir.clone(),
+        threshold: c.eval_threshold,
+        thresholds_file: c.eval_thresholds.clone(),
+        meta: servebench_eval::EvalMeta {
+            model_prefix: Some(identity.infmax_model_prefix.clone()),
+            hw: Some(identity.hw.clone()),
+            framework: Some(identity.framework.clone()),
+            precision: Some(identity.precision.clone()),
+            spec_decoding: Some(identity.spec_decoding.clone()),
+            isl: identity.isl,
+            osl: identity.osl,
+            tp: Some(identity.tp),
+            ep: Some(identity.ep),
+            dp_attention: Some(identity.dp_attention),
+        },
+        progress: tty,
+        ..Default::default()
+    }
+}
+
+/// The stored eval row: InferenceX's eval aggregate row (§4.4) plus the gate outcome
+/// (`threshold`, `threshold_source`, `passed`, read by compare) and the image.
+pub(crate) fn eval_store_row(r: &servebench_eval::EvalResult, image: Option<&str>) -> Value {
+    let mut v = serde_json::to_value(&r.row).unwrap_or_else(|_| json!({}));
+    if let Some(o) = v.as_object_mut() {
+        o.insert("threshold".into(), json!(r.gate.threshold.value));
+        o.insert("threshold_source".into(), json!(r.gate.threshold.source));
+        o.insert("passed".into(), json!(r.gate.pass));
+        if let Some(i) = image {
+            o.insert("image".into(), json!(i));
+        }
+        o.insert("target".into(), json!(r.target));
+    }
+    v
+}
+
+/// Writes the run's report (Markdown; HTML for `.html`, JSON for `.json`) through
+/// `servebench report`'s document builder, optionally against `baseline`.
+fn write_report(
+    path: &Path,
+    db: &Path,
+    run: RunId,
+    baseline: Option<&str>,
+    stat: StatArg,
+) -> Result<()> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let format = match ext.as_deref() {
+        Some("html") | Some("htm") => servebench_report::Format::Html,
+        Some("json") => servebench_report::Format::Json,
+        _ => servebench_report::Format::Md,
+    };
+    let args = super::report::Args {
+        run: run.to_string(),
+        db: db.to_path_buf(),
+        baseline: baseline.map(str::to_string),
+        format,
+        lang: servebench_report::Lang::EnZh,
+        output: Some(path.to_path_buf()),
+        stat: servebench_compare::Stat::parse(stat.key())
+            .ok_or_else(|| anyhow::anyhow!("statistic {} unknown to compare", stat.key()))?,
+        gate: 5.0,
+        title_prefix: None,
+        target_image: None,
+    };
+    let doc = super::report::document(&args)?;
+    let text = servebench_report::render(&doc, format, args.lang, false);
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Mean and sample standard deviation (n − 1; `None` for one value) of the finite values.
+fn mean_sd(xs: &[f64]) -> Option<(f64, Option<f64>)> {
+    let v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = (v.len() > 1)
+        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+    Some((mean, sd))
 }
 
 async fn build_dataset(
@@ -903,17 +1489,22 @@ fn write_csv(path: &Path, points: &[PointDone]) -> Result<()> {
     std::fs::write(path, w).with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn print_table(points: &[PointDone], stat: StatArg, itl: ItlMode, compat: Compat) {
+fn print_table(points: &[PointDone], stat: StatArg, itl: ItlMode, compat: Compat, repeats: u32) {
     let key = stat.key();
     println!();
     println!(
-        "statistic: {key}; ITL mode: {}; counting: {}",
+        "statistic: {key}; ITL mode: {}; counting: {}{}",
         if itl == ItlMode::Chunk {
             "per chunk"
         } else {
             "per token"
         },
-        compat.as_str()
+        compat.as_str(),
+        if repeats > 1 {
+            format!("; {repeats} repeats per concurrency: mean ± sample standard deviation (n − 1) over the repeats")
+        } else {
+            String::new()
+        }
     );
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
@@ -924,26 +1515,69 @@ fn print_table(points: &[PointDone], stat: StatArg, itl: ItlMode, compat: Compat
         "TTFT ms",
         "TPOT ms",
     ]);
-    for p in points {
-        let g = p
-            .agg
-            .get("num_gpus")
-            .and_then(|v| v.as_f64())
-            .unwrap_or(1.0)
-            .max(1.0);
-        let m = &p.metrics;
-        let mut conc = p.conc.to_string();
-        match m.point_status {
-            PointStatus::Ok => {}
-            PointStatus::Failed => conc.push_str(" (FAILED)"),
-            PointStatus::Partial => conc.push_str(" (partial)"),
+    // consecutive points of one concurrency are its repeats
+    let mut groups: Vec<&[PointDone]> = Vec::new();
+    let mut i = 0;
+    while i < points.len() {
+        let j = points[i..]
+            .iter()
+            .position(|p| p.conc != points[i].conc)
+            .map_or(points.len(), |k| i + k);
+        groups.push(&points[i..j]);
+        i = j;
+    }
+    for g in groups {
+        let gpus = |p: &PointDone| {
+            p.agg
+                .get("num_gpus")
+                .and_then(|v| v.as_f64())
+                .unwrap_or(1.0)
+                .max(1.0)
+        };
+        let cell = |xs: Vec<f64>| match mean_sd(&xs) {
+            None => "-".to_string(),
+            Some((m, None)) => fmt_num(m, 2),
+            Some((m, Some(sd))) if g.len() > 1 => format!("{} ± {}", fmt_num(m, 2), fmt_num(sd, 2)),
+            Some((m, Some(_))) => fmt_num(m, 2),
+        };
+        let mut conc = g[0].conc.to_string();
+        let failed = g
+            .iter()
+            .filter(|p| p.metrics.point_status == PointStatus::Failed)
+            .count();
+        let partial = g
+            .iter()
+            .filter(|p| p.metrics.point_status == PointStatus::Partial)
+            .count();
+        if g.len() == 1 {
+            match g[0].metrics.point_status {
+                PointStatus::Ok => {}
+                PointStatus::Failed => conc.push_str(" (FAILED)"),
+                PointStatus::Partial => conc.push_str(" (partial)"),
+            }
+        } else {
+            conc.push_str(&format!(" ×{}", g.len()));
+            if failed > 0 {
+                conc.push_str(&format!(" ({failed} FAILED)"));
+            }
+            if partial > 0 {
+                conc.push_str(&format!(" ({partial} partial)"));
+            }
         }
         t.add_row(vec![
             conc,
-            fmt_num(m.total_token_throughput / g, 2),
-            fmt_num(m.output_throughput / g, 2),
-            opt_num(m.ttft.get(key)),
-            opt_num(m.tpot.get(key)),
+            cell(
+                g.iter()
+                    .map(|p| p.metrics.total_token_throughput / gpus(p))
+                    .collect(),
+            ),
+            cell(
+                g.iter()
+                    .map(|p| p.metrics.output_throughput / gpus(p))
+                    .collect(),
+            ),
+            cell(g.iter().filter_map(|p| p.metrics.ttft.get(key)).collect()),
+            cell(g.iter().filter_map(|p| p.metrics.tpot.get(key)).collect()),
         ]);
     }
     for i in 1..5 {
