@@ -188,8 +188,8 @@ pub struct CommonArgs {
     pub repeats: u32,
     /// Write the report of the run at the end (Markdown; HTML when FILE ends in .html; default
     /// DIR/report.md), read back from the store.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub report: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub report: Option<Option<PathBuf>>,
     /// Compare with this baseline in the report: a run id, `latest-baseline`, or a baseline
     /// file (docs/compare.md).
     #[arg(long, value_name = "RUN|FILE", requires = "report")]
@@ -907,11 +907,7 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<Exit
     // ---- report, read back from the store ----
     let mut report_failed = false;
     if let (Some(file), Some(r)) = (&c.report, recorder.as_ref()) {
-        let path = if file.as_os_str().is_empty() {
-            out_dir.join("report.md")
-        } else {
-            file.clone()
-        };
+        let path = file.clone().unwrap_or_else(|| out_dir.join("report.md"));
         match write_report(&path, &r.db, r.run, c.baseline.as_deref(), c.stat) {
             Ok(()) => println!("report: {}", path.display()),
             Err(e) => {
@@ -1021,7 +1017,7 @@ fn check_store_args(c: &CommonArgs) -> Result<()> {
     if c.no_store && c.report.is_some() {
         bail!("--report reads the run back from the results store; drop --no-store (or run `servebench report DIR/summary.json` afterwards)");
     }
-    if let Some(p) = c.report.as_ref().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(Some(p)) = &c.report {
         if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !parent.is_dir() {
                 bail!(
