@@ -10,7 +10,10 @@
 //!   = driver window).
 //! * [`output`] — the raw result JSON and the agg row (per-GPU throughput, seconds,
 //!   interactivity).
+//! * [`inferencex`] — InferenceX `process_result.py` parity: raw result + its environment →
+//!   `agg_<RESULT_FILENAME>.json` and the power-validation sidecar, byte for byte.
 
+pub mod inferencex;
 pub mod output;
 pub mod point;
 pub mod stats;
