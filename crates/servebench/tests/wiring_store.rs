@@ -84,29 +84,31 @@ fn printed_run(stdout: &str) -> i64 {
 fn two_concurrent_sweeps_write_one_store_and_both_complete() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let spawn = |out: &str| {
-        // speedup ×5 (not ×20): each sweep takes a few seconds, so the two overlap
+    // No --out: both take the default servebench-out/<UTC second>, started in the same second
+    // they must still get separate directories.
+    let spawn = || {
+        // speedup ×5 (not ×20): each sweep takes a moment, so the two overlap
         sb(d)
             .args(["sweep", "--num-prompts", "4", "--isl", "128", "--osl", "64"])
-            .args([
-                "--sim-speedup",
-                "5",
-                "--conc",
-                "1,2",
-                "--db",
-                "shared.db",
-                "--out",
-                out,
-            ])
+            .args(["--sim-speedup", "5", "--conc", "1,2", "--db", "shared.db"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
     };
-    let (a, b) = (spawn("a"), spawn("b"));
+    let (a, b) = (spawn(), spawn());
     let (oa, ob) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-    let (ra, rb) = (printed_run(&ok(&oa)), printed_run(&ok(&ob)));
+    let (sa, sb_) = (ok(&oa), ok(&ob));
+    let (ra, rb) = (printed_run(&sa), printed_run(&sb_));
     assert_ne!(ra, rb);
+    let results = |s: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("results: "))
+            .unwrap()
+            .to_string()
+    };
+    let (da, db) = (results(&sa), results(&sb_));
+    assert_ne!(da, db, "separate output directories");
 
     let store = Store::open(d.join("shared.db")).unwrap();
     store.integrity_check().unwrap();
@@ -124,7 +126,7 @@ fn two_concurrent_sweeps_write_one_store_and_both_complete() {
         x.created_at,
         y.created_at
     );
-    for (run, out) in [(ra, "a"), (rb, "b")] {
+    for (run, out) in [(ra, da.as_str()), (rb, db.as_str())] {
         let r = runs
             .iter()
             .find(|r| r.id.0 == run)

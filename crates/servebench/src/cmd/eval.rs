@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anyhow::Context;
 use servebench_eval::{EvalMeta, EvalOptions, Profile, SimChoice};
 use servebench_store::{RunKind, RunMeta, RunStatus, Store};
 
@@ -212,7 +213,12 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     let mut store = if args.no_store {
         None
     } else {
-        Some(Store::open(&args.db)?)
+        Some(Store::open(&args.db).with_context(|| {
+            format!(
+                "results store {} (choose another with --db PATH, or skip it with --no-store)",
+                args.db.display()
+            )
+        })?)
     };
     if opts.endpoint.is_none() {
         eprintln!(

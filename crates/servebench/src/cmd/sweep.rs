@@ -413,7 +413,12 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<Exit
     let mut store = if c.no_store {
         None
     } else {
-        Some(servebench_store::Store::open(&c.db)?)
+        Some(servebench_store::Store::open(&c.db).with_context(|| {
+            format!(
+                "results store {} (choose another with --db PATH, or skip it with --no-store)",
+                c.db.display()
+            )
+        })?)
     };
     if let (Some(b), true) = (&c.baseline, store.is_some()) {
         check_baseline(b, &c.db)?;
