@@ -59,6 +59,9 @@ enum Command {
     /// Validate or append the perf change log.
     #[command(subcommand)]
     Changelog(cmd::changelog::Command),
+    /// InferenceX result tools (process-result: raw result → agg row, byte-identical).
+    #[command(subcommand)]
+    Metrics(cmd::metrics::Command),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Catalog(c) => cmd::catalog::run(c),
         Command::Matrix(a) => cmd::matrix::run(a),
         Command::Changelog(c) => cmd::changelog::run(c),
+        Command::Metrics(c) => cmd::metrics::run(c),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod eval;
 pub mod image;
 pub mod matrix;
+pub mod metrics;
 pub mod report;
 pub mod runs;
 pub mod sim;

@@ -1,0 +1,179 @@
+//! `servebench metrics process-result`: the golden result-processor cases through the binary —
+//! files written byte-identical to InferenceX's, the reference's invocation (environment only,
+//! `<RESULT_FILENAME>.json` in the working directory), stdout mode, and errors as one line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const GOLDEN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/inferencex/golden/process-result"
+);
+
+fn golden(name: &str) -> String {
+    let p = format!("{GOLDEN}/{name}");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+fn env_of(case: &str) -> BTreeMap<String, String> {
+    serde_json::from_str(&golden(&format!("{case}-env.json"))).unwrap()
+}
+
+/// Runs the binary in `dir` with exactly `env` as its environment.
+fn sb(dir: &Path, env: &BTreeMap<String, String>, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(["metrics", "process-result"])
+        .args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn env_file_and_output_write_the_golden_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for case in ["R1", "R2", "R3", "R4"] {
+        let out_dir = dir.path().join(case);
+        std::fs::create_dir(&out_dir).unwrap();
+        let agg = out_dir.join("agg.json");
+        let o = sb(
+            dir.path(),
+            &BTreeMap::new(),
+            &[
+                "--input",
+                &format!("{GOLDEN}/{case}-input.json"),
+                "--env-file",
+                &format!("{GOLDEN}/{case}-env.json"),
+                "-o",
+                agg.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{case}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(&agg).unwrap(),
+            golden(&format!("{case}-agg.json")),
+            "{case}: agg bytes"
+        );
+        let name = format!("power_validation_{}.json", env_of(case)["RESULT_FILENAME"]);
+        assert_eq!(
+            std::fs::read_to_string(out_dir.join(&name)).unwrap(),
+            golden(&format!("{case}-power-validation.json")),
+            "{case}: sidecar bytes"
+        );
+        assert!(o.stdout.is_empty(), "{case}: nothing on stdout with -o");
+    }
+}
+
+#[test]
+fn reference_invocation_environment_only() {
+    // Like `python3 utils/process_result.py` in a directory holding <RESULT_FILENAME>.json,
+    // with the environment as the only input; the agg row is printed with a newline.
+    let dir = tempfile::tempdir().unwrap();
+    let env = env_of("R3");
+    let name = &env["RESULT_FILENAME"];
+    std::fs::write(
+        dir.path().join(format!("{name}.json")),
+        golden("R3-input.json"),
+    )
+    .unwrap();
+    let o = sb(dir.path(), &env, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        golden("R3-agg.json") + "\n"
+    );
+    // Without -o nothing is written unless the sidecar path is asked for.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let side = dir.path().join("side.json");
+    let o = sb(
+        dir.path(),
+        &env,
+        &["--power-validation", side.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&side).unwrap(),
+        golden("R3-power-validation.json")
+    );
+}
+
+#[test]
+fn errors_are_one_line_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = format!("{GOLDEN}/R1-input.json");
+    let mut env = env_of("R1");
+    env.remove("EP_SIZE");
+    env.remove("TP");
+    let o = sb(dir.path(), &env, &["--input", &input]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: Missing required environment variables: TP, EP_SIZE\n"
+    );
+    assert!(o.stdout.is_empty());
+
+    // No input and no RESULT_FILENAME.
+    let o = sb(dir.path(), &BTreeMap::new(), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("RESULT_FILENAME is not set"),
+        "{}",
+        stderr(&o)
+    );
+
+    // An env file with a non-string value names the file and the key.
+    let bad = dir.path().join("env.json");
+    std::fs::write(&bad, r#"{"TP": 4}"#).unwrap();
+    let o = sb(
+        dir.path(),
+        &BTreeMap::new(),
+        &["--input", &input, "--env-file", bad.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("env.json") && e.contains("\"TP\""), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+
+    // A missing input file is named.
+    let o = sb(dir.path(), &env_of("R1"), &["--input", "nope.json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("nope.json"), "{}", stderr(&o));
+}
+
+#[test]
+fn present_telemetry_is_refused_not_reported_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gpu_metrics.csv"),
+        "timestamp,index,power.draw\n",
+    )
+    .unwrap();
+    let o = sb(
+        dir.path(),
+        &env_of("R1"),
+        &["--input", &format!("{GOLDEN}/R1-input.json")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("gpu_metrics.csv exists"),
+        "{}",
+        stderr(&o)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("LOGS/power")).unwrap();
+    let o = sb(
+        dir.path(),
+        &env_of("R4"),
+        &["--input", &format!("{GOLDEN}/R4-input.json")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("LOGS/power exists"), "{}", stderr(&o));
+}
