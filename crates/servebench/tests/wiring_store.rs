@@ -519,3 +519,80 @@ fn no_store_writes_no_database_and_bench_records_a_bench_run() {
         (RunKind::Bench, RunStatus::Ok, 1)
     );
 }
+
+/// The real engine of `scripts/services/real-engine.sh` (`SERVEBENCH_REAL_ENGINE_URL`); `None`
+/// (with `skipped: …`) when it is not set, a failure when `SERVEBENCH_REQUIRE_SERVICES=1`.
+fn real_engine() -> Option<String> {
+    match std::env::var("SERVEBENCH_REAL_ENGINE_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            let why = "SERVEBENCH_REAL_ENGINE_URL not set";
+            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+                panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
+            }
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn real_engine_sweep_with_eval_and_report_is_stored() {
+    let Some(url) = real_engine() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    let o = sb(d)
+        .args(["sweep", "--endpoint", &url, "--engine", "llama.cpp"])
+        .args([
+            "--conc",
+            "1,2",
+            "--num-prompts",
+            "2",
+            "--isl",
+            "32",
+            "--osl",
+            "16",
+        ])
+        .args(["--out", "re", "--db", "re.db", "--report", "re.md"])
+        .args(["--image", "llama.cpp:test", "--index-digest", &digest])
+        .args(["--eval", "gsm8k", "--eval-limit", "4", "--eval-conc", "2"])
+        .args(["--eval-max-tokens", "16", "--eval-threshold", "0"])
+        .output()
+        .unwrap();
+    let stdout = ok(&o);
+    let run = printed_run(&stdout);
+    let store = Store::open(d.join("re.db")).unwrap();
+    let r = store
+        .get_run(servebench_store::RunId(run))
+        .unwrap()
+        .unwrap();
+    assert_eq!((r.status, r.n_points, r.n_evals), (RunStatus::Ok, 2, 1));
+    assert_eq!(r.meta.endpoint.as_deref(), Some(url.trim_end_matches('/')));
+    assert_eq!(r.meta.index_digest.as_deref(), Some(digest.as_str()));
+    assert_eq!(
+        store.provenance(r.id).unwrap(),
+        vec![
+            ("image.index_digest".to_string(), digest.clone()),
+            (
+                "image.provenance".to_string(),
+                "command-line flags".to_string()
+            ),
+        ]
+    );
+    let e = &store.evals(r.id).unwrap()[0].row;
+    assert_eq!(
+        (e["n_eff"].as_u64(), e["conc"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert!(
+        e["target"]
+            .as_str()
+            .unwrap()
+            .contains(url.trim_end_matches('/')),
+        "{e}"
+    );
+    let md = std::fs::read_to_string(d.join("re.md")).unwrap();
+    assert!(md.contains("| gsm8k/em_strict · c2 | "), "{md}");
+    assert!(md.contains("`llama.cpp:test`"), "{md}");
+}
