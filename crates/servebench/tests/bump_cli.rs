@@ -26,6 +26,10 @@ fn setup() -> tempfile::TempDir {
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let o = Command::new(BIN)
+        .env(
+            "SERVEBENCH_DB",
+            std::env::temp_dir().join("servebench-tests-scratch.db"),
+        )
         .current_dir(dir)
         .args(args)
         .output()

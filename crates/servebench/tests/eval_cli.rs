@@ -16,6 +16,10 @@ fn gsm8k_dir() -> PathBuf {
 
 fn servebench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .env(
+            "SERVEBENCH_DB",
+            std::env::temp_dir().join("servebench-tests-scratch.db"),
+        )
         .args(args)
         .env_remove("SERVEBENCH_GSM8K_DIR")
         .output()
@@ -252,6 +256,10 @@ fn default_data_folder_is_shared_beside_the_repo() {
     let o = dir.path().join("o");
     let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let r = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .env(
+            "SERVEBENCH_DB",
+            std::env::temp_dir().join("servebench-tests-scratch.db"),
+        )
         .args([
             "eval",
             "gsm8k",

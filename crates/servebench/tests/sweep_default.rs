@@ -8,7 +8,12 @@ use std::time::Instant;
 use serde_json::Value;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_servebench"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_servebench"));
+    c.env(
+        "SERVEBENCH_DB",
+        std::env::temp_dir().join("servebench-tests-scratch.db"),
+    );
+    c
 }
 
 fn read_jsonl(p: &Path) -> Vec<Value> {

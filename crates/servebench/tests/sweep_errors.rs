@@ -21,6 +21,10 @@ fn read_json(p: &Path) -> Value {
 async fn run(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .env(
+                "SERVEBENCH_DB",
+                std::env::temp_dir().join("servebench-tests-scratch.db"),
+            )
             .args(args)
             .output()
             .unwrap()
@@ -240,6 +244,10 @@ fn ctrl_c_writes_what_was_measured_and_marks_the_point_partial() {
     let out = dir.path().join("o");
     // real-time simulator, long outputs: the first point cannot finish within 4 s
     let child = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .env(
+            "SERVEBENCH_DB",
+            std::env::temp_dir().join("servebench-tests-scratch.db"),
+        )
         .args([
             "sweep",
             "--conc",

@@ -47,6 +47,10 @@ fn read_json(p: &Path) -> Value {
 
 fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .env(
+            "SERVEBENCH_DB",
+            std::env::temp_dir().join("servebench-tests-scratch.db"),
+        )
         .args([
             "sweep",
             "--endpoint",
