@@ -202,6 +202,8 @@ def main():
     rows = []
     for run in runs:
         row = {k: run.get(k) for k in ("scenario", "client", "conc", "isl", "osl", "num_prompts", "warmups", "client_cpus", "uptime", "rc")}
+        tb, ta = run.get("tcp_before") or {}, run.get("tcp_after") or {}
+        row["tcp_delta"] = {k: ta[k] - tb.get(k, 0) for k in ta}
         try:
             mon = load_json(run["mon"])
             r = servebench_row(run, mon) if run["client"] == "servebench" else aiperf_row(run, mon)
@@ -272,28 +274,35 @@ def main():
         if "error" in r:
             continue
         c = r["server_check"]
+        tcp = r.get("tcp_delta") or {}
+        tcp_note = (
+            f" [TCP during the run: listen overflows +{tcp.get('ListenOverflows', 0):,}, SYN retransmits +{tcp.get('TCPSynRetrans', 0):,}]"
+            if tcp
+            else ""
+        )
         if r["client"] == "servebench":
             ok = c["records_without_server_line"] == 0 and c["count_mismatches"] == 0 and c["server_requests"] == c["client_requests"] + 1
             L.append(
                 f"- {r['scenario']} servebench: server {c['server_requests']:,} requests / {c['server_completion_tokens']:,} tokens; "
                 f"client {c['client_requests']:,} records (+1 preflight) / {c['client_output_tokens_all_phases']:,} tokens; "
-                f"per-request mismatches {c['count_mismatches']}, records without a server line {c['records_without_server_line']} → {'OK' if ok else 'MISMATCH ' + json.dumps(c['first_mismatches'])}"
+                f"per-request mismatches {c['count_mismatches']}, records without a server line {c['records_without_server_line']} → {'OK' if ok else 'MISMATCH ' + json.dumps(c['first_mismatches'])}{tcp_note}"
             )
         else:
             ok = c["server_requests"] == c["client_requests"] and c["server_completion_tokens"] == c["client_output_tokens_all_phases"]
             L.append(
                 f"- {r['scenario']} aiperf: server {c['server_requests']:,} requests / {c['server_completion_tokens']:,} tokens; "
-                f"client {c['client_requests']:,} records / {c['client_output_tokens_all_phases']:,} tokens → {'OK' if ok else 'MISMATCH'}"
+                f"client {c['client_requests']:,} records / {c['client_output_tokens_all_phases']:,} tokens → {'OK' if ok else 'MISMATCH'}{tcp_note}"
             )
     L.append("")
     # targets
     one_core = [r for r in rows if r.get("client") == "servebench" and "error" not in r and r.get("client_cpus") and "," not in str(r["client_cpus"]) and "-" not in str(r["client_cpus"])]
     if one_core:
-        best = max(one_core, key=lambda r: r["token_events"])
-        v = best["events_per_cpu_s"]
+        worst = min(one_core, key=lambda r: r["events_per_cpu_s"])
+        each = ", ".join(f"{r['scenario']} {fmt(r['events_per_cpu_s'])}" for r in one_core)
+        v = worst["events_per_cpu_s"]
         L.append(
-            f"Target ≥ 200,000 token events/s on one core: servebench {fmt(v)} token events per CPU-second "
-            f"({best['scenario']}, pinned to CPU {best['client_cpus']}, {best['token_events']:,} events) → {'PASS' if v >= 200_000 else 'FAIL'}"
+            f"Target ≥ 200,000 token events/s on one core (client pinned to CPU {worst['client_cpus']}; token events per client CPU-second): "
+            f"{each}; lowest {fmt(v)} → {'PASS' if v >= 200_000 else 'FAIL'}"
         )
     for r in rows:
         if r.get("client") == "servebench" and "error" not in r and r["conc"] >= 1000:
