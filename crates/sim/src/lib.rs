@@ -134,9 +134,7 @@ impl SimServer {
         let cfg = Arc::new(cfg);
         let emission = Arc::new(emission::EmissionSink::new(opts.emission_log.as_deref())?);
         let bind = SocketAddr::new(opts.host, opts.port);
-        let listener = tokio::net::TcpListener::bind(bind)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {bind}: {e}"))?;
+        let listener = listen(bind).map_err(|e| anyhow::anyhow!("cannot listen on {bind}: {e}"))?;
         let addr = listener.local_addr()?;
         let stats = Arc::new(runtime::Stats::default());
         let engine_stop = Arc::new(AtomicBool::new(false));
@@ -251,5 +249,92 @@ impl Drop for SimServer {
         if self.accept.is_some() {
             self.signal_stop();
         }
+    }
+}
+
+/// Accept-queue length asked of the kernel. Linux clamps it to `net.core.somaxconn` (4096 on
+/// recent kernels), so this means "the largest the kernel allows".
+const LISTEN_BACKLOG: u32 = 65_535;
+
+/// Binds `bind` with `SO_REUSEADDR` and listens with [`LISTEN_BACKLOG`] instead of the 128 that
+/// `tokio::net::TcpListener::bind` (mio) uses: a client opening 10,000 connections at once would
+/// otherwise overflow the accept queue and wait for SYN retransmits (1 s, 3 s, 7 s …), which shows
+/// up as connect time and TTFT that belong to the simulator, not to the engine it models.
+///
+/// Errors: the socket cannot be created, bound or put in listening state (the OS error).
+fn listen(bind: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let sock = if bind.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    sock.set_reuseaddr(true)?;
+    sock.bind(bind)?;
+    sock.listen(LISTEN_BACKLOG)
+}
+
+#[cfg(test)]
+mod listen_tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// 1,000 connects at once to a listener that accepts nothing must all complete at once: with
+    /// the default backlog of 128 the ones past the accept queue wait for a SYN retransmit (≥ 1 s).
+    #[tokio::test]
+    async fn backlog_holds_1000_simultaneous_connects() {
+        const N: usize = 1_000;
+        let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(usize::MAX);
+        if somaxconn < N {
+            println!("skipped: net.core.somaxconn is {somaxconn} < {N}");
+            return;
+        }
+        let nofile_ok = std::process::Command::new("sh")
+            .args(["-c", "ulimit -n"])
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+            })
+            .is_none_or(|n| n >= N + 100);
+        if !nofile_ok {
+            println!("skipped: ulimit -n below {}", N + 100);
+            return;
+        }
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..N {
+            set.spawn(async move {
+                tokio::time::timeout(
+                    Duration::from_millis(800),
+                    tokio::net::TcpStream::connect(addr),
+                )
+                .await
+            });
+        }
+        let (mut ok, mut timed_out, mut failed) = (0, 0, 0);
+        let mut held = Vec::with_capacity(N);
+        while let Some(r) = set.join_next().await {
+            match r.unwrap() {
+                Ok(Ok(s)) => {
+                    ok += 1;
+                    held.push(s);
+                }
+                Ok(Err(_)) => failed += 1,
+                Err(_) => timed_out += 1,
+            }
+        }
+        assert_eq!(
+            (ok, timed_out, failed),
+            (N, 0, 0),
+            "connects (ok, timed out after 800 ms, failed) to a listener that accepts nothing"
+        );
+        drop(listener);
     }
 }
