@@ -109,9 +109,14 @@ pub struct CommonArgs {
     /// Open loop: gamma shape of inter-arrival times (1 = Poisson).
     #[arg(long, default_value_t = 1.0)]
     pub burstiness: f64,
-    /// Output directory (default servebench-out/<UTC timestamp>).
+    /// Output directory (default servebench-out/<UTC timestamp>). A directory that already
+    /// holds a sweep's results (summary.json or conc*/ records) is refused unless --overwrite.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write into an --out directory that already holds a sweep's results, replacing them
+    /// (a stored run that pointed there then points at the new files).
+    #[arg(long)]
+    pub overwrite: bool,
     /// API key sent as `Authorization: Bearer …`.
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
@@ -393,24 +398,13 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<Exit
     if c.chat_template && c.tokenizer.is_none() {
         bail!("--chat-template needs --tokenizer (the template comes from tokenizer_config.json next to it)");
     }
-    let compat = match c.compat {
-        CompatArg::Servebench => Compat::Servebench,
-        CompatArg::Inferencex => Compat::InferenceX,
-    };
-    let api = match c.api {
-        ApiArg::Completions => Api::Completions,
-        ApiArg::Chat => Api::Chat,
-    };
-    let itl_mode = match c.itl {
-        ItlArg::Chunk => ItlMode::Chunk,
-        ItlArg::PerToken => ItlMode::Token,
-    };
+    let (compat, _, itl_mode) = modes(&c);
     if compat == Compat::InferenceX && itl_mode == ItlMode::Token {
         bail!("--itl per-token is not an InferenceX statistic; use --compat servebench");
     }
     check_store_args(&c)?;
     // The store is opened (and created) before anything runs: a bad --db fails here, in one line.
-    let mut store = if c.no_store {
+    let store = if c.no_store {
         None
     } else {
         Some(servebench_store::Store::open(&c.db).with_context(|| {
@@ -423,6 +417,91 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<Exit
     if let (Some(b), true) = (&c.baseline, store.is_some()) {
         check_baseline(b, &c.db)?;
     }
+    if let Some(d) = &c.out {
+        check_out_dir(d, c.overwrite)?;
+    }
+    let (out_dir, created) = match &c.out {
+        Some(d) => {
+            let existed = d.exists();
+            std::fs::create_dir_all(d)
+                .with_context(|| format!("cannot create output directory {}", d.display()))?;
+            (d.clone(), !existed)
+        }
+        None => (new_default_out_dir()?, true),
+    };
+    let c_out_is_default = c.out.is_none();
+    let result = measure(c, concs, kind, store, out_dir.clone()).await;
+    if result.is_err() && created && !holds_results(&out_dir) {
+        // failed before the first point: leave no empty output directory behind
+        let _ = std::fs::remove_dir_all(&out_dir);
+        if c_out_is_default {
+            // and no empty servebench-out/ either (remove_dir fails when it holds anything)
+            let _ = std::fs::remove_dir(out_dir.parent().unwrap_or(Path::new("servebench-out")));
+        }
+    }
+    result
+}
+
+/// The counting rules, API and ITL mode the flags choose.
+fn modes(c: &CommonArgs) -> (Compat, Api, ItlMode) {
+    let compat = match c.compat {
+        CompatArg::Servebench => Compat::Servebench,
+        CompatArg::Inferencex => Compat::InferenceX,
+    };
+    let api = match c.api {
+        ApiArg::Completions => Api::Completions,
+        ApiArg::Chat => Api::Chat,
+    };
+    let itl_mode = match c.itl {
+        ItlArg::Chunk => ItlMode::Chunk,
+        ItlArg::PerToken => ItlMode::Token,
+    };
+    (compat, api, itl_mode)
+}
+
+/// Whether `dir` holds a sweep's results: `summary.json`, or a `conc*` directory with files.
+fn holds_results(dir: &Path) -> bool {
+    if dir.join("summary.json").exists() {
+        return true;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    rd.flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with("conc")
+            && e.path().is_dir()
+            && std::fs::read_dir(e.path()).is_ok_and(|mut r| r.next().is_some())
+    })
+}
+
+/// Refuses an `--out` directory that already holds a sweep's results (the store's earlier run
+/// still points there), unless `--overwrite`, which is said once.
+fn check_out_dir(dir: &Path, overwrite: bool) -> Result<()> {
+    if !holds_results(dir) {
+        return Ok(());
+    }
+    if !overwrite {
+        bail!(
+            "--out {}: already holds a sweep's results (summary.json or conc*/records.jsonl); choose another directory, omit --out for a new timestamped one, or pass --overwrite to replace them",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "warning: --overwrite: replacing the earlier results in {}",
+        dir.display()
+    );
+    Ok(())
+}
+
+/// Everything after the output directory exists: target, preflight, points, eval, summary.
+async fn measure(
+    c: CommonArgs,
+    concs: Vec<u64>,
+    kind: RunKind,
+    mut store: Option<Store>,
+    out_dir: PathBuf,
+) -> Result<ExitCode> {
+    let (compat, api, itl_mode) = modes(&c);
     // The simulator replays recorded GSM8K solutions when the sweep runs the eval against it.
     let answers: Option<Arc<dyn servebench_sim::AnswerBook>> =
         match (c.eval, c.endpoint.is_none()) {
@@ -431,14 +510,6 @@ async fn run_async(c: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<Exit
             )),
             _ => None,
         };
-    let out_dir = match &c.out {
-        Some(d) => {
-            std::fs::create_dir_all(d)
-                .with_context(|| format!("cannot create output directory {}", d.display()))?;
-            d.clone()
-        }
-        None => new_default_out_dir()?,
-    };
 
     // ---- target: endpoint or simulator ----
     let target = match &c.endpoint {

@@ -1,0 +1,171 @@
+//! Guards of `servebench sweep`/`bench` found by a new-user trial: an `--out` directory that
+//! already holds results is refused (unless `--overwrite`), runs that fail before measuring
+//! leave no empty output directory, and bad flags are refused in one line naming the flag
+//! before the simulator or any I/O starts.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+
+/// The binary in `dir`, with no store inherited from the caller's environment.
+fn sb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .env_remove("SERVEBENCH_DB")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("SERVEBENCH_API_KEY")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Non-empty stderr lines.
+fn err_lines(o: &Output) -> Vec<String> {
+    stderr(o)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A tiny simulator sweep (one point, 2 prompts of 16 → 4 tokens).
+const TINY: &[&str] = &[
+    "sweep",
+    "--conc",
+    "1",
+    "--num-prompts",
+    "2",
+    "--warmups",
+    "0",
+    "--isl",
+    "16",
+    "--osl",
+    "4",
+    "--sim-speedup",
+    "20",
+    "--db",
+    "s.db",
+];
+
+fn tiny(extra: &[&str]) -> Vec<String> {
+    TINY.iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+}
+
+fn run(dir: &Path, args: Vec<String>) -> Output {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    sb(dir, &a)
+}
+
+#[test]
+fn out_dir_with_results_is_refused_unless_overwrite() {
+    let d = tempfile::tempdir().unwrap();
+    let first = run(d.path(), tiny(&["--out", "intr"]));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let records = d.path().join("intr/conc1/records.jsonl");
+    let before = std::fs::read(&records).unwrap();
+
+    // the second run into the same directory is refused in one line naming it
+    let second = run(d.path(), tiny(&["--out", "intr"]));
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    let lines = err_lines(&second);
+    assert_eq!(lines.len(), 1, "one line: {lines:?}");
+    assert!(
+        lines[0].contains("intr") && lines[0].contains("--overwrite"),
+        "{lines:?}"
+    );
+    assert_eq!(std::fs::read(&records).unwrap(), before, "files untouched");
+    // and nothing was recorded in the store for it
+    let store = servebench_store::Store::open(d.path().join("s.db")).unwrap();
+    assert_eq!(store.list_runs(None, None).unwrap().len(), 1);
+    drop(store);
+
+    // a directory holding only point records (no summary.json) is refused too
+    std::fs::create_dir_all(d.path().join("pts/conc4")).unwrap();
+    std::fs::write(d.path().join("pts/conc4/records.jsonl"), "{}\n").unwrap();
+    let o = run(d.path(), tiny(&["--out", "pts"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pts"), "{}", stderr(&o));
+
+    // --overwrite replaces them, and says so
+    let third = run(d.path(), tiny(&["--out", "intr", "--overwrite"]));
+    assert!(third.status.success(), "{}", stderr(&third));
+    assert!(
+        stderr(&third).contains("--overwrite") && stderr(&third).contains("intr"),
+        "{}",
+        stderr(&third)
+    );
+
+    // an existing but empty directory is fine
+    std::fs::create_dir_all(d.path().join("empty")).unwrap();
+    let o = run(d.path(), tiny(&["--out", "empty"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn failing_before_the_first_point_leaves_no_empty_output_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    // default (timestamped) directory
+    let o = sb(
+        d.path(),
+        &[
+            "bench",
+            "--endpoint",
+            &url,
+            "--ready-timeout",
+            "0.5",
+            "--no-store",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        !d.path().join("servebench-out").exists(),
+        "left behind: {:?}",
+        std::fs::read_dir(d.path().join("servebench-out"))
+            .map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>())
+    );
+    // a named --out that did not exist before
+    let o = sb(
+        d.path(),
+        &[
+            "bench",
+            "--endpoint",
+            &url,
+            "--ready-timeout",
+            "0.5",
+            "--no-store",
+            "--out",
+            "named",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!d.path().join("named").exists());
+    // a named --out that existed before is kept
+    std::fs::create_dir_all(d.path().join("mine")).unwrap();
+    let o = sb(
+        d.path(),
+        &[
+            "bench",
+            "--endpoint",
+            &url,
+            "--ready-timeout",
+            "0.5",
+            "--no-store",
+            "--out",
+            "mine",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(d.path().join("mine").is_dir());
+}
