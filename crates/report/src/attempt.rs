@@ -321,6 +321,13 @@ pub struct AttemptInput {
     /// Table columns; empty → Output tok/s/GPU, TTFT ms, TPOT ms (the attempt layout).
     #[serde(default)]
     pub columns: Vec<Metric>,
+    /// The compare stage's comparison of the candidate's results with the baseline (matching
+    /// on the InferenceX identity, comparability gates, noise rule; `docs/compare.md`). When
+    /// set, the point rows, eval rows and curves come from it (and `points`/`evals` are not
+    /// used for the tables), so the attempt says exactly what `servebench compare` says. `None`
+    /// when the attempt has no results (logs only): then `points` are matched by concurrency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<servebench_compare::Comparison>,
 }
 
 /// The attempt table's default columns (AUTOMATION.md §5.6).
@@ -424,6 +431,12 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
     let statistic_differs = base
         .filter(|b| !b.statistic.eq_ignore_ascii_case(&a.statistic))
         .map(|b| format!("baseline {}, candidate {}", b.statistic, a.statistic));
+    if let Some(c) = &a.comparison {
+        let (rows, curves, _) =
+            crate::comparison::point_rows(c, &columns, crate::comparison::Remarks::GatesOnly);
+        let evals = crate::comparison::eval_rows(c);
+        return attempt_document(a, columns, rows, evals, curves);
+    }
     let mut rows = Vec::new();
     let mut cand_curve = Vec::new();
     let mut points = a.points.clone();
@@ -495,6 +508,22 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
             }
         })
         .collect();
+    let curves = Curves {
+        baseline: base
+            .map(|b| b.points.iter().map(BaselinePoint::curve).collect())
+            .unwrap_or_default(),
+        candidate: cand_curve,
+    };
+    attempt_document(a, columns, rows, evals, curves)
+}
+
+fn attempt_document(
+    a: &AttemptInput,
+    columns: Vec<Metric>,
+    rows: Vec<Row>,
+    evals: Vec<EvalRow>,
+    curves: Curves,
+) -> Document {
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: a
@@ -521,12 +550,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         next: a.next.clone(),
         failure: a.failure.clone(),
         findings: vec![],
-        curves: Curves {
-            baseline: base
-                .map(|b| b.points.iter().map(BaselinePoint::curve).collect())
-                .unwrap_or_default(),
-            candidate: cand_curve,
-        },
+        curves,
     }
 }
 

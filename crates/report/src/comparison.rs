@@ -236,24 +236,45 @@ fn fmt_time(s: &str) -> String {
     }
 }
 
-/// Builds the report of a comparison.
-pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
-    let columns: Vec<Metric> = if o.columns.is_empty() {
-        DEFAULT_COLUMNS.to_vec()
-    } else {
-        o.columns.clone()
-    };
+/// Which row remarks [`point_rows`] adds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Remarks {
+    /// Verdict of every row and the baseline spread (the report).
+    All,
+    /// Only failed comparability/validity gates with their numbers (the attempt comment).
+    GatesOnly,
+}
+
+/// The point rows and chart curves of a comparison: one row per candidate point (matched or
+/// not) and one per baseline point no candidate matched, sorted by label then concurrency.
+/// Rows carry a label (`workload · topology · cN`) when workloads or topologies differ among
+/// all rows, baseline-only rows included. Returns `(rows, curves, labelled)`.
+pub fn point_rows(
+    c: &cmp::Comparison,
+    columns: &[Metric],
+    remarks_kind: Remarks,
+) -> (Vec<Row>, Curves, bool) {
     let stat = c.options.stat;
     // Uniform workload/topology → context line; mixed → row labels.
     let wl: Vec<String> = c
         .points
         .iter()
         .map(|p| p.identity.workload_label())
+        .chain(
+            c.unmatched_baseline
+                .iter()
+                .map(|p| p.identity.workload_label()),
+        )
         .collect();
     let topo: Vec<String> = c
         .points
         .iter()
         .map(|p| p.identity.topology_label())
+        .chain(
+            c.unmatched_baseline
+                .iter()
+                .map(|p| p.identity.topology_label()),
+        )
         .collect();
     let uniform = |v: &[String]| v.windows(2).all(|w| w[0] == w[1]);
     let labelled = !(uniform(&wl) && uniform(&topo));
@@ -299,8 +320,20 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
             })
             .collect();
         let mut remarks: Vec<RowRemark> = Vec::new();
-        remarks.extend(verdict_remark(pc, c.options.gate_pct));
-        remarks.extend(spread_remark(pc, &columns));
+        match remarks_kind {
+            Remarks::All => {
+                remarks.extend(verdict_remark(pc, c.options.gate_pct));
+                remarks.extend(spread_remark(pc, columns));
+            }
+            Remarks::GatesOnly => {
+                if matches!(
+                    pc.verdict,
+                    cmp::Verdict::NotComparable | cmp::Verdict::CandidateInvalid
+                ) {
+                    remarks.extend(verdict_remark(pc, c.options.gate_pct));
+                }
+            }
+        }
         rows.push(Row {
             conc: pc.identity.conc,
             label: labelled.then(|| {
@@ -358,12 +391,23 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
         });
         curves.baseline.push(curve(b, stat));
     }
-    rows.sort_by_key(|r| (r.label.clone(), r.conc));
+    // By workload · topology, then concurrency as a number (not `c16` before `c4`).
+    rows.sort_by_key(|r| {
+        let group = r
+            .label
+            .as_deref()
+            .map(|l| l.rsplit_once(" · c").map_or(l, |(g, _)| g).to_string());
+        (group, r.conc)
+    });
     curves.baseline.sort_by_key(|p| p.conc);
     curves.candidate.sort_by_key(|p| p.conc);
+    (rows, curves, labelled)
+}
 
-    let evals = c
-        .evals
+/// The eval rows of a comparison (candidate rows, and baseline rows with no candidate, whose
+/// Δ is `N/A: candidate missing`).
+pub fn eval_rows(c: &cmp::Comparison) -> Vec<EvalRow> {
+    c.evals
         .iter()
         .map(|e| EvalRow {
             task: e.task.clone(),
@@ -377,7 +421,29 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
                 (None, None) => Delta::Na(NaReason::CandidateMissing),
             },
         })
+        .collect()
+}
+
+/// Builds the report of a comparison.
+pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
+    let columns: Vec<Metric> = if o.columns.is_empty() {
+        DEFAULT_COLUMNS.to_vec()
+    } else {
+        o.columns.clone()
+    };
+    let stat = c.options.stat;
+    let (rows, curves, labelled) = point_rows(c, &columns, Remarks::All);
+    let wl: Vec<String> = c
+        .points
+        .iter()
+        .map(|p| p.identity.workload_label())
         .collect();
+    let topo: Vec<String> = c
+        .points
+        .iter()
+        .map(|p| p.identity.topology_label())
+        .collect();
+    let evals = eval_rows(c);
 
     let (ven, vzh) = verdict_words(c.verdict);
     let mut findings = Vec::new();

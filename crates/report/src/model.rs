@@ -358,6 +358,10 @@ pub enum AttemptStatus {
     NotDispatched,
     /// `blocked before dispatch`.
     BlockedBeforeDispatch,
+    /// `Not comparable`: the candidate ran, but none of its points has a comparable baseline
+    /// point (no point matched the baseline's identity, or every matched pair failed a
+    /// comparability gate), so nothing was checked against the baseline.
+    NotComparable,
 }
 
 /// What the document is, which decides its header lines.

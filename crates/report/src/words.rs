@@ -38,6 +38,7 @@ pub fn attempt_status_en(s: AttemptStatus) -> &'static str {
         AttemptStatus::Cancelled => "Cancelled",
         AttemptStatus::NotDispatched => "not dispatched (stopped)",
         AttemptStatus::BlockedBeforeDispatch => "blocked before dispatch",
+        AttemptStatus::NotComparable => "Not comparable",
     }
 }
 
@@ -51,6 +52,7 @@ pub fn attempt_status_zh(s: AttemptStatus) -> &'static str {
         AttemptStatus::Cancelled => "已取消",
         AttemptStatus::NotDispatched => "未派发（已停止）",
         AttemptStatus::BlockedBeforeDispatch => "派发前受阻",
+        AttemptStatus::NotComparable => "不可比较",
     }
 }
 

@@ -165,6 +165,7 @@ fn report_doc() -> Document {
         failure: None,
         next: None,
         columns: BASELINE_COLUMNS.to_vec(),
+        comparison: None,
     })
 }
 

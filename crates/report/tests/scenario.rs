@@ -165,6 +165,7 @@ fn failed_attempt() -> AttemptInput {
             ],
         }),
         columns: vec![],
+        comparison: None,
     }
 }
 

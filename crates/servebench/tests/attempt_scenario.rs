@@ -353,3 +353,77 @@ fn change_line_from_the_bump_provenance_file() {
         "{out}"
     );
 }
+
+/// A simulator sweep (hw `sim-h200`, random 256/128) against the AgentX baseline table: no
+/// point has the baseline's identity, so the attempt must say what `servebench compare` says —
+/// no deltas, `N/A: no matched baseline`, the candidate's own workload, status `Not
+/// comparable`, and the baseline eval with no candidate N/A with its reason.
+#[test]
+fn attempt_against_an_unmatched_baseline_is_not_comparable() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep: Vec<String> = [
+        "sweep",
+        "--isl",
+        "256",
+        "--osl",
+        "128",
+        "--conc",
+        "1,4",
+        "--num-prompts",
+        "4",
+        "--db",
+        "c.db",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (code, _, err) = servebench(&sweep, dir.path());
+    assert_eq!(code, 0, "sweep: {err}");
+    let args: Vec<String> = vec![
+        "attempt".into(),
+        "--baseline".into(),
+        format!("{SCENARIO}/baseline.json"),
+        "--candidate".into(),
+        "1".into(),
+        "--db".into(),
+        "c.db".into(),
+        "--lang".into(),
+        "en".into(),
+    ];
+    let (code, out, err) = servebench(&args, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("**Initial attempt · Not comparable** · Run 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("· 256/128 · TP1/EP1 ·"),
+        "candidate workload: {out}"
+    );
+    assert!(!out.contains("AgentX · TP1/EP1 · Mean"), "{out}");
+    // No percentage delta anywhere in the point table.
+    assert!(!out.contains("%)"), "no delta may be shown: {out}");
+    assert!(out.contains("Δ N/A: no matched baseline"), "{out}");
+    assert!(
+        out.contains("gsm8k/em_strict · c16: Δ N/A: candidate value missing"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("**Eval:** N/A\n"),
+        "eval N/A without reason: {out}"
+    );
+    // The same pair through compare: not comparable too.
+    let (code, cmp_out, _) = servebench(
+        &[
+            "compare".into(),
+            "--baseline".into(),
+            format!("{SCENARIO}/baseline.json"),
+            "--candidate".into(),
+            "1".into(),
+            "--db".into(),
+            "c.db".into(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0);
+    assert!(cmp_out.contains("Verdict: not_comparable"), "{cmp_out}");
+}

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
-use servebench_compare::{Metric as CMetric, PointStatus as CStatus, Stat};
+use servebench_compare::{CompareOptions, Metric as CMetric, PointStatus as CStatus, Stat};
 use servebench_report::attempt::{
     build_attempt, AttemptEval, AttemptInput, AttemptPoint, BaselineEval, BaselinePoint,
     BaselineTable, ChangeInput, ImageInfo, RecipeEdit, TopologySpec,
@@ -93,10 +93,10 @@ pub struct Args {
     /// or `YYYY-MM-DD HH:MM`.
     #[arg(long, value_name = "TIME")]
     pub time: Option<String>,
-    /// Workload label (default: the baseline's).
+    /// Workload label (default: the candidate's, from its results; else the baseline's).
     #[arg(long, value_name = "LABEL")]
     pub workload: Option<String>,
-    /// Topology label (default: the baseline's).
+    /// Topology label (default: the candidate's, from its results; else the baseline's).
     #[arg(long, value_name = "LABEL")]
     pub topology: Option<String>,
     /// Latency statistic.
@@ -587,6 +587,7 @@ pub fn input(args: &Args) -> Result<AttemptInput> {
         attempt: args.run_attempt,
         url: args.run_url.clone(),
     });
+    let mut comparison = None;
     if let Some(c) = &args.candidate {
         let side = super::compare::load_side(&args.db, c).context("--candidate")?;
         for p in &side.points {
@@ -622,6 +623,22 @@ pub fn input(args: &Args) -> Result<AttemptInput> {
                 passed: e.passed.unwrap_or(e.score.is_some()),
             });
         }
+        // Match, gate and decide exactly as `servebench compare` does (docs/compare.md).
+        let base_side =
+            super::compare::load_side(&args.db, &args.baseline).context("--baseline")?;
+        let opts = CompareOptions {
+            stat,
+            ..CompareOptions::default()
+        };
+        comparison = Some(servebench_compare::compare(
+            base_side.info,
+            base_side.points,
+            base_side.evals,
+            side.info.clone(),
+            side.points.clone(),
+            side.evals.clone(),
+            &opts,
+        ));
         image = image.or(side.info.image.clone());
         time = time.or(side.info.created_at.as_deref().map(fmt_utc));
         if run.is_none() {
@@ -717,11 +734,29 @@ pub fn input(args: &Args) -> Result<AttemptInput> {
         .iter()
         .any(|p| matches!(p.status, PointStatus::Failed | PointStatus::Unavailable))
         || evals.iter().any(|e| !e.passed);
+    // Nothing checked against the baseline: no candidate point has a comparable baseline
+    // point (none matched its identity, or every matched pair failed a gate).
+    let nothing_compared = comparison.as_ref().is_some_and(|c| {
+        c.points
+            .iter()
+            .all(|p| p.verdict == servebench_compare::Verdict::NotComparable)
+    });
     let status = args.status.unwrap_or(if failed {
         AttemptStatus::Failed
+    } else if nothing_compared {
+        AttemptStatus::NotComparable
     } else {
         AttemptStatus::Passed
     });
+    // The candidate's own workload and topology (uniform over its points), else the baseline's.
+    let uniform = |f: &dyn Fn(&servebench_compare::Identity) -> String| -> Option<String> {
+        let c = comparison.as_ref()?;
+        let mut labels = c.points.iter().map(|p| f(&p.identity));
+        let first = labels.next()?;
+        labels.all(|l| l == first).then_some(first)
+    };
+    let cand_workload = uniform(&|i| i.workload_label());
+    let cand_topology = uniform(&|i| i.topology_label());
     Ok(AttemptInput {
         title_prefix: args.title_prefix.clone(),
         kind: args.kind,
@@ -735,10 +770,12 @@ pub fn input(args: &Args) -> Result<AttemptInput> {
         workload: args
             .workload
             .clone()
+            .or(cand_workload)
             .unwrap_or_else(|| baseline.workload.clone()),
         topology: args
             .topology
             .clone()
+            .or(cand_topology)
             .unwrap_or_else(|| baseline.topology.label()),
         statistic: stat.to_string(),
         change,
@@ -748,6 +785,7 @@ pub fn input(args: &Args) -> Result<AttemptInput> {
         failure,
         next,
         columns: vec![],
+        comparison,
     })
 }
 
