@@ -64,7 +64,45 @@ enum Command {
     Metrics(cmd::metrics::Command),
 }
 
+/// Exit status when the reader of stdout or stderr went away (`servebench runs --json | head`):
+/// 128 + SIGPIPE (13), what a shell reports for a process that SIGPIPE ended.
+pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Makes a print to a closed pipe end the process quietly with [`BROKEN_PIPE_EXIT`] instead of
+/// panicking (`failed printing to stdout: Broken pipe`, status 101), for every command at once.
+///
+/// Why not reset SIGPIPE to SIG_DFL: Rust ignores SIGPIPE so that writing to a socket whose peer
+/// has gone is an error. `sweep` runs HTTP clients and the embedded simulator in this process, and
+/// hyper writes with `writev`, which has no `MSG_NOSIGNAL`: with SIG_DFL, an engine that resets a
+/// connection would kill a sweep without a word. So only prints to stdout/stderr are concerned:
+/// `print!`/`println!`/`eprintln!` panic with "failed printing to stdout: <io error>" and this
+/// hook turns exactly that panic (EPIPE, os error 32) into the exit; any other panic is reported
+/// by the default hook as before.
+fn exit_quietly_on_closed_pipe() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if is_closed_pipe_print(msg) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        default_hook(info)
+    }));
+}
+
+/// True for std's print panic on a closed pipe: "failed printing to stdout: Broken pipe (os error 32)".
+fn is_closed_pipe_print(panic_message: &str) -> bool {
+    (panic_message.starts_with("failed printing to stdout")
+        || panic_message.starts_with("failed printing to stderr"))
+        && (panic_message.contains("os error 32") || panic_message.contains("Broken pipe"))
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_closed_pipe();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SERVEBENCH_LOG")
@@ -98,5 +136,22 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_print_panics_on_a_closed_pipe_count() {
+        assert!(super::is_closed_pipe_print(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(super::is_closed_pipe_print(
+            "failed printing to stderr: Broken pipe (os error 32)"
+        ));
+        assert!(!super::is_closed_pipe_print(
+            "failed printing to stdout: No space left on device (os error 28)"
+        ));
+        assert!(!super::is_closed_pipe_print("Broken pipe (os error 32)"));
     }
 }

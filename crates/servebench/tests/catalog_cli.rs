@@ -107,3 +107,63 @@ fn show_resolves_defaults_and_runner_facts() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("config key 'no-such-key' not found"));
 }
+
+/// Runs the binary with stdout on a pipe whose reader is already closed (what `| head -1` leaves
+/// once head has exited): the first print gets EPIPE.
+fn sb_into_closed_pipe(args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn closed_stdout_pipe_exits_quietly_without_a_panic() {
+    let (n, r) = (
+        format!("{DATA}/nvidia-master.yaml"),
+        format!("{DATA}/runners.yaml"),
+    );
+    let log = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(log.path(), "step 1\nRuntimeError: CUDA out of memory\n").unwrap();
+    let scen = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+    let master = format!("{scen}/master.yaml");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["catalog", "validate", &n, "--runner-config", &r],
+        vec![
+            "catalog",
+            "show",
+            "qwen3.5-fp4-b200-sglang-agentic-mtp",
+            "--config-files",
+            &n,
+            "--runner-config",
+            &r,
+        ],
+        vec!["triage", log.path().to_str().unwrap()],
+        vec![
+            "bump",
+            "qwen3.8next-fp4-b200-sglang-agentic-mtp",
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            &master,
+            "--no-resolve",
+            "--dry-run",
+        ],
+        vec!["--help"],
+    ];
+    for args in cases {
+        let out = sb_into_closed_pipe(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
+        // 128 + SIGPIPE, what a shell shows for `seq 1 1000000 | head -1`; clap's own --help
+        // printer ignores the write error and exits 0.
+        let want = if args == ["--help"] { 0 } else { 141 };
+        assert_eq!(out.status.code(), Some(want), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}

@@ -133,12 +133,16 @@ fn seqs(v: &Option<Vec<String>>) -> Option<Vec<(i64, i64)>> {
         .map(|v| v.iter().filter_map(|s| seq_len_from_str(s)).collect())
 }
 
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
+/// Writes `text` to stdout; a closed pipe (`| head`) ends the process quietly with status 141
+/// ([`crate::BROKEN_PIPE_EXIT`]), like any other print.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        // The reader went away (`| head`): end quietly, like every other print (main.rs).
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(crate::BROKEN_PIPE_EXIT)
+        }
         other => Ok(other?),
     }
 }
