@@ -205,6 +205,59 @@ fn json_output_carries_the_record() {
     assert_eq!(v["dry_run"], true);
 }
 
+#[test]
+fn a_skipped_change_log_is_said_and_a_missing_recipes_dir_is_an_error() {
+    let t = setup();
+    let (rc, out, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--no-resolve",
+            "--no-store",
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("\nChange log: not written (no perf-changelog.yaml here or next to the catalog; pass --changelog FILE)\n"),
+        "{out}"
+    );
+    assert!(!t.path().join("perf-changelog.yaml").exists());
+
+    let t = setup();
+    let before = std::fs::read_to_string(t.path().join("master.yaml")).unwrap();
+    let (rc, out, err) = run(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "/nonexist/recipes",
+            "--no-resolve",
+            "--no-store",
+        ],
+    );
+    assert_eq!(rc, 1, "{out}");
+    assert_eq!(
+        err.trim_end(),
+        "error: --recipes /nonexist/recipes: no such directory"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("master.yaml")).unwrap(),
+        before
+    );
+}
+
 /// Copies of the read-only shared files must be writable by the owner.
 fn make_writable(p: impl AsRef<std::path::Path>) {
     use std::os::unix::fs::PermissionsExt;

@@ -27,10 +27,12 @@ pub struct Args {
     /// Master-config files (default: configs/amd-master.yaml and configs/nvidia-master.yaml).
     #[arg(long = "catalog", value_name = "FILE", num_args = 1.., value_delimiter = ',')]
     pub catalog: Vec<PathBuf>,
-    /// Recipes directory (default: benchmarks/single_node when it exists).
+    /// Recipes directory (default: benchmarks/single_node when it exists). A directory given
+    /// here must exist (error naming it otherwise).
     #[arg(long = "recipes", value_name = "DIR")]
     pub recipes: Option<PathBuf>,
-    /// Change log to append to (default: perf-changelog.yaml when it exists).
+    /// Change log to append to (default: perf-changelog.yaml in the current directory or next to
+    /// the catalog file, when it exists; without one, the output says the entry was not written).
     #[arg(long = "changelog", value_name = "FILE")]
     pub changelog: Option<PathBuf>,
     /// Show the diffs and the Change line; write nothing.
@@ -117,6 +119,21 @@ fn default_if_exists(p: &str) -> Option<PathBuf> {
     Path::new(p).exists().then(|| PathBuf::from(p))
 }
 
+/// The change-log file name looked for when `--changelog` is not given.
+const CHANGELOG_FILE: &str = "perf-changelog.yaml";
+
+/// The default change log: `perf-changelog.yaml` in the current directory (the InferenceX
+/// repository root), else next to the first catalog file; `None` when neither exists.
+fn default_changelog(catalogs: &[PathBuf]) -> Option<PathBuf> {
+    default_if_exists(CHANGELOG_FILE).or_else(|| {
+        let next = catalogs.first()?.parent()?.join(CHANGELOG_FILE);
+        next.exists().then_some(next)
+    })
+}
+
+/// The line said when no change-log entry is written because no change log was found.
+pub const CHANGELOG_SKIPPED: &str = "Change log: not written (no perf-changelog.yaml here or next to the catalog; pass --changelog FILE)";
+
 /// Runs `servebench bump`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let catalogs = if args.catalog.is_empty() {
@@ -133,6 +150,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         args.catalog.clone()
     };
+    if let Some(dir) = &args.recipes {
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "--recipes {}: {}",
+                dir.display(),
+                if dir.exists() {
+                    "not a directory"
+                } else {
+                    "no such directory"
+                }
+            );
+        }
+    }
+    let changelog = args
+        .changelog
+        .clone()
+        .or_else(|| default_changelog(&catalogs));
     let resolve = if args.no_resolve {
         Resolve::Off
     } else if let Some(p) = &args.provenance {
@@ -152,10 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .recipes
             .clone()
             .or_else(|| default_if_exists("benchmarks/single_node")),
-        changelog: args
-            .changelog
-            .clone()
-            .or_else(|| default_if_exists("perf-changelog.yaml")),
+        changelog: changelog.clone(),
         resolve,
         pr_link: args.pr_link.clone(),
         pin_digest: args.pin_digest,
@@ -193,6 +224,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "already_updated": p.already_updated,
             "diff": p.diffs(),
             "notes": p.notes,
+            "changelog": changelog.as_ref().map(|c| c.display().to_string()),
+            "changelog_skipped": (changelog.is_none() && !p.already_updated)
+                .then_some(CHANGELOG_SKIPPED),
             "dry_run": args.dry_run,
             "written": written,
             "store": stored.as_ref().map(|ids| serde_json::json!({
@@ -229,6 +263,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     for n in &p.notes {
         println!("Note: {n}");
+    }
+    if changelog.is_none() && !p.already_updated {
+        println!("{CHANGELOG_SKIPPED}");
     }
     if p.already_updated {
         println!("Nothing to do.");
