@@ -23,7 +23,7 @@ pub mod thresholds;
 pub use result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
 pub use run::{
     backoff, chat_url, request_body, request_params, response_text, run_gsm8k, EvalOptions,
-    SimChoice,
+    Interrupt, SimChoice,
 };
 pub use summary::{default_out_dir, render_summary, utc_stamp};
 pub use task::{Profile, TaskSpec};

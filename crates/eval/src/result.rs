@@ -164,4 +164,8 @@ pub struct EvalResult {
     pub duration_s: f64,
     /// `max_tokens` sent.
     pub max_tokens: u32,
+    /// Stopped early by an [`crate::Interrupt`] (Ctrl-C): the scores cover only `row.n_eff`
+    /// documents and `result.json` says `"partial": true`.
+    #[serde(default)]
+    pub interrupted: bool,
 }

@@ -44,6 +44,45 @@ impl Default for SimChoice {
     }
 }
 
+/// A Ctrl-C (or any other stop request) shared between the caller and [`run_gsm8k`]: once
+/// triggered, requests in flight are abandoned, no new ones start, and `run_gsm8k` returns the
+/// samples finished so far as a partial result (`EvalResult::interrupted`). Cloning shares it.
+#[derive(Debug, Clone)]
+pub struct Interrupt {
+    tx: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt {
+            tx: Arc::new(tokio::sync::watch::channel(false).0),
+        }
+    }
+}
+
+impl Interrupt {
+    /// A new, untriggered interrupt.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks the eval to stop (idempotent).
+    pub fn trigger(&self) {
+        self.tx.send_replace(true);
+    }
+
+    /// Whether [`Interrupt::trigger`] was called.
+    pub fn is_triggered(&self) -> bool {
+        *self.tx.borrow()
+    }
+
+    /// Completes once triggered (at once when it already was).
+    pub async fn triggered(&self) {
+        let mut rx = self.tx.subscribe();
+        let _ = rx.wait_for(|v| *v).await;
+    }
+}
+
 /// Everything [`run_gsm8k`] needs. `Default` gives InferenceX's settings against the embedded
 /// simulator, 16 requests in flight, output in `servebench-out/eval-gsm8k`.
 #[derive(Debug, Clone)]
@@ -86,6 +125,8 @@ pub struct EvalOptions {
     pub sim: SimChoice,
     /// Draw a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
+    /// Stop request (Ctrl-C): the run ends early with a partial result.
+    pub interrupt: Interrupt,
 }
 
 impl Default for EvalOptions {
@@ -109,6 +150,7 @@ impl Default for EvalOptions {
             meta: EvalMeta::default(),
             sim: SimChoice::default(),
             progress: false,
+            interrupt: Interrupt::default(),
         }
     }
 }
@@ -408,6 +450,8 @@ async fn discover_model(
 /// Missing/malformed data files (named), unreachable endpoint, a request that fails after its
 /// retries or with a non-retryable status (the run stops; finished samples stay in
 /// `samples.jsonl` and a rerun with the same `out_dir` resumes), unwritable output folder.
+/// An [`Interrupt`] is not an error: the result of the samples finished so far comes back
+/// with `interrupted = true` and `result.json` says `"partial": true`.
 pub async fn run_gsm8k(opts: EvalOptions) -> anyhow::Result<EvalResult> {
     anyhow::ensure!(opts.conc >= 1, "--conc must be at least 1");
     let spec = TaskSpec::new(opts.profile);
@@ -524,15 +568,18 @@ async fn run_on_target(
             let params = &params;
             let pb = &pb;
             async move {
-                if stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || opts.interrupt.is_triggered() {
                     return Err((doc_id, String::new()));
                 }
                 let messages = &prompts[doc_id];
                 let body =
                     serde_json::to_vec(&request_body(messages, params)).expect("body serialises");
                 sent.fetch_add(1, Ordering::Relaxed);
-                let r = send_with_retries(client, &target.url, opts.api_key.as_deref(), body, opts)
-                    .await;
+                let r = tokio::select! {
+                    r = send_with_retries(client, &target.url, opts.api_key.as_deref(), body, opts) => r,
+                    // Ctrl-C: abandon the request; its document stays undone (a rerun resumes it)
+                    () = opts.interrupt.triggered() => return Err((doc_id, String::new())),
+                };
                 let s = match r {
                     Ok(s) => s,
                     Err(e) => {
@@ -591,7 +638,8 @@ async fn run_on_target(
             Err(_) => {}
         }
     }
-    if let Some((id, msg)) = first_error {
+    let interrupted = opts.interrupt.is_triggered();
+    if let (Some((id, msg)), false) = (first_error, interrupted) {
         anyhow::bail!(
             "doc {id}: {msg}; {} of {} samples are saved in {} — rerun with the same --out to resume",
             done.len(),
@@ -672,6 +720,7 @@ async fn run_on_target(
         requests_sent: sent.load(Ordering::Relaxed),
         duration_s,
         max_tokens,
+        interrupted,
     };
     write_result_json(&result, spec, test.len())?;
     Ok(result)
@@ -699,6 +748,7 @@ fn write_result_json(r: &EvalResult, spec: &TaskSpec, n_original: usize) -> anyh
             }
         },
         "n-samples": { spec.task: { "original": n_original, "effective": row.n_eff } },
+        "partial": r.interrupted,
         "gate": r.gate,
         "servebench": {
             "profile": r.profile,
@@ -713,6 +763,7 @@ fn write_result_json(r: &EvalResult, spec: &TaskSpec, n_original: usize) -> anyh
             "resumed": r.resumed,
             "requests_sent": r.requests_sent,
             "duration_s": r.duration_s,
+            "interrupted": r.interrupted,
         }
     });
     let text = serde_json::to_string_pretty(&doc)?;

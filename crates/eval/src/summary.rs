@@ -76,6 +76,13 @@ pub fn render_summary(r: &EvalResult) -> String {
         pct(row.em_flexible_se)
     );
     let _ = writeln!(s, "n_eff       {}", row.n_eff);
+    if r.interrupted {
+        let _ = writeln!(
+            s,
+            "PARTIAL     interrupted: scores cover only the {} documents finished; rerun with the same --out to resume",
+            row.n_eff
+        );
+    }
     let g = &r.gate;
     let mark = |ok: bool| if ok { "pass" } else { "FAIL" };
     let _ = writeln!(

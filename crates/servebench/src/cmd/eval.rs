@@ -1,7 +1,7 @@
 //! `servebench eval gsm8k`: GSM8K with lm-evaluation-harness prompts and scoring
 //! (`servebench_eval::run_gsm8k`), printed as em_strict / em_flexible ± stderr, n_eff, the
 //! threshold verdict and where the files are. Exit code 0 = gate passed, 2 = gate failed,
-//! 1 = error.
+//! 1 = error, 130 = interrupted (Ctrl-C: result.json of the samples so far, marked partial).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -233,7 +233,19 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcome = rt.block_on(servebench_eval::run_gsm8k(opts));
+    let interrupt = opts.interrupt.clone();
+    let outcome = rt.block_on(async move {
+        // Ctrl-C: stop sending, keep the samples finished so far (result.json marked partial)
+        let watcher = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");
+                interrupt.trigger();
+            }
+        });
+        let r = servebench_eval::run_gsm8k(opts).await;
+        watcher.abort();
+        r
+    });
     let (Some(st), Some(run)) = (store.as_mut(), run) else {
         let r = outcome?;
         print!("{}", servebench_eval::render_summary(&r));
@@ -250,6 +262,17 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
         }
     };
     print!("{}", servebench_eval::render_summary(&r));
+    if r.interrupted {
+        // a partial score is not a gate result: no eval row, the run is `interrupted`
+        if let Err(e) = st.finish_run(run, RunStatus::Interrupted) {
+            eprintln!("warning: {}: run {run}: {e:#}", args.db.display());
+        }
+        println!(
+            "run         {run} (store {}, status interrupted)",
+            args.db.display()
+        );
+        return Ok(exit(&r));
+    }
     let row = store_row(&args, &r);
     let stored = st
         .add_eval(run, &row)
@@ -264,8 +287,11 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(&r))
 }
 
+/// 130 when interrupted (as a shell reports SIGINT), else 0 = gate passed, 2 = gate failed.
 fn exit(r: &servebench_eval::EvalResult) -> ExitCode {
-    if r.gate.pass {
+    if r.interrupted {
+        ExitCode::from(130)
+    } else if r.gate.pass {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)

@@ -680,11 +680,21 @@ async fn measure(
     // ---- Ctrl-C ----
     let (cancel_handle, cancel) = servebench_client::cancel_pair();
     let cancel_handle = Arc::new(cancel_handle);
+    // Ctrl-C during the points cancels the point; during `--eval` it stops the eval instead
+    let eval_interrupt = servebench_eval::Interrupt::new();
+    let in_eval = Arc::new(std::sync::atomic::AtomicBool::new(false));
     {
         let h = cancel_handle.clone();
+        let ei = eval_interrupt.clone();
+        let in_eval = in_eval.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ninterrupted: finishing the files for what was measured (point marked partial)");
+                if in_eval.load(std::sync::atomic::Ordering::SeqCst) {
+                    eprintln!("\ninterrupted: stopping eval gsm8k; its result.json covers the samples finished so far (marked partial); the throughput points are complete");
+                    ei.trigger();
+                } else {
+                    eprintln!("\ninterrupted: finishing the files for what was measured (point marked partial)");
+                }
                 h.cancel();
             }
         });
@@ -895,7 +905,9 @@ async fn measure(
 
     // ---- eval: same endpoint or simulator, after the throughput points ----
     if let (Some(EvalTask::Gsm8k), false) = (c.eval, cancel.is_cancelled()) {
-        let opts = eval_options(&c, &target, &model, &identity, &out_dir, tty);
+        let mut opts = eval_options(&c, &target, &model, &identity, &out_dir, tty);
+        opts.interrupt = eval_interrupt.clone();
+        in_eval.store(true, std::sync::atomic::Ordering::SeqCst);
         println!(
             "eval gsm8k: {} documents at concurrency {} against {}",
             opts.limit.map_or("1,319".to_string(), |l| l.to_string()),
@@ -904,7 +916,8 @@ async fn measure(
         );
         match servebench_eval::run_gsm8k(opts).await {
             Ok(r) => {
-                if let Some(rec) = recorder.as_mut() {
+                // a partial (interrupted) score is not a gate result: not stored
+                if let (Some(rec), false) = (recorder.as_mut(), r.interrupted) {
                     rec.add_eval(&eval_store_row(&r, Some(&identity.image)));
                 }
                 eval_done = Some(r);
