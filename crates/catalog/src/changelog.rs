@@ -1467,7 +1467,9 @@ pub fn render_entry(e: &NewEntry) -> String {
 /// with `base`, has exactly one empty line before the new entry and ends with one newline.
 ///
 /// Errors: `base` does not end with a newline (it cannot be extended safely), the entry is
-/// empty/invalid, or the rendered entry does not read back as the same values.
+/// empty/invalid, the rendered entry does not read back as the same values, or `validate` would
+/// reject the entry (same message), e.g. `new main-branch entry has invalid pr-link: 'notalink'`
+/// (the link must match [`CANONICAL_PR_LINK`] or be an `XXX` placeholder).
 pub fn append_entry(base: &[u8], entry: &NewEntry) -> Result<Vec<u8>, CatalogError> {
     if entry.config_keys.is_empty() {
         return Err(CatalogError::msg(
@@ -1501,6 +1503,14 @@ pub fn append_entry(base: &[u8], entry: &NewEntry) -> Result<Vec<u8>, CatalogErr
             "rendered entry does not read back to the same values",
         ));
     }
+    // The rules `validate` applies to an appended entry (F-2, F-3), with its messages, so that
+    // append-then-validate passes: a canonical link, or an XXX placeholder (valid inside a PR,
+    // `validate --pr-number N`).
+    let entries = parse_changelog(text.as_bytes(), "new entry")?;
+    let in_pr = PR_LINK_PLACEHOLDERS
+        .contains(&entry.pr_link.as_str())
+        .then_some(0);
+    compare_entries(&[], &entries, in_pr)?;
     let mut out = base.to_vec();
     if !base.is_empty() && !base.ends_with(b"\n\n") {
         out.push(b'\n');
@@ -1539,5 +1549,26 @@ mod tests {
         let s = String::from_utf8(out).unwrap();
         assert!(s.starts_with("- config-keys:\n    - a\n  description:\n    - x\n  pr-link: y\n\n- config-keys:\n    - k1\n"));
         assert!(s.ends_with("    - \"say \\\"hi\\\"\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/7\n"));
+    }
+
+    #[test]
+    fn append_refuses_a_link_validate_refuses_with_its_message() {
+        let mut e = NewEntry {
+            config_keys: vec!["k1".into()],
+            description: vec!["d".into()],
+            pr_link: "notalink".into(),
+            ..Default::default()
+        };
+        let err = append_entry(b"", &e).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "new main-branch entry has invalid pr-link: 'notalink'"
+        );
+        e.pr_link = "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX".into();
+        assert!(append_entry(b"", &e).is_ok());
+        e.pr_link = "XXX".into();
+        assert!(append_entry(b"", &e).is_ok());
+        e.pr_link = "https://github.com/SemiAnalysisAI/InferenceX/pull/12".into();
+        assert!(append_entry(b"", &e).is_ok());
     }
 }

@@ -164,4 +164,44 @@ proptest! {
         let base: Vec<u8> = if blank { [base, b"\n"].concat() } else { base.to_vec() };
         check(&base, &es)?;
     }
+
+    /// Any link: append refuses it (naming the pr-link) or validate accepts the result, so an
+    /// append is never followed by a failing validate.
+    #[test]
+    fn append_refuses_what_validate_would_refuse(link in prop_oneof![
+        "[ -~]{0,40}",
+        "https://github\\.com/SemiAnalysisAI/InferenceX/pull/[0-9X]{0,4}[ /a#]?",
+        Just("https://github.com/SemiAnalysisAI/InferenceX/pull/XXX".to_string()),
+        Just("XXX".to_string()),
+    ]) {
+        let w = world();
+        let e = NewEntry {
+            config_keys: vec![w.keys[0].clone()],
+            description: vec!["d".to_string()],
+            pr_link: link.clone(),
+            ..Default::default()
+        };
+        match append_entry(&w.base, &e) {
+            Ok(head) => {
+                let pr = link.ends_with("XXX").then_some(1);
+                let v = validate(
+                    &w.base,
+                    &head,
+                    "perf-changelog.yaml",
+                    "base",
+                    "head",
+                    pr,
+                    &ProcessOptions::default(),
+                    &w.catalog,
+                    &w.runners,
+                    None,
+                );
+                prop_assert!(v.is_ok(), "appended {link:?} but validate said {:?}", v.err().map(|e| e.to_string()));
+            }
+            Err(err) => {
+                let m = err.to_string();
+                prop_assert!(m.contains("pr-link"), "{link:?}: {m}");
+            }
+        }
+    }
 }

@@ -252,3 +252,29 @@ fn append_then_validate_keeps_history() {
         "ERROR: base.yaml has no changes\n"
     );
 }
+
+#[test]
+fn append_refuses_a_link_that_validate_would_refuse() {
+    let dir = layout();
+    let d = dir.path();
+    let orig = std::fs::read(d.join("perf-changelog.yaml")).unwrap();
+    let out = sb(
+        d,
+        &[
+            "changelog",
+            "append",
+            "--key",
+            "qwen3.5-fp4-b200-sglang-mtp",
+            "--description",
+            "x",
+            "--pr-link",
+            "notalink",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: new main-branch entry has invalid pr-link: 'notalink'\n"
+    );
+    assert_eq!(std::fs::read(d.join("perf-changelog.yaml")).unwrap(), orig);
+}

@@ -94,7 +94,9 @@ pub enum Command {
         /// Description line (repeat for several).
         #[arg(long = "description", required = true, value_name = "TEXT")]
         descriptions: Vec<String>,
-        /// PR link (`https://github.com/SemiAnalysisAI/InferenceX/pull/N` or `…/pull/XXX`).
+        /// PR link (`https://github.com/SemiAnalysisAI/InferenceX/pull/N` or `…/pull/XXX`); checked
+        /// like `validate` before anything is written (an XXX placeholder then validates with
+        /// `--pr-number N`).
         #[arg(long = "pr-link", required = true, value_name = "URL")]
         pr_link: String,
         /// Restrict to scenario type(s).
