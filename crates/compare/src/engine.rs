@@ -251,6 +251,7 @@ pub fn gates(base: &Point, cand: &Point, opts: &CompareOptions) -> Vec<GateCheck
 fn noise_verdict(
     metric: Metric,
     base_spread: Option<&Spread>,
+    cand_spread: Option<&Spread>,
     base: f64,
     cand: f64,
     opts: &CompareOptions,
@@ -259,13 +260,21 @@ fn noise_verdict(
     if metric.has_stat() && opts.stat.is_tail() && n < opts.tail_min_repeats {
         return Verdict::Observation;
     }
-    if let Some(s) = base_spread.filter(|s| s.n >= 2) {
-        let in_range = cand >= s.min && cand <= s.max;
-        let in_band =
-            s.sd.is_some_and(|sd| (cand - s.mean).abs() <= opts.noise_sd * sd);
-        if in_range || in_band {
-            return Verdict::NoChange;
-        }
+    // `x` inside the spread `s` of the other side: within [min, max] or mean ± noise_sd × sd.
+    let inside = |s: &Spread, x: f64| {
+        s.n >= 2
+            && ((x >= s.min && x <= s.max)
+                || s.sd
+                    .is_some_and(|sd| (x - s.mean).abs() <= opts.noise_sd * sd))
+    };
+    // Rule 2: the candidate inside the baseline's run-to-run spread.
+    if base_spread.is_some_and(|s| inside(s, cand)) {
+        return Verdict::NoChange;
+    }
+    // Rule 2b: the baseline inside the candidate's own run-to-run spread (the candidate's
+    // repeats disagree with each other by more than the change).
+    if cand_spread.is_some_and(|s| inside(s, base)) {
+        return Verdict::NoChange;
     }
     let pct = match rel_pct(base, cand) {
         Some(p) => p,
@@ -385,7 +394,14 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
             (Some(_), _, _) => Verdict::NotComparable,
             // Deltas on a pair that failed a gate are information only.
             _ if not_comparable => Verdict::Observation,
-            (None, Some(b), Some(c)) => noise_verdict(metric, base_spread.as_ref(), b, c, opts),
+            (None, Some(b), Some(c)) => noise_verdict(
+                metric,
+                base_spread.as_ref(),
+                cand_spread.as_ref(),
+                b,
+                c,
+                opts,
+            ),
             _ => Verdict::NotComparable,
         };
         metrics.push(MetricComparison {

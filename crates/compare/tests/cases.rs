@@ -396,3 +396,52 @@ fn failed_point_and_zero_baseline_give_reasons() {
     );
     assert_eq!(cmp.points[0].na.as_ref().unwrap().text(), "failed");
 }
+
+/// Noise rule 2b (docs/compare.md §4): with candidate repeats and a single baseline run, a
+/// change that lies inside the candidate's own run-to-run spread is `no_change`; one beyond
+/// it and the gate is still a regression.
+#[test]
+fn candidate_spread_counts_in_the_noise_rule() {
+    // Baseline TTFT 100 ms (one run). Candidate repeats 102 and 113.8 ms: mean 107.9 (+7.9 %),
+    // sd 8.34 (±7.7 % of the mean), range 102–113.8: the baseline lies inside that range.
+    let base = row(json!({"mean_ttft": 0.100}));
+    let c1 = row(json!({"mean_ttft": 0.102}));
+    let c2 = row(json!({"mean_ttft": 0.1138}));
+    let opts = CompareOptions {
+        metrics: vec![Metric::Ttft],
+        ..Default::default()
+    };
+    let cmp = compare(
+        info("b"),
+        points(&[base.clone()]),
+        vec![],
+        info("c"),
+        points(&[c1, c2]),
+        vec![],
+        &opts,
+    );
+    let m = &cmp.points[0].metrics[0];
+    assert_eq!(m.delta.pct, Some(7.9));
+    assert_eq!(m.candidate_spread.as_ref().unwrap().n, 2);
+    assert_eq!(
+        m.verdict,
+        Verdict::NoChange,
+        "+7.9% inside the candidate's own spread"
+    );
+    // Repeats that agree with each other (118, 120 ms): +19 % is beyond their spread
+    // (mean ± 2 sd = 119 ± 2.83) and the gate → regression.
+    let c1 = row(json!({"mean_ttft": 0.118}));
+    let c2 = row(json!({"mean_ttft": 0.120}));
+    let cmp = compare(
+        info("b"),
+        points(&[base]),
+        vec![],
+        info("c"),
+        points(&[c1, c2]),
+        vec![],
+        &opts,
+    );
+    let m = &cmp.points[0].metrics[0];
+    assert_eq!(m.delta.pct, Some(19.0));
+    assert_eq!(m.verdict, Verdict::Regression);
+}

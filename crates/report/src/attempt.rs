@@ -456,6 +456,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
                 );
                 Cell {
                     value: if usable { p.values.get(m) } else { None },
+                    sd: None,
                     baseline: bp.and_then(|b| b.get(m)),
                     tone: match &delta {
                         Delta::Pct(d) => Tone::of_pct(m, *d),

@@ -183,15 +183,32 @@ fn verdict_remark(pc: &cmp::PointComparison, gate_pct: f64) -> Option<RowRemark>
     })
 }
 
-/// Baseline spread remark (with repeats): coefficient of variation per metric.
-fn spread_remark(pc: &cmp::PointComparison, columns: &[Metric]) -> Option<RowRemark> {
+/// Spread remarks (with repeats): coefficient of variation per metric, for the baseline and
+/// for the candidate.
+fn spread_remarks(pc: &cmp::PointComparison, columns: &[Metric]) -> Vec<RowRemark> {
+    let mut out = Vec::new();
+    out.extend(spread_remark(pc, columns, cmp::Side::Baseline));
+    out.extend(spread_remark(pc, columns, cmp::Side::Candidate));
+    out
+}
+
+/// One side's spread remark: `baseline spread over 3 repeats (1 sd): TTFT ms ±5.5%, …`.
+fn spread_remark(
+    pc: &cmp::PointComparison,
+    columns: &[Metric],
+    side: cmp::Side,
+) -> Option<RowRemark> {
     let mut parts = Vec::new();
     let mut n = 0;
     for m in &pc.metrics {
         if !columns.contains(&metric_of(m.metric)) {
             continue;
         }
-        let Some(s) = &m.baseline_spread else {
+        let spread = match side {
+            cmp::Side::Baseline => &m.baseline_spread,
+            cmp::Side::Candidate => &m.candidate_spread,
+        };
+        let Some(s) = spread else {
             continue;
         };
         let Some(sd) = s.sd else { continue };
@@ -208,14 +225,26 @@ fn spread_remark(pc: &cmp::PointComparison, columns: &[Metric]) -> Option<RowRem
     if parts.is_empty() {
         return None;
     }
+    let (who_en, who_zh) = match side {
+        cmp::Side::Baseline => ("baseline", "基线"),
+        cmp::Side::Candidate => ("candidate", "候选"),
+    };
     Some(RowRemark {
         kind: "spread".into(),
         en: format!(
-            "baseline spread over {n} repeats (1 sd): {}",
+            "{who_en} spread over {n} repeats (1 sd): {}",
             parts.join(", ")
         ),
-        zh: "已给出基线多次重复运行的波动范围".into(),
+        zh: format!("已给出{who_zh}多次重复运行的波动范围"),
     })
+}
+
+/// Sample standard deviation over a point's repeats (display units), when it has ≥ 2.
+fn repeat_sd(p: &cmp::Point, m: Metric, stat: cmp::Stat) -> Option<f64> {
+    if p.repeats.len() < 2 {
+        return None;
+    }
+    cmp::Spread::of(&p.repeat_values(to_cmp_metric(m), stat)).and_then(|s| s.sd)
 }
 
 fn eval_score(e: &cmp::EvalPoint) -> EvalScore {
@@ -291,6 +320,11 @@ pub fn point_rows(
                     Some(mc) => Cell {
                         value: if usable { mc.candidate } else { None },
                         baseline: mc.baseline,
+                        sd: mc
+                            .candidate_spread
+                            .as_ref()
+                            .and_then(|s| s.sd)
+                            .filter(|_| usable),
                         delta: match (mc.delta.pct, &mc.delta.na, &pc.na) {
                             (Some(p), _, _) => Delta::Pct(p),
                             (None, Some(r), _) | (None, None, Some(r)) => Delta::Na(na_reason(r)),
@@ -301,6 +335,11 @@ pub fn point_rows(
                     None => Cell {
                         value: if usable {
                             cand.value(to_cmp_metric(m), stat)
+                        } else {
+                            None
+                        },
+                        sd: if usable {
+                            repeat_sd(cand, m, stat)
                         } else {
                             None
                         },
@@ -323,7 +362,7 @@ pub fn point_rows(
         match remarks_kind {
             Remarks::All => {
                 remarks.extend(verdict_remark(pc, c.options.gate_pct));
-                remarks.extend(spread_remark(pc, columns));
+                remarks.extend(spread_remarks(pc, columns));
             }
             Remarks::GatesOnly => {
                 if matches!(
@@ -382,6 +421,7 @@ pub fn point_rows(
                 .iter()
                 .map(|&m| Cell {
                     value: None,
+                    sd: None,
                     baseline: b.value(to_cmp_metric(m), stat),
                     delta: Delta::Na(NaReason::PointUnavailable),
                     tone: None,
@@ -560,6 +600,11 @@ pub fn build_run(
                         None
                     } else {
                         p.value(to_cmp_metric(m), stat)
+                    },
+                    sd: if p.status == cmp::PointStatus::Failed {
+                        None
+                    } else {
+                        repeat_sd(p, m, stat)
                     },
                     ..Cell::default()
                 })

@@ -100,7 +100,7 @@ fn tone_class(t: Option<Tone>) -> &'static str {
 
 fn cell_html(c: &Cell) -> String {
     let v = match c.value {
-        Some(v) if v.is_finite() => fmt_value(v),
+        Some(v) if v.is_finite() => crate::markdown::value_text(v, c.sd),
         _ => {
             let title = match &c.delta {
                 Delta::Na(r) => format!(" title=\"{}\"", esc(&words::na_reason_en(r))),

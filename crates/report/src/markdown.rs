@@ -102,10 +102,18 @@ pub fn table_md(headers: &[String], numeric_first: bool, rows: &[Vec<String>]) -
     s
 }
 
-/// The text of a point-table cell: `value`, `value (±x.x%)`, or `N/A`.
+/// `value`, or `value ± sd` for the mean of repeats.
+pub fn value_text(v: f64, sd: Option<f64>) -> String {
+    match sd {
+        Some(sd) if sd.is_finite() => format!("{} ± {}", fmt_value(v), fmt_value(sd)),
+        _ => fmt_value(v),
+    }
+}
+
+/// The text of a point-table cell: `value`, `value ± sd` (repeats), `value (±x.x%)`, or `N/A`.
 pub fn cell_text(c: &Cell) -> String {
     let v = match c.value {
-        Some(v) if v.is_finite() => fmt_value(v),
+        Some(v) if v.is_finite() => value_text(v, c.sd),
         _ => return "N/A".to_string(),
     };
     match &c.delta {

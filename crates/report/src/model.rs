@@ -110,6 +110,10 @@ pub struct Cell {
     /// The baseline value the delta was computed from, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<f64>,
+    /// Run-to-run sample standard deviation of the value (same unit) when it is the mean of
+    /// repeats (`sweep --repeats N`, N ≥ 2); shown as `value ± sd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd: Option<f64>,
     /// The delta shown next to the value.
     pub delta: Delta,
     /// Whether the delta is good or bad news (colours in HTML and on a terminal).

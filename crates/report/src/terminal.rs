@@ -3,7 +3,7 @@
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell as TCell, CellAlignment, Color, Table};
 
-use crate::format::{fmt_pct_delta, fmt_pp_delta, fmt_value};
+use crate::format::{fmt_pct_delta, fmt_pp_delta};
 use crate::markdown::{eval_samples_text, eval_score_text, rich_md};
 use crate::model::{Cell, Delta, Document, Heading, Tone};
 use crate::notes;
@@ -24,7 +24,7 @@ fn cell(c: &Cell, colored: bool) -> TCell {
                 Delta::Pp(d) => format!(" ({})", fmt_pp_delta(*d)),
                 _ => String::new(),
             };
-            format!("{}{d}", fmt_value(v))
+            format!("{}{d}", crate::markdown::value_text(v, c.sd))
         }
         _ => "N/A".to_string(),
     };

@@ -161,3 +161,61 @@ fn report_reads_the_store() {
     assert!(err.contains("none.db"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A candidate with 2 repeats per point (two agg rows of one identity): the Markdown and HTML
+/// reports show `value ± sd` and the candidate's spread, and a TTFT change inside the
+/// candidate's own spread is not a regression (docs/compare.md §4, rule 2b).
+#[test]
+fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(format!("{SCENARIO}/baseline.json")).unwrap();
+    let imp = parse_baseline(&text, "baseline.json", &IdentityOverrides::default()).unwrap();
+    let mut rows: Vec<Value> = Vec::new();
+    for r in imp.points.iter().filter(|r| r["conc"] == json!(1)) {
+        // TTFT 665.82 ms → repeats ×1.02 and ×1.138: mean +7.9 %, sd ±7.7 % of the mean.
+        for f in [1.02, 1.138] {
+            let mut c = r.clone();
+            c["image"] = json!("lmsysorg/sglang:v0.5.20-cu130");
+            c["mean_ttft"] = json!(r["mean_ttft"].as_f64().unwrap() * f);
+            rows.push(c);
+        }
+    }
+    std::fs::write(
+        dir.path().join("cand.json"),
+        serde_json::to_string(&rows).unwrap(),
+    )
+    .unwrap();
+    let base = format!("{SCENARIO}/baseline.json");
+    let (code, md, err) = servebench(
+        &["report", "cand.json", "--baseline", &base, "--lang", "en"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    // 665.82 × 1.079 = 718.42; sd of (679.14, 757.70) = 78.57 / √2 = 55.56.
+    assert!(md.contains("| 718.42 ± 55.56 (+7.9%) |"), "{md}");
+    assert!(
+        md.contains("candidate spread over 2 repeats (1 sd):") && md.contains("TTFT ms ±7.7%"),
+        "{md}"
+    );
+    assert!(
+        !md.contains("regression"),
+        "inside the candidate's spread: {md}"
+    );
+    assert!(md.contains("No change"), "{md}");
+    let (code, _, err) = servebench(
+        &[
+            "report",
+            "cand.json",
+            "--baseline",
+            &base,
+            "--format",
+            "html",
+            "-o",
+            "r.html",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains("718.42 ± 55.56"), "html shows the spread");
+}
