@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use servebench_client::{Compat, Phase, RequestRecord};
+use servebench_client::{Compat, OutputSource, Phase, RequestRecord};
 
 use crate::stats::Stats;
 
@@ -131,6 +131,12 @@ pub struct PointMetrics {
     pub warnings: Vec<String>,
     /// Most requests in flight at once (from the records' [t0, end] intervals).
     pub peak_concurrency: u64,
+    /// Table notes: conditions under which a shown number is misleading and must not pass
+    /// silently — output tokens 0 under `--compat inferencex` because no usage-only chunk came
+    /// (throughput 0.00), TPOT 0.00 because every token arrived in one read (TTFT = E2EL).
+    /// Each is also in `warnings`; empty when none applies.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// Splits one request's chunk gaps into per-token samples (B05): the gap before token event
@@ -217,6 +223,12 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
         .filter(|r| r.output_tokens > 1)
         .filter_map(|r| Some((r.e2el_ms? - r.ttft_ms?) / (r.output_tokens - 1) as f64))
         .collect();
+    // every token in one read: TTFT = E2EL, so TPOT is 0.00 (a buffering proxy or server)
+    let one_read = !tpot.is_empty()
+        && tpot.iter().all(|&t| t == 0.0)
+        && ok
+            .iter()
+            .all(|r| r.ttft_ms.is_some() && r.ttft_ms == r.e2el_ms);
     let mut unknown_split = 0u64;
     let mut itl: Vec<f64> = Vec::new();
     for r in &ok {
@@ -277,12 +289,30 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
             .filter(|r| r.warnings.iter().any(|x| x == w))
             .count()
     };
-    let n_usage_missing = count_warn("usage_missing");
+    let mut notes = Vec::new();
+    let usage_missing = |src: OutputSource| {
+        ok.iter()
+            .filter(|r| r.output_tokens_source == src)
+            .filter(|r| r.warnings.iter().any(|x| x == "usage_missing"))
+            .count()
+    };
+    let n_usage_missing = usage_missing(OutputSource::Chunks);
     if n_usage_missing > 0 {
         warnings.push(format!(
             "{n_usage_missing} of {} successful requests carried no usage: output tokens counted from token events (output_tokens_source = chunks)",
             ok.len()
         ));
+    }
+    // InferenceX reads completion_tokens only from a usage-only chunk (no choices); a server
+    // that puts usage on a chunk with choices (llama.cpp) gets 0 output tokens there.
+    let n_uncounted = usage_missing(OutputSource::None);
+    if n_uncounted > 0 {
+        let w = format!(
+            "{n_uncounted} of {} successful requests: InferenceX counting found no usage-only chunk (usage absent, or on a chunk with choices), so output tokens are 0 as InferenceX would record (output_tokens_source = none); output throughput and TPOT are not measured here — use --compat servebench",
+            ok.len()
+        );
+        warnings.push(w.clone());
+        notes.push(w);
     }
     let n_mismatch = count_warn("output_tokens_mismatch")
         + count_warn("output_tokens_below_request")
@@ -306,6 +336,14 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
             "{n_isl} of {} successful requests: usage.prompt_tokens differs from the client-side prompt count by more than 5 %",
             ok.len()
         ));
+    }
+    if one_read {
+        let w = format!(
+            "TPOT is 0.00 because every token of all {} successful requests arrived in one read (TTFT = E2EL): the server or a proxy buffers the stream, so TPOT and ITL are not measured",
+            ok.len()
+        );
+        warnings.push(w.clone());
+        notes.push(w);
     }
     if opts.itl_mode == ItlMode::Token && unknown_split > 0 {
         warnings.push(format!(
@@ -351,6 +389,7 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
         redials: measured.iter().map(|r| u64::from(r.redials)).sum(),
         warnings,
         peak_concurrency: peak.max(0) as u64,
+        notes,
     }
 }
 

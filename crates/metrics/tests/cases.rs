@@ -412,3 +412,54 @@ async fn b10_pool_sized_to_concurrency() {
     assert_eq!(srv.peak_open(), 4);
     assert_eq!(srv.connections(), 4);
 }
+
+#[test]
+fn inferencex_zero_output_tokens_is_said_truthfully_and_noted() {
+    // llama.cpp: usage on a chunk with choices; InferenceX counting records 0 output tokens
+    let mut r = rec(0, &[100.0, 110.0, 120.0], 0);
+    r.output_tokens_source = OutputSource::None;
+    r.warnings = vec!["usage_missing".into()];
+    let o = PointOptions {
+        compat: Compat::InferenceX,
+        ..opts(ItlMode::Chunk)
+    };
+    let r1 = RequestRecord { id: 1, ..r.clone() };
+    let m = compute(&[r, r1], &o);
+    assert_eq!(m.output_throughput, 0.0);
+    assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
+    assert!(m.notes[0].contains("2 of 2"), "{}", m.notes[0]);
+    assert!(m.notes[0].contains("no usage-only chunk"), "{}", m.notes[0]);
+    assert!(
+        !m.warnings
+            .iter()
+            .any(|w| w.contains("counted from token events")),
+        "the chunks warning is not claimed for source none: {:?}",
+        m.warnings
+    );
+    // servebench counting of a stream without usage: chunks, no note
+    let mut r = rec(0, &[100.0, 110.0, 120.0], 3);
+    r.output_tokens_source = OutputSource::Chunks;
+    r.warnings = vec!["usage_missing".into()];
+    let m = compute(&[r], &opts(ItlMode::Chunk));
+    assert!(m.notes.is_empty(), "{:?}", m.notes);
+    assert!(m.warnings[0].contains("counted from token events"));
+}
+
+#[test]
+fn tpot_zero_from_one_read_is_noted() {
+    // every token in one read: TTFT = E2EL
+    let rs: Vec<RequestRecord> = (0..3).map(|i| rec(i, &[100.0], 8)).collect();
+    let m = compute(&rs, &opts(ItlMode::Chunk));
+    assert_eq!(m.tpot.mean, Some(0.0));
+    assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
+    assert!(m.notes[0].contains("TTFT = E2EL"), "{}", m.notes[0]);
+    // a real stream: no note
+    let m = compute(&[rec(0, &[100.0, 110.0, 120.0], 3)], &opts(ItlMode::Chunk));
+    assert!(m.notes.is_empty(), "{:?}", m.notes);
+    // one read for some requests only: no note (TPOT is not 0.00)
+    let m = compute(
+        &[rec(0, &[100.0], 8), rec(1, &[100.0, 110.0, 120.0], 3)],
+        &opts(ItlMode::Chunk),
+    );
+    assert!(m.notes.is_empty(), "{:?}", m.notes);
+}

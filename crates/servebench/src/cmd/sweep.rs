@@ -954,6 +954,7 @@ async fn measure(
         "repeats": repeats,
         "store": recorder.as_ref().map(|r| json!({"db": r.db.display().to_string(), "run_id": r.run.0})),
         "points": done.iter().map(|p| p.agg.clone()).collect::<Vec<_>>(),
+        "notes": table_notes(&done, repeats),
     });
     write_json(&out_dir.join("summary.json"), &summary)?;
     write_csv(&out_dir.join("summary.csv"), &done)?;
@@ -1671,6 +1672,29 @@ fn print_table(points: &[PointDone], stat: StatArg, itl: ItlMode, compat: Compat
         }
     }
     println!("{t}");
+    for line in table_notes(points, repeats) {
+        println!("{line}");
+    }
+}
+
+/// Note lines under the table for points whose numbers would otherwise mislead silently
+/// ([`PointMetrics::notes`]: 0 output tokens under InferenceX counting, TPOT 0 from one read).
+fn table_notes(points: &[PointDone], repeats: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let repeat = if repeats > 1 {
+            i as u32 % repeats + 1
+        } else {
+            1
+        };
+        for n in &p.metrics.notes {
+            out.push(format!(
+                "note: {}: {n}",
+                point_label(p.conc, repeat, repeats)
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
