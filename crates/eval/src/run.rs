@@ -127,6 +127,10 @@ pub struct EvalOptions {
     pub progress: bool,
     /// Stop request (Ctrl-C): the run ends early with a partial result.
     pub interrupt: Interrupt,
+    /// How long to wait for the endpoint to answer `GET /health` or `GET /v1/models` with
+    /// HTTP 200 before any request is sent (the sweep's readiness wait); polled every 0.5 s,
+    /// 5 s per probe.
+    pub ready_timeout: Duration,
 }
 
 impl Default for EvalOptions {
@@ -151,6 +155,7 @@ impl Default for EvalOptions {
             sim: SimChoice::default(),
             progress: false,
             interrupt: Interrupt::default(),
+            ready_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -411,6 +416,49 @@ async fn open_target(opts: &EvalOptions) -> anyhow::Result<Target> {
     }
 }
 
+/// Waits until `GET <root>/health` or `GET …/v1/models` answers HTTP 200, for at most
+/// `max_wait` (every 0.5 s, each probe 5 s at most).
+///
+/// # Errors
+/// One line naming the URL and the last failure when it never answers (a dead port, an
+/// `https://` URL on a plain-HTTP server, …).
+async fn wait_ready(
+    chat_url: &str,
+    api_key: Option<&str>,
+    max_wait: Duration,
+    interrupt: &Interrupt,
+) -> anyhow::Result<()> {
+    let models = models_url(chat_url);
+    let root = models.trim_end_matches("/models").trim_end_matches("/v1");
+    let health = format!("{root}/health");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .context("cannot build the HTTP client")?;
+    let start = Instant::now();
+    let mut last = String::from("no answer");
+    loop {
+        for url in [&health, &models] {
+            let mut req = client.get(url.as_str());
+            if let Some(k) = api_key {
+                req = req.bearer_auth(k);
+            }
+            match req.send().await {
+                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) => last = format!("{url} answered HTTP {}", r.status().as_u16()),
+                Err(e) => last = format!("{url}: {}", error_chain(&e)),
+            }
+        }
+        if start.elapsed() >= max_wait || interrupt.is_triggered() {
+            anyhow::bail!(
+                "endpoint {root} is not ready after {:.0} s (checked /health and /v1/models): {last}",
+                max_wait.as_secs_f64()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 async fn discover_model(
     client: &reqwest::Client,
     chat_url: &str,
@@ -421,20 +469,17 @@ async fn discover_model(
     if let Some(k) = api_key {
         req = req.bearer_auth(k);
     }
-    let resp = req.send().await.map_err(|e| {
-        anyhow::anyhow!(
-            "cannot list models at {url}: {} (pass --model)",
-            error_chain(&e)
-        )
-    })?;
-    let v: Value = resp
-        .json()
+    let resp = req
+        .send()
         .await
-        .map_err(|e| anyhow::anyhow!("{url} did not return a model list: {e} (pass --model)"))?;
+        .map_err(|e| anyhow::anyhow!("cannot list models at {url}: {}", error_chain(&e)))?;
+    let v: Value = resp.json().await.map_err(|e| {
+        anyhow::anyhow!("{url} did not return a model list: {e}; pass --model NAME")
+    })?;
     v.pointer("/data/0/id")
         .and_then(|x| x.as_str())
         .map(str::to_string)
-        .ok_or_else(|| anyhow::anyhow!("{url} lists no models (pass --model)"))
+        .ok_or_else(|| anyhow::anyhow!("{url} lists no models; pass --model NAME"))
 }
 
 /// Runs GSM8K and writes `result.json` and `samples.jsonl` under `opts.out_dir`.
@@ -499,6 +544,15 @@ async fn run_on_target(
         .connect_timeout(Duration::from_secs(30).min(opts.request_timeout))
         .build()
         .context("cannot build the HTTP client")?;
+    if target.sim.is_none() {
+        wait_ready(
+            &target.url,
+            opts.api_key.as_deref(),
+            opts.ready_timeout,
+            &opts.interrupt,
+        )
+        .await?;
+    }
     let model = match &target.model {
         Some(m) => m.clone(),
         None => discover_model(&client, &target.url, opts.api_key.as_deref()).await?,

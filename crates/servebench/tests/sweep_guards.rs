@@ -169,3 +169,19 @@ fn failing_before_the_first_point_leaves_no_empty_output_directory() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(d.path().join("mine").is_dir());
 }
+
+#[test]
+fn https_endpoint_is_refused_saying_tls_is_not_supported() {
+    let d = tempfile::tempdir().unwrap();
+    let o = sb(
+        d.path(),
+        &["bench", "--endpoint", "https://127.0.0.1:9", "--no-store"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let lines = err_lines(&o);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("https://127.0.0.1:9") && lines[0].contains("TLS"),
+        "{lines:?}"
+    );
+}

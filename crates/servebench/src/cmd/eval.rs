@@ -51,6 +51,10 @@ pub struct Gsm8kArgs {
     /// Per-request timeout in seconds (each attempt).
     #[arg(long, default_value_t = 1800.0)]
     pub timeout: f64,
+    /// How long to wait for the endpoint to answer /health or /v1/models, seconds (before any
+    /// request is sent).
+    #[arg(long, default_value_t = 30.0)]
+    pub ready_timeout: f64,
     /// Retries on connection errors, HTTP 429 and 5xx (backoff 1, 2, 4, 8, 10 s).
     #[arg(long, default_value_t = 5)]
     pub max_retries: u32,
@@ -147,6 +151,10 @@ impl Gsm8kArgs {
             self.timeout.is_finite() && self.timeout > 0.0,
             "--timeout must be a positive number of seconds"
         );
+        anyhow::ensure!(
+            self.ready_timeout.is_finite() && self.ready_timeout >= 0.0,
+            "--ready-timeout must be a number of seconds ≥ 0"
+        );
         if let Some(t) = self.threshold {
             anyhow::ensure!(
                 (0.0..=1.0).contains(&t),
@@ -191,6 +199,7 @@ impl Gsm8kArgs {
                 zero_delay: self.sim_zero_delay,
             },
             progress: !self.no_progress,
+            ready_timeout: Duration::from_secs_f64(self.ready_timeout),
             ..Default::default()
         })
     }

@@ -517,6 +517,9 @@ async fn measure(
             if c.sim_speedup.is_some() {
                 bail!("--sim-speedup applies only to the embedded simulator (no --endpoint)");
             }
+            if url.to_ascii_lowercase().starts_with("https://") {
+                bail!("--endpoint {url}: https is not supported: the measuring client speaks plain http:// only (no TLS yet); reach the engine over http:// (e.g. an SSH tunnel or its plain port)");
+            }
             let ep = Endpoint::parse(url)?;
             wait_ready(&ep, Duration::from_secs_f64(c.ready_timeout.max(0.0))).await?;
             Target {
@@ -1349,6 +1352,7 @@ fn eval_options(
             dp_attention: Some(identity.dp_attention),
         },
         progress: tty,
+        ready_timeout: Duration::from_secs_f64(c.ready_timeout.max(0.0)),
         ..Default::default()
     }
 }

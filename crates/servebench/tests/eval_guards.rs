@@ -1,0 +1,72 @@
+//! Guards of `servebench eval gsm8k` found by a new-user trial: a dead endpoint fails after the
+//! bounded readiness wait in one line naming the URL (not after timeout × retries), and bad
+//! flags are refused in one line naming the flag.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
+
+fn sb(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .env_remove("SERVEBENCH_DB")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("SERVEBENCH_API_KEY")
+        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn err_lines(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn dead_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    url
+}
+
+#[test]
+fn dead_endpoint_fails_after_the_readiness_wait_naming_the_url() {
+    let d = tempfile::tempdir().unwrap();
+    let url = dead_url();
+    for extra in [&[][..], &["--model", "m"][..]] {
+        let t = Instant::now();
+        let mut args = vec![
+            "eval",
+            "gsm8k",
+            "--endpoint",
+            &url,
+            "--ready-timeout",
+            "1",
+            "--limit",
+            "2",
+            "--no-store",
+            "--out",
+            "e",
+        ];
+        args.extend_from_slice(extra);
+        let o = sb(d.path(), &args);
+        // without the wait: 5 retries with backoff 1+2+4+8+10 s
+        assert!(t.elapsed() < Duration::from_secs(10), "bounded");
+        assert_eq!(o.status.code(), Some(1));
+        let lines = err_lines(&o);
+        assert_eq!(lines.len(), 1, "one line: {lines:?}");
+        assert!(
+            lines[0].contains(&url) && lines[0].contains("not ready"),
+            "{lines:?}"
+        );
+        assert!(!lines[0].contains("pass --model"), "{lines:?}");
+        assert!(!lines[0].contains("Error:"), "{lines:?}");
+    }
+}
