@@ -59,3 +59,49 @@ fn bad_input_is_one_line() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown Phase `later`"));
 }
+
+#[test]
+fn empty_and_binary_logs_are_named_and_repairs_over_budget_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let empty = t.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let bin = t.path().join("core.bin");
+    let mut bytes = b"\x7fELF\x02\x01\x01".to_vec();
+    bytes.extend([0u8; 9]);
+    bytes.extend(b"\nRuntimeError: CUDA error: out of memory\n");
+    std::fs::write(&bin, &bytes).unwrap();
+    let o = Command::new(BIN)
+        .args(["triage", empty.to_str().unwrap(), bin.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("First error: none found"), "{s}");
+    assert!(
+        s.contains(&format!("{}: empty log", empty.display())),
+        "{s}"
+    );
+    assert!(
+        s.contains(&format!(
+            "{}: not a text log (binary data at byte 7)",
+            bin.display()
+        )),
+        "{s}"
+    );
+    assert!(!s.contains("lines: no error-like line"), "{s}");
+
+    let o = Command::new(BIN)
+        .args(["triage", empty.to_str().unwrap(), "--repairs", "9"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: --repairs 9: at most 5 repairs are allowed per candidate (AUTOMATION.md §5.3)\n"
+    );
+}

@@ -247,8 +247,21 @@ pub fn build_report(
         .filter_map(|(i, l)| l.first_error.as_ref().map(|fe| (fe.tier, i)))
         .min_by_key(|(t, i)| (*t, *i))
         .map(|(_, i)| i);
+    // Empty and binary logs, said by name (`FILE: empty log`, `FILE: not a text log (…)`).
+    let unreadable: Vec<String> = logs.iter().filter_map(|l| l.unreadable_reason()).collect();
     let Some(bi) = best else {
-        let total: u64 = logs.iter().map(|l| l.lines).sum();
+        let text_logs: Vec<&LogTriage> = logs
+            .iter()
+            .filter(|l| l.unreadable_reason().is_none())
+            .collect();
+        let total: u64 = text_logs.iter().map(|l| l.lines).sum();
+        let mut evidence = unreadable;
+        if !text_logs.is_empty() {
+            evidence.push(format!(
+                "{} log(s), {total} lines: no error-like line",
+                text_logs.len()
+            ));
+        }
         return TriageReport {
             first_error: None,
             signature_id: None,
@@ -259,10 +272,7 @@ pub fn build_report(
             persistence: Persistence::Mixed,
             deterministic: false,
             retry: false,
-            evidence: vec![format!(
-                "{} log(s), {total} lines: no error-like line",
-                logs.len()
-            )],
+            evidence,
             fix: "none".into(),
             next_step: "Check that these are the failing job's logs (gh run view --log-failed)."
                 .into(),
@@ -439,6 +449,8 @@ pub fn build_report(
             outcome.map(|o| o.as_str()).unwrap_or("-")
         ));
     }
+
+    evidence.extend(unreadable);
 
     TriageReport {
         signature_id: fe.signature_id.clone(),

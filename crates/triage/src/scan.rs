@@ -103,6 +103,33 @@ pub struct LogTriage {
     pub first_error: Option<FirstError>,
     /// Other matched errors, first occurrence order, one entry per signature.
     pub secondary: Vec<SecondaryError>,
+    /// Byte offset (0-based) of the first NUL byte when it lies in the first
+    /// [`BINARY_SNIFF_BYTES`] bytes: the file is not a text log and was not scanned further
+    /// (`first_error` and `secondary` are then empty). `None` for text logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_at: Option<u64>,
+}
+
+/// How far into a log a NUL byte marks it as binary (git's heuristic looks at 8000 bytes). A NUL
+/// further on is read like any other byte (lossy), so a long text log with one stray NUL is
+/// still triaged.
+pub const BINARY_SNIFF_BYTES: u64 = 8000;
+
+impl LogTriage {
+    /// Why this log holds nothing to triage: `FILE: empty log` or `FILE: not a text log (binary
+    /// data at byte N)`; `None` for a text log with content.
+    pub fn unreadable_reason(&self) -> Option<String> {
+        if let Some(at) = self.binary_at {
+            Some(format!(
+                "{}: not a text log (binary data at byte {at})",
+                self.file
+            ))
+        } else if self.bytes == 0 {
+            Some(format!("{}: empty log", self.file))
+        } else {
+            None
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------- line prefixes
@@ -374,6 +401,7 @@ pub fn scan_reader<R: BufRead>(
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
     let mut bytes: u64 = 0;
+    let mut binary_at: Option<u64> = None;
 
     let mut runner = None;
     let mut job = None;
@@ -398,6 +426,15 @@ pub fn scan_reader<R: BufRead>(
         let n = reader.read_until(b'\n', &mut buf)?;
         if n == 0 {
             break;
+        }
+        if bytes < BINARY_SNIFF_BYTES {
+            if let Some(p) = buf.iter().position(|&b| b == 0) {
+                let at = bytes + p as u64;
+                if at < BINARY_SNIFF_BYTES {
+                    binary_at = Some(at);
+                    break;
+                }
+            }
         }
         bytes += n as u64;
         line_no += 1;
@@ -605,6 +642,20 @@ pub fn scan_reader<R: BufRead>(
     }
     secondary.sort_by_key(|s| s.line_no);
 
+    if binary_at.is_some() {
+        // Not a text log: whatever matched before the NUL is noise, not a first error.
+        return Ok(LogTriage {
+            file: file.to_string(),
+            lines: line_no,
+            bytes,
+            runner,
+            job,
+            first_timestamp: first_ts,
+            first_error: None,
+            secondary: vec![],
+            binary_at,
+        });
+    }
     Ok(LogTriage {
         file: file.to_string(),
         lines: line_no,
@@ -614,12 +665,35 @@ pub fn scan_reader<R: BufRead>(
         first_timestamp: first_ts,
         first_error: chosen,
         secondary,
+        binary_at,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nul_early_is_binary_late_is_text() {
+        let t = SignatureTable::builtin();
+        let mut b = b"abc\n\x00\x01RuntimeError: CUDA error: out of memory\n".to_vec();
+        let l = scan_reader(&b[..], "b", t).unwrap();
+        assert_eq!(l.binary_at, Some(4));
+        assert!(l.first_error.is_none());
+        assert_eq!(
+            l.unreadable_reason().as_deref(),
+            Some("b: not a text log (binary data at byte 4)")
+        );
+        // A stray NUL after the first 8000 bytes: still a text log, still triaged.
+        b = vec![b'x'; 8100];
+        b.push(b'\n');
+        b.extend(b"\x00\nRuntimeError: CUDA error: out of memory\n");
+        let l = scan_reader(&b[..], "t", t).unwrap();
+        assert_eq!(l.binary_at, None);
+        assert!(l.first_error.is_some());
+        let l = scan_reader(&b""[..], "e", t).unwrap();
+        assert_eq!(l.unreadable_reason().as_deref(), Some("e: empty log"));
+    }
 
     #[test]
     fn prefixes_are_split() {

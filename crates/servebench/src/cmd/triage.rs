@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use servebench_triage::{triage_logs_with, Phase, TriageOptions};
+use servebench_triage::{
+    triage_logs_with, Phase, TriageOptions, MAX_INFRA_RETRIES_PER_ATTEMPT, MAX_REPAIRS,
+};
 
 /// Arguments of `servebench triage`.
 #[derive(clap::Args, Debug)]
@@ -20,10 +22,10 @@ pub struct Args {
     /// Lifecycle phase that produced the logs: resolve, baseline, targeted, final-sweep.
     #[arg(long, default_value = "targeted", value_parser = parse_phase)]
     pub phase: Phase,
-    /// Repairs already used (of 5); at 5 a repairable failure becomes `failed`.
+    /// Repairs already used (0..=5, AUTOMATION.md §5.3); at 5 a repairable failure becomes `failed`.
     #[arg(long, default_value_t = 0)]
     pub repairs: u32,
-    /// Infrastructure retries already used for this attempt (of 2).
+    /// Infrastructure retries already used for this attempt (0..=2).
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
 }
@@ -34,6 +36,18 @@ fn parse_phase(s: &str) -> Result<Phase, String> {
 
 /// Runs `servebench triage`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.repairs > MAX_REPAIRS {
+        anyhow::bail!(
+            "--repairs {}: at most {MAX_REPAIRS} repairs are allowed per candidate (AUTOMATION.md §5.3)",
+            args.repairs
+        );
+    }
+    if args.retries > MAX_INFRA_RETRIES_PER_ATTEMPT {
+        anyhow::bail!(
+            "--retries {}: at most {MAX_INFRA_RETRIES_PER_ATTEMPT} infrastructure retries are allowed per attempt (AUTOMATION.md §5.3)",
+            args.retries
+        );
+    }
     let opts = TriageOptions {
         phase: args.phase,
         repairs_used: args.repairs,
