@@ -528,6 +528,16 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
     })
 }
 
+/// Why the digests were not resolved, from a [`ChangeRecord::resolution`] of the form
+/// `not resolved (<why>)` (e.g. `--no-resolve`); any other text is returned as is. Lets the
+/// Change line say `digests not resolved: --no-resolve` without repeating "not resolved".
+pub fn why_not_resolved(resolution: &str) -> &str {
+    resolution
+        .strip_prefix("not resolved (")
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or(resolution)
+}
+
 /// The `Change:` line (AUTOMATION.md §5.6): images, digests, label changes, recipe edits.
 pub fn change_line(
     old_image: &str,
@@ -587,7 +597,10 @@ pub fn change_line(
                 s.push_str(&format!("; built {c}"));
             }
         }
-        None => s.push_str(&format!(" (digests not resolved: {resolution})")),
+        None => s.push_str(&format!(
+            " (digests not resolved: {})",
+            why_not_resolved(resolution)
+        )),
     }
     s.push('.');
     for r in recipes {

@@ -40,13 +40,16 @@ impl fmt::Display for Diagnostic {
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// A file could not be read.
-    #[error("{path}: {source}")]
+    ///
+    /// The OS error is part of the message and deliberately not a `source()`: error chains
+    /// printed with `{:#}` (anyhow) would otherwise repeat it (`f.yaml: No such file or
+    /// directory (os error 2): No such file or directory (os error 2)`).
+    #[error("{path}: {err}")]
     Io {
         /// The path as given.
         path: String,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// One or more validation problems (each names file:line:col, key and field).
     #[error("{}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))]
@@ -65,8 +68,21 @@ impl CatalogError {
 
 /// Reads a file to a string, naming the path on failure.
 pub fn read_file(path: &str) -> Result<String, CatalogError> {
-    std::fs::read_to_string(path).map_err(|source| CatalogError::Io {
+    std::fs::read_to_string(path).map_err(|err| CatalogError::Io {
         path: path.to_string(),
-        source,
+        err,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn io_error_is_said_once_in_an_error_chain() {
+        let e =
+            anyhow::Error::from(super::read_file("/nonexistent/nvidia-master.yaml").unwrap_err());
+        assert_eq!(
+            format!("{e:#}"),
+            "/nonexistent/nvidia-master.yaml: No such file or directory (os error 2)"
+        );
+    }
 }

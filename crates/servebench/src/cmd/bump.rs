@@ -92,9 +92,12 @@ pub fn provenance_rows(record: &ChangeRecord) -> Vec<ImageProvenance> {
         platform_digests: p.map(|p| p.platform_digests.clone()).unwrap_or_default(),
         labels: p.map(|p| p.labels.clone()).unwrap_or_default(),
         image_created: p.and_then(|p| p.created.clone()),
-        source: p
-            .map(|p| p.source.clone())
-            .unwrap_or_else(|| format!("not resolved: {}", record.resolution)),
+        source: p.map(|p| p.source.clone()).unwrap_or_else(|| {
+            format!(
+                "not resolved: {}",
+                servebench_bump::why_not_resolved(&record.resolution)
+            )
+        }),
         change: change.clone(),
     };
     let mut out = vec![row(
