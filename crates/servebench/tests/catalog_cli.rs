@@ -167,3 +167,50 @@ fn closed_stdout_pipe_exits_quietly_without_a_panic() {
         assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn catalog_and_config_files_flags_work_on_validate_show_and_bump() {
+    let (n, r) = (
+        format!("{DATA}/nvidia-master.yaml"),
+        format!("{DATA}/runners.yaml"),
+    );
+    for flag in ["--catalog", "--config-files"] {
+        let out = sb(&["catalog", "validate", flag, &n, "--runner-config", &r]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {stdout}");
+        assert!(stdout.starts_with("ok: 152 configs ("), "{flag}: {stdout}");
+        let out = sb(&[
+            "catalog",
+            "show",
+            "qwen3.5-fp4-b200-sglang-agentic-mtp",
+            flag,
+            &n,
+            "--runner-config",
+            &r,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{flag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let scen = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+        let out = sb(&[
+            "bump",
+            "qwen3.8next-fp4-b200-sglang-agentic-mtp",
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            flag,
+            &format!("{scen}/master.yaml"),
+            "--no-resolve",
+            "--dry-run",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{flag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Dry run: nothing written."));
+    }
+}

@@ -25,7 +25,13 @@ pub struct Args {
     #[arg(long, value_name = "REF")]
     pub image: String,
     /// Master-config files (default: configs/amd-master.yaml and configs/nvidia-master.yaml).
-    #[arg(long = "catalog", value_name = "FILE", num_args = 1.., value_delimiter = ',')]
+    #[arg(
+        long = "catalog",
+        visible_alias = "config-files",
+        value_name = "FILE",
+        num_args = 1..,
+        value_delimiter = ','
+    )]
     pub catalog: Vec<PathBuf>,
     /// Recipes directory (default: benchmarks/single_node when it exists). A directory given
     /// here must exist (error naming it otherwise).

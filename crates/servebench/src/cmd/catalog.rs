@@ -21,6 +21,10 @@ pub enum Command {
     Validate {
         /// Master config files (default: configs/nvidia-master.yaml configs/amd-master.yaml).
         files: Vec<String>,
+        /// Master config files as a flag, like `catalog show` and `bump` (added after the
+        /// positional ones).
+        #[arg(long = "config-files", visible_alias = "catalog", num_args = 1.., value_name = "FILE")]
+        config_files: Vec<String>,
         /// Runner config to validate and check labels against (default configs/runners.yaml when present).
         #[arg(long = "runner-config", value_name = "FILE")]
         runner_config: Option<String>,
@@ -30,7 +34,7 @@ pub enum Command {
         /// The config key.
         key: String,
         /// Master config files (default: configs/nvidia-master.yaml configs/amd-master.yaml).
-        #[arg(long = "config-files", num_args = 1.., value_name = "FILE")]
+        #[arg(long = "config-files", visible_alias = "catalog", num_args = 1.., value_name = "FILE")]
         config_files: Option<Vec<String>>,
         /// Runner config (default configs/runners.yaml).
         #[arg(long = "runner-config", default_value = DEFAULT_RUNNERS, value_name = "FILE")]
@@ -66,9 +70,13 @@ fn print_invalid(e: CatalogError) -> anyhow::Result<ExitCode> {
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Validate {
-            files,
+            mut files,
+            config_files,
             runner_config,
-        } => validate(default_files(Some(files)), runner_config),
+        } => {
+            files.extend(config_files);
+            validate(default_files(Some(files)), runner_config)
+        }
         Command::Show {
             key,
             config_files,
