@@ -361,7 +361,9 @@ pub fn cell_delta(
     };
     match cand.status {
         PointStatus::Failed => return Delta::Na(NaReason::PointFailed),
-        PointStatus::Unavailable => return Delta::Na(NaReason::PointUnavailable),
+        PointStatus::Unavailable | PointStatus::BaselineOnly => {
+            return Delta::Na(NaReason::PointUnavailable)
+        }
         PointStatus::Passed | PointStatus::Partial => {}
     }
     if let Some(d) = workload_differs {

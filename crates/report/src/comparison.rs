@@ -306,6 +306,7 @@ pub fn point_rows(
         )
         .collect();
     let uniform = |v: &[String]| v.windows(2).all(|w| w[0] == w[1]);
+    let any_unmatched = !c.unmatched_baseline.is_empty() || !c.unmatched_candidate.is_empty();
     let labelled = !(uniform(&wl) && uniform(&topo));
     let mut rows = Vec::new();
     let mut curves = Curves::default();
@@ -373,16 +374,14 @@ pub fn point_rows(
                 }
             }
         }
+        let cand_only = pc.baseline.is_none() && any_unmatched;
         rows.push(Row {
             conc: pc.identity.conc,
-            label: labelled.then(|| {
-                format!(
-                    "{} · {} · c{}",
-                    pc.identity.workload_label(),
-                    pc.identity.topology_label(),
-                    pc.identity.conc
-                )
-            }),
+            label: row_label(
+                &pc.identity,
+                labelled,
+                cand_only.then_some("candidate only"),
+            ),
             status: status(cand.status),
             first_error: None,
             request_errors: cand.num_requests_failed,
@@ -405,24 +404,18 @@ pub fn point_rows(
     for b in &c.unmatched_baseline {
         rows.push(Row {
             conc: b.identity.conc,
-            label: labelled.then(|| {
-                format!(
-                    "{} · {} · c{}",
-                    b.identity.workload_label(),
-                    b.identity.topology_label(),
-                    b.identity.conc
-                )
-            }),
-            status: PointStatus::Unavailable,
+            label: row_label(&b.identity, labelled, Some("baseline only")),
+            status: PointStatus::BaselineOnly,
             first_error: None,
             request_errors: None,
             request_error_reasons: vec![],
+            // The baseline's own values (the row is labelled as such); no delta.
             cells: columns
                 .iter()
                 .map(|&m| Cell {
-                    value: None,
-                    sd: None,
-                    baseline: b.value(to_cmp_metric(m), stat),
+                    value: b.value(to_cmp_metric(m), stat),
+                    sd: repeat_sd(b, m, stat),
+                    baseline: None,
                     delta: Delta::Na(NaReason::PointUnavailable),
                     tone: None,
                 })
@@ -442,6 +435,68 @@ pub fn point_rows(
     curves.baseline.sort_by_key(|p| p.conc);
     curves.candidate.sort_by_key(|p| p.conc);
     (rows, curves, labelled)
+}
+
+/// A row's label: `8k/1k · TP1/EP1 · c4` when the table mixes workloads/topologies, plus
+/// ` (baseline only)` / ` (candidate only)` for a point the other side has no match for
+/// (`c4 (baseline only)`); `None` → `c<conc>`.
+fn row_label(id: &cmp::Identity, labelled: bool, only: Option<&str>) -> Option<String> {
+    let base = if labelled {
+        format!(
+            "{} · {} · c{}",
+            id.workload_label(),
+            id.topology_label(),
+            id.conc
+        )
+    } else {
+        format!("c{}", id.conc)
+    };
+    match only {
+        Some(side) => Some(format!("{base} ({side})")),
+        None => labelled.then_some(base),
+    }
+}
+
+/// Identity fields that differ between the unmatched candidate and baseline points (the first
+/// of each side), e.g. `hw sim-h200 (baseline) vs sim-h100 (candidate)`: why nothing matched.
+fn identity_differences(c: &cmp::Comparison) -> Vec<String> {
+    let (Some(cid), Some(b)) = (c.unmatched_candidate.first(), c.unmatched_baseline.first()) else {
+        return vec![];
+    };
+    let (Ok(serde_json::Value::Object(cv)), Ok(serde_json::Value::Object(bv))) =
+        (serde_json::to_value(cid), serde_json::to_value(&b.identity))
+    else {
+        return vec![];
+    };
+    let show = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "none".into(),
+        other => other.to_string(),
+    };
+    let mut out = Vec::new();
+    for (k, bval) in &bv {
+        if k == "conc" {
+            continue;
+        }
+        let cval = cv.get(k).cloned().unwrap_or(serde_json::Value::Null);
+        if &cval != bval {
+            let what = if k == "topology" {
+                format!(
+                    "topology {} (baseline) vs {} (candidate)",
+                    b.identity.topology_label(),
+                    cid.topology_label()
+                )
+            } else {
+                format!(
+                    "{k} {} (baseline) vs {} (candidate)",
+                    show(bval),
+                    show(&cval)
+                )
+            };
+            out.push(what);
+        }
+    }
+    out
 }
 
 /// The eval rows of a comparison (candidate rows, and baseline rows with no candidate, whose
@@ -488,11 +543,17 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
     let (ven, vzh) = verdict_words(c.verdict);
     let mut findings = Vec::new();
     if !c.unmatched_candidate.is_empty() || !c.unmatched_baseline.is_empty() {
+        let diff = identity_differences(c);
         findings.push(Bilingual {
             en: vec![t(format!(
-                "Unmatched: {} candidate point(s) without a baseline, {} baseline point(s) without a candidate (listed in the table).",
+                "Unmatched: {} candidate point(s) without a baseline, {} baseline point(s) without a candidate (listed in the table){}.",
                 c.unmatched_candidate.len(),
-                c.unmatched_baseline.len()
+                c.unmatched_baseline.len(),
+                if diff.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the identities differ in {}", diff.join(", "))
+                }
             ))],
             zh: vec![t("部分点没有匹配：已在表中列出，未做丢弃。")],
         });

@@ -175,6 +175,8 @@ pub enum PointStatus {
     Failed,
     /// Not produced (not dispatched, not run, or its result is missing).
     Unavailable,
+    /// A baseline point no candidate point matched (the row shows the baseline's values).
+    BaselineOnly,
 }
 
 /// One row of the point table: one concurrency (of one workload/topology).

@@ -3,7 +3,7 @@
 //! `All rows: <remark>.`; otherwise the rows that have one are listed, `c8: <remark>; c16: …`.
 
 use crate::format::fmt_count;
-use crate::model::{code, t, Delta, EvalRow, NaReason, PointTable, Rich, Row, Span};
+use crate::model::{code, t, Delta, EvalRow, NaReason, PointStatus, PointTable, Rich, Row, Span};
 use crate::words;
 
 /// One `Note:` line, in English and Chinese.
@@ -19,7 +19,8 @@ pub struct Note {
 type Remark = (Rich, Rich);
 
 /// Collapses per-row remarks into a note: `All rows: X.` when every row has the same remark,
-/// else `c1: X; c8: Y.` over the rows that have one; `None` when no row has one.
+/// else `c1, c4: X; c8: Y.` over the rows that have one (rows sharing a remark grouped);
+/// `None` when no row has one.
 pub fn collapse(labels: &[String], remarks: &[Option<Remark>]) -> Option<Note> {
     debug_assert_eq!(labels.len(), remarks.len());
     if remarks.is_empty() || remarks.iter().all(Option::is_none) {
@@ -39,17 +40,25 @@ pub fn collapse(labels: &[String], remarks: &[Option<Remark>]) -> Option<Note> {
             });
         }
     }
+    // Rows with the same remark share one entry (`c1, c4: X`), in order of first appearance.
+    let mut groups: Vec<(Vec<&str>, &Remark)> = Vec::new();
+    for (label, r) in labels.iter().zip(remarks) {
+        let Some(r) = r else { continue };
+        match groups.iter_mut().find(|(_, g)| *g == r) {
+            Some((ls, _)) => ls.push(label),
+            None => groups.push((vec![label], r)),
+        }
+    }
     let mut en = Vec::new();
     let mut zh = Vec::new();
-    for (label, r) in labels.iter().zip(remarks) {
-        let Some((ren, rzh)) = r else { continue };
+    for (ls, (ren, rzh)) in groups {
         if !en.is_empty() {
             en.push(t("; "));
             zh.push(t("；"));
         }
-        en.push(t(format!("{label}: ")));
+        en.push(t(format!("{}: ", ls.join(", "))));
         en.extend(ren.iter().cloned());
-        zh.push(t(format!("{label}：")));
+        zh.push(t(format!("{}：", ls.join("、"))));
         zh.extend(rzh.iter().cloned());
     }
     en.push(t("."));
@@ -87,6 +96,10 @@ fn status_remark(r: &Row) -> Option<Remark> {
 }
 
 fn errors_remark(r: &Row) -> Option<Remark> {
+    // A baseline-only row was not run by the candidate: nothing to say about its requests.
+    if r.status == PointStatus::BaselineOnly {
+        return None;
+    }
     match r.request_errors {
         None => Some((
             vec![t("request errors unavailable")],
@@ -113,6 +126,10 @@ fn errors_remark(r: &Row) -> Option<Remark> {
 }
 
 fn na_remark(table: &PointTable, r: &Row) -> Option<Remark> {
+    // A baseline-only row has no delta by construction; its status note says why.
+    if r.status == PointStatus::BaselineOnly {
+        return None;
+    }
     let nas: Vec<(usize, &crate::model::NaReason)> = r
         .cells
         .iter()
@@ -243,6 +260,9 @@ mod tests {
         let n = collapse(&labels, &[rem("failed"), rem("partial")]).unwrap();
         assert_eq!(en(&n), "c1: failed; c4: partial.");
         assert!(collapse(&labels, &[None, None]).is_none());
+        let three: Vec<String> = ["c1", "c4", "c8"].iter().map(|s| s.to_string()).collect();
+        let n = collapse(&three, &[rem("a"), rem("b"), rem("a")]).unwrap();
+        assert_eq!(en(&n), "c1, c8: a; c4: b.", "one entry per distinct remark");
         let one = vec!["c1".to_string()];
         assert_eq!(
             en(&collapse(&one, &[rem("failed")]).unwrap()),

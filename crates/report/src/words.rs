@@ -112,6 +112,9 @@ pub fn point_status_en(s: PointStatus) -> Option<&'static str> {
         PointStatus::Partial => Some("partial"),
         PointStatus::Failed => Some("failed"),
         PointStatus::Unavailable => Some("unavailable"),
+        PointStatus::BaselineOnly => {
+            Some("baseline values; the candidate has no point with this identity")
+        }
     }
 }
 
@@ -122,6 +125,7 @@ pub fn point_status_zh(s: PointStatus) -> Option<&'static str> {
         PointStatus::Partial => Some("部分请求失败"),
         PointStatus::Failed => Some("失败"),
         PointStatus::Unavailable => Some("没有结果"),
+        PointStatus::BaselineOnly => Some("仅为基线数值，候选结果中没有相同标识的点"),
     }
 }
 

@@ -94,17 +94,29 @@ fn comparison_report_words_the_compare_verdicts() {
         "{md}"
     );
     assert!(
-        md.contains("| 1 | 14,445.12 (+0.0%) | 159.68 (+0.0%) | 865.57 (+30.0%) | 3.57 (+0.0%) |"),
+        md.contains("| c1 | 14,445.12 (+0.0%) | 159.68 (+0.0%) | 865.57 (+30.0%) | 3.57 (+0.0%) |"),
         "{md}"
     );
     assert!(
-        md.contains("| 8 | 39,051.57 (+0.0%) | 399.95 (+7.9%) | 858.57 (+0.0%) | 5.43 (+0.0%) |"),
+        md.contains("| c8 | 39,051.57 (+0.0%) | 399.95 (+7.9%) | 858.57 (+0.0%) | 5.43 (+0.0%) |"),
         "{md}"
     );
-    // The baseline point nobody matched is listed, with its reason.
-    assert!(md.contains("| 16 | N/A | N/A | N/A | N/A |"), "{md}");
-    assert!(md.contains("c16: unavailable."), "{md}");
-    assert!(md.contains("c16: Δ N/A: point unavailable."), "{md}");
+    // The baseline point nobody matched is listed, labelled by side, with the baseline's
+    // values and its reason; no claim about the candidate's request errors for it.
+    assert!(
+        md.contains("| c16 (baseline only) | 71,333.43 | 637.9 | 1,570.11 | 12.65 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "c16 (baseline only): baseline values; the candidate has no point with this identity."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Note:** c1, c4, c8: request errors unavailable."),
+        "{md}"
+    );
     assert!(
         md.contains("c1: regression: TTFT ms +30.0% (beyond the ±5% gate)"),
         "{md}"

@@ -320,3 +320,84 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
         "{s}"
     );
 }
+
+/// Two simulator sweeps on different simulated GPUs (h200 vs h100) share no identity: every
+/// row is labelled by its side, the baseline-only rows show the baseline's values, no row
+/// claims request errors are unavailable (the candidate recorded 0 failures), each remark
+/// appears once per group of rows, and the finding names the identity field that differs.
+#[test]
+fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
+    let dir = tempfile::tempdir().unwrap();
+    for gpu in ["h200", "h100"] {
+        let o = sb(
+            &[
+                "sweep",
+                "--sim-gpu",
+                gpu,
+                "--isl",
+                "256",
+                "--osl",
+                "128",
+                "--conc",
+                "1,4",
+                "--num-prompts",
+                "4",
+                "--db",
+                "g.db",
+            ],
+            dir.path(),
+        );
+        assert!(o.status.success(), "sweep {gpu}: {}", out(&o));
+    }
+    let o = sb(
+        &[
+            "compare",
+            "--baseline",
+            "1",
+            "--candidate",
+            "2",
+            "--db",
+            "g.db",
+        ],
+        dir.path(),
+    );
+    let text = out(&o);
+    assert!(text.contains("│ c1 (baseline only)"), "{text}");
+    assert!(text.contains("│ c1 (candidate only)"), "{text}");
+    assert!(text.contains("│ c4 (baseline only)"), "{text}");
+    assert!(!text.contains("request errors unavailable"), "{text}");
+    assert!(
+        text.contains(
+            "Note: c1 (candidate only), c4 (candidate only): Δ N/A: no matched baseline."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("c1: Δ N/A"), "{text}");
+    assert!(text.contains("Verdict: not_comparable"), "{text}");
+
+    let o = sb(
+        &[
+            "report",
+            "2",
+            "--baseline",
+            "1",
+            "--db",
+            "g.db",
+            "--lang",
+            "en",
+        ],
+        dir.path(),
+    );
+    let md = out(&o);
+    assert!(o.status.success(), "{md}");
+    assert!(md.contains("| c1 (baseline only) | "), "{md}");
+    assert!(
+        !md.contains("| c1 (baseline only) | N/A"),
+        "baseline values shown: {md}"
+    );
+    assert!(!md.contains("request errors unavailable"), "{md}");
+    assert!(
+        md.contains("the identities differ in hw sim-h200 (baseline) vs sim-h100 (candidate)"),
+        "{md}"
+    );
+}

@@ -82,12 +82,15 @@ fn candidate_against_baseline_in_every_format() {
     assert_eq!(code, 0, "{err}");
     assert!(md.starts_with("**Benchmark report · Regression**"), "{md}");
     assert!(
-        md.contains("| 1 | 14,445.12 (+0.0%) | 159.68 (+0.0%) | 865.57 (+30.0%) | 3.57 (+0.0%) |"),
+        md.contains("| c1 | 14,445.12 (+0.0%) | 159.68 (+0.0%) | 865.57 (+30.0%) | 3.57 (+0.0%) |"),
         "{md}"
     );
-    assert!(md.contains("| 16 | N/A | N/A | N/A | N/A |"), "{md}");
     assert!(
-        md.contains("**Note:** c16: Δ N/A: point unavailable."),
+        md.contains("| c16 (baseline only) | 71,333.43 | 637.9 | 1,570.11 | 12.65 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Note:** c16 (baseline only): baseline values; the candidate has no point with this identity."),
         "{md}"
     );
     assert!(md.contains("<details><summary>中文</summary>"));
