@@ -427,3 +427,41 @@ fn attempt_against_an_unmatched_baseline_is_not_comparable() {
     assert_eq!(code, 0);
     assert!(cmp_out.contains("Verdict: not_comparable"), "{cmp_out}");
 }
+
+/// After `servebench bump` the recipe already carries the new flag: `--recipe-edit OLD=NEW`
+/// reads the value from NEW and the Change line is the same as before the bump.
+#[test]
+fn recipe_edit_accepts_an_already_renamed_recipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = std::fs::read_to_string(format!(
+        "{SCENARIO}/recipes/qwen3.8next_fp4_b200_sglang_mtp.sh"
+    ))
+    .unwrap();
+    assert!(recipe.contains("--cuda-graph-max-bs 64"));
+    let bumped = recipe.replace("--cuda-graph-max-bs ", "--cuda-graph-max-bs-decode ");
+    let path = dir.path().join("qwen3.8next_fp4_b200_sglang_mtp.sh");
+    std::fs::write(&path, bumped).unwrap();
+    let mut a = scenario_args();
+    let j = a
+        .iter()
+        .position(|x| x.contains("--cuda-graph-max-bs="))
+        .unwrap();
+    a[j] = format!(
+        "{}:--cuda-graph-max-bs=--cuda-graph-max-bs-decode",
+        path.display()
+    );
+    let (code, out, err) = servebench(&a, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, EXPECTED,
+        "same comment as from the recipe before the bump"
+    );
+    // Neither flag present: one line naming both.
+    a[j] = format!("{}:--no-such-flag=--also-missing", path.display());
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--no-such-flag") && err.contains("--also-missing") && err.contains("not"),
+        "{err}"
+    );
+}

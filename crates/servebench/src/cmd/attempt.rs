@@ -67,7 +67,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "change")]
     pub provenance: Option<PathBuf>,
     /// A recipe flag the bump renamed: `RECIPE:OLD=NEW` (`RECIPE:OLD=` for a removal); the value
-    /// is read from the recipe file (before the bump). Repeatable.
+    /// is read from the recipe file, from OLD (before the bump) or NEW (already renamed).
+    /// Repeatable.
     #[arg(long = "recipe-edit", value_name = "RECIPE:OLD=NEW")]
     pub recipe_edits: Vec<String>,
     /// Evidence link for the recipe edits (upstream PR).
@@ -382,8 +383,17 @@ fn recipe_edit(spec: &str, evidence: Option<&str>) -> Result<RecipeEdit> {
         bail!("--recipe-edit {spec}: `{old}` is not a flag");
     }
     let text = std::fs::read_to_string(file).with_context(|| format!("{file}: cannot read"))?;
+    // Before the bump the recipe has OLD; after it (the usual case once `servebench bump` has
+    // run) it has NEW: the value is the same either way.
     let value = flag_value(&text, old)
-        .ok_or_else(|| anyhow!("{file}: flag {old} not found (--recipe-edit {spec})"))?;
+        .or_else(|| (!new.is_empty()).then(|| flag_value(&text, new)).flatten())
+        .ok_or_else(|| {
+            if new.is_empty() {
+                anyhow!("{file}: flag {old} not found (--recipe-edit {spec})")
+            } else {
+                anyhow!("{file}: flag {old} not found, nor {new} (--recipe-edit {spec})")
+            }
+        })?;
     let name = Path::new(file)
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
