@@ -70,3 +70,29 @@ fn dead_endpoint_fails_after_the_readiness_wait_naming_the_url() {
         assert!(!lines[0].contains("Error:"), "{lines:?}");
     }
 }
+
+#[test]
+fn bad_flags_are_one_line_naming_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--limit", "0"], "--limit"),
+        (&["--conc", "0"], "--conc"),
+        (&["--thresholds", "nope.yaml"], "nope.yaml"),
+        (&["--sim-answers", "gpt-9"], "--sim-answers"),
+        (&["--threshold", "-1"], "--threshold"),
+        (&["--timeout", "-5"], "--timeout"),
+    ];
+    for (extra, flag) in cases {
+        let mut a = vec!["eval", "gsm8k", "--db", "s.db", "--out", "e"];
+        a.extend_from_slice(extra);
+        let o = sb(d.path(), &a);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        let lines = err_lines(&o);
+        assert_eq!(lines.len(), 1, "{extra:?}: one line: {lines:?}");
+        assert!(lines[0].contains(flag), "{extra:?}: {lines:?}");
+        assert!(
+            !d.path().join("s.db").exists(),
+            "{extra:?}: no run recorded"
+        );
+    }
+}

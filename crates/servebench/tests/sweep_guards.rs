@@ -185,3 +185,72 @@ fn https_endpoint_is_refused_saying_tls_is_not_supported() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
+    let d = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["sweep", "--num-prompts", "0"], "--num-prompts"),
+        (&["sweep", "--isl", "0"], "--isl"),
+        (&["sweep", "--osl", "0"], "--osl"),
+        (&["sweep", "--range-ratio", "0"], "--range-ratio"),
+        (&["sweep", "--range-ratio", "1.5"], "--range-ratio"),
+        (&["sweep", "--range-ratio", "-1"], "--range-ratio"),
+        (&["sweep", "--conc", "0"], "--conc"),
+        (&["sweep", "--conc", "1,0"], "--conc"),
+        (&["sweep", "--burstiness", "2"], "--request-rate"),
+        (
+            &["sweep", "--request-rate", "2", "--burstiness", "0"],
+            "--burstiness",
+        ),
+        (
+            &["sweep", "--request-rate", "2", "--burstiness", "-1"],
+            "--burstiness",
+        ),
+        (&["sweep", "--gpus", "0"], "--gpus"),
+        (
+            &["sweep", "--gpus", "0", "--endpoint", "http://127.0.0.1:9"],
+            "--gpus",
+        ),
+        (&["bench", "--tp", "0"], "--tp"),
+        (
+            &["sweep", "--eval", "gsm8k", "--eval-limit", "0"],
+            "--eval-limit",
+        ),
+        (
+            &["sweep", "--eval", "gsm8k", "--eval-conc", "0"],
+            "--eval-conc",
+        ),
+        (
+            &["sweep", "--eval", "gsm8k", "--eval-thresholds", "nope.yaml"],
+            "nope.yaml",
+        ),
+        (
+            &["sweep", "--eval", "gsm8k", "--sim-answers", "gpt-9"],
+            "--sim-answers",
+        ),
+        (&["sweep", "--sim-speedup", "-2"], "--sim-speedup"),
+    ];
+    for (args, flag) in cases {
+        let mut a = args.to_vec();
+        a.extend(["--db", "s.db"]);
+        let o = sb(d.path(), &a);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let lines = err_lines(&o);
+        assert_eq!(lines.len(), 1, "{args:?}: one line: {lines:?}");
+        assert!(lines[0].contains(flag), "{args:?}: {lines:?}");
+        assert!(
+            !d.path().join("s.db").exists() && !d.path().join("servebench-out").exists(),
+            "{args:?}: refused before any I/O"
+        );
+    }
+}
+
+#[test]
+fn help_states_the_default_prompt_count_truthfully() {
+    let d = tempfile::tempdir().unwrap();
+    let o = sb(d.path(), &["sweep", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
+    assert!(help.contains("default 10 × concurrency"), "{help}");
+    assert!(!help.contains("5 × without"), "{help}");
+}

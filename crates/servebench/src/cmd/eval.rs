@@ -49,18 +49,18 @@ pub struct Gsm8kArgs {
     #[arg(long)]
     pub max_tokens: Option<u32>,
     /// Per-request timeout in seconds (each attempt).
-    #[arg(long, default_value_t = 1800.0)]
+    #[arg(long, default_value_t = 1800.0, allow_negative_numbers = true)]
     pub timeout: f64,
     /// How long to wait for the endpoint to answer /health or /v1/models, seconds (before any
     /// request is sent).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub ready_timeout: f64,
     /// Retries on connection errors, HTTP 429 and 5xx (backoff 1, 2, 4, 8, 10 s).
     #[arg(long, default_value_t = 5)]
     pub max_retries: u32,
     /// Minimum score for both em_strict and em_flexible (validate_scores.py --min-score);
     /// with --thresholds, used only when the file has no entry. Default 0.85.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     /// thresholds.yaml (InferenceX format): models.<prefix>.gsm8k, else default.gsm8k.
     #[arg(long)]
@@ -90,7 +90,7 @@ pub struct Gsm8kArgs {
     #[arg(long, default_value = "qwen3-8b")]
     pub sim_model: String,
     /// Simulator only: wall time = modelled time / speedup.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub sim_speedup: f64,
     /// Simulator only: answer as fast as possible (no timing model).
     #[arg(long)]
@@ -155,6 +155,24 @@ impl Gsm8kArgs {
             self.ready_timeout.is_finite() && self.ready_timeout >= 0.0,
             "--ready-timeout must be a number of seconds ≥ 0"
         );
+        anyhow::ensure!(self.conc >= 1, "--conc must be at least 1");
+        anyhow::ensure!(self.limit != Some(0), "--limit must be at least 1");
+        anyhow::ensure!(
+            self.sim_speedup.is_finite() && self.sim_speedup > 0.0,
+            "--sim-speedup must be > 0"
+        );
+        if let Some(f) = &self.thresholds {
+            anyhow::ensure!(f.is_file(), "--thresholds {}: no such file", f.display());
+        }
+        if self.endpoint.is_none() {
+            let known = servebench_eval::sim_answers::MODELS;
+            anyhow::ensure!(
+                known.contains(&self.sim_answers.as_str()),
+                "--sim-answers {}: unknown recorded model (one of {})",
+                self.sim_answers,
+                known.join(", ")
+            );
+        }
         if let Some(t) = self.threshold {
             anyhow::ensure!(
                 (0.0..=1.0).contains(&t),

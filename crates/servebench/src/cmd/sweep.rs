@@ -60,10 +60,10 @@ pub struct CommonArgs {
     /// Nominal output length (tokens).
     #[arg(long, default_value_t = 1024)]
     pub osl: u32,
-    /// Lengths are uniform in [floor(L·r), L] (InferenceX RANDOM_RANGE_RATIO).
-    #[arg(long, default_value_t = 0.8)]
+    /// Lengths are uniform in [floor(L·r), L] (InferenceX RANDOM_RANGE_RATIO); 0 < r ≤ 1.
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true)]
     pub range_ratio: f64,
-    /// Measured prompts per point (default 10 × concurrency; 5 × without --endpoint).
+    /// Measured prompts per point (default 10 × concurrency, with or without --endpoint).
     #[arg(long)]
     pub num_prompts: Option<usize>,
     /// Warmup requests per point, discarded (default 2 × concurrency).
@@ -94,21 +94,22 @@ pub struct CommonArgs {
     #[arg(long)]
     pub lenient: bool,
     /// Per-request timeout, seconds.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
     pub timeout: f64,
     /// How long to wait for the endpoint to answer /health or /v1/models, seconds.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub ready_timeout: f64,
     /// Open a new connection for every request (InferenceX transport; TTFT then includes the
     /// connect under --compat inferencex).
     #[arg(long)]
     pub new_connection_per_request: bool,
     /// Open loop: mean request rate (req/s; default: closed loop at the concurrency).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub request_rate: Option<f64>,
-    /// Open loop: gamma shape of inter-arrival times (1 = Poisson).
-    #[arg(long, default_value_t = 1.0)]
-    pub burstiness: f64,
+    /// Open loop: gamma shape of inter-arrival times (> 0; default 1 = Poisson); needs
+    /// --request-rate.
+    #[arg(long, allow_negative_numbers = true)]
+    pub burstiness: Option<f64>,
     /// Output directory (default servebench-out/<UTC timestamp>). A directory that already
     /// holds a sweep's results (summary.json or conc*/ records) is refused unless --overwrite.
     #[arg(long, value_name = "DIR")]
@@ -161,7 +162,7 @@ pub struct CommonArgs {
     pub config_key: Option<String>,
     /// Simulator only: wall time = modelled time / SPEEDUP; reported times are scaled back to
     /// modelled time (default 10 without --endpoint).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub sim_speedup: Option<f64>,
     /// Simulator only: GPU preset.
     #[arg(long, default_value = "h200")]
@@ -221,7 +222,12 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", requires = "eval")]
     pub eval_max_tokens: Option<u32>,
     /// Eval: minimum score for em_strict and em_flexible (default 0.85, or --eval-thresholds).
-    #[arg(long, value_name = "FRACTION", requires = "eval")]
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        requires = "eval",
+        allow_negative_numbers = true
+    )]
     pub eval_threshold: Option<f64>,
     /// Eval: thresholds.yaml (InferenceX format), looked up by --model-prefix.
     #[arg(long, value_name = "FILE", requires = "eval")]
@@ -233,6 +239,83 @@ pub struct CommonArgs {
     /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.
     #[arg(long, value_name = "NAME", default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
     pub sim_answers: String,
+}
+
+impl CommonArgs {
+    /// `--burstiness`, 1 (Poisson) when not given.
+    pub fn burstiness(&self) -> f64 {
+        self.burstiness.unwrap_or(1.0)
+    }
+
+    /// Validates the numeric and file flags before the simulator or any I/O starts: one line
+    /// naming the flag.
+    pub fn validate(&self, concs: &[u64]) -> Result<()> {
+        if concs.is_empty() || concs.contains(&0) {
+            bail!("--conc: concurrencies must be positive integers");
+        }
+        for (flag, v) in [("--gpus", self.gpus), ("--tp", self.tp)] {
+            if v == Some(0) {
+                bail!("{flag} must be at least 1");
+            }
+        }
+        for (flag, v) in [
+            ("--pp", self.pp),
+            ("--pcp", self.pcp),
+            ("--dcp", self.dcp),
+            ("--ep", self.ep),
+        ] {
+            if v == 0 {
+                bail!("{flag} must be at least 1");
+            }
+        }
+        if self.num_prompts == Some(0) {
+            bail!("--num-prompts must be at least 1");
+        }
+        if self.isl == 0 {
+            bail!("--isl must be at least 1 token");
+        }
+        if self.osl == 0 {
+            bail!("--osl must be at least 1 token");
+        }
+        if !(self.range_ratio > 0.0 && self.range_ratio <= 1.0) {
+            bail!("--range-ratio {} is outside (0, 1]", self.range_ratio);
+        }
+        if let Some(b) = self.burstiness {
+            if self.request_rate.is_none() {
+                bail!("--burstiness {b} shapes open-loop arrivals: it needs --request-rate");
+            }
+            if !(b.is_finite() && b > 0.0) {
+                bail!("--burstiness {b} must be > 0 (1 = Poisson)");
+            }
+        }
+        if !(self.ready_timeout.is_finite() && self.ready_timeout >= 0.0) {
+            bail!("--ready-timeout must be a number of seconds ≥ 0");
+        }
+        if let Some(s) = self.sim_speedup {
+            if !(s.is_finite() && s > 0.0) {
+                bail!("--sim-speedup must be > 0");
+            }
+        }
+        if self.eval_limit == Some(0) {
+            bail!("--eval-limit must be at least 1");
+        }
+        if let Some(f) = &self.eval_thresholds {
+            if !f.is_file() {
+                bail!("--eval-thresholds {}: no such file", f.display());
+            }
+        }
+        if self.eval.is_some()
+            && self.endpoint.is_none()
+            && !servebench_eval::sim_answers::MODELS.contains(&self.sim_answers.as_str())
+        {
+            bail!(
+                "--sim-answers {}: unknown recorded model (one of {})",
+                self.sim_answers,
+                servebench_eval::sim_answers::MODELS.join(", ")
+            );
+        }
+        Ok(())
+    }
 }
 
 /// `--eval`.
@@ -321,9 +404,7 @@ struct PointDone {
 
 /// Runs the given concurrencies (shared by `sweep` and `bench`, recorded as a run of `kind`).
 pub fn run_points(common: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<ExitCode> {
-    if concs.is_empty() || concs.contains(&0) {
-        bail!("--conc: concurrencies must be positive integers");
-    }
+    common.validate(&concs)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -750,7 +831,7 @@ async fn measure(
             // against the simulator the rate is in modelled time: wall rate = rate × speedup
             Some(rate) => Load::Open {
                 rate: rate * target.sim_speedup,
-                burstiness: c.burstiness,
+                burstiness: c.burstiness(),
                 max_concurrency: Some(conc as usize),
                 seed: u64::from(c.seed),
             },
@@ -835,7 +916,7 @@ async fn measure(
             },
             num_prompts: num_prompts as u64,
             request_rate: c.request_rate,
-            burstiness: c.burstiness,
+            burstiness: c.burstiness(),
             max_concurrency: Some(conc),
             benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
             benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
@@ -950,7 +1031,7 @@ async fn measure(
         "seed": c.seed,
         "concurrencies": concs,
         "request_rate": c.request_rate,
-        "burstiness": c.burstiness,
+        "burstiness": c.burstiness(),
         "datasets": dataset_lines,
         "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
         "interrupted": cancel.is_cancelled(),
@@ -1193,7 +1274,7 @@ fn run_meta(
         "concurrencies": concs,
         "repeats": c.repeats,
         "request_rate": c.request_rate,
-        "burstiness": c.burstiness,
+        "burstiness": c.burstiness(),
         "endpoint_url": target.endpoint.base_url,
         "simulator": target.sim_describe.as_ref().map(|d| json!({"describe": d, "speedup": target.sim_speedup})),
         "eval": c.eval.map(|_| json!({"task": "gsm8k", "conc": c.eval_conc, "limit": c.eval_limit})),
