@@ -465,3 +465,28 @@ fn recipe_edit_accepts_an_already_renamed_recipe() {
         "{err}"
     );
 }
+
+/// `--time garbage` and `--repairs-used 6` are refused with one line naming the flag.
+#[test]
+fn time_and_repairs_used_are_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = scenario_args();
+    a.extend(["--time".into(), "garbage".into()]);
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(err.contains("--time") && err.contains("RFC 3339"), "{err}");
+    let mut a = scenario_args();
+    a.extend(["--repairs-used".into(), "6".into()]);
+    let (code, _, err) = servebench(&a, dir.path());
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--repairs-used") && err.contains("at most 5"),
+        "{err}"
+    );
+    // Valid forms are accepted and shown in UTC minutes.
+    let mut a = scenario_args();
+    a.extend(["--time".into(), "2026-09-22 08:30".into()]);
+    let (code, out, err) = servebench(&a, dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("· 2026-09-22 08:30 UTC"), "{out}");
+}

@@ -92,7 +92,7 @@ pub struct Args {
     pub head: Option<String>,
     /// Time shown (default: the logs' first timestamp, or the candidate run's time), RFC 3339
     /// or `YYYY-MM-DD HH:MM`.
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub time: Option<String>,
     /// Workload label (default: the candidate's, from its results; else the baseline's).
     #[arg(long, value_name = "LABEL")]
@@ -103,8 +103,9 @@ pub struct Args {
     /// Latency statistic.
     #[arg(long, value_name = "STAT", default_value = "mean")]
     pub stat: String,
-    /// Repairs already used (default: the attempt kind's, 0 for the initial attempt).
-    #[arg(long, value_name = "N")]
+    /// Repairs already used, 0 to 5 (AUTOMATION.md: at most 5 repairs per bump; default: the
+    /// attempt kind's, 0 for the initial attempt).
+    #[arg(long, value_name = "N", value_parser = parse_repairs_used)]
     pub repairs_used: Option<u32>,
     /// Title prefix / bot name (HTML title).
     #[arg(long, value_name = "NAME")]
@@ -174,6 +175,37 @@ pub fn parse_kind(s: &str) -> Result<AttemptKind, String> {
     }
 }
 
+/// `--time`: RFC 3339 (`2026-09-21T01:15:02Z`, `2026-09-21T03:15:02+02:00`) or
+/// `YYYY-MM-DD HH:MM` (UTC, an optional ` UTC` suffix). Returns the text as given.
+pub fn parse_time(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    let plain = t.strip_suffix(" UTC").unwrap_or(t);
+    if chrono::DateTime::parse_from_rfc3339(t).is_ok()
+        || chrono::NaiveDateTime::parse_from_str(plain, "%Y-%m-%d %H:%M").is_ok()
+    {
+        Ok(t.to_string())
+    } else {
+        Err(format!(
+            "time {s:?}: expected RFC 3339 (2026-09-21T01:15:02Z) or YYYY-MM-DD HH:MM (UTC)"
+        ))
+    }
+}
+
+/// `--repairs-used`: 0 to [`servebench_triage::MAX_REPAIRS`] (5).
+fn parse_repairs_used(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("repairs used {s:?}: expected a number 0 to 5"))?;
+    if n > servebench_triage::MAX_REPAIRS {
+        return Err(format!(
+            "repairs used {n}: at most {} repairs per bump (AUTOMATION.md)",
+            servebench_triage::MAX_REPAIRS
+        ));
+    }
+    Ok(n)
+}
+
 fn parse_status(s: &str) -> Result<AttemptStatus, String> {
     Ok(match s.to_ascii_lowercase().as_str() {
         "passed" => AttemptStatus::Passed,
@@ -197,6 +229,12 @@ pub fn fmt_utc(s: &str) -> String {
     let s = s.trim();
     if s.ends_with("UTC") {
         return s.to_string();
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return t
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M UTC")
+            .to_string();
     }
     let b = s.as_bytes();
     if s.len() >= 16 && (b[10] == b'T' || b[10] == b' ') {
@@ -836,6 +874,23 @@ mod tests {
         assert!(parse_kind("repair 6").is_err());
         assert!(parse_kind("repair").is_err());
         assert!(parse_kind("bogus").is_err());
+    }
+
+    #[test]
+    fn times_and_repairs_are_validated() {
+        assert!(parse_time("2026-09-21T01:15:02Z").is_ok());
+        assert!(parse_time("2026-09-21T03:15:02.114+02:00").is_ok());
+        assert_eq!(
+            fmt_utc("2026-09-21T03:15:02.114+02:00"),
+            "2026-09-21 01:15 UTC"
+        );
+        assert!(parse_time("2026-09-21 01:15").is_ok());
+        assert!(parse_time("2026-09-21 01:15 UTC").is_ok());
+        assert!(parse_time("garbage").is_err());
+        assert!(parse_time("2026-13-40 99:99").is_err());
+        assert_eq!(parse_repairs_used("5"), Ok(5));
+        assert!(parse_repairs_used("6").is_err());
+        assert!(parse_repairs_used("x").is_err());
     }
 
     #[test]
