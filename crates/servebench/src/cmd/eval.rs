@@ -31,7 +31,8 @@ pub struct Gsm8kArgs {
     /// Model name sent in requests (default: the first of GET /v1/models).
     #[arg(long)]
     pub model: Option<String>,
-    /// Bearer token for the endpoint.
+    /// Bearer token for the endpoint (default: $SERVEBENCH_API_KEY, else $OPENAI_API_KEY;
+    /// the same for `servebench sweep`).
     #[arg(long, env = "SERVEBENCH_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
     /// Requests in flight (lm-eval num_concurrent).
@@ -182,7 +183,7 @@ impl Gsm8kArgs {
         Ok(EvalOptions {
             endpoint: self.endpoint.clone(),
             model: self.model.clone(),
-            api_key: self.api_key.clone(),
+            api_key: super::sweep::api_key_or_env(self.api_key.clone()),
             conc: self.conc,
             limit: self.limit,
             profile: self.profile,

@@ -118,8 +118,9 @@ pub struct CommonArgs {
     /// (a stored run that pointed there then points at the new files).
     #[arg(long)]
     pub overwrite: bool,
-    /// API key sent as `Authorization: Bearer …`.
-    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    /// API key sent as `Authorization: Bearer …` (default: $SERVEBENCH_API_KEY, else
+    /// $OPENAI_API_KEY; the same for `servebench eval`).
+    #[arg(long, env = "SERVEBENCH_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
     /// Hardware name for the agg row (`hw`; default sim-<gpu> or unknown).
     #[arg(long)]
@@ -405,10 +406,40 @@ struct PointDone {
 /// Runs the given concurrencies (shared by `sweep` and `bench`, recorded as a run of `kind`).
 pub fn run_points(common: CommonArgs, concs: Vec<u64>, kind: RunKind) -> Result<ExitCode> {
     common.validate(&concs)?;
+    let mut common = common;
+    common.api_key = api_key_or_env(common.api_key.take());
+    if let Some(url) = &common.endpoint {
+        let base = normalise_base_url(url);
+        if &base != url {
+            println!("--endpoint {url}: using the base URL {base} (servebench adds /v1/… itself)");
+            common.endpoint = Some(base);
+        }
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(run_async(common, concs, kind))
+}
+
+/// `--api-key`, else `$SERVEBENCH_API_KEY` (clap reads it), else `$OPENAI_API_KEY`; empty
+/// values count as unset.
+pub(crate) fn api_key_or_env(flag: Option<String>) -> Option<String> {
+    flag.filter(|k| !k.is_empty()).or_else(|| {
+        std::env::var("OPENAI_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    })
+}
+
+/// The base URL of an endpoint: trailing slashes and a trailing `/v1` removed
+/// (`http://h:8000/v1/` → `http://h:8000`), since every path servebench calls (`/v1/…`,
+/// `/tokenize`, `/health`) is relative to the server root.
+pub(crate) fn normalise_base_url(url: &str) -> String {
+    let t = url.trim_end_matches('/');
+    t.strip_suffix("/v1")
+        .unwrap_or(t)
+        .trim_end_matches('/')
+        .to_string()
 }
 
 fn fmt_num(x: f64, decimals: usize) -> String {
@@ -1784,7 +1815,19 @@ fn table_notes(points: &[PointDone], repeats: u32) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::fmt_num;
+    use super::{fmt_num, normalise_base_url};
+
+    #[test]
+    fn base_url_loses_trailing_v1_and_slashes() {
+        assert_eq!(normalise_base_url("http://h:8/v1"), "http://h:8");
+        assert_eq!(normalise_base_url("http://h:8/v1/"), "http://h:8");
+        assert_eq!(normalise_base_url("http://h:8/"), "http://h:8");
+        assert_eq!(normalise_base_url("http://h:8"), "http://h:8");
+        assert_eq!(
+            normalise_base_url("http://h:8/proxy/v1"),
+            "http://h:8/proxy"
+        );
+    }
 
     #[test]
     fn thousands_separators() {
