@@ -269,3 +269,56 @@ mod tests {
         assert_eq!(engine_display("sglang"), "SGLang");
     }
 }
+
+/// The store's endpoint text of a run on the embedded simulator starts with this.
+pub const SIMULATOR_ENDPOINT_PREFIX: &str = "embedded simulator";
+
+/// Whether a run's endpoint (store field `endpoint`) is the embedded simulator.
+pub fn is_simulator_endpoint(endpoint: &str) -> bool {
+    endpoint.trim_start().starts_with(SIMULATOR_ENDPOINT_PREFIX)
+}
+
+/// Short form of an endpoint for tables: the simulator's description
+/// `embedded simulator: simulated 1× H200 SXM 141GB (…) serving Qwen3-8B (…); …` →
+/// `sim: H200/Qwen3-8B` (`sim: 8×H100/…` for several GPUs); any other endpoint unchanged.
+pub fn endpoint_short(endpoint: &str) -> String {
+    if !is_simulator_endpoint(endpoint) {
+        return endpoint.to_string();
+    }
+    let gpu = endpoint.split_once("simulated ").map(|(_, rest)| {
+        let mut words = rest.split_whitespace();
+        let first = words.next().unwrap_or("");
+        match first.strip_suffix('×') {
+            Some("1") => words.next().unwrap_or("").to_string(),
+            Some(n) => format!("{n}×{}", words.next().unwrap_or("")),
+            None => first.to_string(),
+        }
+    });
+    let model = endpoint
+        .split_once("serving ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .map(|m| m.trim_end_matches([',', ';']).to_string());
+    match (gpu, model) {
+        (Some(g), Some(m)) if !g.is_empty() => format!("sim: {g}/{m}"),
+        _ => "sim".into(),
+    }
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::*;
+
+    #[test]
+    fn simulator_endpoint_is_shortened() {
+        let d = "embedded simulator: simulated 1× H200 SXM 141GB (TP1; 989.4 TFLOP/s BF16, 4.8 TB/s, 141 GiB each) serving Qwen3-8B (8.19B params, 2 bytes/param, 36 layers); KV budget 798400 tokens, max batch 1024, chunk 8192 tokens, speedup ×10";
+        assert_eq!(endpoint_short(d), "sim: H200/Qwen3-8B");
+        let d8 = d.replace("1× H200", "8× H100");
+        assert_eq!(endpoint_short(&d8), "sim: 8×H100/Qwen3-8B");
+        assert_eq!(
+            endpoint_short("http://10.0.0.1:8000"),
+            "http://10.0.0.1:8000"
+        );
+        assert!(is_simulator_endpoint(d));
+        assert!(!is_simulator_endpoint("http://x"));
+    }
+}

@@ -160,3 +160,43 @@ fn two_processes_importing_into_one_store() {
         assert_eq!((r.n_points, r.n_evals), (4, 1), "run {}", r.id);
     }
 }
+
+/// A simulator sweep: `servebench runs` shows the endpoint in short (`sim: H200/Qwen3-8B`),
+/// `--json` keeps the simulator's full description.
+#[test]
+fn runs_table_shortens_the_simulator_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sb(
+        &[
+            "sweep",
+            "--isl",
+            "256",
+            "--osl",
+            "128",
+            "--conc",
+            "1",
+            "--num-prompts",
+            "2",
+            "--db",
+            "s.db",
+        ],
+        dir.path(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let o = sb(&["runs", "--db", "s.db"], dir.path());
+    let (out, _) = text(&o);
+    assert!(out.contains("sim: H200/Qwen3-8B"), "{out}");
+    assert!(
+        !out.contains("TFLOP/s"),
+        "full description only in --json: {out}"
+    );
+    let o = sb(&["runs", "--db", "s.db", "--json"], dir.path());
+    let (out, _) = text(&o);
+    let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ep = runs[0]["meta"]["endpoint"].as_str().unwrap();
+    assert!(
+        ep.starts_with("embedded simulator") && ep.contains("TFLOP/s"),
+        "{ep}"
+    );
+}

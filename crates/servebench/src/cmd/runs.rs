@@ -81,7 +81,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             m.config_key.clone().or(m.label.clone()).unwrap_or_default(),
             m.workload.clone().unwrap_or_default(),
             m.topology.clone().unwrap_or_default(),
-            m.endpoint.clone().unwrap_or_default(),
+            // The simulator's ~230-character description in short (`sim: H200/Qwen3-8B`);
+            // `--json` keeps the full text.
+            m.endpoint
+                .as_deref()
+                .map(servebench_report::words::endpoint_short)
+                .unwrap_or_default(),
         ]);
     }
     println!("{t}");
