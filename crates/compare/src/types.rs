@@ -476,6 +476,10 @@ pub struct RunInfo {
     pub config_key: Option<String>,
     /// Run kind (`sweep`, `bench`, `eval`, `baseline`).
     pub kind: Option<String>,
+    /// The run's endpoint as stored (a URL, or the embedded simulator's description starting
+    /// with `embedded simulator`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 /// Options of a comparison (CLI flags of `servebench compare`).

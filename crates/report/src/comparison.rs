@@ -519,6 +519,40 @@ pub fn eval_rows(c: &cmp::Comparison) -> Vec<EvalRow> {
         .collect()
 }
 
+/// When a side ran on the embedded simulator (store endpoint `embedded simulator: …`): the
+/// `simulated` context word and a finding with the simulator's description, so a report never
+/// passes simulated numbers off as measured ones (even when `--image` named a real image).
+fn simulation_notice(sides: &[(&str, &cmp::RunInfo)]) -> (Option<String>, Vec<Bilingual>) {
+    let mut word = None;
+    let mut findings = Vec::new();
+    for (who, info) in sides {
+        let Some(ep) = info
+            .endpoint
+            .as_deref()
+            .filter(|e| crate::words::is_simulator_endpoint(e))
+        else {
+            continue;
+        };
+        word = Some("simulated".to_string());
+        let desc = ep.split_once(':').map_or(ep, |(_, d)| d.trim()).to_string();
+        let (who_en, who_zh) = match *who {
+            "baseline" => ("the baseline", "基线"),
+            "candidate" => ("the candidate", "候选运行"),
+            _ => ("this run", "本次运行"),
+        };
+        findings.push(Bilingual {
+            en: vec![t(format!(
+                "Simulated: {who_en} ran on the embedded simulator, not a real engine: {desc}."
+            ))],
+            zh: vec![t(format!(
+                "模拟结果：{who_zh}在内置模拟器上完成，并非真实推理引擎（{}）。",
+                crate::words::endpoint_short(ep)
+            ))],
+        });
+    }
+    (word, findings)
+}
+
 /// Builds the report of a comparison.
 pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
     let columns: Vec<Metric> = if o.columns.is_empty() {
@@ -567,6 +601,10 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
     if let Some(k) = &c.candidate.config_key {
         extra.push(k.clone());
     }
+    let (sim, sim_findings) =
+        simulation_notice(&[("candidate", &c.candidate), ("baseline", &c.baseline)]);
+    extra.extend(sim);
+    findings.extend(sim_findings);
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: o
@@ -688,6 +726,8 @@ pub fn build_run(
     if let Some(k) = &run.config_key {
         extra.push(k.clone());
     }
+    let (sim, findings) = simulation_notice(&[("run", run)]);
+    extra.extend(sim);
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: o
@@ -720,7 +760,7 @@ pub fn build_run(
         evals,
         next: None,
         failure: None,
-        findings: vec![],
+        findings,
         curves: Curves {
             baseline: vec![],
             candidate: pts

@@ -73,6 +73,7 @@ fn scenario() -> servebench_compare::Comparison {
             created_at: Some("2026-09-22T10:04:05Z".into()),
             config_key: imp.config_key.clone(),
             kind: Some("sweep".into()),
+            endpoint: None,
         },
         cand,
         cand_evals,

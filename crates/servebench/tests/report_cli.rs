@@ -222,3 +222,78 @@ fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
     let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
     assert!(html.contains("718.42 ± 55.56"), "html shows the spread");
 }
+
+/// A simulator sweep given a real `--image`: the report says it is simulated, with the
+/// simulator's description, in Markdown and HTML (alone and against a baseline).
+#[test]
+fn simulated_run_is_labelled_simulated() {
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let (code, _, err) = servebench(
+            &[
+                "sweep",
+                "--image",
+                "lmsysorg/sglang:v0.5.20-cu130",
+                "--isl",
+                "256",
+                "--osl",
+                "128",
+                "--conc",
+                "1",
+                "--num-prompts",
+                "2",
+                "--db",
+                "s.db",
+            ],
+            dir.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, md, err) = servebench(&["report", "1", "--db", "s.db"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.contains(
+            "`lmsysorg/sglang:v0.5.20-cu130` · 256/128 · TP1/EP1 · Mean latency · simulated"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("Simulated: this run ran on the embedded simulator, not a real engine: simulated 1× H200"),
+        "{md}"
+    );
+    assert!(md.contains("模拟结果：本次运行在内置模拟器上完成"), "{md}");
+    let (code, md, err) = servebench(
+        &[
+            "report",
+            "2",
+            "--baseline",
+            "1",
+            "--db",
+            "s.db",
+            "--lang",
+            "en",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.contains("Simulated: the candidate ran on the embedded simulator"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Simulated: the baseline ran on the embedded simulator"),
+        "{md}"
+    );
+    let (code, _, err) = servebench(
+        &[
+            "report", "1", "--db", "s.db", "--format", "html", "-o", "s.html",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let h = std::fs::read_to_string(dir.path().join("s.html")).unwrap();
+    assert!(
+        h.contains("Simulated: this run ran on the embedded simulator"),
+        "html"
+    );
+}

@@ -110,6 +110,7 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
                 created_at: Some(run.created_at.clone()),
                 config_key: run.meta.config_key.clone(),
                 kind: Some(run.kind.as_str().to_string()),
+                endpoint: run.meta.endpoint.clone(),
             };
         } else {
             info.label.push_str(&format!("+{id}"));
@@ -182,6 +183,7 @@ fn side_from_file(path: &Path) -> Result<Side> {
             created_at: imp.date.clone(),
             config_key: imp.config_key.clone(),
             kind: Some("baseline".into()),
+            endpoint: None,
         },
         points,
         evals,
