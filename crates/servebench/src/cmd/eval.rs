@@ -163,13 +163,17 @@ impl Gsm8kArgs {
             "--sim-speedup must be > 0"
         );
         if let Some(f) = &self.thresholds {
-            anyhow::ensure!(f.is_file(), "--thresholds {}: no such file", f.display());
+            anyhow::ensure!(
+                f.is_file(),
+                "cannot read thresholds file {} (--thresholds): no such file",
+                f.display()
+            );
         }
         if self.endpoint.is_none() {
             let known = servebench_eval::sim_answers::MODELS;
             anyhow::ensure!(
                 known.contains(&self.sim_answers.as_str()),
-                "--sim-answers {}: unknown recorded model (one of {})",
+                "unknown --sim-answers model {:?} (recorded models: {})",
                 self.sim_answers,
                 known.join(", ")
             );

@@ -302,7 +302,10 @@ impl CommonArgs {
         }
         if let Some(f) = &self.eval_thresholds {
             if !f.is_file() {
-                bail!("--eval-thresholds {}: no such file", f.display());
+                bail!(
+                    "cannot read thresholds file {} (--eval-thresholds): no such file",
+                    f.display()
+                );
             }
         }
         if self.eval.is_some()
@@ -310,7 +313,7 @@ impl CommonArgs {
             && !servebench_eval::sim_answers::MODELS.contains(&self.sim_answers.as_str())
         {
             bail!(
-                "--sim-answers {}: unknown recorded model (one of {})",
+                "unknown --sim-answers model {:?} (recorded models: {})",
                 self.sim_answers,
                 servebench_eval::sim_answers::MODELS.join(", ")
             );
