@@ -268,6 +268,15 @@ impl Conn {
     }
 }
 
+/// Bytes hyper reads from the socket at a time, per connection (exact, never grown).
+///
+/// hyper's default read strategy is adaptive: it doubles the buffer after every read that fills
+/// it, up to ~400 KB, and a fast stream (a zero-delay simulator, or a real engine's burst after a
+/// prefill stall) fills every read, so 10,000 streams cost gigabytes (docs/benchmarks-client.md,
+/// Findings 1). SSE events and lines longer than this are still whole: the [`SseFramer`]
+/// accumulates partial lines across reads (case B07, 200 KB lines).
+pub const READ_BUF_SIZE: usize = 8 * 1024;
+
 /// Opens a connection (TCP_NODELAY) and spawns its hyper driver task; `clock` stamps the
 /// socket reads and writes.
 pub async fn dial(ep: &Endpoint, clock: Clock) -> std::io::Result<Conn> {
@@ -279,6 +288,7 @@ pub async fn dial(ep: &Endpoint, clock: Clock) -> std::io::Result<Conn> {
         stamps: stamps.clone(),
     };
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
+        .read_buf_exact_size(Some(READ_BUF_SIZE))
         .handshake(TokioIo::new(io))
         .await
         .map_err(std::io::Error::other)?;
