@@ -127,10 +127,11 @@ pub struct EvalOptions {
     pub progress: bool,
     /// Stop request (Ctrl-C): the run ends early with a partial result.
     pub interrupt: Interrupt,
-    /// How long to wait for the endpoint to answer `GET /health` or `GET /v1/models` with
-    /// HTTP 200 before any request is sent (the sweep's readiness wait); polled every 0.5 s,
-    /// 5 s per probe.
-    pub ready_timeout: Duration,
+    /// Readiness wait: when set, the endpoint must answer `GET /health` or `GET /v1/models`
+    /// with HTTP 200 within this time before any request is sent (the sweep's wait; polled
+    /// every 0.5 s, 5 s per probe). `None` (the default) sends at once: the CLI and the sweep
+    /// set it (`--ready-timeout`, 30 s).
+    pub ready_timeout: Option<Duration>,
 }
 
 impl Default for EvalOptions {
@@ -155,7 +156,7 @@ impl Default for EvalOptions {
             sim: SimChoice::default(),
             progress: false,
             interrupt: Interrupt::default(),
-            ready_timeout: Duration::from_secs(30),
+            ready_timeout: None,
         }
     }
 }
@@ -544,11 +545,11 @@ async fn run_on_target(
         .connect_timeout(Duration::from_secs(30).min(opts.request_timeout))
         .build()
         .context("cannot build the HTTP client")?;
-    if target.sim.is_none() {
+    if let (None, Some(max_wait)) = (&target.sim, opts.ready_timeout) {
         wait_ready(
             &target.url,
             opts.api_key.as_deref(),
-            opts.ready_timeout,
+            max_wait,
             &opts.interrupt,
         )
         .await?;

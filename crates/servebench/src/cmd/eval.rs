@@ -222,7 +222,7 @@ impl Gsm8kArgs {
                 zero_delay: self.sim_zero_delay,
             },
             progress: !self.no_progress,
-            ready_timeout: Duration::from_secs_f64(self.ready_timeout),
+            ready_timeout: Some(Duration::from_secs_f64(self.ready_timeout)),
             ..Default::default()
         })
     }

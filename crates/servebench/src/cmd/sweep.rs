@@ -1467,7 +1467,7 @@ fn eval_options(
             dp_attention: Some(identity.dp_attention),
         },
         progress: tty,
-        ready_timeout: Duration::from_secs_f64(c.ready_timeout.max(0.0)),
+        ready_timeout: Some(Duration::from_secs_f64(c.ready_timeout.max(0.0))),
         ..Default::default()
     }
 }
