@@ -32,4 +32,4 @@ for s in scripts/services/*.sh; do
 done
 export SERVEBENCH_REQUIRE_SERVICES=1
 cargo build --workspace --all-targets
-cargo test --workspace "$@"
+cargo test --workspace --no-fail-fast "$@"

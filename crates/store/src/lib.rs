@@ -447,11 +447,32 @@ impl Store {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .with_context(|| format!("{p}: setting busy timeout"))?;
-        // journal_mode returns a row; WAL persists in the file once set.
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .with_context(|| format!("{p}: not a SQLite database, or it cannot be written"))?;
+        // journal_mode returns a row; WAL persists in the file once set. Switching a new file
+        // to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once (without the
+        // busy handler) while another process is doing the same switch or creating the schema:
+        // retry within the busy timeout so two servebench processes can open a new store at once.
+        let started = std::time::Instant::now();
+        let mode: String = loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+            {
+                Ok(mode) => break mode,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "{p}: not a SQLite database, or it cannot be written"
+                    )))
+                }
+            }
+        };
         if mode != "wal" && mode != "memory" {
             bail!("{p}: cannot switch the store to WAL (journal_mode is {mode})");
         }
