@@ -1,4 +1,11 @@
-//! HTTP/1.1 transport (hyper 1.x low-level `client::conn::http1`) and one measured request.
+//! HTTP/1.1 transport (our own, over `tokio::net::TcpStream`; heads parsed with `httparse`)
+//! and one measured request.
+//!
+//! One request in flight per connection, which is all the driver needs: the request head and
+//! JSON body are serialised into one reusable per-connection buffer and written; t0 is read just
+//! before the write syscall that accepts the first bytes; every read is stamped right after it
+//! returns and its bytes go (after `Content-Length`/chunked decoding) to the [`SseFramer`] with
+//! that stamp. One fixed 8 KiB read buffer per connection ([`READ_BUF_SIZE`]).
 //!
 //! Each lane owns at most one connection ([`Conn`]). A keep-alive connection the server closed
 //! while idle (llama.cpp closes after every streamed response although it answers with
@@ -6,14 +13,10 @@
 //! request on a *reused* connection fails before any response arrived, it is re-sent on a fresh
 //! connection (at most twice), with `t0` taken again — counted in `redials`, never as a failure.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONNECTION, CONTENT_TYPE, HOST};
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 
 use crate::profile::BodyBuilder;
@@ -23,7 +26,6 @@ use crate::stream::{Compat, StreamState};
 use servebench_workload::RequestSpec;
 
 pub use http::Method;
-
 /// Monotonic run clock: ns since its origin.
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
@@ -116,142 +118,27 @@ impl Endpoint {
     }
 }
 
-/// Socket-level timestamps of one connection (ns on the run clock), taken inside the
-/// connection's I/O: `write_ns` = when the first bytes of the armed request were accepted by the
-/// socket (MEASUREMENT.md Part 1 t0), `read_ns` = when the latest read returned data (event
-/// arrival). Reading them avoids counting the client's own task scheduling as server latency.
-#[derive(Debug)]
-pub struct IoStamps {
-    clock: Clock,
-    armed: std::sync::atomic::AtomicBool,
-    write_ns: std::sync::atomic::AtomicU64,
-    read_ns: std::sync::atomic::AtomicU64,
-}
+/// Bytes read from the socket at a time, per connection (one fixed buffer, never grown).
+///
+/// The response head must fit in it (8 KiB; engines send a few hundred bytes). SSE events and
+/// lines longer than this are still whole: the [`SseFramer`] accumulates partial lines across
+/// reads (case B07, 200 KB lines). hyper's adaptive buffer grew to ~400 KB per connection on fast
+/// streams (docs/benchmarks-client.md, Findings 1), which is why it is fixed here.
+pub const READ_BUF_SIZE: usize = 8 * 1024;
 
-impl IoStamps {
-    fn new(clock: Clock) -> Self {
-        use std::sync::atomic::{AtomicBool, AtomicU64};
-        Self {
-            clock,
-            armed: AtomicBool::new(false),
-            write_ns: AtomicU64::new(0),
-            read_ns: AtomicU64::new(0),
-        }
-    }
-    fn arm(&self) {
-        self.write_ns.store(0, std::sync::atomic::Ordering::Relaxed);
-        self.armed.store(true, std::sync::atomic::Ordering::Release);
-    }
-    /// Time the armed request's first bytes were written, if they were.
-    fn written(&self) -> Option<u64> {
-        match self.write_ns.load(std::sync::atomic::Ordering::Acquire) {
-            0 => None,
-            t => Some(t),
-        }
-    }
-    /// Time of the latest read that returned data (0 = none yet).
-    #[inline]
-    fn last_read(&self) -> u64 {
-        self.read_ns.load(std::sync::atomic::Ordering::Acquire)
-    }
-}
+/// Most header lines accepted in a response head.
+const MAX_HEADERS: usize = 64;
 
-/// `TcpStream` wrapper that stamps [`IoStamps`].
-struct TimedIo {
-    inner: TcpStream,
-    stamps: Arc<IoStamps>,
-}
-
-impl tokio::io::AsyncRead for TimedIo {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let r = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if matches!(r, std::task::Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let t = self.stamps.clock.now_ns().max(1);
-            self.stamps
-                .read_ns
-                .store(t, std::sync::atomic::Ordering::Release);
-        }
-        r
-    }
-}
-
-impl TimedIo {
-    /// The clock is read *before* the write syscall, so a preemption between the syscall and
-    /// the clock read can never move t0 later than the bytes really left (which would shorten
-    /// TTFT); it is committed only when the write accepted bytes.
-    #[inline]
-    fn pre_write(&self) -> Option<u64> {
-        if self.stamps.armed.load(std::sync::atomic::Ordering::Acquire) {
-            Some(self.stamps.clock.now_ns().max(1))
-        } else {
-            None
-        }
-    }
-
-    #[inline]
-    fn commit_write(&self, t: Option<u64>, r: &std::task::Poll<std::io::Result<usize>>) {
-        if let (Some(t), std::task::Poll::Ready(Ok(n))) = (t, r) {
-            if *n > 0
-                && self
-                    .stamps
-                    .armed
-                    .swap(false, std::sync::atomic::Ordering::AcqRel)
-            {
-                self.stamps
-                    .write_ns
-                    .store(t, std::sync::atomic::Ordering::Release);
-            }
-        }
-    }
-}
-
-impl tokio::io::AsyncWrite for TimedIo {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        let t = self.pre_write();
-        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
-        self.commit_write(t, &r);
-        r
-    }
-    fn poll_write_vectored(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        let t = self.pre_write();
-        let r = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        self.commit_write(t, &r);
-        r
-    }
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// One HTTP/1.1 connection.
+/// One HTTP/1.1 connection with at most one request in flight (all the driver needs).
+///
+/// Per connection: the socket, one [`READ_BUF_SIZE`] read buffer and one write buffer that is
+/// reused for every request (sized to the largest request head + body sent on it). No task and
+/// no channel per connection: the request's own future reads and writes the socket, so a
+/// connection costs ~10 KB instead of hyper's ~30 KB (docs/benchmarks-client.md, Update 2).
 pub struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-    stamps: Arc<IoStamps>,
+    io: TcpStream,
+    rbuf: Box<[u8]>,
+    wbuf: Vec<u8>,
     uses: u32,
 }
 
@@ -262,42 +149,463 @@ impl std::fmt::Debug for Conn {
 }
 
 impl Conn {
-    /// Whether the connection is known closed.
+    /// Whether the connection is known closed (or unusable): the server closed it (EOF or a
+    /// reset is pending on the idle socket), or it sent bytes nobody asked for. (A connection
+    /// whose exchange did not end cleanly is never put back in the first place.) A close that has not reached us yet is found when
+    /// the next request on it fails before any response byte, and that request is re-sent on
+    /// a fresh connection.
     pub fn is_closed(&self) -> bool {
-        self.sender.is_closed()
+        let mut probe = [0u8; 1];
+        match self.io.try_read(&mut probe) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
+            // EOF, unsolicited bytes, or a socket error
+            _ => true,
+        }
+    }
+
+    /// Writes `self.wbuf` whole. Returns the run-clock time read just before the write syscall
+    /// that accepted the first bytes (MEASUREMENT.md Part 1 t0): the clock is read *before* the
+    /// syscall so a preemption between the syscall and the clock read can never move t0 later
+    /// than the bytes really left (which would shorten TTFT).
+    async fn write_request(&mut self, clock: Clock) -> std::io::Result<u64> {
+        let mut off = 0;
+        let mut t0 = None;
+        while off < self.wbuf.len() {
+            let (io, buf) = (&mut self.io, &self.wbuf[off..]);
+            let n = std::future::poll_fn(|cx| {
+                let t = clock.now_ns().max(1);
+                match std::pin::Pin::new(&mut *io).poll_write(cx, buf) {
+                    std::task::Poll::Ready(Ok(n)) => std::task::Poll::Ready(Ok((n, t))),
+                    std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
+                    std::task::Poll::Pending => std::task::Poll::Pending,
+                }
+            })
+            .await
+            .map(|(n, t)| {
+                if n > 0 && t0.is_none() {
+                    t0 = Some(t);
+                }
+                n
+            })?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            off += n;
+        }
+        Ok(t0.unwrap_or_else(|| clock.now_ns().max(1)))
+    }
+
+    /// One read into `rbuf[from..]`; returns the byte count (0 = EOF) and the run-clock time
+    /// taken right after the read returned (the arrival time of these bytes).
+    async fn read_at(&mut self, from: usize, clock: Clock) -> std::io::Result<(usize, u64)> {
+        let n = self.io.read(&mut self.rbuf[from..]).await?;
+        Ok((n, clock.now_ns().max(1)))
+    }
+
+    /// Reads and parses the response head (skipping interim 1xx answers). Returns the head, and
+    /// the body bytes already read as `rbuf[start..end]` with their arrival time.
+    /// `Err(RecvError::Closed)` = the connection ended before any response byte.
+    async fn read_head(&mut self, clock: Clock) -> Result<(Head, usize, usize, u64), RecvError> {
+        let mut len = 0;
+        let mut any = false;
+        loop {
+            if len == self.rbuf.len() {
+                return Err(RecvError::Other(format!(
+                    "response head larger than {READ_BUF_SIZE} bytes"
+                )));
+            }
+            let (n, t) = match self.read_at(len, clock).await {
+                Ok(x) => x,
+                Err(e) if !any => return Err(RecvError::Closed(e.to_string())),
+                Err(e) => return Err(RecvError::Other(format!("reading the response head: {e}"))),
+            };
+            if n == 0 {
+                return Err(if any {
+                    RecvError::Other("connection closed inside the response head".into())
+                } else {
+                    RecvError::Closed("connection closed before any response byte".into())
+                });
+            }
+            any = true;
+            len += n;
+            loop {
+                match parse_head(&self.rbuf[..len]).map_err(RecvError::Other)? {
+                    None => break,
+                    Some((head, used))
+                        if (100..200).contains(&head.status) && head.status != 101 =>
+                    {
+                        self.rbuf.copy_within(used..len, 0);
+                        len -= used;
+                    }
+                    Some((head, used)) => return Ok((head, used, len, t)),
+                }
+            }
+        }
+    }
+
+    /// Reads the body after [`Conn::read_head`], calling `on(bytes, arrival_ns)` for every piece
+    /// of decoded body, in order. Returns whether the connection may carry another request.
+    async fn read_body<F: FnMut(&[u8], u64)>(
+        &mut self,
+        head: &Head,
+        (start, end, t): (usize, usize, u64),
+        clock: Clock,
+        on: &mut F,
+    ) -> Result<bool, String> {
+        let mut dec = BodyDecoder::new(head.framing);
+        let (mut start, mut end, mut t) = (start, end, t);
+        loop {
+            let used = dec
+                .feed(&self.rbuf[start..end], &mut |d| on(d, t))
+                .map_err(|e| format!("invalid response body: {e}"))?;
+            if dec.is_done() {
+                // bytes after the end of the body: nothing was asked for, do not reuse
+                return Ok(head.keep_alive && start + used == end);
+            }
+            let (n, tr) = self
+                .read_at(0, clock)
+                .await
+                .map_err(|e| format!("connection error: {e}"))?;
+            if n == 0 {
+                return if dec.finish_at_eof() {
+                    Ok(false)
+                } else {
+                    Err("connection closed before the response body ended".into())
+                };
+            }
+            (start, end, t) = (0, n, tr);
+        }
     }
 }
 
-/// Bytes hyper reads from the socket at a time, per connection (exact, never grown).
-///
-/// hyper's default read strategy is adaptive: it doubles the buffer after every read that fills
-/// it, up to ~400 KB, and a fast stream (a zero-delay simulator, or a real engine's burst after a
-/// prefill stall) fills every read, so 10,000 streams cost gigabytes (docs/benchmarks-client.md,
-/// Findings 1). SSE events and lines longer than this are still whole: the [`SseFramer`]
-/// accumulates partial lines across reads (case B07, 200 KB lines).
-pub const READ_BUF_SIZE: usize = 8 * 1024;
+/// How a [`Conn::read_head`] failed.
+#[derive(Debug)]
+enum RecvError {
+    /// Nothing at all was received: on a reused connection this is the server's idle close.
+    Closed(String),
+    /// Anything else.
+    Other(String),
+}
 
-/// Opens a connection (TCP_NODELAY) and spawns its hyper driver task; `clock` stamps the
-/// socket reads and writes.
-pub async fn dial(ep: &Endpoint, clock: Clock) -> std::io::Result<Conn> {
-    let stream = TcpStream::connect((ep.host.as_str(), ep.port)).await?;
-    stream.set_nodelay(true)?;
-    let stamps = Arc::new(IoStamps::new(clock));
-    let io = TimedIo {
-        inner: stream,
-        stamps: stamps.clone(),
+/// How the response body is delimited (RFC 9112 §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// No body (1xx, 204, 304).
+    Empty,
+    /// `Content-Length: n`.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Until the server closes the connection.
+    UntilEof,
+}
+
+/// The parts of a response head the client uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Head {
+    /// HTTP status code.
+    pub status: u16,
+    /// Body framing.
+    pub framing: Framing,
+    /// Whether the server lets the connection carry another request (HTTP/1.1 without
+    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`; never when the body
+    /// ends at EOF).
+    pub keep_alive: bool,
+}
+
+/// Parses a response head with `httparse`. `Ok(None)` = incomplete; `Ok(Some((head, n)))` = the
+/// head is the first `n` bytes. Errors are one line naming what is wrong.
+pub(crate) fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    let n = match resp.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(format!("invalid HTTP response head: {e}")),
     };
-    let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .read_buf_exact_size(Some(READ_BUF_SIZE))
-        .handshake(TokioIo::new(io))
-        .await
-        .map_err(std::io::Error::other)?;
-    tokio::spawn(async move {
-        let _ = conn.await;
+    let status = resp.code.unwrap_or(0);
+    let http11 = resp.version == Some(1);
+    let mut length: Option<u64> = None;
+    let mut chunked = false;
+    let mut has_te = false;
+    let mut close = !http11;
+    for h in resp.headers.iter() {
+        let v = std::str::from_utf8(h.value).unwrap_or("").trim();
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let l: u64 = v
+                .parse()
+                .map_err(|_| format!("invalid Content-Length `{v}` in the response"))?;
+            if length.is_some_and(|o| o != l) {
+                return Err("conflicting Content-Length headers in the response".into());
+            }
+            length = Some(l);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            has_te = true;
+            // chunked must be the last coding; an earlier header's value is overridden
+            chunked = v
+                .rsplit(',')
+                .next()
+                .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            for tok in v.split(',').map(str::trim) {
+                if tok.eq_ignore_ascii_case("close") {
+                    close = true;
+                } else if tok.eq_ignore_ascii_case("keep-alive") && !http11 {
+                    close = false;
+                }
+            }
+        }
+    }
+    let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
+        Framing::Empty
+    } else if has_te {
+        // Transfer-Encoding overrides Content-Length; not chunked = delimited by close
+        if chunked {
+            Framing::Chunked
+        } else {
+            Framing::UntilEof
+        }
+    } else if let Some(l) = length {
+        Framing::Length(l)
+    } else {
+        Framing::UntilEof
+    };
+    let keep_alive = !close && framing != Framing::UntilEof;
+    Ok(Some((
+        Head {
+            status,
+            framing,
+            keep_alive,
+        },
+        n,
+    )))
+}
+
+/// Incremental body decoder: bytes in (split anywhere), decoded body bytes out.
+#[derive(Debug, Clone)]
+pub(crate) struct BodyDecoder {
+    state: DecState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DecState {
+    /// `Content-Length` bytes left.
+    Length(u64),
+    /// Until EOF.
+    UntilEof,
+    /// Chunk-size line: the value so far and the hex digits seen.
+    Size(u64, u8),
+    /// Chunk extension (or whitespace) after the size: skipped up to LF.
+    Ext(u64),
+    /// CR seen at the end of the size line.
+    SizeLf(u64),
+    /// Chunk data bytes left.
+    Data(u64),
+    /// After chunk data: expecting CRLF (or a bare LF).
+    DataEnd,
+    /// After chunk data and CR: expecting LF.
+    DataEndLf,
+    /// Trailer section, at the start of a line.
+    TrailerLineStart,
+    /// Inside a trailer field line: skipped up to LF.
+    TrailerLine,
+    /// CR at the start of a trailer line: expecting the final LF.
+    TrailerEndLf,
+    /// The body is complete.
+    Done,
+}
+
+impl BodyDecoder {
+    /// A decoder for `framing`.
+    pub(crate) fn new(framing: Framing) -> Self {
+        let state = match framing {
+            Framing::Empty | Framing::Length(0) => DecState::Done,
+            Framing::Length(n) => DecState::Length(n),
+            Framing::Chunked => DecState::Size(0, 0),
+            Framing::UntilEof => DecState::UntilEof,
+        };
+        Self { state }
+    }
+
+    /// Whether the body is complete (bytes after it are not part of it).
+    pub(crate) fn is_done(&self) -> bool {
+        self.state == DecState::Done
+    }
+
+    /// At EOF: whether the body ended correctly (true only for a body delimited by the close,
+    /// or one that was already complete).
+    pub(crate) fn finish_at_eof(&mut self) -> bool {
+        match self.state {
+            DecState::UntilEof | DecState::Done => {
+                self.state = DecState::Done;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Decodes `input`, calling `out` with every run of body bytes. Returns how many input
+    /// bytes were used (less than `input.len()` only when the body ended inside it).
+    /// Errors name the malformed part (chunk size, missing CRLF).
+    pub(crate) fn feed(
+        &mut self,
+        input: &[u8],
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Result<usize, String> {
+        let mut i = 0;
+        while i < input.len() {
+            match self.state {
+                DecState::Done => return Ok(i),
+                DecState::UntilEof => {
+                    out(&input[i..]);
+                    return Ok(input.len());
+                }
+                DecState::Length(left) | DecState::Data(left) => {
+                    let take = (input.len() - i).min(usize::try_from(left).unwrap_or(usize::MAX));
+                    if take > 0 {
+                        out(&input[i..i + take]);
+                    }
+                    i += take;
+                    let left = left - take as u64;
+                    self.state = match (self.state, left) {
+                        (DecState::Length(_), 0) => DecState::Done,
+                        (DecState::Length(_), l) => DecState::Length(l),
+                        (_, 0) => DecState::DataEnd,
+                        (_, l) => DecState::Data(l),
+                    };
+                }
+                DecState::Size(v, digits) => {
+                    let b = input[i];
+                    i += 1;
+                    self.state = match b {
+                        b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
+                            let d = (b as char).to_digit(16).unwrap_or(0) as u64;
+                            if digits >= 15 {
+                                return Err("chunk size too large".into());
+                            }
+                            DecState::Size(v * 16 + d, digits + 1)
+                        }
+                        _ if digits == 0 => {
+                            return Err(format!("chunk size expected, got byte 0x{b:02x}"))
+                        }
+                        b';' | b' ' | b'\t' => DecState::Ext(v),
+                        b'\r' => DecState::SizeLf(v),
+                        b'\n' => Self::after_size(v),
+                        _ => return Err(format!("invalid byte 0x{b:02x} in a chunk size")),
+                    };
+                }
+                DecState::Ext(v) => match memchr::memchr(b'\n', &input[i..]) {
+                    Some(p) => {
+                        i += p + 1;
+                        self.state = Self::after_size(v);
+                    }
+                    None => i = input.len(),
+                },
+                DecState::SizeLf(v) => {
+                    if input[i] != b'\n' {
+                        return Err("chunk size line: CR not followed by LF".into());
+                    }
+                    i += 1;
+                    self.state = Self::after_size(v);
+                }
+                DecState::DataEnd => {
+                    self.state = match input[i] {
+                        b'\r' => DecState::DataEndLf,
+                        b'\n' => DecState::Size(0, 0),
+                        b => return Err(format!("CRLF expected after chunk data, got 0x{b:02x}")),
+                    };
+                    i += 1;
+                }
+                DecState::DataEndLf => {
+                    if input[i] != b'\n' {
+                        return Err("chunk data: CR not followed by LF".into());
+                    }
+                    i += 1;
+                    self.state = DecState::Size(0, 0);
+                }
+                DecState::TrailerLineStart => {
+                    self.state = match input[i] {
+                        b'\r' => DecState::TrailerEndLf,
+                        b'\n' => DecState::Done,
+                        _ => DecState::TrailerLine,
+                    };
+                    i += 1;
+                }
+                DecState::TrailerLine => match memchr::memchr(b'\n', &input[i..]) {
+                    Some(p) => {
+                        i += p + 1;
+                        self.state = DecState::TrailerLineStart;
+                    }
+                    None => i = input.len(),
+                },
+                DecState::TrailerEndLf => {
+                    if input[i] != b'\n' {
+                        return Err("end of trailers: CR not followed by LF".into());
+                    }
+                    i += 1;
+                    self.state = DecState::Done;
+                }
+            }
+        }
+        Ok(i)
+    }
+
+    fn after_size(v: u64) -> DecState {
+        if v == 0 {
+            DecState::TrailerLineStart
+        } else {
+            DecState::Data(v)
+        }
+    }
+}
+
+/// Serialises a request (head + body) into `out` (cleared first).
+fn write_head(
+    out: &mut Vec<u8>,
+    method: &str,
+    path: &str,
+    authority: &str,
+    extra: &[(&str, &str)],
+    body: Option<&[u8]>,
+) {
+    out.clear();
+    let blen = body.map_or(0, <[u8]>::len);
+    out.reserve(256 + path.len() + blen);
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(if path.is_empty() {
+        b"/"
+    } else {
+        path.as_bytes()
     });
+    out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+    out.extend_from_slice(authority.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (k, v) in extra {
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(b) = body {
+        out.extend_from_slice(b"content-length: ");
+        out.extend_from_slice(blen.to_string().as_bytes());
+        out.extend_from_slice(b"\r\n\r\n");
+        out.extend_from_slice(b);
+    } else {
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Opens a connection (TCP_NODELAY) with its read buffer. `_clock` is kept for the API (the
+/// request future stamps its own reads and writes).
+pub async fn dial(ep: &Endpoint, _clock: Clock) -> std::io::Result<Conn> {
+    let io = TcpStream::connect((ep.host.as_str(), ep.port)).await?;
+    io.set_nodelay(true)?;
     Ok(Conn {
-        sender,
-        stamps,
+        io,
+        rbuf: vec![0u8; READ_BUF_SIZE].into_boxed_slice(),
+        wbuf: Vec::new(),
         uses: 0,
     })
 }
@@ -396,12 +704,13 @@ async fn attempt(
     meta: &mut Meta,
 ) -> Result<(), Fail> {
     let path = ctx.endpoint.path(ctx.builder.api.path());
+    let bearer = ctx.api_key.as_ref().map(|k| format!("Bearer {k}"));
     let mut tries = 0;
     loop {
         tries += 1;
         let reusable = slot
             .take()
-            .filter(|c| !c.is_closed() && !ctx.new_connection_per_request);
+            .filter(|c| !ctx.new_connection_per_request && !c.is_closed());
         let (mut conn, reused) = match reusable {
             Some(c) => (c, true),
             None => {
@@ -417,105 +726,86 @@ async fn attempt(
                 (c, false)
             }
         };
-        if conn.sender.ready().await.is_err() {
-            if reused && tries < 3 {
-                meta.redials += 1;
-                continue;
-            }
-            return Err(Fail::Transport(
-                "connection closed before the request was sent".into(),
-            ));
-        }
-        let mut req = http::Request::builder()
-            .method(http::Method::POST)
-            .uri(path.as_str())
-            .header(HOST, ctx.endpoint.authority.as_str())
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .header(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        if let Some(k) = &ctx.api_key {
-            req = req.header(AUTHORIZATION, format!("Bearer {k}"));
-        }
-        let req = req
-            .body(Full::new(body.clone()))
-            .expect("valid request parts");
+        let mut extra: [(&str, &str); 3] = [
+            ("content-type", "application/json"),
+            ("accept", "text/event-stream"),
+            ("", ""),
+        ];
+        let n_extra = if let Some(b) = &bearer {
+            extra[2] = ("authorization", b.as_str());
+            3
+        } else {
+            2
+        };
+        write_head(
+            &mut conn.wbuf,
+            "POST",
+            &path,
+            &ctx.endpoint.authority,
+            &extra[..n_extra],
+            Some(body),
+        );
         let ix_t0_before_connect = ctx.compat == Compat::InferenceX && !reused;
         if !ix_t0_before_connect {
             meta.t0 = Some(ctx.clock.now_ns());
         }
         conn.uses += 1;
-        conn.stamps.arm();
-        let resp = match conn.sender.send_request(req).await {
-            Ok(r) => r,
-            Err(e) if reused && tries < 3 => {
+        let written = conn.write_request(ctx.clock).await;
+        let head = match written {
+            Ok(w) => {
+                if !ix_t0_before_connect {
+                    // t0 = just before the write syscall that accepted the request's first bytes
+                    meta.t0 = Some(w.max(meta.t0.unwrap_or(0)));
+                }
+                conn.read_head(ctx.clock).await
+            }
+            Err(e) => Err(RecvError::Closed(e.to_string())),
+        };
+        let (head, start, end, t_head) = match head {
+            Ok(h) => h,
+            Err(RecvError::Closed(e)) if reused && tries < 3 => {
                 // the server closed this idle keep-alive connection: re-dial, not a failure
                 tracing::debug!("re-dialling after error on reused connection: {e}");
                 meta.redials += 1;
                 continue;
             }
-            Err(e) => return Err(Fail::Transport(format!("request failed: {e}"))),
-        };
-        if !ix_t0_before_connect {
-            // t0 = when the socket accepted the request's first bytes (not when our task
-            // queued it for the connection task)
-            if let Some(w) = conn.stamps.written() {
-                meta.t0 = Some(w.max(meta.t0.unwrap_or(0)));
+            Err(RecvError::Closed(e) | RecvError::Other(e)) => {
+                return Err(Fail::Transport(format!("request failed: {e}")))
             }
-        }
-        let status = resp.status();
-        meta.status = Some(status.as_u16());
-        let keep = !resp
-            .headers()
-            .get(CONNECTION)
-            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
-        let ok_status = match ctx.compat {
-            Compat::Servebench => status.is_success(),
-            Compat::InferenceX => status == http::StatusCode::OK,
         };
-        let mut body = resp.into_body();
+        meta.status = Some(head.status);
+        let ok_status = match ctx.compat {
+            Compat::Servebench => (200..300).contains(&head.status),
+            Compat::InferenceX => head.status == 200,
+        };
         if !ok_status {
             let mut buf = Vec::new();
-            while let Some(fr) = body.frame().await {
-                match fr {
-                    Ok(f) => {
-                        if let Ok(d) = f.into_data() {
-                            let room = MAX_ERROR_BODY.saturating_sub(buf.len());
-                            buf.extend_from_slice(&d[..d.len().min(room)]);
-                        }
-                    }
-                    Err(_) => break,
-                }
-            }
+            let r = conn
+                .read_body(&head, (start, end, t_head), ctx.clock, &mut |d, _| {
+                    let room = MAX_ERROR_BODY.saturating_sub(buf.len());
+                    buf.extend_from_slice(&d[..d.len().min(room)]);
+                })
+                .await;
             meta.end = Some(ctx.clock.now_ns());
-            if keep && !ctx.new_connection_per_request {
+            if r == Ok(true) && !ctx.new_connection_per_request {
                 *slot = Some(conn);
             }
             let text = String::from_utf8_lossy(&buf).trim().to_string();
-            return Err(Fail::Http(status.as_u16(), text));
+            return Err(Fail::Http(head.status, text));
         }
-        loop {
-            match body.frame().await {
-                None => break,
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        // arrival clock: the socket read that delivered these bytes (stamped in
-                        // the connection's I/O), never later than now; before any parsing
-                        let now = ctx.clock.now_ns();
-                        let r = conn.stamps.last_read();
-                        let t = if r == 0 { now } else { r.min(now) };
-                        framer.feed(&data, &mut |item| st.on_item(item, t));
-                    }
-                }
-                Some(Err(e)) => {
-                    meta.transport_error = Some(format!("stream interrupted: {e}"));
-                    break;
-                }
-            }
-        }
+        // arrival clock: the socket read that delivered these bytes, before any parsing
+        let r = conn
+            .read_body(&head, (start, end, t_head), ctx.clock, &mut |d, t| {
+                framer.feed(d, &mut |item| st.on_item(item, t))
+            })
+            .await;
         let t_end = ctx.clock.now_ns();
         framer.finish(&mut |item| st.on_item(item, t_end));
         meta.end = Some(t_end);
-        if keep && !ctx.new_connection_per_request && meta.transport_error.is_none() {
-            *slot = Some(conn);
+        match r {
+            Ok(true) if !ctx.new_connection_per_request => *slot = Some(conn),
+            Ok(_) => {}
+            Err(e) => meta.transport_error = Some(format!("stream interrupted: {e}")),
         }
         return Ok(());
     }
@@ -656,27 +946,57 @@ pub async fn simple_request(
     json_body: Option<Vec<u8>>,
     timeout: Duration,
 ) -> anyhow::Result<SimpleResponse> {
+    const MAX_BODY: usize = 16 << 20;
     let fut = async {
-        let mut c = dial(ep, Clock::start())
+        let clock = Clock::start();
+        let mut c = dial(ep, clock)
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", ep.base_url))?;
-        let mut b = http::Request::builder()
-            .method(method)
-            .uri(ep.path(path))
-            .header(HOST, ep.authority.as_str());
-        if json_body.is_some() {
-            b = b.header(CONTENT_TYPE, "application/json");
-        }
-        let req = b.body(Full::new(Bytes::from(json_body.unwrap_or_default())))?;
-        c.sender.ready().await?;
-        let resp = c.sender.send_request(req).await?;
-        let status = resp.status().as_u16();
-        let body = http_body_util::Limited::new(resp.into_body(), 16 << 20)
-            .collect()
+        let full = ep.path(path);
+        let extra: &[(&str, &str)] = if json_body.is_some() {
+            &[("content-type", "application/json")]
+        } else {
+            &[]
+        };
+        let body = match (&json_body, &method) {
+            (Some(b), _) => Some(b.as_slice()),
+            (None, m) if *m == http::Method::POST || *m == http::Method::PUT => Some(&[][..]),
+            (None, _) => None,
+        };
+        write_head(
+            &mut c.wbuf,
+            method.as_str(),
+            &full,
+            &ep.authority,
+            extra,
+            body,
+        );
+        c.write_request(clock)
             .await
-            .map_err(|e| anyhow::anyhow!("reading response of {path}: {e}"))?
-            .to_bytes();
-        Ok::<_, anyhow::Error>(SimpleResponse { status, body })
+            .map_err(|e| anyhow::anyhow!("sending {method} {full}: {e}"))?;
+        let (head, start, end, t) = c.read_head(clock).await.map_err(|e| match e {
+            RecvError::Closed(m) | RecvError::Other(m) => {
+                anyhow::anyhow!("reading response of {path}: {m}")
+            }
+        })?;
+        let mut buf = Vec::new();
+        let mut too_big = false;
+        c.read_body(&head, (start, end, t), clock, &mut |d, _| {
+            if buf.len() + d.len() > MAX_BODY {
+                too_big = true;
+            } else {
+                buf.extend_from_slice(d);
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("reading response of {path}: {e}"))?;
+        if too_big {
+            anyhow::bail!("reading response of {path}: body larger than {MAX_BODY} bytes");
+        }
+        Ok::<_, anyhow::Error>(SimpleResponse {
+            status: head.status,
+            body: Bytes::from(buf),
+        })
     };
     tokio::time::timeout(timeout, fut)
         .await
@@ -704,5 +1024,203 @@ pub async fn wait_ready(ep: &Endpoint, max_wait: Duration) -> anyhow::Result<()>
             );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_pieces(framing: Framing, pieces: &[&[u8]]) -> Result<(Vec<u8>, bool, usize), String> {
+        let mut d = BodyDecoder::new(framing);
+        let mut out = Vec::new();
+        let mut rest = 0;
+        for p in pieces {
+            let used = d.feed(p, &mut |b| out.extend_from_slice(b))?;
+            rest += p.len() - used;
+        }
+        Ok((out, d.is_done(), rest))
+    }
+
+    /// Every split of `wire` into two reads, and one byte per read, decode to `want`.
+    fn check_all_splits(wire: &[u8], want: &[u8]) {
+        for cut in 0..=wire.len() {
+            let (out, done, rest) =
+                decode_pieces(Framing::Chunked, &[&wire[..cut], &wire[cut..]]).unwrap();
+            assert_eq!(out, want, "split at {cut}");
+            assert!(done, "split at {cut}: not done");
+            assert_eq!(rest, 0, "split at {cut}");
+        }
+        let bytes: Vec<&[u8]> = wire.chunks(1).collect();
+        let (out, done, _) = decode_pieces(Framing::Chunked, &bytes).unwrap();
+        assert_eq!(out, want);
+        assert!(done);
+    }
+
+    #[test]
+    fn chunked_sizes_split_at_every_byte_boundary() {
+        let wire = b"5\r\ndata:\r\n1A\r\n abcdefghijklmnopqrstuvwxy\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n";
+        check_all_splits(wire, b"data: abcdefghijklmnopqrstuvwxy0123456789abcdef");
+    }
+
+    #[test]
+    fn chunked_hex_lower_and_upper_case() {
+        let body: Vec<u8> = (0..0xAB).map(|i| b'a' + (i % 26) as u8).collect();
+        for size in ["ab", "AB", "aB", "00ab"] {
+            let mut wire = format!("{size}\r\n").into_bytes();
+            wire.extend_from_slice(&body);
+            wire.extend_from_slice(b"\r\n0\r\n\r\n");
+            check_all_splits(&wire, &body);
+        }
+    }
+
+    #[test]
+    fn chunked_extensions_and_trailers() {
+        let wire = b"4;name=value\r\nabcd\r\n3 ; q=\"x;y\"\r\nefg\r\n0;last\r\nX-Trailer: 1\r\nServer-Timing: a;dur=2\r\n\r\n";
+        check_all_splits(wire, b"abcdefg");
+        // bare LF line ends are tolerated
+        check_all_splits(b"2\nhi\n0\n\n", b"hi");
+    }
+
+    #[test]
+    fn chunked_stops_at_the_end_and_reports_leftover() {
+        let (out, done, rest) =
+            decode_pieces(Framing::Chunked, &[b"1\r\nx\r\n0\r\n\r\nHTTP/1.1"]).unwrap();
+        assert_eq!(out, b"x");
+        assert!(done);
+        assert_eq!(rest, 8);
+    }
+
+    #[test]
+    fn chunked_errors_name_the_problem() {
+        let e = decode_pieces(Framing::Chunked, &[b"zz\r\n"]).unwrap_err();
+        assert!(e.contains("chunk size expected"), "{e}");
+        let e = decode_pieces(Framing::Chunked, &[b"2\r\nabX"]).unwrap_err();
+        assert!(e.contains("CRLF expected after chunk data"), "{e}");
+        let e = decode_pieces(Framing::Chunked, &[b"ffffffffffffffff0\r\n"]).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        // EOF in the middle of a chunked body is an error, at the end of a close-delimited one not
+        let mut d = BodyDecoder::new(Framing::Chunked);
+        d.feed(b"5\r\nab", &mut |_| {}).unwrap();
+        assert!(!d.finish_at_eof());
+        let mut d = BodyDecoder::new(Framing::UntilEof);
+        let mut got = Vec::new();
+        d.feed(b"abc", &mut |b| got.extend_from_slice(b)).unwrap();
+        assert!(d.finish_at_eof());
+        assert_eq!(got, b"abc");
+    }
+
+    #[test]
+    fn content_length_body_split_anywhere() {
+        let wire = b"hello world!tail";
+        for cut in 0..=wire.len() {
+            let (out, done, rest) =
+                decode_pieces(Framing::Length(12), &[&wire[..cut], &wire[cut..]]).unwrap();
+            assert_eq!(out, b"hello world!");
+            assert!(done);
+            assert_eq!(rest, 4);
+        }
+        assert!(BodyDecoder::new(Framing::Length(0)).is_done());
+        let mut d = BodyDecoder::new(Framing::Length(3));
+        d.feed(b"ab", &mut |_| {}).unwrap();
+        assert!(!d.finish_at_eof(), "short Content-Length body");
+    }
+
+    #[test]
+    fn head_parser_framing_and_keep_alive() {
+        let h = |s: &str| parse_head(s.as_bytes()).unwrap().unwrap();
+        let (hd, n) = h("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n5\r\n");
+        assert_eq!(
+            hd,
+            Head {
+                status: 200,
+                framing: Framing::Chunked,
+                keep_alive: true
+            }
+        );
+        assert_eq!(
+            n, 104,
+            "the head ends after the blank line, before the body's `5\\r\\n`"
+        );
+        let (hd, _) = h("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 27\r\n\r\n");
+        assert_eq!(
+            hd,
+            Head {
+                status: 503,
+                framing: Framing::Length(27),
+                keep_alive: true
+            }
+        );
+        let (hd, _) = h("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 2\r\n\r\n");
+        assert_eq!(
+            hd,
+            Head {
+                status: 200,
+                framing: Framing::Length(2),
+                keep_alive: false
+            }
+        );
+        // no length: body until EOF, never reused
+        let (hd, _) = h("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n");
+        assert_eq!(
+            hd,
+            Head {
+                status: 200,
+                framing: Framing::UntilEof,
+                keep_alive: false
+            }
+        );
+        // Transfer-Encoding wins over Content-Length; chunked must be the last coding
+        let (hd, _) =
+            h("HTTP/1.1 200 OK\r\nContent-Length: 9\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n");
+        assert_eq!(hd.framing, Framing::Chunked);
+        let (hd, _) = h("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n");
+        assert_eq!(hd.framing, Framing::UntilEof);
+        // HTTP/1.0: close unless keep-alive
+        let (hd, _) = h("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert!(!hd.keep_alive);
+        let (hd, _) = h("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
+        assert!(hd.keep_alive);
+        // no body
+        assert_eq!(
+            h("HTTP/1.1 204 No Content\r\n\r\n").0.framing,
+            Framing::Empty
+        );
+        assert_eq!(h("HTTP/1.1 100 Continue\r\n\r\n").0.framing, Framing::Empty);
+    }
+
+    #[test]
+    fn head_parser_partial_and_errors() {
+        let full = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        for cut in 0..full.len() {
+            assert_eq!(parse_head(&full[..cut]).unwrap(), None, "cut {cut}");
+        }
+        assert!(parse_head(full).unwrap().is_some());
+        let e = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").unwrap_err();
+        assert!(e.contains("Content-Length `x`"), "{e}");
+        let e = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+            .unwrap_err();
+        assert!(e.contains("conflicting"), "{e}");
+        let e = parse_head(b"SSH-2.0-OpenSSH\r\n\r\n").unwrap_err();
+        assert!(e.contains("invalid HTTP response head"), "{e}");
+    }
+
+    #[test]
+    fn request_head_serialisation() {
+        let mut out = Vec::new();
+        write_head(
+            &mut out,
+            "POST",
+            "/v1/completions",
+            "127.0.0.1:8091",
+            &[("content-type", "application/json")],
+            Some(b"{}"),
+        );
+        assert_eq!(
+            out,
+            b"POST /v1/completions HTTP/1.1\r\nhost: 127.0.0.1:8091\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
+        );
+        write_head(&mut out, "GET", "/health", "h:1", &[], None);
+        assert_eq!(out, b"GET /health HTTP/1.1\r\nhost: h:1\r\n\r\n");
     }
 }

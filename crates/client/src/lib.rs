@@ -6,8 +6,9 @@
 //!
 //! Layers, bottom up: [`sse`] (bytes → events, no line-length limit) → [`chunk`] (one event's
 //! JSON → token-event facts, allocation-free) → [`stream`] (events + arrival times → TTFT, E2EL,
-//! ITL gaps, usage, success; servebench rules or InferenceX compat) → [`http`] (hyper HTTP/1.1,
-//! one measured request, re-dial of closed keep-alive connections, timeouts) → [`driver`]
+//! ITL gaps, usage, success; servebench rules or InferenceX compat) → [`http`] (our own lean
+//! HTTP/1.1 over `TcpStream`, heads parsed by `httparse`: one measured request, re-dial of closed
+//! keep-alive connections, timeouts) → [`driver`]
 //! (closed/open loop over a [`servebench_workload::RequestSource`]). [`profile`] builds the body
 //! per engine; [`tokenize`] counts prompt tokens with the server when no tokenizer is local.
 //! The hot path for benchmarks is [`stream::parse_stream`] (or [`sse::SseFramer`] +

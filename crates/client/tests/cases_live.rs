@@ -1,5 +1,5 @@
 //! Cases through the real transport: a scripted mock server writes the fixtures' bytes at the
-//! fixtures' times; the live client (hyper, driver, records) measures them. Timing values are
+//! fixtures' times; the live client (own HTTP/1.1 transport, driver, records) measures them. Timing values are
 //! checked within a tolerance (the machine is shared); timing-independent values exactly.
 
 use std::sync::Arc;
@@ -601,4 +601,149 @@ async fn open_loop_rate_and_queue_time() {
         max_q > 100.0,
         "coordinated omission visible: max queue {max_q} ms"
     );
+}
+
+/// A raw HTTP/1.1 server for transport framing: every request (on any connection) is answered
+/// with `pieces` written one by one 3 ms apart; the connection is closed after each response
+/// when `close` is set. Returns the base URL and the accepted-connection counter.
+async fn raw_server(
+    pieces: Vec<Vec<u8>>,
+    close: bool,
+) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let conns = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c2 = conns.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            c2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let pieces = pieces.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut tmp = [0u8; 4096];
+                loop {
+                    // one request: head up to the blank line, then Content-Length bytes
+                    let (head_end, len) = loop {
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..p]).to_lowercase();
+                            let len = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length: "))
+                                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                            break (p + 4, len);
+                        }
+                        match s.read(&mut tmp).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                        }
+                    };
+                    while buf.len() < head_end + len {
+                        match s.read(&mut tmp).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&tmp[..n]),
+                        }
+                    }
+                    buf.drain(..head_end + len);
+                    for p in &pieces {
+                        if s.write_all(p).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(3)).await;
+                    }
+                    if close {
+                        let _ = s.shutdown().await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, conns)
+}
+
+const SSE_BODY: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n\
+data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":2}}\n\n\
+data: [DONE]\n\n";
+
+fn split_every(b: &[u8], n: usize) -> Vec<Vec<u8>> {
+    b.chunks(n).map(<[u8]>::to_vec).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transport_framings_content_length_chunked_eof_and_error_bodies() {
+    let ok = |recs: &[RequestRecord], what: &str| {
+        for r in recs {
+            assert!(r.success, "{what}: {:?} {:?}", r.failure, r.error);
+            assert_eq!(r.output_tokens, 2, "{what}");
+            assert_eq!(r.token_events, 2, "{what}");
+            assert_eq!(r.text.as_deref(), Some("ab"), "{what}");
+        }
+    };
+    let c = |url: &str| ctx(url, Api::Chat, Engine::Vllm, Compat::Servebench);
+
+    // Content-Length, keep-alive, head and body split into 7-byte writes: one connection reused
+    let mut wire = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        SSE_BODY.len()
+    )
+    .into_bytes();
+    wire.extend_from_slice(SSE_BODY.as_bytes());
+    let (url, conns) = raw_server(split_every(&wire, 7), false).await;
+    let recs = run(c(&url), (0..3).map(|i| spec(i, 2)).collect(), 1).await;
+    ok(&recs, "content-length");
+    assert_eq!(conns.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(recs.iter().all(|r| r.redials == 0));
+
+    // chunked with upper-case sizes, extensions and trailers, split into 5-byte writes
+    let mut wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for part in SSE_BODY.as_bytes().chunks(40) {
+        wire.extend_from_slice(format!("{:X};ext=1\r\n", part.len()).as_bytes());
+        wire.extend_from_slice(part);
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"0\r\nX-Trailer: yes\r\n\r\n");
+    let (url, conns) = raw_server(split_every(&wire, 5), false).await;
+    let recs = run(c(&url), (0..3).map(|i| spec(i, 2)).collect(), 1).await;
+    ok(&recs, "chunked");
+    assert_eq!(conns.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // no length: the body ends at EOF; never reused, never a failure
+    let mut wire = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n".to_vec();
+    wire.extend_from_slice(SSE_BODY.as_bytes());
+    let (url, conns) = raw_server(split_every(&wire, 64), true).await;
+    let recs = run(c(&url), (0..3).map(|i| spec(i, 2)).collect(), 1).await;
+    ok(&recs, "until EOF");
+    assert_eq!(conns.load(std::sync::atomic::Ordering::SeqCst), 3);
+
+    // chunked body cut by the server: a transport failure with the events so far kept
+    let mut wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    wire.extend_from_slice(format!("{:x}\r\n", SSE_BODY.len()).as_bytes());
+    wire.extend_from_slice(&SSE_BODY.as_bytes()[..60]);
+    let (url, _) = raw_server(vec![wire], true).await;
+    let r = &run(c(&url), vec![spec(0, 2)], 1).await[0];
+    assert!(!r.success);
+    assert!(
+        r.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("closed before the response body ended"),
+        "{:?} {:?}",
+        r.failure,
+        r.error
+    );
+    assert_eq!(r.token_events, 1);
+
+    // an error status with a chunked JSON body: http_400 carrying the body text
+    let msg = r#"{"error":{"message":"max_tokens is too large","code":400}}"#;
+    let wire = format!(
+        "HTTP/1.1 400 Bad Request\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{msg}\r\n0\r\n\r\n",
+        msg.len()
+    );
+    let (url, _) = raw_server(split_every(wire.as_bytes(), 9), false).await;
+    let r = &run(c(&url), vec![spec(0, 2)], 1).await[0];
+    assert_eq!(r.failure.as_deref(), Some("http_400"));
+    assert_eq!(r.http_status, Some(400));
+    assert_eq!(r.error.as_deref(), Some(msg));
 }
