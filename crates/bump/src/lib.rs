@@ -498,9 +498,19 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
                     desc.push(format!("Provenance: {}", d.join("; ")));
                 }
             }
-            let entry_text =
-                changelog::entry_text(std::slice::from_ref(&opts.key), &desc, &opts.pr_link);
-            let new = changelog::append_entry(&old, &entry_text, &p.display().to_string())?;
+            // The catalog crate owns the change-log format and its append-only rules.
+            let entry = servebench_catalog::changelog::NewEntry {
+                config_keys: vec![opts.key.clone()],
+                description: desc,
+                pr_link: opts.pr_link.clone(),
+                scenario_type: Vec::new(),
+                evals_only: false,
+                all_evals: false,
+            };
+            let new = servebench_catalog::changelog::append_entry(old.as_bytes(), &entry)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            let new = String::from_utf8(new)
+                .map_err(|_| anyhow::anyhow!("{}: not UTF-8 after append", p.display()))?;
             Some(FileChange::new(p, old, new))
         }
     };
