@@ -527,6 +527,15 @@ fn attempt_document(
     evals: Vec<EvalRow>,
     curves: Curves,
 ) -> Document {
+    // A candidate (or baseline) run from the store that ran on the embedded simulator: say so
+    // (`simulated` in the context line and a `Simulated:` finding), as `servebench report` does.
+    let (sim, findings) = match &a.comparison {
+        Some(c) => crate::comparison::simulation_notice(&[
+            ("candidate", &c.candidate),
+            ("baseline", &c.baseline),
+        ]),
+        None => (None, vec![]),
+    };
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: a
@@ -545,14 +554,14 @@ fn attempt_document(
             workload: Some(a.workload.clone()),
             topology: Some(a.topology.clone()),
             statistic: Some(a.statistic.clone()),
-            extra: vec![],
+            extra: sim.into_iter().collect(),
         },
         change: a.change.as_ref().map(change_text),
         points: PointTable { columns, rows },
         evals,
         next: a.next.clone(),
         failure: a.failure.clone(),
-        findings: vec![],
+        findings,
         curves,
     }
 }

@@ -7,6 +7,7 @@
 //! given, else the binomial one lm-evaluation-harness reports for a mean of 0/1 scores,
 //! `sqrt(p(1−p)/(n−1))`).
 
+use plotters::coord::ranged1d::{BoldPoints, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -94,7 +95,6 @@ fn line_chart(
     y_desc: &str,
     data: &[Series],
     log_x: bool,
-    legend: SeriesLabelPosition,
 ) -> Result<String, String> {
     let mut svg = String::new();
     {
@@ -110,13 +110,18 @@ fn line_chart(
         let tx = |v: f64| if log_x { v.max(1e-9).log2() } else { v };
         let (x0, x1) = range(all.iter().map(|p| tx(p.0)), false);
         let (y0, y1) = range(all.iter().map(|p| p.1), true);
-        let mut chart = ChartBuilder::on(&root)
+        // The legend goes in a strip below the chart, outside the plot area, so it can never
+        // cover a point or its label.
+        let (plot_area, legend_area) = root.split_vertically(H - LEGEND_H);
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(title, ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(38)
             .y_label_area_size(64)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(|e| e.to_string())?;
+        let x_dp = tick_decimals(x0, x1, X_LABELS);
+        let y_dp = tick_decimals(y0, y1, Y_LABELS);
         let xfmt = |v: &f64| {
             if log_x {
                 let c = 2f64.powf(*v);
@@ -126,12 +131,14 @@ fn line_chart(
                     String::new()
                 }
             } else {
-                crate::format::fmt_value_dp(*v, 0)
+                crate::format::fmt_value_dp(*v, x_dp)
             }
         };
-        let yfmt = |v: &f64| crate::format::fmt_value_dp(*v, if y1 - y0 < 10.0 { 1 } else { 0 });
+        let yfmt = |v: &f64| crate::format::fmt_value_dp(*v, y_dp);
         chart
             .configure_mesh()
+            .x_labels(X_LABELS)
+            .y_labels(Y_LABELS)
             .x_desc(x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&xfmt)
@@ -139,7 +146,7 @@ fn line_chart(
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (name, color, pts) in data {
+        for (_, color, pts) in data {
             if pts.is_empty() {
                 continue;
             }
@@ -147,11 +154,7 @@ fn line_chart(
             let color = *color;
             chart
                 .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+                .map_err(|e| e.to_string())?;
             chart
                 .draw_series(
                     line.iter()
@@ -168,16 +171,69 @@ fn line_chart(
                 }))
                 .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .position(legend)
-            .draw()
-            .map_err(|e| e.to_string())?;
+        draw_legend(&legend_area, data)?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+/// Height (px) of the legend strip below a line chart.
+const LEGEND_H: u32 = 22;
+/// Tick labels asked of plotters on a line chart's x axis (it may draw fewer).
+const X_LABELS: usize = 8;
+/// Tick labels asked of plotters on a line chart's y axis.
+const Y_LABELS: usize = 8;
+
+/// Decimals for the tick labels of a linear axis over `lo..hi` with at most `n` labels: the
+/// fewest (0 to 6) that write every tick plotters will draw exactly, so that neighbouring
+/// labels never round to the same text (range 180.2..184.1 → ticks 0.5 apart → 1 decimal).
+fn tick_decimals(lo: f64, hi: f64, n: usize) -> usize {
+    let keys = plotters::coord::types::RangedCoordf64::from(lo..hi).key_points(BoldPoints(n));
+    let step = keys
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min);
+    let tol = if step.is_finite() && step > 0.0 {
+        step * 1e-3
+    } else {
+        return 0;
+    };
+    (0..=6)
+        .find(|&d| {
+            let m = 10f64.powi(d as i32);
+            keys.iter().all(|k| ((k * m).round() / m - k).abs() <= tol)
+        })
+        .unwrap_or(6)
+}
+
+/// The legend of a line chart, one entry per drawn series, centred in `area` (a strip
+/// outside the plot area).
+fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, data: &[Series]) -> Result<(), String> {
+    let entries: Vec<(&str, RGBColor)> = data
+        .iter()
+        .filter(|s| !s.2.is_empty())
+        .map(|s| (s.0, s.1))
+        .collect();
+    // ~7 px per character at 12 px sans-serif, 24 px for the line sample and gap.
+    let width = |name: &str| 24 + 7 * name.len() as i32 + 16;
+    let total: i32 = entries.iter().map(|(n, _)| width(n)).sum();
+    let mut x = (W as i32 - total).max(0) / 2;
+    let y = (LEGEND_H / 2) as i32;
+    for (name, color) in entries {
+        area.draw(&PathElement::new(
+            vec![(x, y), (x + 18, y)],
+            color.stroke_width(2),
+        ))
+        .map_err(|e| e.to_string())?;
+        area.draw(&Text::new(
+            name.to_string(),
+            (x + 24, y - 6),
+            ("sans-serif", 12).into_font(),
+        ))
+        .map_err(|e| e.to_string())?;
+        x += width(name);
+    }
+    Ok(())
 }
 
 /// Throughput per GPU (total tok/s/GPU) against interactivity (tok/s/user).
@@ -188,7 +244,6 @@ pub fn throughput_vs_interactivity(c: &Curves) -> Result<String, String> {
         "Total tok/s/GPU",
         &series(c, CurvePoint::interactivity, |p| p.total_tput_per_gpu),
         false,
-        SeriesLabelPosition::UpperRight,
     )
 }
 
@@ -200,7 +255,6 @@ pub fn ttft_vs_conc(c: &Curves) -> Result<String, String> {
         "TTFT ms",
         &series(c, |p| Some(p.conc as f64), |p| p.ttft_ms),
         true,
-        SeriesLabelPosition::UpperLeft,
     )
 }
 
@@ -212,7 +266,6 @@ pub fn tpot_vs_conc(c: &Curves) -> Result<String, String> {
         "TPOT ms",
         &series(c, |p| Some(p.conc as f64), |p| p.tpot_ms),
         true,
-        SeriesLabelPosition::UpperLeft,
     )
 }
 
@@ -359,6 +412,107 @@ mod tests {
         }
         let empty = ttft_vs_conc(&Curves::default()).unwrap();
         assert!(empty.contains("no data"));
+    }
+
+    /// `(y attribute, text-anchor, text)` of every `<text>` element of a plotters SVG.
+    fn svg_texts(svg: &str) -> Vec<(i32, String, String)> {
+        let attr = |tag: &str, name: &str| -> String {
+            let k = format!(" {name}=\"");
+            tag.split_once(&k)
+                .and_then(|(_, r)| r.split_once('"'))
+                .map(|(v, _)| v.to_string())
+                .unwrap_or_default()
+        };
+        svg.split("<text")
+            .skip(1)
+            .map(|chunk| {
+                let (tag, rest) = chunk.split_once('>').unwrap();
+                let body = rest.split_once("</text>").unwrap().0.trim().to_string();
+                (
+                    attr(tag, "y").parse().unwrap(),
+                    attr(tag, "text-anchor"),
+                    body,
+                )
+            })
+            .collect()
+    }
+
+    fn ipt(conc: u32, intvty: f64, tput: f64) -> CurvePoint {
+        CurvePoint {
+            interactivity: Some(intvty),
+            ..pt(conc, tput, 1000.0 / intvty, 50.0)
+        }
+    }
+
+    /// Narrow interactivity ranges (a few tok/s/user, or less than one): the x tick labels
+    /// carry enough decimals to be distinct (they repeated as `180 181 182 182 182 …` when
+    /// rounded to integers), and the legend lies below the axis labels, outside the plot area.
+    #[test]
+    fn narrow_x_range_has_distinct_tick_labels_and_legend_outside() {
+        for (a, b) in [
+            (180.6, 183.7),
+            (180.2, 180.9),
+            (42.01, 42.06),
+            (1000.0, 1012.0),
+        ] {
+            let c = Curves {
+                baseline: vec![ipt(1, a, 900.0), ipt(4, b, 2400.0)],
+                candidate: vec![
+                    ipt(1, a + (b - a) * 0.1, 950.0),
+                    ipt(4, b - (b - a) * 0.1, 2500.0),
+                ],
+            };
+            let svg = throughput_vs_interactivity(&c).unwrap();
+            let texts = svg_texts(&svg);
+            let axis_y = texts
+                .iter()
+                .find(|t| t.2 == "Interactivity (tok/s/user)")
+                .map(|t| t.0)
+                .expect("x axis description");
+            // X tick labels: centred numbers between the plot and the x axis description.
+            let ticks: Vec<&str> = texts
+                .iter()
+                .filter(|t| t.1 == "middle" && t.0 > (H / 2) as i32 && t.0 < axis_y)
+                .map(|t| t.2.as_str())
+                .collect();
+            assert!(ticks.len() >= 3, "{a}..{b}: ticks {ticks:?}");
+            let mut uniq = ticks.clone();
+            uniq.sort();
+            uniq.dedup();
+            assert_eq!(
+                uniq.len(),
+                ticks.len(),
+                "{a}..{b}: repeated x tick labels {ticks:?}"
+            );
+            let values: Vec<f64> = ticks
+                .iter()
+                .map(|t| t.replace(',', "").parse::<f64>().unwrap())
+                .collect();
+            assert!(
+                values.windows(2).all(|w| w[0] < w[1]),
+                "{a}..{b}: ticks not increasing {ticks:?}"
+            );
+            assert!(
+                values[0] >= a - (b - a) && *values.last().unwrap() <= b + (b - a),
+                "{a}..{b}: ticks outside the data range {ticks:?}"
+            );
+            for name in ["baseline", "candidate"] {
+                let l = texts.iter().find(|t| t.2 == name).expect(name);
+                assert!(
+                    l.0 > axis_y,
+                    "{name} legend at y {} inside the plot (axis {axis_y})",
+                    l.0
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tick_decimals_follow_the_step() {
+        assert_eq!(tick_decimals(0.0, 3000.0, 8), 0);
+        assert_eq!(tick_decimals(180.3, 184.0, 8), 1);
+        assert_eq!(tick_decimals(180.2, 180.9, 8), 1);
+        assert_eq!(tick_decimals(42.01, 42.06, 8), 2);
     }
 
     #[test]

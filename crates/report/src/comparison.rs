@@ -522,7 +522,9 @@ pub fn eval_rows(c: &cmp::Comparison) -> Vec<EvalRow> {
 /// When a side ran on the embedded simulator (store endpoint `embedded simulator: …`): the
 /// `simulated` context word and a finding with the simulator's description, so a report never
 /// passes simulated numbers off as measured ones (even when `--image` named a real image).
-fn simulation_notice(sides: &[(&str, &cmp::RunInfo)]) -> (Option<String>, Vec<Bilingual>) {
+pub(crate) fn simulation_notice(
+    sides: &[(&str, &cmp::RunInfo)],
+) -> (Option<String>, Vec<Bilingual>) {
     let mut word = None;
     let mut findings = Vec::new();
     for (who, info) in sides {
