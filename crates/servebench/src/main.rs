@@ -16,7 +16,17 @@ mod cmd;
 /// Quick start (no GPU needed): `servebench sweep` runs a concurrency sweep against the embedded
 /// simulator and prints the table.
 #[derive(Parser, Debug)]
-#[command(name = "servebench", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "servebench",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_help = "Quick start (no GPU, no endpoint): `servebench sweep` runs conc 1,4,8,16 at 1k/1k against the \
+embedded simulator and prints the table.\nAgainst an engine: `servebench sweep --endpoint http://127.0.0.1:8000 \
+--tokenizer tokenizer.json --gpus 1`.\nEvery run is stored in ./servebench.db (`servebench runs`); \
+docs: README.md and docs/."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
