@@ -17,86 +17,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Python `repr(float)` of a finite or non-finite `f64` (`inf`, `-inf`, `nan` for the latter).
-pub fn py_float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Rust's `{:e}` is the shortest round-trip digit string in scientific form: "8e-1", "1.5e16".
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci
-        .split_once('e')
-        .expect("LowerExp always has an exponent");
-    let exp: i32 = exp.parse().expect("exponent is an integer");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let decpt = exp + 1; // value = 0.DIGITS × 10^decpt
-    let mut out = String::new();
-    if x < 0.0 {
-        out.push('-');
-    }
-    if decpt <= -4 || decpt > 16 {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = decpt - 1;
-        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
-    } else if decpt <= 0 {
-        out.push_str("0.");
-        for _ in 0..(-decpt) {
-            out.push('0');
-        }
-        out.push_str(&digits);
-    } else {
-        let d = decpt as usize;
-        if d >= digits.len() {
-            out.push_str(&digits);
-            for _ in 0..(d - digits.len()) {
-                out.push('0');
-            }
-            out.push_str(".0");
-        } else {
-            out.push_str(&digits[..d]);
-            out.push('.');
-            out.push_str(&digits[d..]);
-        }
-    }
-    out
-}
-
-fn write_str_ascii(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{:04x}", unit);
-                }
-            }
-        }
-    }
-    out.push('"');
-}
+pub use servebench_pyjson::py_float_repr;
+use servebench_pyjson::write_str_ascii;
 
 fn write_str_utf8(out: &mut String, s: &str) {
     out.push('"');
