@@ -445,30 +445,13 @@ pub(crate) fn normalise_base_url(url: &str) -> String {
         .to_string()
 }
 
+/// Table numbers: thousands separators, fixed decimals (the report crate's formatter), `-` for
+/// a missing value.
 fn fmt_num(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return "-".into();
     }
-    let s = format!("{:.*}", decimals, x.abs());
-    let (int, frac) = match s.split_once('.') {
-        Some((i, f)) => (i.to_string(), Some(f.to_string())),
-        None => (s.clone(), None),
-    };
-    let mut out = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(&f);
-    }
-    if x < 0.0 {
-        out.insert(0, '-');
-    }
-    out
+    servebench_report::format::fmt_fixed_dp(x, decimals)
 }
 
 struct Target {
