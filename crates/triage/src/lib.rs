@@ -29,7 +29,9 @@ use std::path::Path;
 
 pub use preflight::{preflight_env, required_env, PreflightFinding};
 pub use report::{build_report, TriageOptions, TriageReport};
-pub use scan::{scan_reader, FirstError, LogTriage, SecondaryError, Tier};
+pub use scan::{
+    scan_reader, FirstError, LogMark, LogTriage, SecondaryError, StageMarks, Tier, MARK_QUOTE_CHARS,
+};
 pub use signatures::{LayerSpec, Signature, SignatureTable, BUILTIN_SIGNATURES_TOML};
 pub use types::{
     Action, CandidateOutcome, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT,

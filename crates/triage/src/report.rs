@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scan::{FirstError, LogTriage, SecondaryError};
+use crate::scan::{FirstError, LogMark, LogTriage, SecondaryError};
 use crate::signatures::{render_template, LayerSpec, SignatureTable};
 use crate::types::{
     Action, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT, MAX_REPAIRS,
@@ -57,8 +57,13 @@ pub struct TriageReport {
     pub deterministic: bool,
     /// True when the next step is an infrastructure retry on the same head.
     pub retry: bool,
-    /// Human-readable evidence lines (first-error locations, agreement across runners, timing).
+    /// Evidence: only what the logs show, each line quoting the log line(s) it rests on with
+    /// `FILE:LINE` (first-error locations, agreement across runners, stage and timing).
     pub evidence: Vec<String>,
+    /// Conclusions drawn from the signature table rather than from the logs (e.g.
+    /// "deterministic class: a retry on the same head fails the same way").
+    #[serde(default)]
+    pub reasoning: Vec<String>,
     /// The fix (from the table, fields filled in).
     pub fix: String,
     /// The next step (from the table, fields filled in, budget applied).
@@ -180,6 +185,12 @@ impl TriageReport {
                 let _ = writeln!(o, "  - {e}");
             }
         }
+        if !self.reasoning.is_empty() {
+            let _ = writeln!(o, "Reasoning (signature table):");
+            for e in &self.reasoning {
+                let _ = writeln!(o, "  - {e}");
+            }
+        }
         if !self.secondary.is_empty() {
             let _ = writeln!(o, "Secondary:");
             for s in &self.secondary {
@@ -273,6 +284,7 @@ pub fn build_report(
             deterministic: false,
             retry: false,
             evidence,
+            reasoning: vec![],
             fix: "none".into(),
             next_step: "Check that these are the failing job's logs (gh run view --log-failed)."
                 .into(),
@@ -345,8 +357,9 @@ pub fn build_report(
         _ => false,
     };
 
-    // Evidence.
+    // Evidence: only what the logs show, quoted with FILE:LINE.
     let mut evidence = Vec::new();
+    let mut reasoning = Vec::new();
     let locs: Vec<String> = agreeing
         .iter()
         .filter_map(|l| {
@@ -355,7 +368,11 @@ pub fn build_report(
                 .map(|f| format!("{}:{}", f.file, f.line_no))
         })
         .collect();
-    evidence.push(format!("first error at {}", list(&locs)));
+    evidence.push(format!(
+        "first error at {}: `{}`",
+        list(&locs),
+        quote(&fe.line)
+    ));
     if logs.len() >= 2 {
         if agreeing.len() == logs.len() {
             if runners.len() >= 2 {
@@ -364,10 +381,15 @@ pub fn build_report(
                 } else {
                     "deterministic, not a node fault"
                 };
+                let named: Vec<String> = agreeing
+                    .iter()
+                    .filter_map(|l| Some(format!("{}:{}", l.file, l.runner_line?)))
+                    .collect();
                 evidence.push(format!(
-                    "same first error on {} runners ({}): {what}",
+                    "same first error on {} runners ({}): {what} (runner names at {})",
                     runners.len(),
-                    list(&runners)
+                    list(&runners),
+                    list(&named)
                 ));
             } else {
                 evidence.push(format!("same first error in all {} logs", logs.len()));
@@ -376,15 +398,9 @@ pub fn build_report(
             let others: Vec<String> = logs
                 .iter()
                 .filter(|l| l.first_error.as_ref().is_none_or(|f| normalise(f) != key))
-                .map(|l| {
-                    format!(
-                        "{} → {}",
-                        l.file,
-                        l.first_error
-                            .as_ref()
-                            .map(|f| f.category.as_str())
-                            .unwrap_or("no error")
-                    )
+                .map(|l| match &l.first_error {
+                    Some(f) => format!("{} → {} at {}:{}", l.file, f.category, l.file, f.line_no),
+                    None => format!("{} → no error", l.file),
                 })
                 .collect();
             evidence.push(format!(
@@ -395,30 +411,14 @@ pub fn build_report(
             ));
         }
     }
-    {
-        let mut when = Vec::new();
-        if let Some(s) = fe.seconds_after_log_start {
-            when.push(format!("{s:.1} s after the log's first line"));
-        }
-        when.push(match (fe.after_image_import, fe.after_engine_start) {
-            (false, false) => "before any image import or server start".to_string(),
-            (true, false) => "after the image import, before the server started".to_string(),
-            (_, true) => "after the server started".to_string(),
-        });
-        let stage = match fe.stage {
-            Some(st) => format!("raised while the {st} was running, "),
-            None => "raised ".to_string(),
-        };
-        evidence.push(format!("{stage}{}", when.join(", ")));
-    }
+    evidence.push(stage_evidence(&fe));
     if fe.repeats > 0 {
         evidence.push(format!("repeated {} more times in {}", fe.repeats, fe.file));
     }
     match persistence {
-        Persistence::Deterministic => {
-            evidence.push("deterministic class: a retry on the same head fails the same way".into())
-        }
-        Persistence::Transient | Persistence::TransientNode => evidence.push(
+        Persistence::Deterministic => reasoning
+            .push("deterministic class: a retry on the same head fails the same way".into()),
+        Persistence::Transient | Persistence::TransientNode => reasoning.push(
             "transient class: infrastructure retry on the same head, no repair consumed".into(),
         ),
         _ => {}
@@ -444,7 +444,7 @@ pub fn build_report(
         );
     }
     if action == Action::Stop && persistence.is_deterministic() && outcome.is_some() {
-        evidence.push(format!(
+        reasoning.push(format!(
             "no repair possible inside the candidate's scope ({layer} layer): stop as {}",
             outcome.map(|o| o.as_str()).unwrap_or("-")
         ));
@@ -462,6 +462,7 @@ pub fn build_report(
         deterministic,
         retry: action == Action::Retry,
         evidence,
+        reasoning,
         fix: render_template(&fix_t, &fe.fields, layer),
         next_step,
         action,
@@ -474,4 +475,70 @@ pub fn build_report(
         secondary,
         logs,
     }
+}
+
+/// A log line quoted inside backticks (backticks in it become `'`).
+fn quote(s: &str) -> String {
+    s.replace('`', "'")
+}
+
+fn at(file: &str, m: &LogMark) -> String {
+    format!("{file}:{} `{}`", m.line_no, quote(&m.line))
+}
+
+/// Where the first error sits relative to the job's stages, claiming only what the log shows:
+/// "before any image import or server start" needs the job start in the log and no import or
+/// launch marker before the error; an error after model loading is "during engine start-up"
+/// until the server reported ready.
+fn stage_evidence(fe: &FirstError) -> String {
+    let m = &fe.marks;
+    let f = fe.file.as_str();
+    let mut parts = Vec::new();
+    if let Some(s) = fe.seconds_after_log_start {
+        parts.push(format!("{s:.1} s after the log's first line"));
+    }
+    parts.push(match (&m.engine_launch, &m.image_import) {
+        (Some(launch), _) => match (&m.server_ready, &m.model_loaded) {
+            (Some(ready), _) => format!(
+                "after the server reported ready at {} (engine launched at {}:{})",
+                at(f, ready),
+                f,
+                launch.line_no
+            ),
+            (None, Some(loaded)) => format!(
+                "during engine start-up: after model loading at {}, before any server-ready line (engine launched at {}:{})",
+                at(f, loaded),
+                f,
+                launch.line_no
+            ),
+            (None, None) => format!(
+                "during engine start-up, before any model-loaded or server-ready line (engine launched at {})",
+                at(f, launch)
+            ),
+        },
+        (None, Some(import)) => format!(
+            "after the image import at {}, before any server start line",
+            at(f, import)
+        ),
+        (None, None) => match &m.job_start {
+            Some(start) => format!(
+                "before any image import or server start: the job starts at {} and lines {}–{} hold no import or launch line",
+                at(f, start),
+                start.line_no,
+                fe.line_no.saturating_sub(1).max(start.line_no)
+            ),
+            None => format!(
+                "no image import or server start line in lines 1–{}, but the log does not show the job start (an earlier part may be in another log): no claim on the stage",
+                fe.line_no.saturating_sub(1)
+            ),
+        },
+    });
+    let stage = match (fe.stage, &m.stage) {
+        (Some(st), Some(mk)) => {
+            format!("raised while the {st} was running (since {}), ", at(f, mk))
+        }
+        (Some(st), None) => format!("raised while the {st} was running, "),
+        _ => "raised ".to_string(),
+    };
+    format!("{stage}{}", parts.join(", "))
 }

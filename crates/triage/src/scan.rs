@@ -30,6 +30,59 @@ pub enum Tier {
     Generic,
 }
 
+/// A line of the log that evidence refers to (a stage marker, the job start…).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogMark {
+    /// 1-based line number.
+    pub line_no: u64,
+    /// The line without its CI timestamp and log prefix, trimmed, at most
+    /// [`MARK_QUOTE_CHARS`] characters (longer lines end with `…`).
+    pub line: String,
+}
+
+/// Longest quote of a marker line kept in a [`LogMark`] (characters).
+pub const MARK_QUOTE_CHARS: usize = 160;
+
+impl LogMark {
+    fn new(line_no: u64, body: &str) -> Self {
+        let body = body.trim();
+        let line = if body.chars().count() > MARK_QUOTE_CHARS {
+            let mut s: String = body.chars().take(MARK_QUOTE_CHARS).collect();
+            s.push('…');
+            s
+        } else {
+            body.to_string()
+        };
+        LogMark { line_no, line }
+    }
+}
+
+/// The markers seen in a log before a given line: what the evidence may say about the stage.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageMarks {
+    /// First line showing the job started (`Runner name: …`, `Job: …`, `salloc: Granted job
+    /// allocation`, the runner's version banner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_start: Option<LogMark>,
+    /// The marker that set the current stage (launcher, recipe, engine, client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<LogMark>,
+    /// First image import / container start marker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_import: Option<LogMark>,
+    /// First engine launch marker (`vllm serve`, `sglang.launch_server`, `trtllm-serve`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_launch: Option<LogMark>,
+    /// First "model weights loaded" marker (vLLM `Model loading took`, SGLang `Load weight
+    /// end`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_loaded: Option<LogMark>,
+    /// First "server ready" marker (`Application startup complete`, SGLang `The server is
+    /// fired up and ready to roll`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ready: Option<LogMark>,
+}
+
 /// The first real error of one log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FirstError {
@@ -63,6 +116,10 @@ pub struct FirstError {
     pub seconds_after_log_start: Option<f64>,
     /// Later lines that matched the same signature (e.g. 19 more `ClientConnectorError`).
     pub repeats: u64,
+    /// The markers seen before this line, each with its line number (what the evidence
+    /// quotes).
+    #[serde(default)]
+    pub marks: StageMarks,
 }
 
 /// Another error line, reported as secondary (downstream symptom or later failure).
@@ -95,6 +152,9 @@ pub struct LogTriage {
     pub bytes: u64,
     /// Runner name (`Runner name: '…'`), if the log names it.
     pub runner: Option<String>,
+    /// Line number of the `Runner name:` line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_line: Option<u64>,
     /// Job title (`Job: …`), if the log names it.
     pub job: Option<String>,
     /// First CI timestamp of the log.
@@ -114,6 +174,9 @@ pub struct LogTriage {
 /// further on is read like any other byte (lossy), so a long text log with one stray NUL is
 /// still triaged.
 pub const BINARY_SNIFF_BYTES: u64 = 8000;
+
+/// Traceback lines kept as context for the exception line that ends the traceback.
+const MAX_TRACEBACK_LINES: usize = 256;
 
 impl LogTriage {
     /// Why this log holds nothing to triage: `FILE: empty log` or `FILE: not a text log (binary
@@ -320,6 +383,9 @@ fn looks_like_error(level: Option<&str>, body: &str) -> bool {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Marker {
+    JobStart,
+    ModelLoaded,
+    ServerReady,
     Launcher,
     ImageImport,
     Recipe,
@@ -328,6 +394,19 @@ enum Marker {
 }
 
 const MARKERS: &[(&str, Marker)] = &[
+    ("Runner name: ", Marker::JobStart),
+    ("Current runner version:", Marker::JobStart),
+    ("salloc: Granted job allocation", Marker::JobStart),
+    ("Job: ", Marker::JobStart),
+    ("Model loading took", Marker::ModelLoaded),
+    ("Loading weights took", Marker::ModelLoaded),
+    ("Loading model weights took", Marker::ModelLoaded),
+    ("Load weight end", Marker::ModelLoaded),
+    ("Application startup complete", Marker::ServerReady),
+    (
+        "The server is fired up and ready to roll",
+        Marker::ServerReady,
+    ),
     ("runners/launch_", Marker::Launcher),
     ("enroot import", Marker::ImageImport),
     ("Creating squashfs", Marker::ImageImport),
@@ -411,7 +490,13 @@ pub fn scan_reader<R: BufRead>(
     let mut stage: Option<Layer> = None;
     let mut saw_import = false;
     let mut saw_engine = false;
+    let mut marks = StageMarks::default();
+    let mut runner_line = None;
     let mut in_traceback = false;
+    // Lines of the traceback being read (frames, echoed source), and those of the traceback
+    // that ended right at the current line (the context of its exception line).
+    let mut tb_lines: Vec<String> = Vec::new();
+    let mut tb_for_line: Vec<String> = Vec::new();
 
     let mut specific: Option<FirstError> = None;
     let mut unclassified: Option<FirstError> = None;
@@ -488,6 +573,7 @@ pub fn scan_reader<R: BufRead>(
         if runner.is_none() {
             if let Some(r) = sp.body.strip_prefix("Runner name: ") {
                 runner = Some(r.trim().trim_matches(['\'', '"']).to_string());
+                runner_line = Some(line_no);
             }
         }
         if job.is_none() {
@@ -497,11 +583,33 @@ pub fn scan_reader<R: BufRead>(
         }
         let mm = markers.matches(line);
         if mm.matched_any() {
+            let mark = || Some(LogMark::new(line_no, sp.body));
             for i in mm.iter() {
+                let before = stage;
                 match MARKERS[i].1 {
+                    Marker::JobStart => {
+                        // `Job: ` only counts at the start of the message.
+                        let at_start = MARKERS[i].0 != "Job: " || sp.body.starts_with("Job: ");
+                        if marks.job_start.is_none() && at_start {
+                            marks.job_start = mark();
+                        }
+                    }
+                    Marker::ModelLoaded => {
+                        if marks.model_loaded.is_none() {
+                            marks.model_loaded = mark();
+                        }
+                    }
+                    Marker::ServerReady => {
+                        if marks.server_ready.is_none() {
+                            marks.server_ready = mark();
+                        }
+                    }
                     Marker::Launcher => stage = Some(Layer::Launcher),
                     Marker::ImageImport => {
                         saw_import = true;
+                        if marks.image_import.is_none() {
+                            marks.image_import = mark();
+                        }
                         if stage.is_none() {
                             stage = Some(Layer::Launcher);
                         }
@@ -509,9 +617,15 @@ pub fn scan_reader<R: BufRead>(
                     Marker::Recipe => stage = Some(Layer::Recipe),
                     Marker::Engine => {
                         saw_engine = true;
+                        if marks.engine_launch.is_none() {
+                            marks.engine_launch = mark();
+                        }
                         stage = Some(Layer::Engine);
                     }
                     Marker::Client => stage = Some(Layer::Client),
+                }
+                if stage != before {
+                    marks.stage = mark();
                 }
             }
         }
@@ -532,15 +646,21 @@ pub fn scan_reader<R: BufRead>(
             continue;
         }
         let trimmed = body.trim_start();
+        tb_for_line.clear();
         if trimmed.starts_with("Traceback (most recent call last)") {
             in_traceback = true;
+            tb_lines.clear();
             continue;
         }
         if in_traceback {
             if body.is_empty() || body.starts_with([' ', '\t']) {
+                if tb_lines.len() < MAX_TRACEBACK_LINES && !trimmed.is_empty() {
+                    tb_lines.push(LogMark::new(line_no, trimmed).line);
+                }
                 continue;
             }
             in_traceback = false;
+            tb_for_line = std::mem::take(&mut tb_lines);
         }
         if trimmed.starts_with("During handling of the above exception")
             || trimmed.starts_with("The above exception was the direct cause")
@@ -571,9 +691,10 @@ pub fn scan_reader<R: BufRead>(
                 _ => None,
             },
             repeats: 0,
+            marks: marks.clone(),
         };
 
-        match table.match_line(body) {
+        match table.match_line_in_traceback(body, &tb_for_line) {
             Some(m) => {
                 let s = &sigs[m.sig];
                 let tier = if s.generic {
@@ -649,6 +770,7 @@ pub fn scan_reader<R: BufRead>(
             lines: line_no,
             bytes,
             runner,
+            runner_line,
             job,
             first_timestamp: first_ts,
             first_error: None,
@@ -661,6 +783,7 @@ pub fn scan_reader<R: BufRead>(
         lines: line_no,
         bytes,
         runner,
+        runner_line,
         job,
         first_timestamp: first_ts,
         first_error: chosen,

@@ -59,6 +59,19 @@ pub struct Signature {
     pub next: String,
     /// A real-shaped example line (self-test).
     pub example: String,
+    /// Where the error text comes from: an `https://` address (issue, pull request or the
+    /// source line that prints it), `shared: <path>` (this project's recorded cases) or
+    /// `spec: <why>` when no public log text exists for the class.
+    pub source: String,
+    /// The error line as published at `source` (variables filled where the source prints a
+    /// template); `None` only for `spec:` rows. Tests classify it.
+    pub source_text: Option<String>,
+    /// Patterns that match the exception line only when the traceback right above it
+    /// contains a line matching [`Signature::traceback_context`] (Python prints the frame
+    /// and the echoed source on their own lines, the exception line alone is generic).
+    pub traceback_patterns: Vec<Regex>,
+    /// See [`Signature::traceback_patterns`].
+    pub traceback_context: Option<Regex>,
 }
 
 impl Signature {
@@ -100,6 +113,13 @@ struct RawSignature {
     fix: String,
     next: String,
     example: String,
+    source: String,
+    #[serde(default)]
+    source_text: Option<String>,
+    #[serde(default)]
+    traceback_patterns: Vec<String>,
+    #[serde(default)]
+    traceback_context: Option<String>,
 }
 
 /// A line matched against the table.
@@ -116,8 +136,9 @@ pub struct LineMatch {
 pub struct SignatureTable {
     sigs: Vec<Signature>,
     set: RegexSet,
-    /// pattern index in `set` → (signature index, pattern index in the signature).
-    owner: Vec<(usize, usize)>,
+    /// pattern index in `set` → (signature index, pattern index in the signature, whether it
+    /// is a traceback pattern that needs the signature's traceback context).
+    owner: Vec<(usize, usize, bool)>,
 }
 
 impl SignatureTable {
@@ -181,6 +202,18 @@ impl SignatureTable {
                 None | Some("") => None,
                 Some(s) => Some(s.parse().map_err(|e: String| anyhow::anyhow!(ctx(&e)))?),
             };
+            let source = r.source.trim().to_string();
+            if !(source.starts_with("https://")
+                || source.starts_with("shared: ")
+                || source.starts_with("spec: "))
+            {
+                anyhow::bail!(ctx(
+                    "`source` must be an https:// address, `shared: <path>` or `spec: <why>`"
+                ));
+            }
+            if source.starts_with("https://") && r.source_text.is_none() {
+                anyhow::bail!(ctx("`source_text` (the published error line) is missing"));
+            }
             let sig_idx = sigs.len();
             let mut patterns = Vec::new();
             for (pi, p) in r.patterns.iter().enumerate() {
@@ -188,7 +221,27 @@ impl SignatureTable {
                     .map_err(|e| anyhow::anyhow!(ctx(&format!("pattern `{p}`: {e}"))))?;
                 patterns.push(re);
                 all_patterns.push(p.clone());
-                owner.push((sig_idx, pi));
+                owner.push((sig_idx, pi, false));
+            }
+            let traceback_context =
+                match r.traceback_context.as_deref() {
+                    None | Some("") => None,
+                    Some(p) => Some(Regex::new(p).map_err(|e| {
+                        anyhow::anyhow!(ctx(&format!("traceback_context `{p}`: {e}")))
+                    })?),
+                };
+            if traceback_context.is_none() != r.traceback_patterns.is_empty() {
+                anyhow::bail!(ctx(
+                    "`traceback_patterns` and `traceback_context` go together"
+                ));
+            }
+            let mut traceback_patterns = Vec::new();
+            for (pi, p) in r.traceback_patterns.iter().enumerate() {
+                let re = Regex::new(p)
+                    .map_err(|e| anyhow::anyhow!(ctx(&format!("pattern `{p}`: {e}"))))?;
+                traceback_patterns.push(re);
+                all_patterns.push(p.clone());
+                owner.push((sig_idx, pi, true));
             }
             let continuation = match r.continuation.as_deref() {
                 None | Some("") => None,
@@ -214,6 +267,10 @@ impl SignatureTable {
                 fix: r.fix,
                 next: r.next,
                 example: r.example,
+                source,
+                source_text: r.source_text,
+                traceback_patterns,
+                traceback_context,
             });
         }
         let set = RegexSet::new(&all_patterns)
@@ -232,24 +289,46 @@ impl SignatureTable {
     }
 
     /// Matches one de-prefixed line; returns the first-listed matching signature and the named
-    /// groups of its first matching pattern, or `None`.
+    /// groups of its first matching pattern, or `None`. Traceback patterns never match here
+    /// (see [`SignatureTable::match_line_in_traceback`]).
     pub fn match_line(&self, line: &str) -> Option<LineMatch> {
+        self.match_line_in_traceback(line, &[])
+    }
+
+    /// Like [`SignatureTable::match_line`] for the exception line that ends a traceback:
+    /// `traceback` holds the traceback's lines (frames, echoed source), so signatures with a
+    /// [`Signature::traceback_context`] can match the otherwise generic exception line.
+    pub fn match_line_in_traceback(&self, line: &str, traceback: &[String]) -> Option<LineMatch> {
         let m = self.set.matches(line);
         if !m.matched_any() {
             return None;
         }
-        // Pattern indices are in table order, so the first matched pattern belongs to the
-        // first-listed matching signature.
-        let first = m.iter().next()?;
-        let (sig, _) = self.owner[first];
-        // Extract fields from the first pattern of that signature that matches with captures.
+        // Pattern indices are in table order, so the first usable matched pattern belongs to
+        // the first-listed matching signature.
+        let usable = |&(s, _, tb): &(usize, usize, bool)| {
+            !tb || self.sigs[s]
+                .traceback_context
+                .as_ref()
+                .is_some_and(|c| traceback.iter().any(|l| c.is_match(l)))
+        };
+        let first = m.iter().find(|&pi| usable(&self.owner[pi]))?;
+        let (sig, _, _) = self.owner[first];
+        // Extract fields from the first usable pattern of that signature that captures.
         let mut fields = BTreeMap::new();
-        for pi in m.iter() {
-            let (s, p) = self.owner[pi];
-            if s != sig {
+        for pi in m.iter().filter(|&pi| pi >= first) {
+            let o = self.owner[pi];
+            if o.0 != sig {
                 break;
             }
-            let re = &self.sigs[s].patterns[p];
+            if !usable(&o) {
+                continue;
+            }
+            let (s, p, tb) = o;
+            let re = if tb {
+                &self.sigs[s].traceback_patterns[p]
+            } else {
+                &self.sigs[s].patterns[p]
+            };
             if let Some(caps) = re.captures(line) {
                 for name in re.capture_names().flatten() {
                     if let Some(v) = caps.name(name) {
@@ -345,7 +424,7 @@ mod tests {
 
     #[test]
     fn bad_tables_are_refused_with_the_signature_named() {
-        let bad = "[[signature]]\nid='x'\ngroup='extra'\ncategory='x'\nclass='x'\nlayer='nowhere'\npersistence='mixed'\naction='inspect'\npatterns=['a']\nfix=''\nnext=''\nexample='a'\n";
+        let bad = "[[signature]]\nid='x'\ngroup='extra'\ncategory='x'\nclass='x'\nlayer='nowhere'\npersistence='mixed'\naction='inspect'\npatterns=['a']\nfix=''\nnext=''\nexample='a'\nsource='spec: x'\n";
         let e = SignatureTable::from_toml(bad, "t.toml")
             .unwrap_err()
             .to_string();
@@ -360,6 +439,60 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("pattern `(`"), "{e}");
+    }
+
+    #[test]
+    fn sources_are_addresses_and_every_published_line_is_claimed_by_its_own_row() {
+        let t = SignatureTable::builtin();
+        let mut spec_only = Vec::new();
+        for s in t.signatures() {
+            if s.source.starts_with("spec: ") && s.is_section_class() {
+                spec_only.push(s.id.as_str());
+            }
+            let Some(text) = &s.source_text else {
+                assert!(!s.source.starts_with("https://"), "{}", s.id);
+                continue;
+            };
+            // Rows whose published line needs its traceback: the example carries the context.
+            let ctx = vec![s.example.clone()];
+            let m = t
+                .match_line_in_traceback(text, &ctx)
+                .unwrap_or_else(|| panic!("{}: published line does not match: {text}", s.id));
+            assert_eq!(
+                t.signatures()[m.sig].id,
+                s.id,
+                "{}: published line is claimed by another row",
+                s.id
+            );
+        }
+        // The classes with no public log text, said in docs/triage.md.
+        assert_eq!(spec_only, ["B7", "B11", "E4", "F1", "F2", "F6"]);
+    }
+
+    #[test]
+    fn traceback_patterns_need_their_context() {
+        let t = SignatureTable::builtin();
+        let line = "RuntimeError: CUDA error: out of memory";
+        assert!(t.match_line(line).is_none());
+        let frames = vec![
+            "File \"/usr/local/lib/python3.12/dist-packages/vllm/compilation/breakable_cudagraph.py\", line 212, in __exit__".to_string(),
+        ];
+        let m = t.match_line_in_traceback(line, &frames).unwrap();
+        assert_eq!(t.signatures()[m.sig].id, "D4");
+        let other = vec!["File \"/x/torch/cuda/graphs.py\", line 84, in capture_end".to_string()];
+        assert!(t.match_line_in_traceback(line, &other).is_none());
+        let bad = "[[signature]]\nid='x'\ngroup='extra'\ncategory='x'\nclass='x'\nlayer='engine'\npersistence='mixed'\naction='inspect'\npatterns=['a']\ntraceback_patterns=['b']\nfix=''\nnext=''\nexample='a'\nsource='https://x'\nsource_text='a'\n";
+        let e = SignatureTable::from_toml(bad, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("go together"), "{e}");
+        let bad = bad
+            .replace("traceback_patterns=['b']\n", "")
+            .replace("source_text='a'\n", "");
+        let e = SignatureTable::from_toml(&bad, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`source_text`"), "{e}");
     }
 
     #[test]
