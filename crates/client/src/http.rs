@@ -1,5 +1,11 @@
-//! HTTP/1.1 transport (our own, over `tokio::net::TcpStream`; heads parsed with `httparse`)
-//! and one measured request.
+//! HTTP/1.1 transport (our own, over `tokio::net::TcpStream`, or TLS over it with
+//! `tokio-rustls` for `https://`; heads parsed with `httparse`) and one measured request.
+//!
+//! TLS wraps the same transport: a connection's socket is a [`Stream`], plain TCP or a TLS
+//! session over TCP, and every read, write and stamp below is the same for both (the per-chunk
+//! path adds one `match` per read, no allocation). The TLS handshake happens in [`dial`], so
+//! `connect_ms` includes it; the root store and `--ca-cert` are the caller's
+//! (`servebench-endpoint` builds the `rustls::ClientConfig`; this module only uses it).
 //!
 //! One request in flight per connection, which is all the driver needs: the request head and
 //! JSON body are serialised into one reusable per-connection buffer and written; t0 is read just
@@ -15,8 +21,12 @@
 
 use std::time::{Duration, Instant};
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
 use bytes::Bytes;
-use tokio::io::{AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::profile::BodyBuilder;
@@ -58,11 +68,54 @@ impl Clock {
     }
 }
 
-/// A parsed `http://host:port[/prefix]` base URL.
+/// URL scheme of an [`Endpoint`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// Plain HTTP/1.1 over TCP (default port 80).
+    Http,
+    /// HTTP/1.1 over TLS over TCP (default port 443).
+    Https,
+}
+
+/// TLS client settings for `https://` endpoints: a shared `rustls` client configuration (root
+/// certificates, protocol versions). Built by `servebench-endpoint`; cloning shares it.
+#[derive(Clone)]
+pub struct TlsClient {
+    config: Arc<rustls::ClientConfig>,
+}
+
+impl TlsClient {
+    /// Wraps a `rustls` client configuration.
+    pub fn new(config: Arc<rustls::ClientConfig>) -> Self {
+        Self { config }
+    }
+    /// The `rustls` client configuration.
+    pub fn config(&self) -> &Arc<rustls::ClientConfig> {
+        &self.config
+    }
+}
+
+impl std::fmt::Debug for TlsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsClient")
+    }
+}
+
+impl PartialEq for TlsClient {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.config, &other.config)
+    }
+}
+
+impl Eq for TlsClient {}
+
+/// A parsed `http://host:port[/prefix]` or `https://host:port[/prefix]` base URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     /// Normalised base URL without trailing slash, as given (for messages).
     pub base_url: String,
+    /// `http` or `https`.
+    pub scheme: Scheme,
     /// Host name or IP.
     pub host: String,
     /// TCP port.
@@ -71,30 +124,43 @@ pub struct Endpoint {
     pub authority: String,
     /// Path prefix before `/v1/...` (empty, or e.g. `/proxy`); a trailing `/v1` is dropped.
     pub prefix: String,
+    /// TLS settings, needed to dial an `https` endpoint (see [`Endpoint::with_tls`]).
+    pub tls: Option<TlsClient>,
+    /// API key sent as `Authorization: Bearer …` on every request made through this endpoint
+    /// ([`simple_request`]: readiness, model discovery, `/tokenize` calibration, preflight
+    /// helpers; and measured requests unless [`ClientCtx::api_key`] is set).
+    pub api_key: Option<String>,
 }
 
 impl Endpoint {
-    /// Parses a base URL. Errors name the URL (`https` is refused: plain HTTP only).
+    /// Parses a base URL (`http://` or `https://`). Errors name the URL. An `https` endpoint
+    /// also needs [`Endpoint::with_tls`] before it can be dialled.
     pub fn parse(url: &str) -> anyhow::Result<Self> {
         let uri: http::Uri = url
             .parse()
-            .map_err(|e| anyhow::anyhow!("invalid endpoint URL `{url}`: {e}"))?;
-        match uri.scheme_str() {
-            Some("http") => {}
+            .map_err(|e| anyhow::anyhow!("--endpoint {url:?} is not a URL ({e})"))?;
+        let scheme = match uri.scheme_str() {
+            Some(s) if s.eq_ignore_ascii_case("http") => Scheme::Http,
+            Some(s) if s.eq_ignore_ascii_case("https") => Scheme::Https,
             Some(other) => anyhow::bail!(
-                "endpoint `{url}`: scheme `{other}` is not supported (plain http:// only)"
+                "--endpoint {url:?}: scheme `{other}` is not supported (http:// or https://)"
             ),
-            None => anyhow::bail!("endpoint `{url}` has no scheme (expected http://HOST:PORT)"),
-        }
+            None => anyhow::bail!(
+                "--endpoint {url:?} is not a URL (no scheme; expected http://HOST:PORT or https://HOST)"
+            ),
+        };
         let host = uri
             .host()
-            .ok_or_else(|| anyhow::anyhow!("endpoint `{url}` has no host"))?
+            .ok_or_else(|| anyhow::anyhow!("--endpoint {url:?} is not a URL (no host)"))?
             .to_string();
         let host = host
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_string();
-        let port = uri.port_u16().unwrap_or(80);
+        let port = uri.port_u16().unwrap_or(match scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        });
         let mut prefix = uri.path().trim_end_matches('/').to_string();
         if prefix.ends_with("/v1") {
             prefix.truncate(prefix.len() - 3);
@@ -105,16 +171,81 @@ impl Endpoint {
             .unwrap_or_else(|| format!("{host}:{port}"));
         Ok(Self {
             base_url: url.trim_end_matches('/').to_string(),
+            scheme,
             host,
             port,
             authority,
             prefix,
+            tls: None,
+            api_key: None,
         })
+    }
+
+    /// The same endpoint with TLS settings (used when the scheme is `https`).
+    pub fn with_tls(mut self, tls: TlsClient) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The same endpoint sending `api_key` (`None` or empty: no `Authorization` header).
+    pub fn with_api_key(mut self, api_key: Option<String>) -> Self {
+        self.api_key = api_key.filter(|k| !k.is_empty());
+        self
     }
 
     /// Full path for an API path such as `/v1/completions`.
     pub fn path(&self, p: &str) -> String {
         format!("{}{}", self.prefix, p)
+    }
+}
+
+/// A connection's socket: plain TCP, or a TLS session over TCP (boxed: the session state is a
+/// few KB, and the plain variant should stay one pointer wide). Reads and writes go straight
+/// to the inner stream.
+pub enum Stream {
+    /// `http://`.
+    Tcp(TcpStream),
+    /// `https://`.
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    #[inline]
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_shutdown(cx),
+        }
     }
 }
 
@@ -136,7 +267,7 @@ const MAX_HEADERS: usize = 64;
 /// no channel per connection: the request's own future reads and writes the socket, so a
 /// connection costs ~10 KB instead of hyper's ~30 KB (docs/benchmarks-client.md, Update 2).
 pub struct Conn {
-    io: TcpStream,
+    io: Stream,
     rbuf: Box<[u8]>,
     wbuf: Vec<u8>,
     uses: u32,
@@ -154,12 +285,27 @@ impl Conn {
     /// whose exchange did not end cleanly is never put back in the first place.) A close that has not reached us yet is found when
     /// the next request on it fails before any response byte, and that request is re-sent on
     /// a fresh connection.
-    pub fn is_closed(&self) -> bool {
+    ///
+    /// Plain TCP: a non-blocking `try_read` of one byte. TLS: one poll of the TLS reader with a
+    /// no-op waker (TLS 1.3 session tickets that arrived while idle are consumed there and are
+    /// not "bytes nobody asked for"; a `close_notify` reads as EOF).
+    pub fn is_closed(&mut self) -> bool {
         let mut probe = [0u8; 1];
-        match self.io.try_read(&mut probe) {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
-            // EOF, unsolicited bytes, or a socket error
-            _ => true,
+        match &mut self.io {
+            Stream::Tcp(s) => match s.try_read(&mut probe) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
+                // EOF, unsolicited bytes, or a socket error
+                _ => true,
+            },
+            Stream::Tls(s) => {
+                let mut buf = ReadBuf::new(&mut probe);
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                // Pending = nothing to read: open. EOF, unsolicited bytes, or an error: closed.
+                !matches!(
+                    Pin::new(&mut **s).poll_read(&mut cx, &mut buf),
+                    Poll::Pending
+                )
+            }
         }
     }
 
@@ -191,6 +337,10 @@ impl Conn {
                 return Err(std::io::ErrorKind::WriteZero.into());
             }
             off += n;
+        }
+        if let Stream::Tls(_) = self.io {
+            // TLS may hold the last record in its buffer until flushed (no-op for plain TCP)
+            self.io.flush().await?;
         }
         Ok(t0.unwrap_or_else(|| clock.now_ns().max(1)))
     }
@@ -597,11 +747,29 @@ fn write_head(
     }
 }
 
-/// Opens a connection (TCP_NODELAY) with its read buffer. `_clock` is kept for the API (the
-/// request future stamps its own reads and writes).
+/// Opens a connection (TCP_NODELAY) with its read buffer; for an `https` endpoint also the TLS
+/// handshake (server name = the URL's host; SNI is not sent for an IP address). `_clock` is
+/// kept for the API (the request future stamps its own reads and writes).
 pub async fn dial(ep: &Endpoint, _clock: Clock) -> std::io::Result<Conn> {
-    let io = TcpStream::connect((ep.host.as_str(), ep.port)).await?;
-    io.set_nodelay(true)?;
+    let tcp = TcpStream::connect((ep.host.as_str(), ep.port)).await?;
+    tcp.set_nodelay(true)?;
+    let io = match ep.scheme {
+        Scheme::Http => Stream::Tcp(tcp),
+        Scheme::Https => {
+            let tls = ep.tls.as_ref().ok_or_else(|| {
+                std::io::Error::other("https endpoint without TLS settings (Endpoint::with_tls)")
+            })?;
+            let name = rustls::pki_types::ServerName::try_from(ep.host.clone()).map_err(|e| {
+                std::io::Error::other(format!("`{}` is not a TLS server name: {e}", ep.host))
+            })?;
+            let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+            let s = connector
+                .connect(name, tcp)
+                .await
+                .map_err(|e| std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}")))?;
+            Stream::Tls(Box::new(s))
+        }
+    };
     Ok(Conn {
         io,
         rbuf: vec![0u8; READ_BUF_SIZE].into_boxed_slice(),
@@ -610,47 +778,60 @@ pub async fn dial(ep: &Endpoint, _clock: Clock) -> std::io::Result<Conn> {
     })
 }
 
-/// Cancellation signal shared by the driver (Ctrl-C).
+/// The one cancellation token (Ctrl-C) of sweep, eval and replay: cloning shares it; once
+/// [`CancelToken::cancel`] is called every clone reports it and every
+/// [`CancelToken::cancelled`] wait completes. `servebench-endpoint` re-exports it and wires
+/// Ctrl-C to it.
 #[derive(Clone, Debug)]
-pub struct Cancel {
-    rx: tokio::sync::watch::Receiver<bool>,
+pub struct CancelToken {
+    tx: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
-/// The sending side of [`Cancel`].
-#[derive(Debug)]
-pub struct CancelHandle {
-    tx: tokio::sync::watch::Sender<bool>,
-}
-
-/// A connected cancel pair.
-pub fn cancel_pair() -> (CancelHandle, Cancel) {
-    let (tx, rx) = tokio::sync::watch::channel(false);
-    (CancelHandle { tx }, Cancel { rx })
-}
-
-impl CancelHandle {
-    /// Signals cancellation.
-    pub fn cancel(&self) {
-        let _ = self.tx.send(true);
+impl Default for CancelToken {
+    fn default() -> Self {
+        Self {
+            tx: Arc::new(tokio::sync::watch::channel(false).0),
+        }
     }
 }
 
-impl Cancel {
-    /// A signal that never fires.
+/// The former name of [`CancelToken`] (same type).
+pub type Cancel = CancelToken;
+/// The former name of the sending side (same type as [`CancelToken`]).
+pub type CancelHandle = CancelToken;
+
+/// A token and a clone of it (the former sender/receiver pair; both are the same token).
+pub fn cancel_pair() -> (CancelHandle, Cancel) {
+    let t = CancelToken::new();
+    (t.clone(), t)
+}
+
+impl CancelToken {
+    /// A new token, not cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// A token nobody cancels (a fresh one that is not shared).
     pub fn never() -> Self {
-        let (h, c) = cancel_pair();
-        std::mem::forget(h);
-        c
+        Self::default()
+    }
+    /// Signals cancellation (idempotent).
+    pub fn cancel(&self) {
+        self.tx.send_replace(true);
     }
     /// Whether cancellation was signalled.
     pub fn is_cancelled(&self) -> bool {
-        *self.rx.borrow()
+        *self.tx.borrow()
     }
-    /// Resolves when cancelled (never, if the handle was dropped without cancelling).
+    /// Completes once cancelled (at once when it already was).
+    pub async fn cancelled(&self) {
+        let mut rx = self.tx.subscribe();
+        // the sender lives as long as `self`: `wait_for` cannot fail while we wait
+        let _ = rx.wait_for(|v| *v).await;
+    }
+    /// [`CancelToken::cancelled`] (the former receiver's name).
     pub async fn wait(&mut self) {
-        if self.rx.wait_for(|v| *v).await.is_err() {
-            std::future::pending::<()>().await;
-        }
+        self.cancelled().await
     }
 }
 
@@ -671,7 +852,8 @@ pub struct ClientCtx {
     pub clock: Clock,
     /// Keep generated text in records.
     pub capture_text: bool,
-    /// `Authorization: Bearer …` value, if any.
+    /// API key sent as `Authorization: Bearer …` on measured requests; `None` = the
+    /// endpoint's own ([`Endpoint::api_key`]), if any.
     pub api_key: Option<String>,
 }
 
@@ -699,18 +881,23 @@ async fn attempt(
     ctx: &ClientCtx,
     slot: &mut Option<Conn>,
     body: &Bytes,
+    headers: &[(&str, &str)],
     st: &mut StreamState,
     framer: &mut SseFramer,
     meta: &mut Meta,
 ) -> Result<(), Fail> {
     let path = ctx.endpoint.path(ctx.builder.api.path());
-    let bearer = ctx.api_key.as_ref().map(|k| format!("Bearer {k}"));
+    let bearer = ctx
+        .api_key
+        .as_ref()
+        .or(ctx.endpoint.api_key.as_ref())
+        .map(|k| format!("Bearer {k}"));
     let mut tries = 0;
     loop {
         tries += 1;
         let reusable = slot
             .take()
-            .filter(|c| !ctx.new_connection_per_request && !c.is_closed());
+            .and_then(|mut c| (!ctx.new_connection_per_request && !c.is_closed()).then_some(c));
         let (mut conn, reused) = match reusable {
             Some(c) => (c, true),
             None => {
@@ -726,23 +913,19 @@ async fn attempt(
                 (c, false)
             }
         };
-        let mut extra: [(&str, &str); 3] = [
-            ("content-type", "application/json"),
-            ("accept", "text/event-stream"),
-            ("", ""),
-        ];
-        let n_extra = if let Some(b) = &bearer {
-            extra[2] = ("authorization", b.as_str());
-            3
-        } else {
-            2
-        };
+        let mut extra: Vec<(&str, &str)> = Vec::with_capacity(3 + headers.len());
+        extra.push(("content-type", "application/json"));
+        extra.push(("accept", "text/event-stream"));
+        if let Some(b) = &bearer {
+            extra.push(("authorization", b.as_str()));
+        }
+        extra.extend_from_slice(headers);
         write_head(
             &mut conn.wbuf,
             "POST",
             &path,
             &ctx.endpoint.authority,
-            &extra[..n_extra],
+            &extra,
             Some(body),
         );
         let ix_t0_before_connect = ctx.compat == Compat::InferenceX && !reused;
@@ -822,11 +1005,29 @@ pub async fn execute(
     cancel: &mut Cancel,
 ) -> RequestRecord {
     let body = ctx.builder.body(spec);
+    execute_body(ctx, slot, spec, &body, &[], phase, scheduled_ns, cancel).await
+}
+
+/// [`execute`] with a body the caller built (a workload that writes its own message array
+/// straight into the body, e.g. the AgentX replay) and extra request headers. `spec` supplies
+/// the record's id, session, client prompt-token count and requested output tokens; its prompt
+/// is not used.
+#[allow(clippy::too_many_arguments)]
+pub async fn execute_body(
+    ctx: &ClientCtx,
+    slot: &mut Option<Conn>,
+    spec: &RequestSpec,
+    body: &Bytes,
+    headers: &[(&str, &str)],
+    phase: Phase,
+    scheduled_ns: u64,
+    cancel: &mut Cancel,
+) -> RequestRecord {
     let mut st = StreamState::new(ctx.builder.api, ctx.compat, ctx.capture_text);
     let mut framer = SseFramer::new();
     let mut meta = Meta::default();
     let result = {
-        let fut = attempt(ctx, slot, &body, &mut st, &mut framer, &mut meta);
+        let fut = attempt(ctx, slot, body, headers, &mut st, &mut framer, &mut meta);
         tokio::select! {
             r = tokio::time::timeout(ctx.timeout, fut) => r.unwrap_or(Err(Fail::Timeout)),
             _ = cancel.wait() => Err(Fail::Cancelled),
@@ -914,6 +1115,7 @@ pub async fn execute(
         failure,
         error,
         warnings,
+        phases: out.phases,
         text: st.text.take(),
     }
 }
@@ -938,7 +1140,8 @@ pub struct SimpleResponse {
     pub body: Bytes,
 }
 
-/// One request on a fresh connection (readiness checks, `/tokenize`, preflight helpers).
+/// One request on a fresh connection (readiness checks, model discovery, `/tokenize`, preflight
+/// helpers), sending the endpoint's API key ([`Endpoint::api_key`]) when it has one.
 pub async fn simple_request(
     ep: &Endpoint,
     method: http::Method,
@@ -953,11 +1156,14 @@ pub async fn simple_request(
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", ep.base_url))?;
         let full = ep.path(path);
-        let extra: &[(&str, &str)] = if json_body.is_some() {
-            &[("content-type", "application/json")]
-        } else {
-            &[]
-        };
+        let bearer = ep.api_key.as_ref().map(|k| format!("Bearer {k}"));
+        let mut extra: Vec<(&str, &str)> = Vec::with_capacity(2);
+        if json_body.is_some() {
+            extra.push(("content-type", "application/json"));
+        }
+        if let Some(b) = &bearer {
+            extra.push(("authorization", b.as_str()));
+        }
         let body = match (&json_body, &method) {
             (Some(b), _) => Some(b.as_slice()),
             (None, m) if *m == http::Method::POST || *m == http::Method::PUT => Some(&[][..]),
@@ -968,7 +1174,7 @@ pub async fn simple_request(
             method.as_str(),
             &full,
             &ep.authority,
-            extra,
+            &extra,
             body,
         );
         c.write_request(clock)
