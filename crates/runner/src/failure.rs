@@ -1,0 +1,125 @@
+//! The failure loop's decision: every failed attempt is triaged from its own job log with the
+//! signature table of `servebench-triage` (first error, layer, class, transient or
+//! deterministic), plus the runner's own line for an engine killed from outside; transient
+//! classes are retried within AUTOMATION.md §5.3's budget (at most
+//! [`MAX_INFRA_RETRIES_PER_ATTEMPT`] infrastructure retries per attempt, no repair consumed),
+//! deterministic ones are not.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::OnceLock;
+
+pub use servebench_triage::MAX_INFRA_RETRIES_PER_ATTEMPT;
+use servebench_triage::{
+    build_report, scan_reader, SignatureTable, TriageOptions, TriageReport, BUILTIN_SIGNATURES_TOML,
+};
+
+use crate::error::{Result, RunnerError};
+
+/// Signatures of the runner's own log lines, appended to the built-in table (first match
+/// wins, so the built-in classes keep precedence).
+pub const RUNNER_SIGNATURES_TOML: &str = r#"
+[[signature]]
+id = "engine_killed_externally"
+group = "extra"
+category = "engine_killed_externally"
+class = "the engine was killed from outside (kill, OOM killer, preemption) while the point ran"
+layer = "node"
+persistence = "transient-node"
+action = "retry"
+patterns = ['the engine \(pid (?P<pid>\d+)\) was killed by signal (?P<signal>\d+) \(\w+\) from outside while the point was measured']
+fix = "nothing in the recipe or image: the process was ended by a signal it did not raise itself"
+next = "Infrastructure retry of the point; if it repeats, read the node's kernel log (OOM killer) and who sent signal {signal}."
+example = "servebench-job: ERROR: the engine (pid 4242) was killed by signal 9 (SIGKILL) from outside while the point was measured"
+source = "spec: servebench run's job line for an engine that a SIGKILL/SIGTERM/SIGINT/SIGHUP ended mid-point (a crash by SIGSEGV/SIGABRT is logged as D10 instead)"
+"#;
+
+/// The built-in table plus [`RUNNER_SIGNATURES_TOML`], compiled once.
+pub fn table() -> &'static SignatureTable {
+    static T: OnceLock<SignatureTable> = OnceLock::new();
+    T.get_or_init(|| {
+        let text = format!("{BUILTIN_SIGNATURES_TOML}\n{RUNNER_SIGNATURES_TOML}");
+        SignatureTable::from_toml(&text, "signatures.toml + runner signatures")
+            .expect("runner signatures are valid (unit test)")
+    })
+}
+
+/// Triage of one attempt's job log, with `retries_used` infrastructure retries already spent
+/// on this point.
+pub fn triage_log(log: &Path, retries_used: u32) -> Result<TriageReport> {
+    let f = File::open(log).map_err(|e| RunnerError::io(log, e))?;
+    let name = log.display().to_string();
+    let scanned =
+        scan_reader(BufReader::new(f), &name, table()).map_err(|e| RunnerError::io(log, e))?;
+    let opts = TriageOptions {
+        infra_retries_used: retries_used,
+        ..TriageOptions::default()
+    };
+    Ok(build_report(vec![scanned], table(), &opts))
+}
+
+/// Whether a failed attempt is retried: the triage says infrastructure retry (a transient
+/// class with budget left) and the run's own `--max-retries` allows another.
+pub fn should_retry(r: &TriageReport, retries_used: u32, max_retries: u32) -> bool {
+    r.retry && retries_used < max_retries.min(MAX_INFRA_RETRIES_PER_ATTEMPT)
+}
+
+/// One line about a triaged failure: `first error · layer · class · transient|deterministic`.
+pub fn one_line(r: &TriageReport) -> String {
+    let first = r
+        .first_error
+        .as_ref()
+        .map(|f| f.line.trim().to_string())
+        .unwrap_or_else(|| "no error line found".into());
+    format!(
+        "{first} · layer {} · {} · {}",
+        r.layer.as_str(),
+        r.category,
+        r.determinism()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runner_signature_is_transient_and_builtins_still_win() {
+        let t = table();
+        assert!(t.get("engine_killed_externally").is_some());
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("job.log");
+        std::fs::write(
+            &log,
+            "Runner name: 'local'\nJob: benchmark (k, fixed-seq-len, tp1 ep1 conc1)\n\
+             2026-12-01T10:00:00.000Z servebench-job: engine ready after 0.3 s on http://127.0.0.1:1234\n\
+             2026-12-01T10:00:02.000Z servebench-job: ERROR: the engine (pid 4242) was killed by signal 9 (SIGKILL) from outside while the point was measured\n",
+        )
+        .unwrap();
+        let r = triage_log(&log, 0).unwrap();
+        assert_eq!(r.category, "engine_killed_externally");
+        assert!(r.retry);
+        assert!(!r.deterministic);
+        assert!(should_retry(&r, 0, 2));
+        assert!(should_retry(&r, 1, 2));
+        assert!(!should_retry(&r, 2, 2));
+        assert!(!should_retry(&r, 0, 0));
+        // budget spent: triage itself stops asking for a retry
+        let r = triage_log(&log, 2).unwrap();
+        assert!(!r.retry);
+
+        std::fs::write(
+            &log,
+            "Runner name: 'local'\nJob: benchmark (k, fixed-seq-len, tp1 ep1 conc1)\n\
+             Error: The following required environment variables are not set:\n  - MODEL_PATH\n\
+             servebench-job: ERROR: Process died before http://127.0.0.1:1/health became ready (exit status 1)\n",
+        )
+        .unwrap();
+        let r = triage_log(&log, 0).unwrap();
+        assert_eq!(r.category, "missing_env_var");
+        assert!(r.deterministic);
+        assert!(!should_retry(&r, 0, 2));
+        assert_eq!(r.outcome.map(|o| o.as_str()), Some("readiness-blocked"));
+    }
+}

@@ -1,0 +1,625 @@
+//! One attempt of one point, run where its GPUs are (`servebench run --exec-point FILE`, the
+//! body of every job script): start the engine as its own process group, wait for readiness
+//! with a bound and a clear line, measure with servebench's own `sweep` (or `eval gsm8k` for an
+//! eval job) as a child process, then tear the engine's whole process group down — always,
+//! also on SIGINT/SIGTERM (`scancel` sends SIGTERM).
+//!
+//! Everything goes to the job's stdout (the executor points it at `job.log`): the engine's
+//! output as it runs, the job's own lines (prefixed `servebench-job:`), then the measurement's
+//! output. Results: `point.db` (the sweep's/eval's own results store) and `status.json`.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, RunnerError};
+use crate::plan::{Point, Workload};
+use crate::recipe::{recipe_env, shell_quote, sim_argv, SimSetup};
+use crate::signal;
+
+/// What starts the engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum EngineSpec {
+    /// A recipe script, run with `bash` and the InferenceX environment. With `sim`, the
+    /// simulator's command line is exported as `SERVEBENCH_SIM_CMD` (a recipe written for
+    /// `--simulate` runs `exec $SERVEBENCH_SIM_CMD`).
+    Recipe {
+        /// The script.
+        path: PathBuf,
+        /// The simulator, when the run is simulated.
+        sim: Option<SimSetup>,
+    },
+    /// The embedded simulator (`servebench sim`) set up from the point.
+    Simulator(SimSetup),
+}
+
+/// How the point is measured (flags passed to `servebench sweep` / `eval gsm8k`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeasureSpec {
+    /// Measured prompts (default: sweep's 10 × conc).
+    pub num_prompts: Option<u32>,
+    /// Warmup requests (default: sweep's 2 × conc).
+    pub warmups: Option<u32>,
+    /// ISL override, tokens (agentic points: the fixed-sequence stand-in, default 1024).
+    pub isl: Option<u32>,
+    /// OSL override, tokens.
+    pub osl: Option<u32>,
+    /// Eval jobs: only the first N GSM8K documents.
+    pub eval_limit: Option<u32>,
+    /// Eval jobs: max_tokens per request.
+    pub eval_max_tokens: Option<u32>,
+    /// Folder with the GSM8K files (exported as `SERVEBENCH_GSM8K_DIR`).
+    pub gsm8k_dir: Option<PathBuf>,
+}
+
+/// Everything one attempt needs; written as `point.json` in the attempt directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// The point.
+    pub point: Point,
+    /// Attempt number (1 = first).
+    pub attempt: u32,
+    /// The attempt directory (results, logs).
+    pub dir: PathBuf,
+    /// Runner name (`RUNNER_NAME`).
+    pub runner: String,
+    /// The servebench binary (measures the point, and is the simulator).
+    pub exe: PathBuf,
+    /// The engine.
+    pub engine: EngineSpec,
+    /// The measurement.
+    pub measure: MeasureSpec,
+    /// Readiness bound, s.
+    pub ready_timeout_s: f64,
+    /// How long the engine gets between SIGTERM and SIGKILL, s.
+    pub teardown_grace_s: f64,
+    /// Overall bound on the measurement, s (then it is stopped and the point fails).
+    pub measure_timeout_s: f64,
+}
+
+/// How far an attempt got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// The engine was being started (launcher/recipe).
+    Launch,
+    /// Waiting for readiness.
+    Readiness,
+    /// Measuring.
+    Measure,
+    /// Measured.
+    Done,
+}
+
+/// The result of one attempt (`status.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobStatus {
+    /// True when the point was measured and its results are in `point.db`.
+    pub ok: bool,
+    /// Where it stopped.
+    pub stage: Stage,
+    /// Stopped by SIGINT/SIGTERM.
+    pub interrupted: bool,
+    /// The port the engine listened on.
+    pub port: u16,
+    /// The engine's process group id.
+    pub engine_pgid: Option<i32>,
+    /// Seconds from start to readiness.
+    pub ready_after_s: Option<f64>,
+    /// Exit code of the measurement (`sweep`: 0 ok; `eval`: 0 passed, 2 below threshold).
+    pub measure_exit: Option<i32>,
+    /// The engine process group was gone after teardown.
+    pub engine_gone: bool,
+    /// One line: what happened.
+    pub message: String,
+    /// The simulator's description (first line `servebench sim` prints), when simulated.
+    pub sim_describe: Option<String>,
+}
+
+/// Lines the job writes into its log carry this prefix.
+pub const LINE_PREFIX: &str = "servebench-job:";
+
+struct Log {
+    file: File,
+}
+
+impl Log {
+    fn line(&mut self, s: &str) {
+        let t = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
+        let _ = writeln!(self.file, "{t} {LINE_PREFIX} {s}");
+        let _ = self.file.flush();
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (bind to 0, read it, release it).
+pub fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| RunnerError::io("127.0.0.1:0", e))?;
+    Ok(l.local_addr()
+        .map_err(|e| RunnerError::io("127.0.0.1:0", e))?
+        .port())
+}
+
+/// `GET /health` answered 200 (a raw HTTP/1.0 request; 503 while an engine loads is not ready).
+pub fn health_ok(port: u16) -> bool {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    while n < 12 {
+        match s.read(&mut buf[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    let head = String::from_utf8_lossy(&buf[..n]);
+    head.starts_with("HTTP/1.") && head.get(9..12) == Some("200")
+}
+
+/// `exit status 1`, `killed by signal 9 (SIGKILL)`.
+pub fn describe_exit(st: &ExitStatus) -> String {
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(s)) => format!("killed by signal {s} ({})", signal_name(s)),
+        _ => "ended".into(),
+    }
+}
+
+fn signal_name(s: i32) -> &'static str {
+    match s {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        _ => "signal",
+    }
+}
+
+/// True for signals another process sends (kill, OOM killer, preemption) as opposed to a crash
+/// of the engine itself (SIGSEGV, SIGABRT, …).
+pub fn external_signal(s: i32) -> bool {
+    matches!(
+        s,
+        libc::SIGKILL | libc::SIGTERM | libc::SIGINT | libc::SIGHUP
+    )
+}
+
+fn engine_command(spec: &JobSpec, port: u16) -> Command {
+    let p = &spec.point;
+    let sim_answers = p.eval_only;
+    let mut cmd = match &spec.engine {
+        EngineSpec::Simulator(s) => {
+            let argv = sim_argv(&spec.exe, s, port, sim_answers);
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        EngineSpec::Recipe { path, sim } => {
+            let mut c = Command::new("bash");
+            c.arg(path);
+            if let Some(s) = sim {
+                let argv = sim_argv(&spec.exe, s, port, sim_answers);
+                let line: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+                c.env("SERVEBENCH_SIM_CMD", line.join(" "));
+            }
+            c
+        }
+    };
+    let result_dir = spec.dir.join("results");
+    for (k, v) in recipe_env(p, &spec.runner, port, &result_dir) {
+        cmd.env(k, v);
+    }
+    if let Some(g) = &spec.measure.gsm8k_dir {
+        cmd.env("SERVEBENCH_GSM8K_DIR", g);
+    }
+    cmd.current_dir(&spec.dir);
+    cmd
+}
+
+/// The measurement's argv (after the binary): `sweep …` or `eval gsm8k …`, storing into
+/// `point.db` of the attempt directory.
+pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
+    let p = &spec.point;
+    let m = &spec.measure;
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let db = spec.dir.join("point.db").display().to_string();
+    let (isl, osl) = match &p.workload {
+        Workload::Fixed { isl, osl } => (m.isl.unwrap_or(*isl), m.osl.unwrap_or(*osl)),
+        Workload::Agentic { .. } => (m.isl.unwrap_or(1024), m.osl.unwrap_or(1024)),
+    };
+    let mut a: Vec<String> = Vec::new();
+    let push = |a: &mut Vec<String>, k: &str, v: String| {
+        a.push(k.to_string());
+        a.push(v);
+    };
+    if p.eval_only {
+        a.extend(["eval".into(), "gsm8k".into()]);
+        push(&mut a, "--endpoint", endpoint);
+        push(&mut a, "--conc", p.conc.to_string());
+        push(&mut a, "--out", spec.dir.join("eval").display().to_string());
+        if let Some(l) = m.eval_limit {
+            push(&mut a, "--limit", l.to_string());
+        }
+        if let Some(t) = m.eval_max_tokens {
+            push(&mut a, "--max-tokens", t.to_string());
+        }
+        a.push("--no-progress".into());
+        push(&mut a, "--dp-attn", p.dp_attn.to_string());
+    } else {
+        a.push("sweep".into());
+        push(&mut a, "--endpoint", endpoint);
+        push(&mut a, "--conc", p.conc.to_string());
+        push(
+            &mut a,
+            "--out",
+            spec.dir.join("sweep").display().to_string(),
+        );
+        a.push("--overwrite".into());
+        push(&mut a, "--gpus", p.gpus().to_string());
+        push(&mut a, "--pp", p.pp.to_string());
+        push(&mut a, "--pcp", p.pcp.to_string());
+        push(&mut a, "--dcp", p.dcp.to_string());
+        if p.dp_attn {
+            a.push("--dp-attn".into());
+        }
+        if let Some(n) = m.num_prompts {
+            push(&mut a, "--num-prompts", n.to_string());
+        }
+        if let Some(n) = m.warmups {
+            push(&mut a, "--warmups", n.to_string());
+        }
+        if let Some(e) = engine_profile(&p.framework) {
+            push(&mut a, "--engine", e.into());
+        }
+    }
+    push(&mut a, "--isl", isl.to_string());
+    push(&mut a, "--osl", osl.to_string());
+    push(&mut a, "--tp", p.tp.to_string());
+    push(&mut a, "--ep", p.ep.to_string());
+    push(&mut a, "--hw", p.runner.clone());
+    push(&mut a, "--framework", p.framework.clone());
+    push(&mut a, "--precision", p.precision.clone());
+    push(&mut a, "--model-prefix", p.model_prefix.clone());
+    push(&mut a, "--spec-decoding", p.spec_decoding.clone());
+    push(&mut a, "--image", p.image.clone());
+    push(&mut a, "--config-key", p.config_key.clone());
+    push(&mut a, "--db", db);
+    a
+}
+
+/// The sweep's engine profile for a catalog framework (optional request fields), if it has one.
+fn engine_profile(framework: &str) -> Option<&'static str> {
+    let f = framework.to_ascii_lowercase();
+    if f.contains("sglang") {
+        Some("sglang")
+    } else if f.contains("vllm") {
+        Some("vllm")
+    } else if f.contains("trt") {
+        Some("trtllm")
+    } else if f.contains("llama") {
+        Some("llama.cpp")
+    } else {
+        None
+    }
+}
+
+fn write_status(dir: &Path, st: &JobStatus) -> Result<()> {
+    let p = dir.join("status.json");
+    let text = serde_json::to_string_pretty(st).map_err(|e| RunnerError::io(&p, e))?;
+    std::fs::write(&p, text).map_err(|e| RunnerError::io(&p, e))
+}
+
+/// Reads `status.json` of an attempt directory.
+pub fn read_status(dir: &Path) -> Option<JobStatus> {
+    let text = std::fs::read_to_string(dir.join("status.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Reads `point.json`.
+pub fn read_spec(path: &Path) -> Result<JobSpec> {
+    let text = std::fs::read_to_string(path).map_err(|e| RunnerError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        RunnerError::Invalid(format!(
+            "{}: line {}, column {}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+fn first_sim_line(log: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines()
+        .find(|l| l.starts_with("simulated "))
+        .map(str::to_string)
+}
+
+/// Runs one attempt here (the job body). Returns the status (also written to `status.json`).
+/// The process's stdout/stderr are the job log; `log_path` is that file (read back for the
+/// simulator's description).
+pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
+    signal::install();
+    let stdout = std::io::stdout();
+    // one handle onto the job's stdout (the log): the children inherit it too
+    let file = {
+        use std::os::fd::AsFd;
+        let fd = stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| RunnerError::io("stdout", e))?;
+        File::from(fd)
+    };
+    let mut log = Log { file };
+    let p = &spec.point;
+    std::fs::create_dir_all(spec.dir.join("results")).map_err(|e| RunnerError::io(&spec.dir, e))?;
+    let port = free_port()?;
+    let mut st = JobStatus {
+        ok: false,
+        stage: Stage::Launch,
+        interrupted: false,
+        port,
+        engine_pgid: None,
+        ready_after_s: None,
+        measure_exit: None,
+        engine_gone: true,
+        message: String::new(),
+        sim_describe: None,
+    };
+    if let Ok(g) = std::env::var("CUDA_VISIBLE_DEVICES") {
+        log.line(&format!(
+            "GPUs: CUDA_VISIBLE_DEVICES={g} ({} requested)",
+            p.gpus()
+        ));
+    }
+    match &spec.engine {
+        EngineSpec::Recipe { path, .. } => log.line(&format!("Run bash {}", path.display())),
+        EngineSpec::Simulator(s) => {
+            log.line(&format!(
+                "engine: embedded simulator ({} × {}, TP{}){}",
+                s.gpu,
+                s.model,
+                s.tp,
+                if s.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", s.notes.join("; "))
+                }
+            ));
+        }
+    }
+    let mut cmd = engine_command(spec, port);
+    cmd.process_group(0).stdin(Stdio::null());
+    let t0 = Instant::now();
+    let mut engine: Child = cmd.spawn().map_err(|e| RunnerError::io("engine", e))?;
+    let pgid = engine.id() as i32;
+    st.engine_pgid = Some(pgid);
+    let _ = std::fs::write(spec.dir.join("engine.pgid"), pgid.to_string());
+    write_status(&spec.dir, &st)?;
+    log.line(&format!(
+        "engine started (pid {pgid}, process group {pgid}); waiting for http://127.0.0.1:{port}/health (up to {:.0} s)",
+        spec.ready_timeout_s
+    ));
+
+    // ---- readiness ----
+    st.stage = Stage::Readiness;
+    let mut engine_exit: Option<ExitStatus> = None;
+    let ready = loop {
+        if signal::interrupted() {
+            break false;
+        }
+        if engine_exit.is_none() {
+            if let Ok(Some(s)) = engine.try_wait() {
+                engine_exit = Some(s);
+                if !s.success() {
+                    break false;
+                }
+            }
+        }
+        if health_ok(port) {
+            break true;
+        }
+        if engine_exit.is_some() && !signal::group_alive(pgid) {
+            break false;
+        }
+        if t0.elapsed().as_secs_f64() > spec.ready_timeout_s {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut measured = false;
+    if signal::interrupted() {
+        st.interrupted = true;
+        st.message = format!(
+            "interrupted (signal {}) while waiting for the engine",
+            signal::signal_number()
+        );
+        log.line(&st.message.clone());
+    } else if !ready {
+        st.message = match engine_exit {
+            Some(s) => format!(
+                "Process died before http://127.0.0.1:{port}/health became ready ({})",
+                describe_exit(&s)
+            ),
+            None => format!(
+                "Endpoint readiness timed out after {:.0} s: http://127.0.0.1:{port}/health never answered 200",
+                spec.ready_timeout_s
+            ),
+        };
+        log.line(&format!("ERROR: {}", st.message));
+    } else {
+        let secs = t0.elapsed().as_secs_f64();
+        st.ready_after_s = Some(secs);
+        log.line(&format!(
+            "engine ready after {secs:.1} s on http://127.0.0.1:{port}"
+        ));
+        if let Some(lp) = log_path {
+            st.sim_describe = first_sim_line(lp);
+        }
+        // ---- measure ----
+        st.stage = Stage::Measure;
+        write_status(&spec.dir, &st)?;
+        let args = measure_args(spec, port);
+        let mlog_path = spec.dir.join("measure.log");
+        log.line(&format!(
+            "measuring: {} {} (output: {})",
+            spec.exe.display(),
+            args.iter()
+                .map(|a| shell_quote(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            mlog_path.display()
+        ));
+        let mlog = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&mlog_path)
+            .map_err(|e| RunnerError::io(&mlog_path, e))?;
+        let mlog2 = mlog
+            .try_clone()
+            .map_err(|e| RunnerError::io(&mlog_path, e))?;
+        let mut m = Command::new(&spec.exe)
+            .args(&args)
+            .current_dir(&spec.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(mlog))
+            .stderr(Stdio::from(mlog2))
+            .env("NO_COLOR", "1")
+            .envs(
+                spec.measure
+                    .gsm8k_dir
+                    .iter()
+                    .map(|g| ("SERVEBENCH_GSM8K_DIR", g)),
+            )
+            .spawn()
+            .map_err(|e| RunnerError::io(&spec.exe, e))?;
+        let tm = Instant::now();
+        let mut engine_died: Option<ExitStatus> = None;
+        let mexit = loop {
+            if let Ok(Some(s)) = m.try_wait() {
+                break Some(s);
+            }
+            if signal::interrupted() {
+                st.interrupted = true;
+                break None;
+            }
+            if let Ok(Some(s)) = engine.try_wait() {
+                if !s.success() || !signal::group_alive(pgid) {
+                    engine_died = Some(s);
+                    break None;
+                }
+            }
+            if tm.elapsed().as_secs_f64() > spec.measure_timeout_s {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        if mexit.is_none() {
+            // stop the measurement (SIGINT: sweep keeps what it finished), then make sure
+            unsafe {
+                libc::kill(m.id() as i32, libc::SIGINT);
+            }
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(5) {
+                if let Ok(Some(_)) = m.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = m.kill();
+            let _ = m.wait();
+        }
+        st.measure_exit = mexit.and_then(|s| s.code());
+        if let Some(s) = engine_died {
+            let what = describe_exit(&s);
+            st.message = match s.signal() {
+                Some(sig) if external_signal(sig) => format!(
+                    "the engine (pid {pgid}) was {what} from outside while the point was measured"
+                ),
+                _ => format!("Server process {pgid} died during benchmark ({what})"),
+            };
+            log.line(&format!("ERROR: {}", st.message));
+        } else if st.interrupted {
+            st.message = format!(
+                "interrupted (signal {}) while measuring",
+                signal::signal_number()
+            );
+            log.line(&st.message.clone());
+        } else if mexit.is_none() {
+            st.message = format!(
+                "measurement timed out after {:.0} s (stopped)",
+                spec.measure_timeout_s
+            );
+            log.line(&format!("ERROR: {}", st.message));
+        } else {
+            let code = st.measure_exit.unwrap_or(-1);
+            // eval: 2 = below the threshold, a result all the same
+            measured = code == 0 || (p.eval_only && code == 2);
+            st.message = if measured {
+                format!(
+                    "measured ({} exit {code})",
+                    if p.eval_only { "eval" } else { "sweep" }
+                )
+            } else {
+                format!(
+                    "measurement failed: {} exited with {}",
+                    if p.eval_only { "eval gsm8k" } else { "sweep" },
+                    describe_exit(&mexit.unwrap())
+                )
+            };
+            log.line(&st.message.clone());
+        }
+        // the measurement's own output, after the job's lines
+        let _ = writeln!(
+            log.file,
+            "---- measurement output ({}) ----",
+            mlog_path.display()
+        );
+        if let Ok(text) = std::fs::read_to_string(&mlog_path) {
+            let _ = log.file.write_all(text.as_bytes());
+        }
+        let _ = writeln!(log.file, "---- end of measurement output ----");
+    }
+
+    // ---- teardown, always ----
+    let grace = Duration::from_secs_f64(spec.teardown_grace_s.max(0.0));
+    let gone = signal::teardown_group(pgid, grace, || {
+        let _ = engine.try_wait();
+    });
+    let _ = engine.try_wait();
+    st.engine_gone = gone;
+    log.line(&format!(
+        "engine process group {pgid} {}",
+        if gone {
+            "torn down"
+        } else {
+            "STILL ALIVE after SIGKILL"
+        }
+    ));
+    if measured {
+        st.ok = true;
+        st.stage = Stage::Done;
+    }
+    write_status(&spec.dir, &st)?;
+    Ok(st)
+}

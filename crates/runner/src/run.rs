@@ -1,0 +1,839 @@
+//! The run loop: every point of the plan through an [`Executor`], results read back into the
+//! store, failures triaged and retried or not, progress printed one line per event.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store};
+
+use crate::error::{Result, RunnerError};
+use crate::executor::{kill_engine_of, Executor, JobHandle, JobState};
+use crate::failure::{one_line, should_retry, triage_log};
+use crate::job::{read_status, EngineSpec, JobSpec, MeasureSpec};
+use crate::plan::Point;
+use crate::recipe::{job_script, resolve_recipe, runner_name, sim_setup, ScriptInput};
+use crate::signal;
+use crate::state::{self, RunState};
+
+/// What a run needs besides the plan.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The run directory (created, or resumed when it holds `run.json`).
+    pub out: PathBuf,
+    /// The results store the points go into.
+    pub db: PathBuf,
+    /// The servebench binary (jobs run `servebench run --exec-point`, the sweep and the sim).
+    pub exe: PathBuf,
+    /// Recipes folder (scenario `recipes/`, InferenceX root or its `benchmarks/single_node`).
+    pub recipes: Option<PathBuf>,
+    /// Start the embedded simulator instead of (or, with `recipes`, for) the real engine.
+    pub simulate: bool,
+    /// Simulator model preset override.
+    pub sim_model: Option<String>,
+    /// Runner label → runner names (`runners.yaml` labels).
+    pub runner_nodes: HashMap<String, Vec<String>>,
+    /// Slurm partition.
+    pub partition: Option<String>,
+    /// Slurm time limit per job, minutes.
+    pub time_limit_min: Option<u32>,
+    /// Infrastructure retries per point (≤ 2, AUTOMATION.md §5.3).
+    pub max_retries: u32,
+    /// Measurement flags.
+    pub measure: MeasureSpec,
+    /// Readiness bound, s.
+    pub ready_timeout_s: f64,
+    /// Engine SIGTERM → SIGKILL grace, s.
+    pub teardown_grace_s: f64,
+    /// Measurement bound, s.
+    pub measure_timeout_s: f64,
+}
+
+/// A point's final state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PointState {
+    /// Measured and stored.
+    Stored,
+    /// Already stored by an earlier invocation of the run (resume).
+    AlreadyStored,
+    /// Failed (after the retries triage allowed).
+    Failed,
+    /// Stopped by Ctrl-C / `--cancel`.
+    Interrupted,
+}
+
+impl PointState {
+    /// `stored`, `already stored`, `failed`, `interrupted`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PointState::Stored => "stored",
+            PointState::AlreadyStored => "already stored",
+            PointState::Failed => "failed",
+            PointState::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The triage of a point's last failed attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureInfo {
+    /// First error line.
+    pub first_error: Option<String>,
+    /// Category (`missing_env_var`).
+    pub category: String,
+    /// Owning layer.
+    pub layer: String,
+    /// `transient`, `deterministic`, …
+    pub persistence: String,
+    /// Deterministic class.
+    pub deterministic: bool,
+    /// §5.3 outcome implied (`readiness-blocked`), if terminal.
+    pub outcome: Option<String>,
+    /// Next step.
+    pub next_step: String,
+    /// One line for the progress output.
+    pub summary: String,
+}
+
+/// One point's result (`points/<id>/result.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Point id.
+    pub id: String,
+    /// `conc 4`.
+    pub label: String,
+    /// Eval job.
+    pub eval_only: bool,
+    /// Concurrency.
+    pub conc: u32,
+    /// Final state.
+    pub state: PointState,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Infrastructure retries spent (attempts − 1).
+    pub retries: u32,
+    /// The jobs, in order.
+    pub jobs: Vec<JobHandle>,
+    /// Job logs, in order.
+    pub logs: Vec<PathBuf>,
+    /// Throughput rows stored.
+    pub points_stored: usize,
+    /// Eval rows stored.
+    pub evals_stored: usize,
+    /// Seconds to readiness (last attempt).
+    pub ready_after_s: Option<f64>,
+    /// Wall time of all attempts, s.
+    pub wall_s: f64,
+    /// Triage of the last failed attempt.
+    pub failure: Option<FailureInfo>,
+    /// Triage of each retried attempt (why it was retried).
+    pub retried: Vec<FailureInfo>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Run name.
+    pub name: String,
+    /// Run directory.
+    pub dir: PathBuf,
+    /// Store.
+    pub db: PathBuf,
+    /// Store run with the points (None when nothing was stored).
+    pub store_run: Option<i64>,
+    /// Per point, in plan order.
+    pub results: Vec<PointResult>,
+    /// Ctrl-C / SIGTERM stopped the run.
+    pub interrupted: bool,
+    /// `passed`, `failed` or `cancelled`.
+    pub status: String,
+    /// §5.3 outcome implied by the first deterministic failure (`readiness-blocked`, …).
+    pub outcome: Option<String>,
+    /// §5.3 phase of this run (`targeted`).
+    pub phase: String,
+    /// Repairs used (the runner never edits a recipe: 0).
+    pub repairs_used: u32,
+    /// Infrastructure retries spent over all points.
+    pub infra_retries: u32,
+    /// The simulator's description, when simulated.
+    pub sim_describe: Option<String>,
+}
+
+struct Active {
+    idx: usize,
+    handle: JobHandle,
+    spec: JobSpec,
+    started: Instant,
+}
+
+/// Runs a plan through an executor.
+pub struct Runner {
+    opts: RunOptions,
+    exec: Box<dyn Executor>,
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn store_err(e: impl std::fmt::Display) -> RunnerError {
+    RunnerError::Store(format!("{e:#}"))
+}
+
+impl Runner {
+    /// A runner.
+    pub fn new(opts: RunOptions, exec: Box<dyn Executor>) -> Runner {
+        Runner { opts, exec }
+    }
+
+    /// The engine of a point (its recipe, the simulator, or the recipe with the simulator).
+    pub fn engine_for(&self, p: &Point) -> Result<EngineSpec> {
+        let sim = self
+            .opts
+            .simulate
+            .then(|| sim_setup(p, self.opts.sim_model.as_deref()));
+        match (&self.opts.recipes, sim) {
+            (Some(dir), sim) => Ok(EngineSpec::Recipe {
+                path: std::fs::canonicalize(resolve_recipe(dir, p)?)
+                    .map_err(|e| RunnerError::io(dir, e))?,
+                sim,
+            }),
+            (None, Some(s)) => Ok(EngineSpec::Simulator(s)),
+            (None, None) => Err(RunnerError::Invalid(
+                "--recipes DIR is needed to start real engines (or --simulate)".into(),
+            )),
+        }
+    }
+
+    /// The job spec and script of attempt `attempt` of point `idx` (also used by `--dry-run`).
+    pub fn prepare(
+        &self,
+        run_name: &str,
+        idx: usize,
+        p: &Point,
+        attempt: u32,
+    ) -> Result<(JobSpec, String)> {
+        let dir = state::point_dir(&self.opts.out, &p.id).join(format!("attempt-{attempt}"));
+        let nodes = self
+            .opts
+            .runner_nodes
+            .get(&p.runner)
+            .cloned()
+            .unwrap_or_default();
+        let runner = runner_name(p, &nodes, idx);
+        let spec = JobSpec {
+            point: p.clone(),
+            attempt,
+            dir: dir.clone(),
+            runner: runner.clone(),
+            exe: self.opts.exe.clone(),
+            engine: self.engine_for(p)?,
+            measure: self.opts.measure.clone(),
+            ready_timeout_s: self.opts.ready_timeout_s,
+            teardown_grace_s: self.opts.teardown_grace_s,
+            measure_timeout_s: self.opts.measure_timeout_s,
+        };
+        let spec_path = dir.join("point.json");
+        let log = dir.join("job.log");
+        let script = job_script(&ScriptInput {
+            point: p,
+            run_name,
+            attempt,
+            runner: &runner,
+            exe: &self.opts.exe,
+            spec: &spec_path,
+            log: &log,
+            partition: self.opts.partition.as_deref(),
+            time_limit_min: self.opts.time_limit_min,
+        });
+        Ok((spec, script))
+    }
+
+    fn submit(&mut self, run_name: &str, idx: usize, p: &Point, attempt: u32) -> Result<Active> {
+        let (spec, script) = self.prepare(run_name, idx, p, attempt)?;
+        std::fs::create_dir_all(&spec.dir).map_err(|e| RunnerError::io(&spec.dir, e))?;
+        state::write_json(&spec.dir.join("point.json"), &spec)?;
+        let script_path = spec.dir.join("job.sh");
+        std::fs::write(&script_path, script).map_err(|e| RunnerError::io(&script_path, e))?;
+        let log = spec.dir.join("job.log");
+        let handle = self.exec.submit(&script_path, &spec.dir, &log)?;
+        state::write_json(&spec.dir.join("submit.json"), &handle)?;
+        Ok(Active {
+            idx,
+            handle,
+            spec,
+            started: Instant::now(),
+        })
+    }
+
+    /// Runs (or resumes) the plan. Progress goes to stdout, one line per event.
+    pub fn run(&mut self, plan: Vec<Point>) -> Result<RunSummary> {
+        signal::install();
+        let out = self.opts.out.clone();
+        std::fs::create_dir_all(&out).map_err(|e| RunnerError::io(&out, e))?;
+        let out = std::fs::canonicalize(&out).map_err(|e| RunnerError::io(&out, e))?;
+        self.opts.out = out.clone();
+        let name = out
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
+        let mut rs = match state::load(&out) {
+            Ok(prev) => {
+                if prev.executor != self.exec.name() || prev.simulate != self.opts.simulate {
+                    return Err(RunnerError::Invalid(format!(
+                        "{}: this run was started with --executor {}{}; resume it the same way",
+                        out.display(),
+                        prev.executor,
+                        if prev.simulate { " --simulate" } else { "" }
+                    )));
+                }
+                let ids: Vec<&str> = prev.points.iter().map(|p| p.id.as_str()).collect();
+                let now_ids: Vec<&str> = plan.iter().map(|p| p.id.as_str()).collect();
+                if ids != now_ids {
+                    return Err(RunnerError::Invalid(format!(
+                        "{}: holds a run of other points ({} planned then, {} now); use another --out",
+                        out.display(),
+                        ids.len(),
+                        now_ids.len()
+                    )));
+                }
+                println!("resuming run {} ({})", prev.name, out.display());
+                prev
+            }
+            Err(_) => RunState {
+                name: name.clone(),
+                created_at: now(),
+                executor: self.exec.name().into(),
+                simulate: self.opts.simulate,
+                db: std::path::absolute(&self.opts.db).unwrap_or(self.opts.db.clone()),
+                store_run: None,
+                pid: std::process::id(),
+                points: plan.clone(),
+            },
+        };
+        rs.pid = std::process::id();
+        state::save(&out, &rs)?;
+        let mut store = Store::open(&rs.db).map_err(store_err)?;
+        let n = plan.len();
+        let mut results: Vec<Option<PointResult>> = vec![None; n];
+        let mut queue: Vec<(usize, u32)> = Vec::new();
+        for (i, p) in plan.iter().enumerate() {
+            let rp = state::point_dir(&out, &p.id).join("result.json");
+            match state::read_json::<PointResult>(&rp) {
+                Some(mut r)
+                    if matches!(r.state, PointState::Stored | PointState::AlreadyStored) =>
+                {
+                    println!(
+                        "[{}/{n}] {} · {}: already stored, skipped",
+                        i + 1,
+                        p.id,
+                        p.label()
+                    );
+                    r.state = PointState::AlreadyStored;
+                    results[i] = Some(r);
+                }
+                _ => {
+                    let prev = state::attempts(&out, &p.id);
+                    if let Some(last) = prev.last() {
+                        // a job of an earlier invocation that was killed may still run
+                        if stop_stale(last) {
+                            println!(
+                                "[{}/{n}] {} · {}: stopped a job left over from the earlier invocation ({})",
+                                i + 1,
+                                p.id,
+                                p.label(),
+                                last.display()
+                            );
+                        }
+                    }
+                    queue.push((i, prev.len() as u32 + 1));
+                }
+            }
+        }
+        let mut partial: HashMap<usize, PointResult> = HashMap::new();
+        let mut active: Vec<Active> = Vec::new();
+        let mut sim_describe: Option<String> = None;
+        let mut interrupted = false;
+        queue.reverse(); // pop from the end = plan order
+        while !queue.is_empty() || !active.is_empty() {
+            if signal::interrupted() {
+                interrupted = true;
+                println!(
+                    "interrupted (signal {}): cancelling {} job(s) and tearing their engines down",
+                    signal::signal_number(),
+                    active.len()
+                );
+                for a in active.drain(..) {
+                    let _ = self.exec.cancel(&a.handle);
+                    kill_engine_of(&a.spec.dir);
+                    let p = &plan[a.idx];
+                    let mut r = partial.remove(&a.idx).unwrap_or_else(|| new_result(p));
+                    r.attempts = a.spec.attempt;
+                    r.jobs.push(a.handle.clone());
+                    r.logs.push(a.handle.log.clone());
+                    r.state = PointState::Interrupted;
+                    r.wall_s += a.started.elapsed().as_secs_f64();
+                    println!(
+                        "[{}/{n}] {} · {}: interrupted; log {}",
+                        a.idx + 1,
+                        p.id,
+                        p.label(),
+                        a.handle.log.display()
+                    );
+                    state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
+                    results[a.idx] = Some(r);
+                }
+                break;
+            }
+            while active.len() < self.exec.max_parallel() {
+                let Some((i, attempt)) = queue.pop() else {
+                    break;
+                };
+                let p = &plan[i];
+                match self.submit(&name, i, p, attempt) {
+                    Ok(a) => {
+                        let what = if a.handle.executor == "slurm" {
+                            format!("slurm job {}", a.handle.id)
+                        } else {
+                            format!("local process group {}", a.handle.id)
+                        };
+                        println!(
+                            "[{}/{n}] {} · {}: attempt {attempt} started ({what}, {} GPU{}; log {})",
+                            i + 1,
+                            p.id,
+                            p.label(),
+                            p.gpus(),
+                            if p.gpus() == 1 { "" } else { "s" },
+                            a.handle.log.display()
+                        );
+                        active.push(a);
+                    }
+                    Err(e) => {
+                        // the job never started: nothing to triage but the error itself
+                        let mut r = partial.remove(&i).unwrap_or_else(|| new_result(p));
+                        r.attempts = attempt;
+                        r.state = PointState::Failed;
+                        r.failure = Some(FailureInfo {
+                            first_error: Some(e.to_string()),
+                            category: "submit_failed".into(),
+                            layer: "scheduler".into(),
+                            persistence: "unknown".into(),
+                            deterministic: false,
+                            outcome: None,
+                            next_step:
+                                "Fix the submission error above, then run again (the run resumes)."
+                                    .into(),
+                            summary: e.to_string(),
+                        });
+                        println!("[{}/{n}] {} · {}: not started: {e}", i + 1, p.id, p.label());
+                        state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
+                        results[i] = Some(r);
+                    }
+                }
+            }
+            let mut k = 0;
+            while k < active.len() {
+                let st = match self.exec.poll(&active[k].handle) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        println!("warning: {e}");
+                        k += 1;
+                        continue;
+                    }
+                };
+                let JobState::Done {
+                    exit_code,
+                    state: sched_state,
+                } = st
+                else {
+                    k += 1;
+                    continue;
+                };
+                let a = active.remove(k);
+                kill_engine_of(&a.spec.dir);
+                let p = &plan[a.idx];
+                let mut r = partial.remove(&a.idx).unwrap_or_else(|| new_result(p));
+                r.attempts = a.spec.attempt;
+                r.jobs.push(a.handle.clone());
+                r.logs.push(a.handle.log.clone());
+                r.wall_s += a.started.elapsed().as_secs_f64();
+                let js = read_status(&a.spec.dir);
+                r.ready_after_s = js.as_ref().and_then(|s| s.ready_after_s);
+                if sim_describe.is_none() {
+                    sim_describe = js.as_ref().and_then(|s| s.sim_describe.clone());
+                }
+                if js.as_ref().is_some_and(|s| s.ok) {
+                    let (np, ne) =
+                        self.store_point(&mut store, &mut rs, &a.spec, sim_describe.as_deref())?;
+                    r.points_stored = np;
+                    r.evals_stored = ne;
+                    r.state = PointState::Stored;
+                    r.failure = None;
+                    println!(
+                        "[{}/{n}] {} · {}: stored {} row{} (ready after {:.1} s, {:.1} s in all)",
+                        a.idx + 1,
+                        p.id,
+                        p.label(),
+                        np + ne,
+                        if np + ne == 1 { "" } else { "s" },
+                        r.ready_after_s.unwrap_or(0.0),
+                        r.wall_s
+                    );
+                } else {
+                    // the job failed: triage its own log
+                    let tri = triage_log(&a.handle.log, r.retries)?;
+                    let info = FailureInfo {
+                        first_error: tri.first_error.as_ref().map(|f| f.line.trim().to_string()),
+                        category: tri.category.clone(),
+                        layer: tri.layer.as_str().into(),
+                        persistence: tri.determinism(),
+                        deterministic: tri.deterministic,
+                        outcome: tri.outcome.map(|o| o.as_str().to_string()),
+                        next_step: tri.next_step.clone(),
+                        summary: one_line(&tri),
+                    };
+                    let how = match (exit_code, js.as_ref()) {
+                        (_, Some(s)) if !s.message.is_empty() => s.message.clone(),
+                        (Some(c), _) => format!("job exit {c} ({sched_state})"),
+                        (None, _) => format!("job {sched_state}"),
+                    };
+                    if js.as_ref().is_some_and(|s| s.interrupted) && !signal::interrupted() {
+                        // cancelled from outside (scancel / --cancel)
+                        r.state = PointState::Interrupted;
+                        r.failure = Some(info);
+                        println!(
+                            "[{}/{n}] {} · {}: cancelled ({how})",
+                            a.idx + 1,
+                            p.id,
+                            p.label()
+                        );
+                    } else if should_retry(&tri, r.retries, self.opts.max_retries) {
+                        r.retries += 1;
+                        println!(
+                            "[{}/{n}] {} · {}: attempt {} failed: {}; transient: infrastructure retry {}/{} (no repair consumed)",
+                            a.idx + 1,
+                            p.id,
+                            p.label(),
+                            a.spec.attempt,
+                            info.summary,
+                            r.retries,
+                            self.opts.max_retries.min(crate::failure::MAX_INFRA_RETRIES_PER_ATTEMPT)
+                        );
+                        r.retried.push(info);
+                        partial.insert(a.idx, r);
+                        queue.push((a.idx, a.spec.attempt + 1));
+                        continue;
+                    } else {
+                        r.state = PointState::Failed;
+                        println!(
+                            "[{}/{n}] {} · {}: failed ({how}): {}; {}; log {}",
+                            a.idx + 1,
+                            p.id,
+                            p.label(),
+                            info.summary,
+                            if tri.deterministic {
+                                "deterministic: not retried".to_string()
+                            } else if tri.retry {
+                                format!(
+                                    "retry budget spent ({} of {})",
+                                    r.retries, self.opts.max_retries
+                                )
+                            } else {
+                                format!("{}: not retried", tri.action.as_str())
+                            },
+                            a.handle.log.display()
+                        );
+                        r.failure = Some(info);
+                    }
+                }
+                state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
+                results[a.idx] = Some(r);
+            }
+            if !active.is_empty() {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        // points never reached (interrupted before their turn)
+        let results: Vec<PointResult> = results
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.unwrap_or_else(|| {
+                    let mut r = partial.remove(&i).unwrap_or_else(|| new_result(&plan[i]));
+                    r.state = PointState::Interrupted;
+                    r
+                })
+            })
+            .collect();
+        let failed = results.iter().any(|r| r.state == PointState::Failed);
+        let stored = results
+            .iter()
+            .any(|r| matches!(r.state, PointState::Stored | PointState::AlreadyStored));
+        if let Some(id) = rs.store_run {
+            let status = if interrupted {
+                RunStatus::Interrupted
+            } else if failed && stored {
+                RunStatus::Partial
+            } else if failed {
+                RunStatus::Failed
+            } else {
+                RunStatus::Ok
+            };
+            store.finish_run(RunId(id), status).map_err(store_err)?;
+        }
+        let first_failure = results
+            .iter()
+            .find_map(|r| r.failure.as_ref().filter(|_| r.state == PointState::Failed));
+        let summary = RunSummary {
+            name: rs.name.clone(),
+            dir: out.clone(),
+            db: rs.db.clone(),
+            store_run: rs.store_run,
+            interrupted,
+            status: if interrupted {
+                "cancelled".into()
+            } else if failed {
+                "failed".into()
+            } else {
+                "passed".into()
+            },
+            outcome: first_failure.and_then(|f| f.outcome.clone()),
+            phase: "targeted".into(),
+            repairs_used: 0,
+            infra_retries: results.iter().map(|r| r.retries).sum(),
+            sim_describe,
+            results,
+        };
+        state::write_json(&out.join("summary.json"), &summary)?;
+        Ok(summary)
+    }
+
+    /// Copies the rows the attempt's measurement stored in its `point.db` into the run's store
+    /// run (created with the first stored point). Returns (points, evals) copied.
+    fn store_point(
+        &self,
+        store: &mut Store,
+        rs: &mut RunState,
+        spec: &JobSpec,
+        sim_describe: Option<&str>,
+    ) -> Result<(usize, usize)> {
+        let pdb = spec.dir.join("point.db");
+        let sub = Store::open(&pdb).map_err(store_err)?;
+        let Some(sub_run) = sub.latest_run(None).map_err(store_err)? else {
+            return Err(RunnerError::Store(format!(
+                "{}: the measurement stored no run",
+                pdb.display()
+            )));
+        };
+        let rows = sub.points(sub_run.id).map_err(store_err)?;
+        let evals = sub.evals(sub_run.id).map_err(store_err)?;
+        let run = match rs.store_run {
+            Some(id) => RunId(id),
+            None => {
+                let p = &spec.point;
+                let mut m = RunMeta::new(RunKind::Sweep);
+                m.label = Some(format!("run {} ({})", p.config_key, rs.executor));
+                m.endpoint = Some(match sim_describe {
+                    Some(d) => format!("embedded simulator: {d}"),
+                    None => sub_run
+                        .meta
+                        .endpoint
+                        .clone()
+                        .unwrap_or_else(|| "unknown".into()),
+                });
+                m.image = Some(p.image.clone());
+                m.index_digest = sub_run.meta.index_digest.clone();
+                m.platform_digest = sub_run.meta.platform_digest.clone();
+                m.config_key = Some(p.config_key.clone());
+                m.topology = sub_run.meta.topology.clone();
+                m.workload = sub_run.meta.workload.clone();
+                m.out_dir = Some(self.opts.out.clone());
+                m.meta = serde_json::json!({
+                    "servebench_run": rs.name,
+                    "executor": rs.executor,
+                    "simulate": rs.simulate,
+                });
+                let id = store.record_run(&m).map_err(store_err)?;
+                rs.store_run = Some(id.0);
+                state::save(&self.opts.out, rs)?;
+                id
+            }
+        };
+        for r in &rows {
+            store.add_point(run, &r.row).map_err(store_err)?;
+        }
+        for e in &evals {
+            store.add_eval(run, &e.row).map_err(store_err)?;
+        }
+        Ok((rows.len(), evals.len()))
+    }
+}
+
+/// Stops the job of an attempt directory if it still runs (a killed `servebench run` leaves
+/// its jobs behind). Returns true when something was stopped.
+fn stop_stale(attempt: &Path) -> bool {
+    let Some(h) = state::read_json::<JobHandle>(&attempt.join("submit.json")) else {
+        return false;
+    };
+    if read_status(attempt).is_some_and(|s| s.stage == crate::job::Stage::Done) {
+        return false;
+    }
+    let stopped = if h.executor == "slurm" {
+        match crate::executor::scontrol_state(&h.id) {
+            Ok(Some((st, _)))
+                if matches!(
+                    st.as_str(),
+                    "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING"
+                ) =>
+            {
+                let mut ex = crate::executor::SlurmExecutor::default();
+                ex.cancel(&h).is_ok()
+            }
+            _ => false,
+        }
+    } else {
+        let pg: i32 = h.id.parse().unwrap_or(0);
+        let alive = signal::group_alive(pg);
+        if alive {
+            signal::teardown_group(pg, Duration::from_secs(20), || {});
+        }
+        alive
+    };
+    let engine_was_alive = !kill_engine_of_was_gone(attempt);
+    stopped || engine_was_alive
+}
+
+fn kill_engine_of_was_gone(attempt: &Path) -> bool {
+    let pg = std::fs::read_to_string(attempt.join("engine.pgid"))
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+        .unwrap_or(0);
+    let was_gone = !signal::group_alive(pg);
+    kill_engine_of(attempt);
+    was_gone
+}
+
+fn new_result(p: &Point) -> PointResult {
+    PointResult {
+        id: p.id.clone(),
+        label: p.label(),
+        eval_only: p.eval_only,
+        conc: p.conc,
+        state: PointState::Failed,
+        attempts: 0,
+        retries: 0,
+        jobs: vec![],
+        logs: vec![],
+        points_stored: 0,
+        evals_stored: 0,
+        ready_after_s: None,
+        wall_s: 0.0,
+        failure: None,
+        retried: vec![],
+    }
+}
+
+/// The state of every point of a run directory (`servebench run --status`): its final result,
+/// or the live state of its newest job.
+pub fn status_lines(dir: &Path) -> Result<Vec<(String, String, String, PathBuf)>> {
+    let rs = state::load(dir)?;
+    let mut out = Vec::new();
+    for p in &rs.points {
+        let pd = state::point_dir(dir, &p.id);
+        let last = state::attempts(dir, &p.id).pop();
+        let log = last
+            .as_ref()
+            .map(|a| a.join("job.log"))
+            .unwrap_or_else(|| pd.join("(not started)"));
+        let job: Option<JobHandle> = last
+            .as_ref()
+            .and_then(|a| state::read_json(&a.join("submit.json")));
+        let jobs = job
+            .as_ref()
+            .map(|h| format!("{} {}", h.executor, h.id))
+            .unwrap_or_else(|| "-".into());
+        let st = match state::read_json::<PointResult>(&pd.join("result.json")) {
+            Some(r) => {
+                let mut s = format!("{} after {} attempt(s)", r.state.as_str(), r.attempts);
+                if let Some(f) = &r.failure {
+                    s.push_str(&format!(": {}", f.summary));
+                }
+                s
+            }
+            None => match &job {
+                Some(h) if h.executor == "slurm" => match crate::executor::scontrol_state(&h.id) {
+                    Ok(Some((s, e))) => format!("slurm {s} (exit {e})"),
+                    _ => "unknown (Slurm has forgotten the job)".into(),
+                },
+                Some(h) => {
+                    if signal::group_alive(h.id.parse().unwrap_or(0)) {
+                        "running".into()
+                    } else {
+                        "ended without a result (killed?)".into()
+                    }
+                }
+                None => "not started".into(),
+            },
+        };
+        out.push((p.id.clone(), jobs, st, log));
+    }
+    Ok(out)
+}
+
+/// Cancels a run from another process (`servebench run --cancel`): SIGINT to the `servebench
+/// run` process when it is alive (it cancels its jobs and tears their engines down), then
+/// `scancel` / group teardown of every job without a final result. Returns one line per action.
+pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
+    let rs = state::load(dir)?;
+    let mut lines = Vec::new();
+    let pid = rs.pid as i32;
+    let alive = pid > 1
+        && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.contains("servebench") && c.contains("run"))
+        && pid != std::process::id() as i32;
+    if alive {
+        // SAFETY: plain syscall.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+        lines.push(format!("sent SIGINT to servebench run (pid {pid})"));
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(30)
+            && std::path::Path::new(&format!("/proc/{pid}")).exists()
+        {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    for p in &rs.points {
+        let pd = state::point_dir(dir, &p.id);
+        if state::read_json::<PointResult>(&pd.join("result.json")).is_some() {
+            continue;
+        }
+        let Some(a) = state::attempts(dir, &p.id).pop() else {
+            continue;
+        };
+        let Some(h) = state::read_json::<JobHandle>(&a.join("submit.json")) else {
+            continue;
+        };
+        if h.executor == "slurm" {
+            let mut ex = crate::executor::SlurmExecutor::default();
+            match ex.cancel(&h) {
+                Ok(()) => lines.push(format!("scancel {} ({})", h.id, p.id)),
+                Err(e) => lines.push(format!("scancel {} ({}): {e}", h.id, p.id)),
+            }
+        } else {
+            let pg: i32 = h.id.parse().unwrap_or(0);
+            if signal::group_alive(pg) {
+                signal::teardown_group(pg, Duration::from_secs(20), || {});
+                lines.push(format!(
+                    "stopped local job (process group {pg}) of {}",
+                    p.id
+                ));
+            }
+            kill_engine_of(&a);
+        }
+    }
+    Ok(lines)
+}
