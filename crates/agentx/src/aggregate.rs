@@ -1,0 +1,969 @@
+//! The AgentX aggregate (MEASUREMENT.md Part 2 §5.7–5.8): per-request records → the InferenceX
+//! `agg_*.json` body of `utils/agentic/aggregation/process_agentic_result.py` (single node), with
+//! its key sets and key order, 5-decimal rounding and the 10 % error gate of
+//! `validate_agentic_result.py`.
+//!
+//! Input is [`AgentxRecord`], the neutral per-request record both servebench's replay and
+//! agentx-harness's `profile_export.jsonl` convert to ([`AgentxRecord::from_aiperf_line`]), so
+//! the two aggregates can be computed from the same records.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::prom::ServerMetrics;
+
+/// Phase of a record (AIPerf `metadata.benchmark_phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordPhase {
+    /// Warmup (snapshot primer or cache-pressure request): dropped from every statistic.
+    Warmup,
+    /// Profiling window.
+    Profiling,
+}
+
+/// One replayed request, as the aggregate needs it. Latencies in ms, times in ns of one clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentxRecord {
+    /// Conversation id: `<trace id>` for the root, `<trace id>::sa:<agent id>` for subagents.
+    pub conversation_id: String,
+    /// Index of the request within its conversation.
+    pub turn_index: u32,
+    /// Warmup or profiling.
+    pub phase: RecordPhase,
+    /// Request start (t0), ns.
+    pub start_ns: u64,
+    /// Response end, ns.
+    pub end_ns: u64,
+    /// Time to first token, ms (AIPerf `time_to_first_token`).
+    pub ttft_ms: Option<f64>,
+    /// Time to the last content token, ms (AIPerf `request_latency`).
+    pub request_latency_ms: Option<f64>,
+    /// `(request_latency − ttft)/(OSL − 1)`, ms, OSL ≥ 2 (AIPerf `inter_token_latency`).
+    pub itl_ms: Option<f64>,
+    /// `(response end − t0 − ttft)/(OSL − 1)`, ms (AIPerf `full_response_inter_token_latency`).
+    pub full_response_itl_ms: Option<f64>,
+    /// Input tokens (server usage), tokens.
+    pub isl: Option<u64>,
+    /// Output tokens (server usage), tokens.
+    pub osl: Option<u64>,
+    /// Error text; `Some` = failed request.
+    pub error: Option<String>,
+}
+
+impl AgentxRecord {
+    /// Reads one line of AIPerf's `profile_export.jsonl`. Errors say which field is missing.
+    pub fn from_aiperf_line(line: &str) -> Result<Self, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+        let md = &v["metadata"];
+        let m = &v["metrics"];
+        let val = |k: &str| {
+            m.get(k)
+                .and_then(|x| x.get("value"))
+                .and_then(|x| x.as_f64())
+        };
+        let phase = match md.get("benchmark_phase").and_then(|p| p.as_str()) {
+            Some("profiling") | None => RecordPhase::Profiling,
+            Some(_) => RecordPhase::Warmup,
+        };
+        let error = match v.get("error") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(e) => Some(error_category(e)),
+        };
+        Ok(Self {
+            conversation_id: md["conversation_id"]
+                .as_str()
+                .ok_or("metadata.conversation_id missing")?
+                .to_string(),
+            turn_index: md["turn_index"]
+                .as_u64()
+                .ok_or("metadata.turn_index missing")? as u32,
+            phase,
+            start_ns: md["request_start_ns"].as_u64().unwrap_or(0),
+            end_ns: md["request_end_ns"].as_u64().unwrap_or(0),
+            ttft_ms: val("time_to_first_token"),
+            request_latency_ms: val("request_latency"),
+            itl_ms: val("inter_token_latency"),
+            full_response_itl_ms: val("full_response_inter_token_latency"),
+            isl: val("input_sequence_length").map(|x| x as u64),
+            osl: val("output_sequence_length").map(|x| x as u64),
+            error,
+        })
+    }
+}
+
+/// InferenceX's error category: `type|error_type|code|class|status`, else the first line of
+/// the message up to `:` (at most 120 chars).
+fn error_category(e: &serde_json::Value) -> String {
+    let message = if let Some(o) = e.as_object() {
+        for k in ["type", "error_type", "code", "class", "status"] {
+            match o.get(k) {
+                None | Some(serde_json::Value::Null) => {}
+                Some(serde_json::Value::String(s)) if s.is_empty() => {}
+                Some(serde_json::Value::String(s)) => return s.clone(),
+                Some(x) => return x.to_string(),
+            }
+        }
+        o.get("message").or_else(|| o.get("error")).map(|m| {
+            m.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.to_string())
+        })
+    } else {
+        Some(
+            e.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| e.to_string()),
+        )
+    };
+    category_of_message(message.as_deref().unwrap_or(""))
+}
+
+/// The category of a plain error message (first line up to `:`, ≤ 120 chars; `unknown`).
+pub fn category_of_message(msg: &str) -> String {
+    let first = msg.trim().lines().next().unwrap_or("");
+    if first.is_empty() {
+        return "unknown".into();
+    }
+    let head = first.split(':').next().unwrap_or("");
+    let head = if head.is_empty() { "unknown" } else { head };
+    head.chars().take(120).collect()
+}
+
+/// numpy-linear percentile of sorted data (`aggregation_common.percentile`); 0 for empty.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let k = (sorted.len() - 1) as f64 * (p / 100.0);
+    let f = k as usize;
+    let c = f + 1;
+    if c >= sorted.len() {
+        return sorted[f];
+    }
+    sorted[f] + (k - f as f64) * (sorted[c] - sorted[f])
+}
+
+fn mean(v: &[f64]) -> f64 {
+    // Python statistics.mean is exact (fractions); a compensated sum is within an ulp or two
+    let mut s = 0.0f64;
+    let mut c = 0.0f64;
+    for &x in v {
+        let y = x - c;
+        let t = s + y;
+        c = (t - s) - y;
+        s = t;
+    }
+    s / v.len() as f64
+}
+
+fn pstdev(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    let ss: Vec<f64> = v.iter().map(|x| (x - m) * (x - m)).collect();
+    mean(&ss).sqrt()
+}
+
+/// `{mean, p50, p75, p90, p95, std}` (population std; linear percentiles; no p99).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stats6 {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 75th percentile.
+    pub p75: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Population standard deviation (0 for one value).
+    pub std: f64,
+}
+
+impl Stats6 {
+    /// Statistics of `values`; `None` when empty (the block is then `{}`).
+    pub fn of(values: &[f64]) -> Option<Self> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut s = values.to_vec();
+        s.sort_by(|a, b| a.total_cmp(b));
+        Some(Self {
+            mean: mean(values),
+            p50: percentile(&s, 50.0),
+            p75: percentile(&s, 75.0),
+            p90: percentile(&s, 90.0),
+            p95: percentile(&s, 95.0),
+            std: pstdev(values),
+        })
+    }
+    /// Interactivity from an ITL-like block: `k = 1/k_itl` for mean…p95 and
+    /// `std = pstdev({1/x_i})` (`_interactivity_stats`).
+    pub fn reciprocal(itl: &Stats6, raw: &[f64]) -> Self {
+        let inv: Vec<f64> = raw.iter().filter(|x| **x > 0.0).map(|x| 1.0 / x).collect();
+        Self {
+            mean: 1.0 / itl.mean,
+            p50: 1.0 / itl.p50,
+            p75: 1.0 / itl.p75,
+            p90: 1.0 / itl.p90,
+            p95: 1.0 / itl.p95,
+            std: pstdev(&inv),
+        }
+    }
+}
+
+/// A stats block that is `{}` when there were no values.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Block {
+    /// The statistics, absent when empty.
+    #[serde(flatten)]
+    pub stats: Option<Stats6>,
+}
+
+/// `request_metrics.qps`: completions per full 1 s window from the first to the last completion.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct QpsBlock {
+    /// Window length, s (1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_seconds: Option<f64>,
+    /// Number of full windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+    /// Mean requests/s (or n/(last − first) when no full window fits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// Median of the windows, req/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    /// p75, req/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p75: Option<f64>,
+    /// p90, req/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p90: Option<f64>,
+    /// p95, req/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95: Option<f64>,
+    /// Population std, req/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub std: Option<f64>,
+}
+
+/// `request_metrics.latency` (seconds; interactivity in tokens/s/user).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatencyBlock {
+    /// Time to first token, s.
+    pub ttft: Block,
+    /// End-to-end latency (last content token), s.
+    pub e2el: Block,
+    /// Inter-token latency (= TPOT definition), s.
+    pub itl: Block,
+    /// Identical to `itl` (InferenceX writes both).
+    pub tpot: Block,
+    /// 1/ITL statistics, tok/s/user.
+    pub intvty: Block,
+    /// 1/stat(E2EL/OSL), tok/s/user.
+    pub e2e_norm_intvty: Block,
+    /// ITL up to the end of the HTTP response, s.
+    pub full_response_itl: Block,
+    /// 1/full-response ITL, tok/s/user.
+    pub full_response_intvty: Block,
+}
+
+/// `request_metrics.tokens` (tokens).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TokensBlock {
+    /// ISL (server usage).
+    pub input: Block,
+    /// OSL (server usage).
+    pub output_actual: Block,
+    /// Trace-recorded `out` of the same (trace, turn index).
+    pub output_expected: Block,
+}
+
+/// `{tokens_per_second}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tps {
+    /// Tokens per second.
+    pub tokens_per_second: f64,
+}
+
+/// `throughput.per_gpu` (each ÷ total GPUs).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PerGpu {
+    /// (ΣISL + ΣOSL)/duration/GPUs, tok/s/GPU.
+    pub total_tput_tps: f64,
+    /// ΣOSL/duration/GPUs, tok/s/GPU.
+    pub output_tput_tps: f64,
+    /// ΣISL/duration/GPUs, tok/s/GPU.
+    pub input_tput_tps: f64,
+}
+
+/// `request_metrics.throughput` over `max(end) − min(start)` of kept records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputBlock {
+    /// ΣISL/duration.
+    pub input: Tps,
+    /// ΣOSL/duration.
+    pub output: Tps,
+    /// (ΣISL+ΣOSL)/duration.
+    pub total: Tps,
+    /// max(end) − min(start), s.
+    pub duration_seconds: f64,
+    /// Per GPU (empty object when the GPU count is 0).
+    pub per_gpu: Option<PerGpu>,
+}
+
+/// `request_metrics.cache`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CacheBlock {
+    /// Hit blocks / total blocks under an infinite perfect prefix cache (profiling turns).
+    pub theoretical_cache_hit_rate: Option<f64>,
+}
+
+/// `request_metrics`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestMetrics {
+    /// Completions per second.
+    pub qps: QpsBlock,
+    /// Latency blocks.
+    pub latency: LatencyBlock,
+    /// Token distributions.
+    pub tokens: TokensBlock,
+    /// Throughput (`{}` when no kept record).
+    pub throughput: Option<ThroughputBlock>,
+    /// Cache.
+    pub cache: CacheBlock,
+}
+
+/// `request_accounting`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Accounting {
+    /// Every record.
+    pub records_total: u64,
+    /// Profiled successes (kept).
+    pub records_profiled: u64,
+    /// total − kept.
+    pub records_dropped_total: u64,
+    /// Warmup records.
+    pub records_warmup_dropped: u64,
+    /// Records with an error (warmup or not).
+    pub records_error_dropped: u64,
+    /// Error category → count.
+    pub error_categories: BTreeMap<String, u64>,
+}
+
+/// Identity fields of a single-node point (InferenceX env: RUNNER_TYPE, CONC, IMAGE, …).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AggIdentity {
+    /// Runner / hardware label.
+    pub hw: String,
+    /// Lanes.
+    pub conc: u32,
+    /// Engine image.
+    pub image: String,
+    /// Recipe fingerprint.
+    pub recipe_fingerprint: String,
+    /// Model.
+    pub model: String,
+    /// InferenceX model prefix.
+    pub infmax_model_prefix: String,
+    /// Framework (`vllm`, `sglang`, …).
+    pub framework: String,
+    /// Precision.
+    pub precision: String,
+    /// Speculative decoding (`none`, `mtp`).
+    pub spec_decoding: String,
+    /// Tensor parallel.
+    pub tp: u32,
+    /// Expert parallel.
+    pub ep: u32,
+    /// `"true"`/`"false"`.
+    pub dp_attention: String,
+    /// `none` or `dram`.
+    pub kv_offloading: String,
+    /// Pipeline parallel.
+    pub pp: u32,
+    /// Decode context parallel.
+    pub dcp_size: u32,
+    /// Prefill context parallel.
+    pub pcp_size: u32,
+    /// CPU DRAM GB allocated.
+    pub allocated_cpu_dram_gb: u64,
+}
+
+impl AggIdentity {
+    /// GPUs of a single-node point: TP × PP × PCP.
+    pub fn num_gpus(&self) -> u32 {
+        self.tp.max(1) * self.pp.max(1) * self.pcp_size.max(1)
+    }
+}
+
+/// The aggregate (single node), fields in InferenceX order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentxAggregate {
+    /// Hardware label.
+    pub hw: String,
+    /// Lanes.
+    pub conc: u32,
+    /// Image.
+    pub image: String,
+    /// Recipe fingerprint.
+    pub recipe_fingerprint: String,
+    /// Model.
+    pub model: String,
+    /// Model prefix.
+    pub infmax_model_prefix: String,
+    /// Framework.
+    pub framework: String,
+    /// Precision.
+    pub precision: String,
+    /// Spec decoding.
+    pub spec_decoding: String,
+    /// Always false here (single node).
+    pub disagg: bool,
+    /// `agentic-coding`.
+    pub scenario_type: String,
+    /// Always false here.
+    pub is_multinode: bool,
+    /// TP.
+    pub tp: u32,
+    /// EP.
+    pub ep: u32,
+    /// DP attention.
+    pub dp_attention: String,
+    /// KV offloading.
+    pub kv_offloading: String,
+    /// KV offload backend (null when none).
+    pub kv_offload_backend: Option<String>,
+    /// CPU DRAM GB.
+    pub allocated_cpu_dram_gb: u64,
+    /// All records.
+    pub num_requests_total: u64,
+    /// Kept records.
+    pub num_requests_successful: u64,
+    /// Accounting.
+    pub request_accounting: Accounting,
+    /// PP.
+    pub pp: u32,
+    /// DCP.
+    pub dcp_size: u32,
+    /// PCP.
+    pub pcp_size: u32,
+    /// Request metrics.
+    pub request_metrics: RequestMetrics,
+    /// Server metrics.
+    pub server_metrics: ServerMetrics,
+    /// = `server_metrics.kv_cache.gpu_total_tokens`.
+    pub kv_cache_pool_tokens: Option<u64>,
+    /// Warnings (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub warnings: Vec<String>,
+}
+
+/// Result of the post-run validity gate (`validate_agentic_result.py`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    /// Profiling errors.
+    pub errors: u64,
+    /// Profiling successes + errors.
+    pub completed: u64,
+    /// `completed > 0 && errors/completed ≤ 0.10`.
+    pub passed: bool,
+}
+
+/// The gate: fail when nothing completed or more than 10 % of profiled requests failed.
+pub fn error_gate(records: &[AgentxRecord]) -> Gate {
+    let prof = records.iter().filter(|r| r.phase == RecordPhase::Profiling);
+    let (mut errors, mut ok) = (0u64, 0u64);
+    for r in prof {
+        if r.error.is_some() {
+            errors += 1
+        } else {
+            ok += 1
+        }
+    }
+    let completed = ok + errors;
+    Gate {
+        errors,
+        completed,
+        passed: completed > 0 && (errors as f64 / completed as f64) <= 0.10,
+    }
+}
+
+/// Inputs besides the records.
+#[derive(Debug, Clone, Default)]
+pub struct AggInputs {
+    /// Identity of the point.
+    pub identity: AggIdentity,
+    /// `(hit blocks, total blocks)` of the theoretical prefix cache over profiling turns.
+    pub theoretical_cache: Option<(u64, u64)>,
+    /// Recorded `out` per trace id and top-level request index (`trace_metadata.py`).
+    pub expected_out: BTreeMap<String, Vec<u32>>,
+    /// Scraped server metrics (already reduced).
+    pub server: ServerMetrics,
+    /// Extra warnings (short window, …).
+    pub warnings: Vec<String>,
+}
+
+fn ms_to_s(v: impl Iterator<Item = Option<f64>>) -> Vec<f64> {
+    v.flatten()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .map(|x| x / 1000.0)
+        .collect()
+}
+
+/// Computes the aggregate from all records (warmup and errors included; they are dropped and
+/// counted here).
+pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
+    let mut acc = Accounting::default();
+    let mut kept: Vec<&AgentxRecord> = Vec::new();
+    for r in records {
+        acc.records_total += 1;
+        let warm = r.phase == RecordPhase::Warmup;
+        if warm {
+            acc.records_warmup_dropped += 1;
+        }
+        if let Some(e) = &r.error {
+            acc.records_error_dropped += 1;
+            *acc.error_categories.entry(e.clone()).or_default() += 1;
+        }
+        if r.error.is_none() && !warm {
+            kept.push(r);
+        }
+    }
+    acc.records_profiled = kept.len() as u64;
+    acc.records_dropped_total = acc.records_total - acc.records_profiled;
+
+    // qps
+    let mut qps = QpsBlock::default();
+    let mut ends: Vec<f64> = kept
+        .iter()
+        .filter(|r| r.end_ns > 0)
+        .map(|r| r.end_ns as f64 / 1e9)
+        .collect();
+    ends.sort_by(|a, b| a.total_cmp(b));
+    if ends.len() >= 2 && ends[ends.len() - 1] - ends[0] > 0.0 {
+        let last = ends[ends.len() - 1];
+        let mut vals = Vec::new();
+        let mut cur = ends[0];
+        while cur + 1.0 <= last {
+            let n = ends.iter().filter(|&&e| cur <= e && e < cur + 1.0).count();
+            vals.push(n as f64);
+            cur += 1.0;
+        }
+        qps.window_seconds = Some(1.0);
+        qps.samples = Some(vals.len() as u64);
+        if let Some(s) = Stats6::of(&vals) {
+            qps.mean = Some(s.mean);
+            qps.p50 = Some(s.p50);
+            qps.p75 = Some(s.p75);
+            qps.p90 = Some(s.p90);
+            qps.p95 = Some(s.p95);
+            qps.std = Some(s.std);
+        } else {
+            qps.mean = Some(ends.len() as f64 / (last - ends[0]));
+        }
+    }
+
+    // latency
+    let ttft = ms_to_s(kept.iter().map(|r| r.ttft_ms));
+    let e2el = ms_to_s(kept.iter().map(|r| r.request_latency_ms));
+    let itl = ms_to_s(kept.iter().map(|r| r.itl_ms));
+    let fritl = ms_to_s(kept.iter().map(|r| r.full_response_itl_ms));
+    let norm: Vec<f64> = kept
+        .iter()
+        .filter_map(|r| match (r.request_latency_ms, r.osl) {
+            (Some(e), Some(o)) if e.is_finite() && e > 0.0 && o > 0 => Some(e / 1000.0 / o as f64),
+            _ => None,
+        })
+        .collect();
+    let itl_s = Stats6::of(&itl);
+    let fr_s = Stats6::of(&fritl);
+    let norm_s = Stats6::of(&norm);
+    let latency = LatencyBlock {
+        ttft: Block {
+            stats: Stats6::of(&ttft),
+        },
+        e2el: Block {
+            stats: Stats6::of(&e2el),
+        },
+        itl: Block { stats: itl_s },
+        tpot: Block { stats: itl_s },
+        intvty: Block {
+            stats: itl_s.map(|s| Stats6::reciprocal(&s, &itl)),
+        },
+        e2e_norm_intvty: Block {
+            stats: norm_s.map(|s| Stats6::reciprocal(&s, &norm)),
+        },
+        full_response_itl: Block { stats: fr_s },
+        full_response_intvty: Block {
+            stats: fr_s.map(|s| Stats6::reciprocal(&s, &fritl)),
+        },
+    };
+
+    // tokens
+    let isl: Vec<f64> = kept
+        .iter()
+        .filter_map(|r| r.isl)
+        .map(|x| x as f64)
+        .collect();
+    let osl: Vec<f64> = kept
+        .iter()
+        .filter_map(|r| r.osl)
+        .map(|x| x as f64)
+        .collect();
+    let expected: Vec<f64> = kept
+        .iter()
+        .filter_map(|r| {
+            let trace = r.conversation_id.split("::").next()?;
+            inp.expected_out
+                .get(trace)?
+                .get(r.turn_index as usize)
+                .map(|&o| o as f64)
+        })
+        .collect();
+    let tokens = TokensBlock {
+        input: Block {
+            stats: Stats6::of(&isl),
+        },
+        output_actual: Block {
+            stats: Stats6::of(&osl),
+        },
+        output_expected: Block {
+            stats: Stats6::of(&expected),
+        },
+    };
+
+    // throughput
+    let starts = kept
+        .iter()
+        .filter(|r| r.start_ns > 0)
+        .map(|r| r.start_ns)
+        .min();
+    let last_end = kept.iter().filter(|r| r.end_ns > 0).map(|r| r.end_ns).max();
+    let throughput = match (starts, last_end) {
+        (Some(s), Some(e)) if e > s => {
+            let d = (e - s) as f64 / 1e9;
+            let ti: u64 = kept.iter().filter_map(|r| r.isl).sum();
+            let to: u64 = kept.iter().filter_map(|r| r.osl).sum();
+            let (i, o, t) = (ti as f64 / d, to as f64 / d, (ti + to) as f64 / d);
+            let g = inp.identity.num_gpus() as f64;
+            Some(ThroughputBlock {
+                input: Tps {
+                    tokens_per_second: i,
+                },
+                output: Tps {
+                    tokens_per_second: o,
+                },
+                total: Tps {
+                    tokens_per_second: t,
+                },
+                duration_seconds: d,
+                per_gpu: Some(PerGpu {
+                    total_tput_tps: t / g,
+                    output_tput_tps: o / g,
+                    input_tput_tps: i / g,
+                }),
+            })
+        }
+        _ => None,
+    };
+
+    let cache = CacheBlock {
+        theoretical_cache_hit_rate: inp
+            .theoretical_cache
+            .filter(|(_, total)| *total > 0)
+            .map(|(h, t)| h as f64 / t as f64),
+    };
+
+    let mut server = inp.server.clone();
+    server.fill_totals(&kept);
+    let id = &inp.identity;
+    let mut warnings = inp.warnings.clone();
+    if !server.present {
+        warnings.insert(0, "server_metrics_export.json missing or empty".into());
+    }
+    AgentxAggregate {
+        hw: id.hw.clone(),
+        conc: id.conc,
+        image: id.image.clone(),
+        recipe_fingerprint: id.recipe_fingerprint.clone(),
+        model: id.model.clone(),
+        infmax_model_prefix: id.infmax_model_prefix.clone(),
+        framework: id.framework.clone(),
+        precision: id.precision.clone(),
+        spec_decoding: if id.spec_decoding.is_empty() {
+            "none".into()
+        } else {
+            id.spec_decoding.clone()
+        },
+        disagg: false,
+        scenario_type: "agentic-coding".into(),
+        is_multinode: false,
+        tp: id.tp,
+        ep: id.ep,
+        dp_attention: if id.dp_attention.is_empty() {
+            "false".into()
+        } else {
+            id.dp_attention.clone()
+        },
+        kv_offloading: if id.kv_offloading.is_empty() {
+            "none".into()
+        } else {
+            id.kv_offloading.clone()
+        },
+        kv_offload_backend: None,
+        allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
+        num_requests_total: acc.records_total,
+        num_requests_successful: acc.records_profiled,
+        request_accounting: acc,
+        pp: id.pp.max(1),
+        dcp_size: id.dcp_size.max(1),
+        pcp_size: id.pcp_size.max(1),
+        request_metrics: RequestMetrics {
+            qps,
+            latency,
+            tokens,
+            throughput,
+            cache,
+        },
+        kv_cache_pool_tokens: server.kv_cache.gpu_total_tokens,
+        server_metrics: server,
+        warnings,
+    }
+}
+
+/// `round_floats`: every finite float rounded to 5 decimals; a rounded value that is integral
+/// with |x| ≥ 1 becomes an integer.
+pub fn round_value(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(0.0);
+            if x.is_finite() {
+                let r: f64 = format!("{x:.5}").parse().unwrap_or(x);
+                *v = if r.abs() >= 1.0 && r.fract() == 0.0 && r.abs() < 9.0e15 {
+                    serde_json::Value::from(r as i64)
+                } else {
+                    serde_json::Value::from(r)
+                };
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(round_value),
+        serde_json::Value::Object(o) => o.values_mut().for_each(round_value),
+        _ => {}
+    }
+}
+
+/// The aggregate as InferenceX writes it: rounded, `json.dump(indent=2)` layout.
+pub fn to_json_text(agg: &AgentxAggregate) -> String {
+    let mut v = serde_json::to_value(agg).expect("aggregate serialises");
+    round_value(&mut v);
+    let mut out = String::new();
+    write_py_indent(&mut out, &v, 0);
+    out
+}
+
+/// The rounded aggregate as a JSON value (what [`to_json_text`] writes), for key-by-key diffs.
+pub fn to_rounded_value(agg: &AgentxAggregate) -> serde_json::Value {
+    let mut v = serde_json::to_value(agg).expect("aggregate serialises");
+    round_value(&mut v);
+    v
+}
+
+fn write_py_indent(out: &mut String, v: &serde_json::Value, depth: usize) {
+    use serde_json::Value as V;
+    let pad = |out: &mut String, d: usize| out.extend(std::iter::repeat_n(' ', 2 * d));
+    match v {
+        V::Null => out.push_str("null"),
+        V::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        V::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                out.push_str(&i.to_string())
+            } else if let Some(u) = n.as_u64() {
+                out.push_str(&u.to_string())
+            } else {
+                out.push_str(&servebench_pyjson::py_float_repr(n.as_f64().unwrap_or(0.0)))
+            }
+        }
+        V::String(s) => servebench_pyjson::write_str_ascii(out, s),
+        V::Array(a) if a.is_empty() => out.push_str("[]"),
+        V::Array(a) => {
+            out.push_str("[\n");
+            for (i, x) in a.iter().enumerate() {
+                pad(out, depth + 1);
+                write_py_indent(out, x, depth + 1);
+                out.push_str(if i + 1 < a.len() { ",\n" } else { "\n" });
+            }
+            pad(out, depth);
+            out.push(']');
+        }
+        V::Object(o) if o.is_empty() => out.push_str("{}"),
+        V::Object(o) => {
+            out.push_str("{\n");
+            for (i, (k, x)) in o.iter().enumerate() {
+                pad(out, depth + 1);
+                servebench_pyjson::write_str_ascii(out, k);
+                out.push_str(": ");
+                write_py_indent(out, x, depth + 1);
+                out.push_str(if i + 1 < o.len() { ",\n" } else { "\n" });
+            }
+            pad(out, depth);
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(i: u64, phase: RecordPhase, err: Option<&str>) -> AgentxRecord {
+        AgentxRecord {
+            conversation_id: if i % 2 == 0 {
+                "tr".into()
+            } else {
+                "tr::sa:agent_001".into()
+            },
+            turn_index: (i % 3) as u32,
+            phase,
+            start_ns: 1_000_000_000 + i * 500_000_000,
+            end_ns: 1_000_000_000 + i * 500_000_000 + 2_000_000_000,
+            ttft_ms: Some(100.0 + i as f64),
+            request_latency_ms: Some(2000.0),
+            itl_ms: Some(10.0 + i as f64),
+            full_response_itl_ms: Some(10.5 + i as f64),
+            isl: Some(1000 + i),
+            osl: Some(100),
+            error: err.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn aggregate_matches_hand_computed_values() {
+        let mut rs: Vec<AgentxRecord> = (0..6)
+            .map(|i| rec(i, RecordPhase::Profiling, None))
+            .collect();
+        rs.push(rec(7, RecordPhase::Warmup, None));
+        rs.push(rec(8, RecordPhase::Profiling, Some("http_400")));
+        let mut inp = AggInputs::default();
+        inp.identity.tp = 2;
+        inp.identity.conc = 4;
+        inp.expected_out.insert("tr".into(), vec![7, 8, 9]);
+        inp.theoretical_cache = Some((3, 4));
+        let a = aggregate(&rs, &inp);
+        assert_eq!(a.request_accounting.records_total, 8);
+        assert_eq!(a.request_accounting.records_profiled, 6);
+        assert_eq!(a.request_accounting.records_warmup_dropped, 1);
+        assert_eq!(a.request_accounting.error_categories["http_400"], 1);
+        let rm = &a.request_metrics;
+        // ttft 100..105 ms → mean 0.1025 s, p50 0.1025, p90 = 0.1045
+        let t = rm.latency.ttft.stats.unwrap();
+        assert!((t.mean - 0.1025).abs() < 1e-12);
+        assert!((t.p90 - 0.1045).abs() < 1e-12);
+        // intvty mean = 1/mean itl; std = pstdev(1/itl_i)
+        let itl = rm.latency.itl.stats.unwrap();
+        let iv = rm.latency.intvty.stats.unwrap();
+        assert!((iv.mean - 1.0 / itl.mean).abs() < 1e-9);
+        assert!((iv.p90 - 1.0 / itl.p90).abs() < 1e-9);
+        assert_eq!(rm.latency.tpot, rm.latency.itl);
+        // e2e norm: 2 s / 100 tokens for all → 50 tok/s, std 0
+        let en = rm.latency.e2e_norm_intvty.stats.unwrap();
+        assert!((en.mean - 50.0).abs() < 1e-9 && en.std.abs() < 1e-12);
+        // throughput: starts 1.0..3.5 s, ends 3.0..5.5 s → duration 4.5 s
+        let th = rm.throughput.as_ref().unwrap();
+        assert!((th.duration_seconds - 4.5).abs() < 1e-12);
+        let isl_sum = (0..6).map(|i| 1000 + i).sum::<u64>() as f64;
+        assert!((th.input.tokens_per_second - isl_sum / 4.5).abs() < 1e-9);
+        assert!((th.per_gpu.unwrap().total_tput_tps - (isl_sum + 600.0) / 4.5 / 2.0).abs() < 1e-9);
+        // expected out looked up by trace id before "::" and turn index: turns 0,1,2,0,1,2
+        let ex = rm.tokens.output_expected.stats.unwrap();
+        assert!((ex.mean - 8.0).abs() < 1e-12);
+        assert_eq!(rm.cache.theoretical_cache_hit_rate, Some(0.75));
+        // qps: ends at 3.0,3.5,…,5.5 → windows [3,4),[4,5) → 2,2
+        assert_eq!(rm.qps.samples, Some(2));
+        assert_eq!(rm.qps.mean, Some(2.0));
+        let g = error_gate(&rs);
+        assert_eq!((g.errors, g.completed, g.passed), (1, 7, false));
+    }
+
+    #[test]
+    fn key_sets_and_rounding() {
+        let rs: Vec<AgentxRecord> = (0..3)
+            .map(|i| rec(i, RecordPhase::Profiling, None))
+            .collect();
+        let a = aggregate(&rs, &AggInputs::default());
+        let v = to_rounded_value(&a);
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "hw",
+                "conc",
+                "image",
+                "recipe_fingerprint",
+                "model",
+                "infmax_model_prefix",
+                "framework",
+                "precision",
+                "spec_decoding",
+                "disagg",
+                "scenario_type",
+                "is_multinode",
+                "tp",
+                "ep",
+                "dp_attention",
+                "kv_offloading",
+                "kv_offload_backend",
+                "allocated_cpu_dram_gb",
+                "num_requests_total",
+                "num_requests_successful",
+                "request_accounting",
+                "pp",
+                "dcp_size",
+                "pcp_size",
+                "request_metrics",
+                "server_metrics",
+                "kv_cache_pool_tokens",
+                "warnings"
+            ]
+        );
+        let lat = v["request_metrics"]["latency"]["ttft"].as_object().unwrap();
+        assert_eq!(
+            lat.keys().collect::<Vec<_>>(),
+            ["mean", "p50", "p75", "p90", "p95", "std"]
+        );
+        assert_eq!(
+            v["request_metrics"]["tokens"]["output_expected"],
+            serde_json::json!({})
+        );
+        // 2 s request latency → e2el mean 2 → written as an int
+        assert_eq!(
+            v["request_metrics"]["latency"]["e2el"]["mean"],
+            serde_json::json!(2)
+        );
+        let mut x = serde_json::json!([0.123456789, 2.0000001, 0.5]);
+        round_value(&mut x);
+        assert_eq!(x, serde_json::json!([0.12346, 2, 0.5]));
+        let text = to_json_text(&a);
+        assert!(
+            text.starts_with("{\n  \"hw\": \"\",\n  \"conc\": 0,"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn error_categories_follow_inferencex() {
+        assert_eq!(category_of_message("HTTP 400: too long\nmore"), "HTTP 400");
+        assert_eq!(category_of_message(""), "unknown");
+        let e = serde_json::json!({"code": 400, "message": "x"});
+        assert_eq!(error_category(&e), "400");
+        let e = serde_json::json!({"message": "Context overflow: 5 > 4"});
+        assert_eq!(error_category(&e), "Context overflow");
+    }
+}

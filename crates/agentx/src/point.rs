@@ -1,0 +1,193 @@
+//! One AgentX concurrency point end to end: traces → plans → replay (with the engine's
+//! `/metrics` scraped during the profiling window) → records file → aggregate.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use servebench_client::{Cancel, ClientCtx};
+
+use crate::aggregate::{
+    aggregate, error_gate, to_json_text, AgentxAggregate, AggIdentity, AggInputs, Gate, RecordPhase,
+};
+use crate::plan::{build, TracePlan};
+use crate::prom::{scrape_until, ServerMetrics};
+use crate::replay::{run, ReplayConfig, ReplayRecord};
+use crate::synth::{Corpus, TokenCodec};
+use crate::trace::TraceSource;
+
+/// InferenceX's floor for a valid window (`--unsafe-override` below it), s.
+pub const MIN_VALID_DURATION_S: u64 = 900;
+
+/// Settings of one point.
+pub struct PointConfig {
+    /// Replay settings (lanes, window, caps, model, …).
+    pub replay: ReplayConfig,
+    /// Identity written into the aggregate (tp/ep/… and `conc`).
+    pub identity: AggIdentity,
+    /// Scrape `<endpoint>/metrics` every second during the window.
+    pub scrape_metrics: bool,
+    /// Where `records.jsonl` and `agg.json` go (created).
+    pub out_dir: PathBuf,
+}
+
+/// What a point produced.
+#[derive(Debug)]
+pub struct PointResult {
+    /// The aggregate (InferenceX key sets).
+    pub aggregate: AgentxAggregate,
+    /// Every request.
+    pub records: Vec<ReplayRecord>,
+    /// The 10 % error gate.
+    pub gate: Gate,
+    /// Context-overflow terminations.
+    pub context_overflows: u64,
+    /// `records.jsonl` path.
+    pub records_path: PathBuf,
+    /// `agg.json` path.
+    pub agg_path: PathBuf,
+    /// Whether the window was shorter than [`MIN_VALID_DURATION_S`] (marked invalid).
+    pub short_window: bool,
+}
+
+/// Errors of a point (one line each).
+#[derive(Debug, thiserror::Error)]
+pub enum PointError {
+    /// Bad trace input.
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+    /// A trace cannot be reconstructed.
+    #[error("{0}")]
+    Plan(String),
+    /// The replay stopped.
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
+    /// Output files.
+    #[error("{path}: {err}")]
+    Io {
+        /// File.
+        path: String,
+        /// Error.
+        err: std::io::Error,
+    },
+    /// Metrics of an unknown engine.
+    #[error(transparent)]
+    Metrics(#[from] crate::prom::UnknownBackend),
+}
+
+/// Loads every trace of `path` and builds its plan (sorted by trace id = sampler order).
+pub fn load_plans(path: &Path, codec: &dyn TokenCodec) -> Result<Vec<Arc<TracePlan>>, PointError> {
+    let corpus = Corpus::build(codec);
+    let mut plans = Vec::new();
+    for t in TraceSource::open(path)?.iter() {
+        let t = t?;
+        let p = build(&t, &corpus, codec)
+            .map_err(|e| PointError::Plan(format!("{}: {e}", t.origin)))?;
+        plans.push(Arc::new(p));
+    }
+    plans.sort_by(|a, b| a.trace_id.cmp(&b.trace_id));
+    Ok(plans)
+}
+
+/// Runs one point against `client`'s endpoint.
+pub async fn run_point(
+    client: ClientCtx,
+    plans: Vec<Arc<TracePlan>>,
+    cfg: PointConfig,
+    cancel: Cancel,
+) -> Result<PointResult, PointError> {
+    std::fs::create_dir_all(&cfg.out_dir).map_err(|err| PointError::Io {
+        path: cfg.out_dir.display().to_string(),
+        err,
+    })?;
+    let records_path = cfg.out_dir.join("records.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&records_path).map_err(|err| {
+        PointError::Io {
+            path: records_path.display().to_string(),
+            err,
+        }
+    })?);
+    let expected_out = plans
+        .iter()
+        .map(|p| (p.trace_id.clone(), p.expected_out.clone()))
+        .collect();
+    let ep = client.endpoint.clone();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let scraper = cfg
+        .scrape_metrics
+        .then(|| tokio::spawn(scrape_until(ep, Duration::from_secs(1), stop_rx)));
+    let mut write_err = None;
+    let out = run(client, plans, cfg.replay.clone(), cancel, |r| {
+        if write_err.is_none() {
+            if let Err(e) = serde_json::to_writer(&mut f, r)
+                .map_err(std::io::Error::other)
+                .and_then(|_| f.write_all(b"\n"))
+            {
+                write_err = Some(e);
+            }
+        }
+    })
+    .await?;
+    let _ = stop_tx.send(true);
+    if let Some(e) = write_err.or_else(|| f.flush().err()) {
+        return Err(PointError::Io {
+            path: records_path.display().to_string(),
+            err: e,
+        });
+    }
+    let server = match scraper {
+        Some(h) => {
+            let set = h.await.unwrap_or_default();
+            ServerMetrics::from_scrapes(&set)?
+        }
+        None => ServerMetrics::default(),
+    };
+    let recs: Vec<_> = out.records.iter().map(|r| r.rec.clone()).collect();
+    let prof = out
+        .records
+        .iter()
+        .filter(|r| r.rec.phase == RecordPhase::Profiling);
+    let (mut hit, mut total) = (0u64, 0u64);
+    for r in prof {
+        hit += u64::from(r.hit_blocks);
+        total += u64::from(r.total_blocks);
+    }
+    let short_window = cfg.replay.duration.as_secs() < MIN_VALID_DURATION_S;
+    let mut warnings = Vec::new();
+    if short_window {
+        warnings.push(format!(
+            "unsafe_override: profiling window {} s < {MIN_VALID_DURATION_S} s (submission_valid=false)",
+            cfg.replay.duration.as_secs()
+        ));
+    }
+    if out.context_overflows > 0 {
+        warnings.push(format!(
+            "context_overflow: {} sessions ended",
+            out.context_overflows
+        ));
+    }
+    let inputs = AggInputs {
+        identity: cfg.identity,
+        theoretical_cache: Some((hit, total)),
+        expected_out,
+        server,
+        warnings,
+    };
+    let agg = aggregate(&recs, &inputs);
+    let gate = error_gate(&recs);
+    let agg_path = cfg.out_dir.join("agg.json");
+    std::fs::write(&agg_path, to_json_text(&agg)).map_err(|err| PointError::Io {
+        path: agg_path.display().to_string(),
+        err,
+    })?;
+    Ok(PointResult {
+        aggregate: agg,
+        records: out.records,
+        gate,
+        context_overflows: out.context_overflows,
+        records_path,
+        agg_path,
+        short_window,
+    })
+}

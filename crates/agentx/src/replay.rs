@@ -1,0 +1,841 @@
+//! The AgentX replay: lanes of live session trees against an OpenAI-compatible endpoint
+//! (MEASUREMENT.md Part 2 §5.4), with requests sent by the measuring client
+//! (`servebench_client::http::execute_body`).
+//!
+//! * `conc` lanes; lane i takes the next trace of the sequential sampler (sorted trace ids,
+//!   wrapping), draws its start instant t* ([`TracePlan::t_star`]) and warms up: one snapshot
+//!   primer per live stream (its last turn before t*, full prefix, 1 output token), then
+//!   `warmup_per_lane` more 1-token turns with no idle delay; warmup records are phase
+//!   `warmup`.
+//! * Profiling: every stream resumes with its next turn's recorded delay (capped), the earliest
+//!   firing at once; a turn waits `t_k − (t_{k−1} + api_{k−1})` after the previous one
+//!   completes; a root turn's completion spawns its subagent branches (a child's first turn at
+//!   its offset from the branch start), and a gated root turn waits for its branch to finish.
+//!   Idle caps: when a tree has nothing in flight its timers shift so the next fires within
+//!   `tree_idle_cap`; when nothing is in flight anywhere, all timers shift so the next fires
+//!   within `system_idle_cap`. A drained tree recycles its lane from turn 0 of the next trace
+//!   with a new cache-bust marker. No request starts after the window; in-flight ones finish
+//!   (up to `grace`) and count.
+//! * Cache bust: `[rid:<sha256(benchmark_id:pass:lane:trace)[:12]>]\n\n` before the first user
+//!   message of every request of a tree play (pass counts plays per trace).
+//! * Context overflow (HTTP 400/413 whose body says the prompt is too long) ends that tree and
+//!   is counted.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use servebench_client::http::{execute_body, Conn};
+use servebench_client::{Cancel, ClientCtx, RequestRecord};
+use servebench_workload::{Prompt, RequestSpec};
+use tokio::time::Instant;
+
+use crate::aggregate::{category_of_message, AgentxRecord, RecordPhase};
+use crate::plan::{StreamState, TracePlan};
+use crate::synth::Role;
+
+/// Replay settings (defaults = InferenceX's `agentx` scenario).
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    /// Lanes (live session trees).
+    pub conc: usize,
+    /// Profiling window.
+    pub duration: Duration,
+    /// Extra 1-token warmup requests per lane after the primers (InferenceX 10).
+    pub warmup_per_lane: u32,
+    /// Start point range, fraction of the trace's wall-clock span (0.25–0.75).
+    pub start_min: f64,
+    /// See `start_min`.
+    pub start_max: f64,
+    /// Seed of the start-point draws (42).
+    pub seed: u64,
+    /// Per-tree idle cap (300 s).
+    pub tree_idle_cap: Duration,
+    /// System-wide idle cap (10 s).
+    pub system_idle_cap: Duration,
+    /// 12 hex chars mixed into every marker.
+    pub benchmark_id: String,
+    /// Served model name put in every body.
+    pub model: String,
+    /// How long in-flight requests may run after the window (30 s).
+    pub grace: Duration,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        Self {
+            conc: 1,
+            duration: Duration::from_secs(3600),
+            warmup_per_lane: 10,
+            start_min: 0.25,
+            start_max: 0.75,
+            seed: 42,
+            tree_idle_cap: Duration::from_secs(300),
+            system_idle_cap: Duration::from_secs(10),
+            benchmark_id: "000000000000".into(),
+            model: String::new(),
+            grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// One replayed request: the aggregate's record plus what was sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayRecord {
+    /// What the aggregate reads.
+    #[serde(flatten)]
+    pub rec: AgentxRecord,
+    /// Lane.
+    pub lane: usize,
+    /// `[rid:…]` digest of the play.
+    pub marker: String,
+    /// `max_completion_tokens` sent.
+    pub max_tokens: u32,
+    /// Roles sent, one letter each (`s`, `u`, `a`).
+    pub roles: String,
+    /// Synthesized tokens per message (before the marker).
+    pub message_tokens: Vec<u32>,
+    /// Theoretical prefix-cache hit blocks of this turn.
+    pub hit_blocks: u32,
+    /// Hash blocks of this turn.
+    pub total_blocks: u32,
+    /// `usage.prompt_tokens`.
+    pub prompt_tokens_server: Option<u64>,
+    /// HTTP status.
+    pub http_status: Option<u16>,
+    /// Scheduled time, ns (run clock): when the replay decided to send.
+    pub scheduled_ns: u64,
+}
+
+/// What a replay produced.
+#[derive(Debug, Default)]
+pub struct ReplayOutcome {
+    /// Every request, warmup included, in completion order.
+    pub records: Vec<ReplayRecord>,
+    /// Sessions ended by a context-overflow rejection.
+    pub context_overflows: u64,
+    /// Plays started (initial lanes + recycles).
+    pub plays: u64,
+    /// Profiling window start, ns (run clock).
+    pub profiling_start_ns: u64,
+    /// Profiling window end (last dispatch allowed), ns.
+    pub profiling_end_ns: u64,
+}
+
+/// Errors that stop a replay.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// No trace could start a lane.
+    #[error("no trace has a live stream at its start point; nothing to replay")]
+    NoSpawnableTrace,
+    /// A warmup request of a root stream failed (the harness aborts too).
+    #[error("warmup request failed for trace {trace} (turn {turn}): {error}")]
+    WarmupFailed {
+        /// Trace id.
+        trace: String,
+        /// Turn index.
+        turn: usize,
+        /// Failure text.
+        error: String,
+    },
+}
+
+/// Writes the request body for `messages` straight into `out` (no intermediate message list).
+pub fn write_body(
+    out: &mut Vec<u8>,
+    model: &str,
+    messages: &[Arc<crate::synth::Segment>],
+    marker: &str,
+    max_tokens: u32,
+) {
+    out.clear();
+    out.extend_from_slice(b"{\"messages\":[");
+    let mut marked = false;
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"role\":\"");
+        out.extend_from_slice(m.role.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"content\":");
+        if !marked && m.role == Role::User {
+            marked = true;
+            let mut s = String::with_capacity(marker.len() + m.text.len());
+            s.push_str(marker);
+            s.push_str(&m.text);
+            serde_json::to_writer(&mut *out, &s).expect("string serialises");
+        } else {
+            serde_json::to_writer(&mut *out, &*m.text).expect("string serialises");
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"model\":");
+    serde_json::to_writer(&mut *out, model).expect("string serialises");
+    out.extend_from_slice(b",\"stream\":true,\"max_completion_tokens\":");
+    out.extend_from_slice(max_tokens.to_string().as_bytes());
+    out.extend_from_slice(b",\"ignore_eos\":true,\"stream_options\":{\"include_usage\":true}}");
+}
+
+/// `[rid:<digest>]\n\n`.
+pub fn marker(benchmark_id: &str, pass: u64, lane: usize, trace: &str) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(format!("{benchmark_id}:{pass}:{lane}:{trace}").as_bytes());
+    format!("[rid:{}]\n\n", &hex::encode(d)[..12])
+}
+
+/// Whether an error response is a context-length rejection.
+pub fn is_context_overflow(status: Option<u16>, error: &str) -> bool {
+    let e = error.to_ascii_lowercase();
+    matches!(status, Some(400) | Some(413) | Some(422))
+        && (e.contains("context length")
+            || e.contains("context_length")
+            || e.contains("maximum context")
+            || e.contains("too long")
+            || e.contains("max_model_len")
+            || e.contains("exceeds"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum St {
+    /// Due at the instant.
+    Wait(Instant),
+    /// Waiting for its join gate, then its delay.
+    Blocked,
+    InFlight,
+    Done,
+}
+
+struct Stream {
+    conv: usize,
+    next: usize,
+    st: St,
+}
+
+struct Lane {
+    plan: Arc<TracePlan>,
+    marker: Arc<str>,
+    streams: Vec<Stream>,
+    /// Outstanding children per branch (spawned, not finished).
+    outstanding: HashMap<usize, usize>,
+    in_flight: usize,
+    play: u64,
+}
+
+impl Lane {
+    fn stream_mut(&mut self, conv: usize) -> Option<&mut Stream> {
+        self.streams.iter_mut().find(|s| s.conv == conv)
+    }
+    fn drained(&self) -> bool {
+        self.in_flight == 0 && self.streams.iter().all(|s| s.st == St::Done)
+    }
+    fn gate_open(&self, conv: usize, turn: usize) -> bool {
+        conv != 0
+            || self.plan.convs[0].turns[turn]
+                .joins
+                .iter()
+                .all(|b| self.outstanding.get(b).copied().unwrap_or(0) == 0)
+    }
+}
+
+struct Done {
+    lane: usize,
+    conv: usize,
+    turn: usize,
+    rec: RequestRecord,
+}
+
+struct Ctx {
+    client: Arc<ClientCtx>,
+    cfg: ReplayConfig,
+    pool: Arc<Mutex<Vec<Conn>>>,
+    cancel: Cancel,
+    tx: tokio::sync::mpsc::UnboundedSender<Done>,
+    seq: Arc<AtomicU64>,
+}
+
+fn delay_of(plan: &TracePlan, conv: usize, turn: usize) -> Duration {
+    Duration::from_secs_f64(
+        plan.convs[conv].turns[turn]
+            .delay_ms
+            .unwrap_or(0.0)
+            .max(0.0)
+            / 1000.0,
+    )
+}
+
+impl Ctx {
+    fn send(&self, lanes: &mut [Lane], li: usize, conv: usize, turn: usize, one_token: bool) {
+        let lane = &mut lanes[li];
+        lane.in_flight += 1;
+        if let Some(s) = lane.stream_mut(conv) {
+            s.st = St::InFlight;
+        }
+        let plan = lane.plan.clone();
+        let marker = lane.marker.clone();
+        let client = self.client.clone();
+        let pool = self.pool.clone();
+        let tx = self.tx.clone();
+        let model = self.cfg.model.clone();
+        let mut cancel = self.cancel.clone();
+        let n = self.seq.fetch_add(1, Ordering::Relaxed);
+        let corr = format!("{}-{}-{}", lane.play, li, conv);
+        let scheduled = client.clock.now_ns();
+        tokio::spawn(async move {
+            let t = &plan.convs[conv].turns[turn];
+            let max_tokens = if one_token { 1 } else { t.max_tokens };
+            let mut body = Vec::with_capacity(
+                t.messages.iter().map(|m| m.text.len() + 40).sum::<usize>() + 256,
+            );
+            write_body(&mut body, &model, &t.messages, &marker, max_tokens);
+            let body = Bytes::from(body);
+            let spec = RequestSpec {
+                id: n,
+                session: Some((conv as u64, turn as u32)),
+                prompt: Prompt::Text(Arc::from("")),
+                prompt_tokens: Some(t.input_tokens),
+                max_tokens,
+                delay: Duration::ZERO,
+            };
+            let rid = format!("sb-{n:08}");
+            let tag = format!(
+                "{}|{}|{}",
+                plan.convs[conv].id,
+                turn,
+                if one_token { "warmup" } else { "profiling" }
+            );
+            let headers = [
+                ("x-request-id", rid.as_str()),
+                ("x-correlation-id", corr.as_str()),
+                ("x-servebench-turn", tag.as_str()),
+            ];
+            let mut slot = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let rec = execute_body(
+                &client,
+                &mut slot,
+                &spec,
+                &body,
+                &headers,
+                servebench_client::Phase::Measured,
+                scheduled,
+                &mut cancel,
+            )
+            .await;
+            if let Some(c) = slot {
+                pool.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+            }
+            let _ = tx.send(Done {
+                lane: li,
+                conv,
+                turn,
+                rec,
+            });
+        });
+    }
+}
+
+/// Sequential trace sampler over sorted trace ids (wraps), with per-trace play counters.
+struct Sampler {
+    plans: Vec<Arc<TracePlan>>,
+    next: usize,
+    passes: HashMap<String, u64>,
+}
+
+impl Sampler {
+    fn draw(&mut self) -> Arc<TracePlan> {
+        let p = self.plans[self.next % self.plans.len()].clone();
+        self.next += 1;
+        p
+    }
+    fn pass(&mut self, trace: &str) -> u64 {
+        let e = self.passes.entry(trace.to_string()).or_insert(0);
+        let p = *e;
+        *e += 1;
+        p
+    }
+}
+
+fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> ReplayRecord {
+    let plan = &lane.plan;
+    let conv = &plan.convs[d.conv];
+    let t = &conv.turns[d.turn];
+    let r = &d.rec;
+    let osl = (r.output_tokens_source == servebench_client::OutputSource::Usage)
+        .then_some(r.output_tokens);
+    let full_itl = match (r.ttft_ms, osl) {
+        (Some(tt), Some(o)) if o >= 2 => {
+            Some(((r.end_ns.saturating_sub(r.t0_ns)) as f64 / 1e6 - tt) / (o - 1) as f64)
+        }
+        _ => None,
+    };
+    let error = if r.success {
+        None
+    } else {
+        Some(match (&r.failure, &r.error) {
+            (Some(f), _) if f.starts_with("http_") => f.clone(),
+            (_, Some(e)) => category_of_message(e),
+            (Some(f), None) => f.clone(),
+            (None, None) => "unknown".into(),
+        })
+    };
+    let roles: String = t
+        .messages
+        .iter()
+        .map(|m| match m.role {
+            Role::System => 's',
+            Role::User => 'u',
+            Role::Assistant => 'a',
+        })
+        .collect();
+    ReplayRecord {
+        rec: AgentxRecord {
+            conversation_id: conv.id.clone(),
+            turn_index: d.turn as u32,
+            phase,
+            start_ns: r.t0_ns,
+            end_ns: r.end_ns,
+            ttft_ms: r.ttft_ms,
+            request_latency_ms: r.e2el_ms,
+            itl_ms: r.tpot_ms,
+            full_response_itl_ms: full_itl,
+            isl: r.prompt_tokens_server,
+            osl,
+            error,
+        },
+        lane: d.lane,
+        marker: lane.marker.trim().to_string(),
+        max_tokens,
+        roles,
+        message_tokens: t.messages.iter().map(|m| m.tokens).collect(),
+        hit_blocks: t.hit_blocks,
+        total_blocks: t.total_blocks,
+        prompt_tokens_server: r.prompt_tokens_server,
+        http_status: r.http_status,
+        scheduled_ns: r.scheduled_ns,
+    }
+}
+
+/// Runs the replay. `plans` in sampler order (sorted by trace id).
+pub async fn run(
+    client: ClientCtx,
+    plans: Vec<Arc<TracePlan>>,
+    cfg: ReplayConfig,
+    cancel: Cancel,
+    mut on_record: impl FnMut(&ReplayRecord),
+) -> Result<ReplayOutcome, ReplayError> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Done>();
+    let ctx = Ctx {
+        client: Arc::new(client),
+        cfg: cfg.clone(),
+        pool: Arc::new(Mutex::new(Vec::new())),
+        cancel: cancel.clone(),
+        tx,
+        seq: Arc::new(AtomicU64::new(0)),
+    };
+    let mut out = ReplayOutcome::default();
+    let mut sampler = Sampler {
+        plans,
+        next: 0,
+        passes: HashMap::new(),
+    };
+    if sampler.plans.is_empty() {
+        return Err(ReplayError::NoSpawnableTrace);
+    }
+
+    // ---- lanes and their snapshots
+    let mut lanes: Vec<Lane> = Vec::new();
+    let mut snaps: Vec<Vec<StreamState>> = Vec::new();
+    let max_attempts = cfg.conc + 2 * sampler.plans.len();
+    let mut attempts = 0;
+    while lanes.len() < cfg.conc && attempts < max_attempts {
+        attempts += 1;
+        let plan = sampler.draw();
+        let li = lanes.len();
+        let t_star = plan.t_star(cfg.seed, li, cfg.start_min, cfg.start_max);
+        let Some(states) = plan.snapshot(t_star) else {
+            continue;
+        };
+        let pass = sampler.pass(&plan.trace_id);
+        let mk = marker(&cfg.benchmark_id, pass, li, &plan.trace_id);
+        tracing::info!(lane = li, trace = %plan.trace_id, t_star_ms = t_star, "lane start");
+        let streams = states
+            .iter()
+            .map(|s| Stream {
+                conv: s.conv,
+                next: s.next_turn,
+                st: St::Blocked,
+            })
+            .collect();
+        // branches already running at t*: their children are live
+        let mut outstanding = HashMap::new();
+        for s in &states {
+            if let Some(b) = plan.convs[s.conv].branch {
+                *outstanding.entry(b).or_insert(0) += 1;
+            }
+        }
+        lanes.push(Lane {
+            plan,
+            marker: mk.into(),
+            streams,
+            outstanding,
+            in_flight: 0,
+            play: out.plays,
+        });
+        out.plays += 1;
+        snaps.push(states);
+    }
+    if lanes.is_empty() {
+        return Err(ReplayError::NoSpawnableTrace);
+    }
+
+    // ---- warmup 1: snapshot primers (the last turn before t* of every live stream)
+    let mut pending = 0usize;
+    for (li, states) in snaps.iter().enumerate() {
+        for s in states {
+            if s.next_turn >= 1 {
+                ctx.send(&mut lanes, li, s.conv, s.next_turn - 1, true);
+                pending += 1;
+            }
+        }
+    }
+    while pending > 0 {
+        let Some(d) = rx.recv().await else { break };
+        pending -= 1;
+        let lane = &mut lanes[d.lane];
+        lane.in_flight -= 1;
+        if let Some(s) = lane.stream_mut(d.conv) {
+            s.st = St::Blocked;
+        }
+        let r = to_record(&d, lane, RecordPhase::Warmup, 1);
+        if d.conv == 0 && r.rec.error.is_some() {
+            return Err(ReplayError::WarmupFailed {
+                trace: lane.plan.trace_id.clone(),
+                turn: d.turn,
+                error: d.rec.error.clone().unwrap_or_default(),
+            });
+        }
+        on_record(&r);
+        out.records.push(r);
+    }
+
+    // ---- warmup 2: cache pressure, `warmup_per_lane` more 1-token turns per lane, no delays
+    let mut left: Vec<u32> = vec![cfg.warmup_per_lane; lanes.len()];
+    let mut busy = 0usize;
+    let pick = |lane: &Lane| -> Option<(usize, usize)> {
+        lane.streams
+            .iter()
+            .filter(|s| s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len())
+            .filter(|s| lane.gate_open(s.conv, s.next))
+            .min_by(|a, b| {
+                let ta = lane.plan.convs[a.conv].turns[a.next].t_ms;
+                let tb = lane.plan.convs[b.conv].turns[b.next].t_ms;
+                ta.total_cmp(&tb)
+            })
+            .map(|s| (s.conv, s.next))
+    };
+    for li in 0..lanes.len() {
+        if left[li] > 0 {
+            if let Some((c, t)) = pick(&lanes[li]) {
+                ctx.send(&mut lanes, li, c, t, true);
+                left[li] -= 1;
+                busy += 1;
+            }
+        }
+    }
+    while busy > 0 {
+        let Some(d) = rx.recv().await else { break };
+        busy -= 1;
+        let li = d.lane;
+        let r = to_record(&d, &lanes[li], RecordPhase::Warmup, 1);
+        on_record(&r);
+        out.records.push(r);
+        advance_after(&mut lanes[li], d.conv, d.turn, None);
+        if left[li] > 0 {
+            if let Some((c, t)) = pick(&lanes[li]) {
+                ctx.send(&mut lanes, li, c, t, true);
+                left[li] -= 1;
+                busy += 1;
+            }
+        }
+    }
+
+    // ---- profiling
+    let t0 = Instant::now();
+    let end = t0 + cfg.duration;
+    out.profiling_start_ns = ctx.client.clock.now_ns();
+    out.profiling_end_ns = out.profiling_start_ns + cfg.duration.as_nanos() as u64;
+    // every live stream resumes with its next turn's delay (capped); earliest fires at once
+    let mut offsets: Vec<(usize, usize, Duration)> = Vec::new();
+    for (li, lane) in lanes.iter().enumerate() {
+        for s in &lane.streams {
+            if s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len() {
+                let d = delay_of(&lane.plan, s.conv, s.next).min(cfg.tree_idle_cap);
+                offsets.push((li, s.conv, d));
+            }
+        }
+    }
+    let min_off = offsets.iter().map(|o| o.2).min().unwrap_or(Duration::ZERO);
+    for (li, conv, d) in offsets {
+        let lane = &mut lanes[li];
+        let next = lane.stream_mut(conv).map(|s| s.next).unwrap_or(0);
+        if lane.gate_open(conv, next) {
+            if let Some(s) = lane.stream_mut(conv) {
+                s.st = St::Wait(t0 + (d - min_off));
+            }
+        }
+    }
+    // lanes whose tree finished during warmup start a fresh play
+    for li in 0..lanes.len() {
+        if lanes[li].drained() {
+            recycle(&mut lanes[li], &mut sampler, &cfg, li, &mut out, t0);
+        }
+    }
+    let mut in_flight_total = 0usize;
+    let mut closing = false;
+    loop {
+        let now = Instant::now();
+        if now >= end && !closing {
+            closing = true;
+        }
+        // dispatch everything due
+        if !closing {
+            for li in 0..lanes.len() {
+                let due: Vec<(usize, usize)> = lanes[li]
+                    .streams
+                    .iter()
+                    .filter_map(|s| match s.st {
+                        St::Wait(at) if at <= now => Some((s.conv, s.next)),
+                        _ => None,
+                    })
+                    .collect();
+                for (c, t) in due {
+                    ctx.send(&mut lanes, li, c, t, false);
+                    in_flight_total += 1;
+                }
+            }
+        }
+        if closing && in_flight_total == 0 {
+            break;
+        }
+        // idle caps
+        if !closing {
+            for lane in lanes.iter_mut() {
+                if lane.in_flight == 0 {
+                    shift_to_cap(lane.streams.iter_mut(), now, cfg.tree_idle_cap);
+                }
+            }
+            if in_flight_total == 0 {
+                shift_to_cap(
+                    lanes.iter_mut().flat_map(|l| l.streams.iter_mut()),
+                    now,
+                    cfg.system_idle_cap,
+                );
+            }
+        }
+        let next_due = if closing {
+            None
+        } else {
+            lanes
+                .iter()
+                .flat_map(|l| l.streams.iter())
+                .filter_map(|s| match s.st {
+                    St::Wait(at) => Some(at),
+                    _ => None,
+                })
+                .min()
+                .map(|t| t.min(end))
+                .or(Some(end))
+        };
+        let deadline = next_due.unwrap_or(end + cfg.grace);
+        let msg = tokio::select! {
+            m = rx.recv() => m,
+            _ = tokio::time::sleep_until(deadline) => {
+                if closing && Instant::now() >= end + cfg.grace {
+                    cancel.cancel();
+                }
+                continue;
+            }
+        };
+        let Some(d) = msg else { break };
+        in_flight_total -= 1;
+        let li = d.lane;
+        let max_tokens = lanes[li].plan.convs[d.conv].turns[d.turn].max_tokens;
+        let r = to_record(&d, &lanes[li], RecordPhase::Profiling, max_tokens);
+        let overflow = is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or(""));
+        on_record(&r);
+        out.records.push(r);
+        let now = Instant::now();
+        if overflow {
+            out.context_overflows += 1;
+            let lane = &mut lanes[li];
+            lane.in_flight -= 1;
+            for s in lane.streams.iter_mut() {
+                if s.st != St::InFlight {
+                    s.st = St::Done;
+                }
+            }
+        } else {
+            advance_after(&mut lanes[li], d.conv, d.turn, Some(now));
+        }
+        if lanes[li].drained() && now < end {
+            recycle(&mut lanes[li], &mut sampler, &cfg, li, &mut out, now);
+        }
+    }
+    Ok(out)
+}
+
+/// Shifts the waiting timers so the earliest fires within `cap` of `now`.
+fn shift_to_cap<'a>(streams: impl Iterator<Item = &'a mut Stream>, now: Instant, cap: Duration) {
+    let mut v: Vec<&mut Stream> = streams.collect();
+    let earliest = v
+        .iter()
+        .filter_map(|s| match s.st {
+            St::Wait(at) => Some(at),
+            _ => None,
+        })
+        .min();
+    if let Some(e) = earliest {
+        if e > now + cap {
+            let shift = e - (now + cap);
+            for s in v.iter_mut() {
+                if let St::Wait(at) = s.st {
+                    s.st = St::Wait(at - shift);
+                }
+            }
+        }
+    }
+}
+
+/// After turn `turn` of `conv` completed: spawn branches, schedule the stream's next turn
+/// (`now` = `None` in warmup: nothing is timed, streams just become ready), release joins.
+fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>) {
+    lane.in_flight -= 1;
+    let plan = lane.plan.clone();
+    let c = &plan.convs[conv];
+    // spawns
+    if conv == 0 {
+        for &b in &c.turns[turn].spawns {
+            let br = &plan.branches[b];
+            *lane.outstanding.entry(b).or_insert(0) += br.children.len();
+            for &child in &br.children {
+                let off = ((plan.convs[child].turns[0].t_ms - br.start_ms).max(0.0)) / 1000.0;
+                let st = match now {
+                    Some(n) => St::Wait(n + Duration::from_secs_f64(off)),
+                    None => St::Blocked,
+                };
+                lane.streams.push(Stream {
+                    conv: child,
+                    next: 0,
+                    st,
+                });
+            }
+        }
+    }
+    let next = turn + 1;
+    let finished = next >= c.turns.len();
+    let gate_open = finished || lane.gate_open(conv, next);
+    if let Some(s) = lane.stream_mut(conv) {
+        s.next = next;
+        s.st = if finished {
+            St::Done
+        } else {
+            match now {
+                Some(n) if gate_open => St::Wait(n + delay_of(&plan, conv, next)),
+                _ => St::Blocked,
+            }
+        };
+    }
+    if finished {
+        if let Some(b) = c.branch {
+            if let Some(o) = lane.outstanding.get_mut(&b) {
+                *o = o.saturating_sub(1);
+                if *o == 0 {
+                    // release the root if it waits on this branch
+                    let root_next = lane.stream_mut(0).map(|s| (s.next, s.st));
+                    if let Some((rn, St::Blocked)) = root_next {
+                        if rn < plan.convs[0].turns.len() && lane.gate_open(0, rn) {
+                            if let (Some(n), Some(s)) = (now, lane.stream_mut(0)) {
+                                s.st = St::Wait(n + delay_of(&plan, 0, rn));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn recycle(
+    lane: &mut Lane,
+    sampler: &mut Sampler,
+    cfg: &ReplayConfig,
+    li: usize,
+    out: &mut ReplayOutcome,
+    now: Instant,
+) {
+    let plan = sampler.draw();
+    let pass = sampler.pass(&plan.trace_id);
+    lane.marker = marker(&cfg.benchmark_id, pass, li, &plan.trace_id).into();
+    lane.streams = vec![Stream {
+        conv: 0,
+        next: 0,
+        st: St::Wait(now),
+    }];
+    lane.outstanding.clear();
+    lane.plan = plan;
+    lane.play = out.plays;
+    out.plays += 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::Segment;
+
+    #[test]
+    fn body_has_the_harness_key_order_and_the_marker_on_the_first_user_message() {
+        let seg = |role, text: &str| {
+            Arc::new(Segment {
+                role,
+                text: text.into(),
+                tokens: 1,
+            })
+        };
+        let msgs = vec![
+            seg(Role::System, "sys"),
+            seg(Role::User, "u1 \"q\""),
+            seg(Role::Assistant, "a"),
+            seg(Role::User, "u2"),
+        ];
+        let mut b = Vec::new();
+        write_body(&mut b, "m", &msgs, "[rid:abc]\n\n", 7);
+        let s = String::from_utf8(b).unwrap();
+        assert_eq!(
+            s,
+            "{\"messages\":[{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"[rid:abc]\\n\\nu1 \\\"q\\\"\"},{\"role\":\"assistant\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"u2\"}],\"model\":\"m\",\"stream\":true,\"max_completion_tokens\":7,\"ignore_eos\":true,\"stream_options\":{\"include_usage\":true}}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert!(v.get("temperature").is_none());
+    }
+
+    #[test]
+    fn marker_is_the_harness_digest() {
+        // sha256("0123456789ab:0:1:trace_0167")[:12], as agentx-harness sent it
+        assert_eq!(
+            marker("0123456789ab", 0, 1, "trace_0167"),
+            "[rid:9b71c72c4d59]\n\n"
+        );
+    }
+
+    #[test]
+    fn overflow_detection() {
+        assert!(is_context_overflow(
+            Some(400),
+            "This model's maximum context length is 32768 tokens"
+        ));
+        assert!(!is_context_overflow(Some(500), "maximum context length"));
+        assert!(!is_context_overflow(Some(400), "bad field"));
+    }
+}
