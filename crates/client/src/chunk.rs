@@ -1,8 +1,9 @@
 //! Allocation-free scan of one streamed JSON chunk (OpenAI completions or chat shape).
 //!
 //! Only the fields the measurement needs are looked at: `id`, `choices[*].text`,
-//! `choices[*].delta.{content, reasoning_content, reasoning, tool_calls}`, `usage` and error
-//! objects (`{"error": …}` or vLLM's older top-level `{"object": "error", "message": …}`). Strings
+//! `choices[*].delta.{content, reasoning_content, reasoning, tool_calls}`, `usage` (with
+//! `completion_tokens_details.reasoning_tokens`), llama.cpp's per-chunk `timings.predicted_n`
+//! and error objects (`{"error": …}` or vLLM's older top-level `{"object": "error", "message": …}`). Strings
 //! are inspected through serde visitors (borrowed or from serde_json's scratch buffer), so a
 //! normal chunk costs no heap allocation unless the caller asks for the text.
 
@@ -19,6 +20,32 @@ pub struct Usage {
     /// `usage.completion_tokens`.
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    /// `usage.completion_tokens_details.reasoning_tokens` (OpenAI shape; engines that count
+    /// reasoning tokens separately).
+    #[serde(
+        default,
+        rename = "completion_tokens_details",
+        deserialize_with = "reasoning_tokens_of"
+    )]
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// `completion_tokens_details` → its `reasoning_tokens` (null, absent or other shapes → None).
+fn reasoning_tokens_of<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Details {
+        #[serde(default)]
+        reasoning_tokens: Option<u64>,
+    }
+    Ok(Option::<Details>::deserialize(d)?.and_then(|x| x.reasoning_tokens))
+}
+
+/// llama.cpp `timings` (sent on every chunk with `timings_per_token`, and on the last one):
+/// only `predicted_n`, the tokens generated so far.
+#[derive(serde::Deserialize)]
+struct Timings {
+    #[serde(default)]
+    predicted_n: Option<u64>,
 }
 
 /// An error object found in the stream.
@@ -46,6 +73,9 @@ pub struct ChunkInfo {
     pub tool_calls: bool,
     /// `usage` of this chunk (may ride on a chunk that also has choices).
     pub usage: Option<Usage>,
+    /// llama.cpp `timings.predicted_n`: tokens generated so far (a per-chunk count where the
+    /// engine sends no per-chunk usage).
+    pub predicted_n: Option<u64>,
     /// An error object.
     pub error: Option<StreamErrorInfo>,
 }
@@ -90,6 +120,7 @@ enum Key {
     ReasoningContent,
     Reasoning,
     ToolCalls,
+    Timings,
     Other,
 }
 
@@ -116,6 +147,7 @@ impl<'de> de::Deserialize<'de> for Key {
                     "reasoning_content" => Key::ReasoningContent,
                     "reasoning" => Key::Reasoning,
                     "tool_calls" => Key::ToolCalls,
+                    "timings" => Key::Timings,
                     _ => Key::Other,
                 })
             }
@@ -156,6 +188,11 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_> {
                     })?;
                 }
                 Key::Usage => self.info.usage = map.next_value::<Option<Usage>>()?,
+                Key::Timings => {
+                    self.info.predicted_n = map
+                        .next_value::<Option<Timings>>()?
+                        .and_then(|t| t.predicted_n)
+                }
                 Key::Error => {
                     let v: serde_json::Value = map.next_value()?;
                     if !v.is_null() {
@@ -536,7 +573,8 @@ mod tests {
             u.usage,
             Some(Usage {
                 prompt_tokens: Some(8),
-                completion_tokens: Some(3)
+                completion_tokens: Some(3),
+                reasoning_tokens: None
             })
         );
         assert!(!u.token_event);
@@ -547,6 +585,25 @@ mod tests {
         assert_eq!(only.usage.unwrap().completion_tokens, Some(3));
         let nu = scan(r#"{"choices":[{"text":"a"}],"usage":null}"#);
         assert!(nu.usage.is_none() && nu.token_event);
+    }
+
+    #[test]
+    fn reasoning_tokens_and_llamacpp_timings() {
+        let u = scan(
+            r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":40,"total_tokens":49,"completion_tokens_details":{"reasoning_tokens":31}}}"#,
+        );
+        assert_eq!(u.usage.unwrap().reasoning_tokens, Some(31));
+        let n = scan(
+            r#"{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":null}}"#,
+        );
+        assert_eq!(n.usage.unwrap().reasoning_tokens, None);
+        // llama.cpp: timings ride on every chunk (timings_per_token) and on the last one
+        let t = scan(
+            r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":" it"}}],"created":1781492230,"id":"chatcmpl-q","model":"m.gguf","system_fingerprint":"b9554-d403f00ec","object":"chat.completion.chunk","timings":{"cache_n":7,"prompt_n":10,"prompt_ms":251.51,"predicted_n":28,"predicted_ms":407.596,"draft_n":30,"draft_n_accepted":12}}"#,
+        );
+        assert_eq!(t.predicted_n, Some(28));
+        assert!(t.reasoning && t.token_event);
+        assert_eq!(scan(r#"{"choices":[],"timings":null}"#).predicted_n, None);
     }
 
     #[test]

@@ -28,4 +28,6 @@ pub use driver::{run_phase, Load, PhaseResult, RecordSink};
 pub use http::{cancel_pair, wait_ready, Cancel, CancelHandle, ClientCtx, Clock, Endpoint};
 pub use profile::{unknown_fields_in, BodyBuilder, Engine};
 pub use record::{read_records, JsonlWriter, Phase, RecordWriterThread, RequestRecord};
-pub use stream::{parse_stream, Api, Compat, OutputSource, StreamOutcome, StreamState};
+pub use stream::{
+    parse_stream, Api, Compat, OutputPhases, OutputSource, StreamOutcome, StreamState,
+};

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stream::OutputSource;
+use crate::stream::{OutputPhases, OutputSource};
 
 /// Benchmark phase of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +47,8 @@ pub struct RequestRecord {
     pub redials: u32,
     /// Time to first token event, ms.
     pub ttft_ms: Option<f64>,
-    /// Time to first content (non-reasoning) token, ms; null if none.
+    /// Time to first visible output (content or tool call, reasoning excluded), ms; null if
+    /// none.
     pub ttfo_ms: Option<f64>,
     /// Time to the last token event, ms.
     pub e2el_ms: Option<f64>,
@@ -85,6 +86,9 @@ pub struct RequestRecord {
     /// (server prompt count differs from the client's by more than 5 %).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Reasoning / tool-call phase times, only for streams that carried such deltas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<OutputPhases>,
     /// Generated text, only when the workload asked for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

@@ -73,7 +73,8 @@ pub struct StreamState {
     /// Arrival times (ns) of token events (servebench rules) or content chunks (InferenceX).
     pub token_times: Vec<u64>,
     /// Tokens carried by each token event, from the growth of per-chunk `usage.completion_tokens`
-    /// (`continuous_usage_stats`); valid only when `per_chunk_usage`.
+    /// (`continuous_usage_stats`) or llama.cpp `timings.predicted_n`; valid only when
+    /// `per_chunk_usage`.
     pub chunk_tokens: Vec<u32>,
     per_chunk_usage: bool,
     last_completion: u64,
@@ -81,6 +82,16 @@ pub struct StreamState {
     pub first_content_ns: Option<u64>,
     /// Arrival of the first reasoning token event.
     pub first_reasoning_ns: Option<u64>,
+    /// Arrival of the last reasoning token event.
+    pub last_reasoning_ns: Option<u64>,
+    /// Arrival of the first tool-call token event.
+    pub first_tool_call_ns: Option<u64>,
+    /// Token events carrying reasoning.
+    pub reasoning_events: u32,
+    /// Token events carrying tool-call deltas.
+    pub tool_call_events: u32,
+    /// Latest `usage.completion_tokens_details.reasoning_tokens`.
+    pub usage_reasoning: Option<u64>,
     /// Latest `usage.prompt_tokens`.
     pub usage_prompt: Option<u64>,
     /// Latest `usage.completion_tokens`.
@@ -119,6 +130,11 @@ impl StreamState {
             last_completion: 0,
             first_content_ns: None,
             first_reasoning_ns: None,
+            last_reasoning_ns: None,
+            first_tool_call_ns: None,
+            reasoning_events: 0,
+            tool_call_events: 0,
+            usage_reasoning: None,
             usage_prompt: None,
             usage_completion: None,
             error: None,
@@ -184,7 +200,12 @@ impl StreamState {
                 self.error = Some((err, !self.token_times.is_empty()));
             }
         }
-        let chunk_completion = info.usage.and_then(|u| u.completion_tokens);
+        // tokens so far: per-chunk usage (vLLM/SGLang `continuous_usage_stats`), else
+        // llama.cpp's per-chunk `timings.predicted_n`
+        let chunk_completion = info
+            .usage
+            .and_then(|u| u.completion_tokens)
+            .or(info.predicted_n);
         if let Some(u) = info.usage {
             if u.prompt_tokens.is_some() {
                 self.usage_prompt = u.prompt_tokens;
@@ -192,13 +213,26 @@ impl StreamState {
             if u.completion_tokens.is_some() {
                 self.usage_completion = u.completion_tokens;
             }
+            if u.reasoning_tokens.is_some() {
+                self.usage_reasoning = u.reasoning_tokens;
+            }
         }
         if info.token_event {
             if info.content && self.first_content_ns.is_none() {
                 self.first_content_ns = Some(t);
             }
-            if info.reasoning && self.first_reasoning_ns.is_none() {
-                self.first_reasoning_ns = Some(t);
+            if info.reasoning {
+                if self.first_reasoning_ns.is_none() {
+                    self.first_reasoning_ns = Some(t);
+                }
+                self.last_reasoning_ns = Some(t);
+                self.reasoning_events += 1;
+            }
+            if info.tool_calls {
+                if self.first_tool_call_ns.is_none() {
+                    self.first_tool_call_ns = Some(t);
+                }
+                self.tool_call_events += 1;
             }
             self.token_times.push(t);
             match chunk_completion {
@@ -332,12 +366,27 @@ impl StreamState {
         if self.usage_completion.is_none() && n > 0 {
             warnings.push("usage_missing".to_string());
         }
+        // first visible output: answer content or a tool call, whichever came first
+        let first_output = match (self.first_content_ns, self.first_tool_call_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let phases =
+            (self.reasoning_events > 0 || self.tool_call_events > 0).then(|| OutputPhases {
+                first_reasoning_ms: self.first_reasoning_ns.map(ms),
+                last_reasoning_ms: self.last_reasoning_ns.map(ms),
+                reasoning_events: self.reasoning_events,
+                reasoning_tokens: self.usage_reasoning,
+                first_content_ms: self.first_content_ns.map(ms),
+                first_tool_call_ms: self.first_tool_call_ns.map(ms),
+                tool_call_events: self.tool_call_events,
+            });
         StreamOutcome {
             success: failure.is_none(),
             failure,
             error,
             ttft_ms: first.map(ms),
-            ttfo_ms: self.first_content_ns.map(ms),
+            ttfo_ms: first_output.map(ms),
             e2el_ms: last.map(ms),
             itl_ns: gaps_ns,
             tokens_per_chunk,
@@ -346,6 +395,7 @@ impl StreamState {
             output_source: source,
             prompt_tokens_server: self.usage_prompt,
             warnings,
+            phases,
         }
     }
 
@@ -406,7 +456,38 @@ impl StreamState {
             },
             prompt_tokens_server: self.usage_prompt,
             warnings,
+            phases: None,
         }
+    }
+}
+
+/// Output phases of a stream that carried reasoning or tool-call deltas (servebench rules
+/// only; `None` otherwise, so plain streams' records are unchanged). Times are ms after t0, at
+/// event arrival.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OutputPhases {
+    /// First reasoning (`reasoning_content` / `reasoning`) token event, ms.
+    pub first_reasoning_ms: Option<f64>,
+    /// Last reasoning token event, ms.
+    pub last_reasoning_ms: Option<f64>,
+    /// Token events that carried reasoning.
+    pub reasoning_events: u32,
+    /// `usage.completion_tokens_details.reasoning_tokens`, when the engine reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// First answer-content token event, ms.
+    pub first_content_ms: Option<f64>,
+    /// First tool-call delta, ms.
+    pub first_tool_call_ms: Option<f64>,
+    /// Token events that carried tool-call deltas.
+    pub tool_call_events: u32,
+}
+
+impl OutputPhases {
+    /// Reasoning span = last − first reasoning token event, ms (0 for a single event; `None`
+    /// without reasoning).
+    pub fn reasoning_span_ms(&self) -> Option<f64> {
+        Some(self.last_reasoning_ms? - self.first_reasoning_ms?)
     }
 }
 
@@ -434,7 +515,7 @@ pub struct StreamOutcome {
     pub error: Option<String>,
     /// Time to first token event, ms.
     pub ttft_ms: Option<f64>,
-    /// Time to first content (non-reasoning) token, ms.
+    /// Time to first visible output (answer content or tool call; reasoning excluded), ms.
     pub ttfo_ms: Option<f64>,
     /// Time to the last token event, ms.
     pub e2el_ms: Option<f64>,
@@ -453,6 +534,8 @@ pub struct StreamOutcome {
     pub prompt_tokens_server: Option<u64>,
     /// Warnings such as `usage_missing`.
     pub warnings: Vec<String>,
+    /// Reasoning / tool-call phase times (servebench rules, only when such deltas came).
+    pub phases: Option<OutputPhases>,
 }
 
 #[inline]

@@ -12,11 +12,22 @@
 //!   interactivity).
 //! * [`inferencex`] — InferenceX `process_result.py` parity: raw result + its environment →
 //!   `agg_<RESULT_FILENAME>.json` and the power-validation sidecar, byte for byte.
+//! * [`goodput`] — `--slo` objectives, per-request goodness, goodput (req/s, tok/s/GPU) with
+//!   failures counted against it, SLO attainment.
+//! * [`reasoning`] — reasoning span, thinking time, time to first tool call.
+//! * [`search`] — the SLO search state machine (bracket, bisect, knee with evidence).
+//! * [`window`] — the steady-state window of a closed loop (ramp-up and drain excluded).
+//! * [`confidence`] — seeded request bootstrap, t-interval across repeats, small-sample rule.
 
+pub mod confidence;
+pub mod goodput;
 pub mod inferencex;
 pub mod output;
 pub mod point;
+pub mod reasoning;
+pub mod search;
 pub mod stats;
+pub mod window;
 
 pub use output::{agg_row, intvty, result_json, AggExtra, Identity, RunInfo, SCHEMA_VERSION};
 pub use point::{compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus};

@@ -49,6 +49,7 @@ fn rec(id: u64, token_times_ms: &[f64], out: u64) -> RequestRecord {
         failure: None,
         error: None,
         warnings: vec![],
+        phases: None,
         text: None,
     }
 }
