@@ -1,8 +1,12 @@
 //! `servebench`: the binary only wires the stage crates together with clap.
 //!
-//! Each subcommand lives in `cmd/<name>.rs` with its own `Args` and `run`; the stage logic lives in
-//! the library crates (`servebench-client`, `-metrics`, `-sim`, `-eval`, `-store`, `-compare`,
-//! `-report`, `-bump`, `-triage`, `-catalog`, `-workload`).
+//! Each subcommand lives in `cmd/<name>.rs` with its own `Args` and `run` (parse, build the
+//! request, call, print); the sweep engine, run loading and the attempt adapter live in
+//! `servebench-pipeline`, the stages in the library crates (`servebench-client`, `-metrics`,
+//! `-sim`, `-eval`, `-store`, `-compare`, `-report`, `-bump`, `-triage`, `-catalog`,
+//! `-workload`). docs/ARCHITECTURE.md has the crate graph.
+//!
+//! A new subcommand: one variant in [`Command`], one arm in `main`'s match, one `cmd/<name>.rs`.
 
 use std::process::ExitCode;
 
@@ -77,6 +81,20 @@ enum Command {
 /// Exit status when the reader of stdout or stderr went away (`servebench runs --json | head`):
 /// 128 + SIGPIPE (13), what a shell reports for a process that SIGPIPE ended.
 pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Writes `text` to stdout; a closed pipe (`| head`) ends the process quietly with status 141
+/// ([`BROKEN_PIPE_EXIT`]), like any other print.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // The reader went away (`| head`): end quietly, like every other print (main.rs).
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(BROKEN_PIPE_EXIT)
+        }
+        other => Ok(other?),
+    }
+}
 
 /// Makes a print to a closed pipe end the process quietly with [`BROKEN_PIPE_EXIT`] instead of
 /// panicking (`failed printing to stdout: Broken pipe`, status 101), for every command at once.

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use super::sweep::{run_points, CommonArgs};
+use super::measure_args::CommonArgs;
 
 /// Arguments of `servebench bench`.
 #[derive(clap::Args, Debug)]
@@ -17,9 +17,9 @@ pub struct Args {
 
 /// Runs `servebench bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    run_points(
-        args.common,
-        vec![args.conc],
-        servebench_store::RunKind::Bench,
-    )
+    let plan = args
+        .common
+        .into_plan(vec![args.conc], servebench_store::RunKind::Bench);
+    let outcome = servebench_pipeline::run_sweep(plan, Vec::new())?;
+    Ok(ExitCode::from(outcome.exit))
 }

@@ -240,7 +240,7 @@ fn show(key: &str, files: Vec<String>, runner_config: &str) -> anyhow::Result<Ex
     let Some(e) = catalog.get(key) else {
         anyhow::bail!("config key '{key}' not found in {}", files.join(", "));
     };
-    crate::cmd::matrix::write_stdout(&format!(
+    crate::write_stdout(&format!(
         "{}\n",
         serde_json::to_string_pretty(&resolved(e, &runners))?
     ))?;

@@ -256,7 +256,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 &runners,
                 base_catalog.as_ref(),
             )?;
-            crate::cmd::matrix::write_stdout(&m.to_json_text()?)?;
+            crate::write_stdout(&m.to_json_text()?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Append {

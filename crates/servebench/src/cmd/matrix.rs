@@ -133,20 +133,6 @@ fn seqs(v: &Option<Vec<String>>) -> Option<Vec<(i64, i64)>> {
         .map(|v| v.iter().filter_map(|s| seq_len_from_str(s)).collect())
 }
 
-/// Writes `text` to stdout; a closed pipe (`| head`) ends the process quietly with status 141
-/// ([`crate::BROKEN_PIPE_EXIT`]), like any other print.
-pub fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        // The reader went away (`| head`): end quietly, like every other print (main.rs).
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            std::process::exit(crate::BROKEN_PIPE_EXIT)
-        }
-        other => Ok(other?),
-    }
-}
-
 /// Prints an argparse-style usage error and returns exit status 2.
 pub fn usage_error(msg: &str) -> ExitCode {
     eprintln!("usage: servebench matrix [-h] {{full-sweep,test-config}} ...");
@@ -214,6 +200,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let catalog = Catalog::load(&c.config_files)?;
     let runners = Runners::load(&c.runner_config)?;
     let rows = generate(&mode, &common, &catalog, &runners)?;
-    write_stdout(&to_stdout(&rows))?;
+    crate::write_stdout(&to_stdout(&rows))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,6 @@
-//! One module per subcommand: `Args` (clap) and `run(args) -> anyhow::Result<ExitCode>`.
+//! One module per subcommand: `Args` (clap) and `run(args) -> anyhow::Result<ExitCode>`; a
+//! command builds its request for the pipeline and prints, and never imports another command.
+//! `measure_args` holds the measuring flags `sweep` and `bench` share (not a command).
 
 pub mod attempt;
 pub mod baseline;
@@ -10,6 +12,7 @@ pub mod compare;
 pub mod eval;
 pub mod image;
 pub mod matrix;
+pub mod measure_args;
 pub mod metrics;
 pub mod report;
 pub mod runs;

@@ -9,9 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use servebench_compare::Stat;
-use servebench_report::attempt::{build_baseline_body, BaselineTable};
-use servebench_report::comparison::{build, build_run, BuildOptions};
-use servebench_report::{Document, Format, Lang};
+use servebench_pipeline::report::{document, ReportRequest};
+use servebench_report::{Format, Lang};
 
 /// Arguments of `servebench report`.
 #[derive(clap::Args, Debug)]
@@ -59,52 +58,17 @@ fn parse_stat(s: &str) -> Result<Stat, String> {
     Stat::parse(s).ok_or_else(|| format!("unknown statistic {s:?} (mean|median|p90|p99)"))
 }
 
-/// Builds the report document for `args` (also used by `sweep --report`).
-pub fn document(args: &Args) -> Result<Document> {
-    let opts = BuildOptions {
-        title_prefix: args.title_prefix.clone(),
-        columns: vec![],
-    };
-    if let Some(b) = &args.baseline {
-        let cargs = super::compare::Args {
-            baseline: b.clone(),
-            candidate: args.run.clone(),
-            stat: args.stat,
-            db: args.db.clone(),
-            gate: args.gate,
-            length_tolerance: 5.0,
-            max_failure_rate: None,
-            tail_min_repeats: 5,
-            json: false,
-        };
-        let c = super::compare::build(&cargs)?;
-        return Ok(build(&c, &opts));
-    }
-    let path = std::path::Path::new(&args.run);
-    if path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
-        if let Ok(t) = serde_json::from_str::<BaselineTable>(&text) {
-            return Ok(build_baseline_body(
-                &t,
-                args.target_image.as_deref(),
-                args.title_prefix.as_deref(),
-            ));
-        }
-    }
-    let side = super::compare::load_side(&args.db, &args.run)?;
-    Ok(build_run(
-        &side.info,
-        &side.points,
-        &side.evals,
-        args.stat,
-        &opts,
-    ))
-}
-
 /// Runs `servebench report`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let doc = document(&args)?;
+    let doc = document(&ReportRequest {
+        run: args.run.clone(),
+        db: args.db.clone(),
+        baseline: args.baseline.clone(),
+        stat: args.stat,
+        gate: args.gate,
+        title_prefix: args.title_prefix.clone(),
+        target_image: args.target_image.clone(),
+    })?;
     let colored = args.output.is_none()
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none();

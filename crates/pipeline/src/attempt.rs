@@ -1,0 +1,436 @@
+//! The attempt comment's input (AUTOMATION.md §5.6): the frozen baseline, the candidate's
+//! results (compared exactly as `servebench compare` does) or its triaged job logs, and the
+//! change (image provenance, recipe edits). The triage → report adapter is
+//! [`crate::attempt_logs`].
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use servebench_compare::{CompareOptions, Metric as CMetric, PointStatus as CStatus, Stat};
+use servebench_report::attempt::{
+    AttemptEval, AttemptInput, AttemptPoint, BaselineEval, BaselinePoint, BaselineTable,
+    ChangeInput, TopologySpec,
+};
+use servebench_report::model::{AttemptKind, AttemptStatus, PointStatus, RunRef};
+use servebench_triage::{Persistence, TriageOptions};
+
+use crate::attempt_logs::{
+    change_from_record, failure_summary, image_from_logs, job_point, launcher_from_logs, next_step,
+    recipe_edit,
+};
+use crate::sides::load_side;
+
+/// What the attempt comment is built from (the `attempt` flags).
+#[derive(Debug, Clone)]
+pub struct AttemptRequest {
+    /// The frozen baseline: a baseline table file, InferenceX rows, or a run id.
+    pub baseline: String,
+    /// The attempt's results (run id, `latest`, or a file); `None` = triage `logs`.
+    pub candidate: Option<String>,
+    /// The attempt's job logs.
+    pub logs: Vec<PathBuf>,
+    /// Which attempt.
+    pub kind: AttemptKind,
+    /// Status override.
+    pub status: Option<AttemptStatus>,
+    /// Image provenance file (`images.json` shape).
+    pub change: Option<PathBuf>,
+    /// `provenance.json` written by `servebench bump`.
+    pub provenance: Option<PathBuf>,
+    /// `RECIPE:OLD=NEW` renamed flags.
+    pub recipe_edits: Vec<String>,
+    /// Evidence link for the recipe edits.
+    pub edit_evidence: Option<String>,
+    /// Candidate image.
+    pub image: Option<String>,
+    /// CI run id.
+    pub run_id: Option<String>,
+    /// CI run attempt.
+    pub run_attempt: Option<u32>,
+    /// Link of the run.
+    pub run_url: Option<String>,
+    /// Head commit of the candidate branch.
+    pub head: Option<String>,
+    /// Time shown (validated RFC 3339 or `YYYY-MM-DD HH:MM`).
+    pub time: Option<String>,
+    /// Workload label override.
+    pub workload: Option<String>,
+    /// Topology label override.
+    pub topology: Option<String>,
+    /// Latency statistic.
+    pub stat: Stat,
+    /// Repairs already used (default: the kind's).
+    pub repairs_used: Option<u32>,
+    /// Title prefix / bot name.
+    pub title_prefix: Option<String>,
+    /// Results store (for run ids).
+    pub db: PathBuf,
+}
+
+/// `2026-09-21T01:15:02.114Z` → `2026-09-21 01:15 UTC`; `2026-09-21 01:15` → with ` UTC`.
+pub fn fmt_utc(s: &str) -> String {
+    let s = s.trim();
+    if s.ends_with("UTC") {
+        return s.to_string();
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return t
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M UTC")
+            .to_string();
+    }
+    let b = s.as_bytes();
+    if s.len() >= 16 && (b[10] == b'T' || b[10] == b' ') {
+        format!("{} {} UTC", &s[..10], &s[11..16])
+    } else {
+        s.to_string()
+    }
+}
+
+/// Loads the baseline: a baseline table file as written, or anything `compare` can load
+/// (InferenceX rows, store run) converted to a table at `stat`.
+fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
+    let path = Path::new(arg);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        if let Ok(t) = serde_json::from_str::<BaselineTable>(&text) {
+            return Ok(t);
+        }
+    }
+    let side = load_side(db, arg).context("--baseline")?;
+    let first = side
+        .points
+        .first()
+        .ok_or_else(|| anyhow!("--baseline {arg}: has no benchmark points"))?;
+    let mut points: Vec<BaselinePoint> = side
+        .points
+        .iter()
+        .map(|p| BaselinePoint {
+            conc: p.identity.conc,
+            total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),
+            output_tput_per_gpu: p.value(CMetric::OutputTputPerGpu, stat),
+            ttft_ms: p.value(CMetric::Ttft, stat),
+            tpot_ms: p.value(CMetric::Tpot, stat),
+            e2el_ms: p.value(CMetric::E2el, stat),
+            interactivity: p.value(CMetric::Intvty, stat),
+        })
+        .collect();
+    points.sort_by_key(|p| p.conc);
+    Ok(BaselineTable {
+        config_key: side.info.config_key.clone(),
+        date: side
+            .info
+            .created_at
+            .as_deref()
+            .map(|d| d.chars().take(10).collect())
+            .unwrap_or_else(|| "unknown date".into()),
+        image: side
+            .info
+            .image
+            .clone()
+            .unwrap_or_else(|| "unknown image".into()),
+        workload: first.identity.workload_label(),
+        topology: TopologySpec::Label(first.identity.topology_label()),
+        statistic: stat.to_string(),
+        points,
+        evals: side
+            .evals
+            .iter()
+            .map(|e| BaselineEval {
+                task: e.task.clone(),
+                metric: e.metric.clone(),
+                conc: e.identity.conc,
+                score: e.score,
+                samples: e.samples,
+                stderr: e.score_se,
+            })
+            .collect(),
+        sources: vec![],
+        framework: Some(first.identity.framework.clone()),
+    })
+}
+
+/// Reads `--change` and applies `--recipe-edit`s.
+fn load_change(args: &AttemptRequest) -> Result<Option<ChangeInput>> {
+    let mut change = match &args.change {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("{}: cannot read", p.display()))?;
+            let c: ChangeInput = serde_json::from_str(&text).map_err(|e| {
+                anyhow!(
+                    "{}: line {}, column {}: {e} (expected {{\"old\": {{\"ref\": …}}, \"new\": {{\"ref\": …}}}})",
+                    p.display(),
+                    e.line(),
+                    e.column()
+                )
+            })?;
+            Some(c)
+        }
+        None => None,
+    };
+    if let Some(p) = &args.provenance {
+        let records = servebench_bump::load_change_records(p)?;
+        let rec = records
+            .iter()
+            .rev()
+            .find(|r| args.image.as_deref().is_none_or(|i| r.new_image == i))
+            .ok_or_else(|| match &args.image {
+                Some(i) => anyhow!("{}: no bump record for image {i}", p.display()),
+                None => anyhow!("{}: no bump record", p.display()),
+            })?;
+        change = Some(change_from_record(rec));
+    }
+    for spec in &args.recipe_edits {
+        let edit = recipe_edit(spec, args.edit_evidence.as_deref())?;
+        match &mut change {
+            Some(c) => c.recipe_edits.push(edit),
+            None => bail!("--recipe-edit {spec}: needs --change FILE (the image provenance)"),
+        }
+    }
+    Ok(change)
+}
+
+fn repairs_of(kind: AttemptKind) -> u32 {
+    match kind {
+        AttemptKind::Repair { n, .. } => n,
+        _ => 0,
+    }
+}
+
+/// Builds the attempt input from the request (the files and the store).
+pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
+    let stat = args.stat;
+    let baseline = load_baseline(&args.db, &args.baseline, stat)?;
+    let change = load_change(args)?;
+    let repairs_used = args.repairs_used.unwrap_or(repairs_of(args.kind));
+    let mut points = Vec::new();
+    let mut evals = Vec::new();
+    let mut failure = None;
+    let mut next = None;
+    let mut time = args.time.as_deref().map(fmt_utc);
+    let mut image = args
+        .image
+        .clone()
+        .or_else(|| change.as_ref().map(|c| c.new.reference.clone()));
+    let mut run = args.run_id.as_ref().map(|id| RunRef {
+        id: id.clone(),
+        attempt: args.run_attempt,
+        url: args.run_url.clone(),
+    });
+    let mut comparison = None;
+    if let Some(c) = &args.candidate {
+        let side = load_side(&args.db, c).context("--candidate")?;
+        for p in &side.points {
+            points.push(AttemptPoint {
+                conc: p.identity.conc,
+                status: match p.status {
+                    CStatus::Ok => PointStatus::Passed,
+                    CStatus::Partial => PointStatus::Partial,
+                    CStatus::Failed => PointStatus::Failed,
+                },
+                has_result: true,
+                request_errors: p.num_requests_failed,
+                first_error: None,
+                values: BaselinePoint {
+                    conc: p.identity.conc,
+                    total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),
+                    output_tput_per_gpu: p.value(CMetric::OutputTputPerGpu, stat),
+                    ttft_ms: p.value(CMetric::Ttft, stat),
+                    tpot_ms: p.value(CMetric::Tpot, stat),
+                    e2el_ms: p.value(CMetric::E2el, stat),
+                    interactivity: p.value(CMetric::Intvty, stat),
+                },
+            });
+        }
+        for e in &side.evals {
+            evals.push(AttemptEval {
+                task: e.task.clone(),
+                metric: e.metric.clone(),
+                conc: e.identity.conc,
+                score: e.score,
+                samples: e.samples,
+                stderr: e.score_se,
+                passed: e.passed.unwrap_or(e.score.is_some()),
+            });
+        }
+        // Match, gate and decide exactly as `servebench compare` does (docs/compare.md).
+        let base_side = load_side(&args.db, &args.baseline).context("--baseline")?;
+        let opts = CompareOptions {
+            stat,
+            ..CompareOptions::default()
+        };
+        comparison = Some(servebench_compare::compare(
+            base_side.info,
+            base_side.points,
+            base_side.evals,
+            side.info.clone(),
+            side.points.clone(),
+            side.evals.clone(),
+            &opts,
+        ));
+        image = image.or(side.info.image.clone());
+        time = time.or(side.info.created_at.as_deref().map(fmt_utc));
+        if run.is_none() {
+            run = side.info.run_id.map(|id| RunRef {
+                id: id.to_string(),
+                attempt: None,
+                url: None,
+            });
+        }
+    } else {
+        let opts = TriageOptions {
+            repairs_used,
+            ..TriageOptions::default()
+        };
+        let report = servebench_triage::triage_logs_with(&args.logs, &opts)?;
+        let main_error = report.first_error.as_ref().map(|f| f.line.clone());
+        for log in &report.logs {
+            let job = log.job.as_deref().ok_or_else(|| {
+                anyhow!(
+                    "{}: no `Job: …` line naming the point (conc<N>); cannot tell which row it is",
+                    log.file
+                )
+            })?;
+            let (conc, eval) = job_point(job).ok_or_else(|| {
+                anyhow!(
+                    "{}: job line {job:?} names no concurrency (conc<N>)",
+                    log.file
+                )
+            })?;
+            let failed = log.first_error.is_some();
+            let own_error = log
+                .first_error
+                .as_ref()
+                .map(|f| f.line.clone())
+                .filter(|l| Some(l) != main_error.as_ref());
+            match eval {
+                Some(task) => {
+                    let metric = baseline
+                        .evals
+                        .iter()
+                        .find(|e| e.task == task && e.conc == conc)
+                        .or_else(|| baseline.evals.iter().find(|e| e.task == task))
+                        .map(|e| e.metric.clone())
+                        .unwrap_or_else(|| "em_strict".into());
+                    evals.push(AttemptEval {
+                        task,
+                        metric,
+                        conc,
+                        score: None,
+                        samples: None,
+                        stderr: None,
+                        passed: false,
+                    });
+                }
+                None => points.push(AttemptPoint {
+                    conc,
+                    status: if failed {
+                        PointStatus::Failed
+                    } else {
+                        PointStatus::Unavailable
+                    },
+                    has_result: false,
+                    request_errors: None,
+                    first_error: own_error,
+                    values: BaselinePoint {
+                        conc,
+                        ..Default::default()
+                    },
+                }),
+            }
+        }
+        failure = failure_summary(&report, repairs_used);
+        if report.first_error.is_some() {
+            next = Some(next_step(
+                &report,
+                launcher_from_logs(&args.logs).as_deref(),
+            ));
+        }
+        if time.is_none() {
+            time = report
+                .logs
+                .iter()
+                .filter_map(|l| l.first_timestamp.clone())
+                .min()
+                .map(|t| fmt_utc(&t));
+        }
+        image = image.or_else(|| image_from_logs(&args.logs));
+        if report.persistence == Persistence::Symptom && failure.is_some() {
+            eprintln!("note: the first error found is only a symptom; read the server log too");
+        }
+    }
+    let failed = points
+        .iter()
+        .any(|p| matches!(p.status, PointStatus::Failed | PointStatus::Unavailable))
+        || evals.iter().any(|e| !e.passed);
+    // Nothing checked against the baseline: no candidate point has a comparable baseline
+    // point (none matched its identity, or every matched pair failed a gate).
+    let nothing_compared = comparison.as_ref().is_some_and(|c| {
+        c.points
+            .iter()
+            .all(|p| p.verdict == servebench_compare::Verdict::NotComparable)
+    });
+    let status = args.status.unwrap_or(if failed {
+        AttemptStatus::Failed
+    } else if nothing_compared {
+        AttemptStatus::NotComparable
+    } else {
+        AttemptStatus::Passed
+    });
+    // The candidate's own workload and topology (uniform over its points), else the baseline's.
+    let uniform = |f: &dyn Fn(&servebench_compare::Identity) -> String| -> Option<String> {
+        let c = comparison.as_ref()?;
+        let mut labels = c.points.iter().map(|p| f(&p.identity));
+        let first = labels.next()?;
+        labels.all(|l| l == first).then_some(first)
+    };
+    let cand_workload = uniform(&|i| i.workload_label());
+    let cand_topology = uniform(&|i| i.topology_label());
+    Ok(AttemptInput {
+        title_prefix: args.title_prefix.clone(),
+        kind: args.kind,
+        status,
+        run,
+        time,
+        image: image.ok_or_else(|| {
+            anyhow!("the candidate image is unknown: pass --image REF or --change FILE")
+        })?,
+        head: args.head.clone(),
+        workload: args
+            .workload
+            .clone()
+            .or(cand_workload)
+            .unwrap_or_else(|| baseline.workload.clone()),
+        topology: args
+            .topology
+            .clone()
+            .or(cand_topology)
+            .unwrap_or_else(|| baseline.topology.label()),
+        statistic: stat.to_string(),
+        change,
+        baseline: Some(baseline),
+        points,
+        evals,
+        failure,
+        next,
+        columns: vec![],
+        comparison,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_utc;
+
+    #[test]
+    fn times_are_shown_in_utc_minutes() {
+        assert_eq!(fmt_utc("2026-09-21T01:15:02.114Z"), "2026-09-21 01:15 UTC");
+        assert_eq!(
+            fmt_utc("2026-09-21T03:15:02.114+02:00"),
+            "2026-09-21 01:15 UTC"
+        );
+        assert_eq!(fmt_utc("2026-09-21 01:15"), "2026-09-21 01:15 UTC");
+        assert_eq!(fmt_utc("2026-09-21 01:15 UTC"), "2026-09-21 01:15 UTC");
+    }
+}

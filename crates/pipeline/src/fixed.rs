@@ -1,0 +1,316 @@
+//! [`FixedSequence`]: the fixed-sequence random workload (InferenceX `random` dataset) as an
+//! [`Executor`]. Per point: the dataset (built once per concurrency), warmup (2 × conc copies of
+//! prompt 0, discarded), the measured phase, the metrics, the raw result and the agg row.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::json;
+use servebench_client::{
+    run_phase, Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Engine, Load, Phase,
+    RecordWriterThread, RequestRecord,
+};
+use servebench_metrics::{
+    agg_row, compute, result_json, AggExtra, ItlMode, PointOptions, RunInfo, SCHEMA_VERSION,
+};
+use servebench_workload::{
+    build_calibrated, build_with_tokenizer, ChatTemplate, Dataset, DatasetSource, LocalTokenizer,
+    RandomDatasetConfig,
+};
+
+use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
+use crate::observe::{progress, Console};
+use crate::plan::SweepPlan;
+use crate::target::Target;
+
+/// The fixed-sequence workload against one target: the client context (body shape after the
+/// preflight) and the tokenizer that sizes prompts.
+pub struct FixedSequence {
+    base_ctx: ClientCtx,
+    tokenizer: Option<Arc<LocalTokenizer>>,
+    template: Option<Arc<ChatTemplate>>,
+}
+
+impl FixedSequence {
+    /// Loads the tokenizer (and chat template), builds the request body for `model` and sends
+    /// the preflight request (one small request with the run's body shape).
+    pub async fn new(
+        plan: &SweepPlan,
+        target: &Target,
+        model: &str,
+        console: &dyn Console,
+    ) -> Result<FixedSequence> {
+        let tokenizer: Option<Arc<LocalTokenizer>> = match &plan.tokenizer {
+            Some(p) => Some(Arc::new(LocalTokenizer::from_path(p)?)),
+            None => None,
+        };
+        let template: Option<Arc<ChatTemplate>> = match (&plan.tokenizer, plan.chat_template) {
+            (Some(tp), true) => {
+                let dir = if tp.is_dir() {
+                    tp.clone()
+                } else {
+                    tp.parent().map(Path::to_path_buf).unwrap_or_default()
+                };
+                Some(Arc::new(ChatTemplate::from_tokenizer_config(
+                    &dir.join("tokenizer_config.json"),
+                )?))
+            }
+            _ => None,
+        };
+        if tokenizer.is_none() {
+            console.line(&format!(
+                "no --tokenizer: prompt lengths are calibrated against the server's tokenizer ({}/tokenize, else usage.prompt_tokens)",
+                target.endpoint.base_url
+            ));
+        }
+        let compat = plan.compat;
+        let mut builder = BodyBuilder::new(
+            model,
+            plan.api,
+            plan.engine,
+            compat,
+            plan.itl_mode == ItlMode::Token,
+        );
+        let base_ctx = ClientCtx {
+            endpoint: target.endpoint.clone(),
+            builder: builder.clone(),
+            compat,
+            new_connection_per_request: plan.new_connection_per_request
+                || compat == Compat::InferenceX,
+            timeout: Duration::from_secs_f64(plan.timeout_s),
+            clock: Clock::start(),
+            capture_text: false,
+            api_key: plan.api_key.clone(),
+        };
+        crate::preflight::preflight(&base_ctx, &mut builder, plan.lenient).await?;
+        Ok(FixedSequence {
+            base_ctx: ClientCtx {
+                builder,
+                ..base_ctx
+            },
+            tokenizer,
+            template,
+        })
+    }
+}
+
+impl Executor for FixedSequence {
+    type Workload = Dataset;
+
+    async fn prepare(&mut self, ctx: &SweepCtx<'_>, conc: u64) -> Result<Dataset> {
+        let p = ctx.plan;
+        let cfg = RandomDatasetConfig {
+            input_len: p.isl,
+            output_len: p.osl,
+            range_ratio: p.range_ratio,
+            num_prompts: p.prompts_at(conc),
+            seed: p.seed,
+        };
+        build_dataset(
+            &cfg,
+            self.tokenizer.clone(),
+            self.template.clone(),
+            &ctx.target.endpoint,
+            ctx.model,
+        )
+        .await
+    }
+
+    fn describe(&self, workload: &Dataset) -> String {
+        workload.describe()
+    }
+
+    async fn run_point(
+        &mut self,
+        ctx: &SweepCtx<'_>,
+        dataset: &Dataset,
+        point: &PointSpec,
+    ) -> Result<PointOutput> {
+        let c = ctx.plan;
+        let (conc, label) = (point.conc, point.label());
+        let (compat, api, itl_mode) = (c.compat, c.api, c.itl_mode);
+        let num_prompts = c.prompts_at(conc);
+        let num_warmups = c.warmups_at(conc);
+        let base_ctx = &self.base_ctx;
+        let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))?;
+        let load = match c.request_rate {
+            // against the simulator the rate is in modelled time: wall rate = rate × speedup
+            Some(rate) => Load::Open {
+                rate: rate * ctx.target.sim_speedup,
+                burstiness: c.burstiness(),
+                max_concurrency: Some(conc as usize),
+                seed: u64::from(c.seed),
+            },
+            None => Load::Closed {
+                concurrency: conc as usize,
+            },
+        };
+        if num_warmups > 0 {
+            let bar = progress(ctx.tty, num_warmups as u64, &format!("{label} warmup"));
+            let r = run_phase(
+                base_ctx.clone(),
+                Phase::Warmup,
+                Box::new(DatasetSource::new(dataset.warmup_requests(num_warmups))),
+                Load::Closed {
+                    concurrency: conc as usize,
+                },
+                sink(writer.sender(), bar.clone()),
+                ctx.cancel.clone(),
+            )
+            .await;
+            bar.finish_and_clear();
+            let failed = r.records.iter().filter(|r| !r.success).count();
+            if failed > 0 && !ctx.tty {
+                eprintln!(
+                    "{label}: warmup: {failed} of {} requests failed",
+                    r.records.len()
+                );
+            }
+        }
+        if ctx.cancel.is_cancelled() {
+            writer.finish()?;
+            bail!(Interrupted);
+        }
+        let bar = progress(ctx.tty, num_prompts as u64, &label);
+        let wall_start = chrono::Utc::now();
+        let res = run_phase(
+            base_ctx.clone(),
+            Phase::Measured,
+            Box::new(DatasetSource::new(dataset.requests())),
+            load,
+            sink(writer.sender(), bar.clone()),
+            ctx.cancel.clone(),
+        )
+        .await;
+        bar.finish_and_clear();
+        let wall_end = chrono::Utc::now();
+        writer.finish()?;
+        let mut m = compute(
+            &res.records,
+            &PointOptions {
+                compat,
+                itl_mode,
+                phase_window_ns: (res.start_ns, res.end_ns),
+                max_failed_fraction: 0.05,
+                cancelled: res.cancelled,
+            },
+        );
+        let target = ctx.target;
+        m.rescale_time(target.sim_speedup);
+        let extra = AggExtra {
+            benchmark_type: "single_turn".into(),
+            api: api.as_str().into(),
+            engine: c.engine.name().into(),
+            endpoint: target.endpoint.base_url.clone(),
+            records_file: "records.jsonl".into(),
+        };
+        let agg = agg_row(ctx.identity, Some(conc), &m, &extra);
+        let info = RunInfo {
+            date: wall_start.format("%Y%m%d-%H%M%S").to_string(),
+            backend: match (api, c.engine) {
+                (Api::Chat, _) => "openai-chat".into(),
+                (Api::Completions, Engine::Vllm) => "vllm".into(),
+                _ => "openai".into(),
+            },
+            model_id: ctx.model.to_string(),
+            tokenizer_id: match &dataset.token_source {
+                servebench_workload::TokenCountSource::LocalTokenizer(p) => p.clone(),
+                servebench_workload::TokenCountSource::Server(d) => format!("server: {d}"),
+            },
+            num_prompts: num_prompts as u64,
+            request_rate: c.request_rate,
+            burstiness: c.burstiness(),
+            max_concurrency: Some(conc),
+            benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
+            benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
+        };
+        let block = json!({
+            "schema_version": SCHEMA_VERSION,
+            "compat": compat.as_str(),
+            "itl_mode": itl_mode.as_str(),
+            "api": api.as_str(),
+            "engine": c.engine.name(),
+            "endpoint": target.endpoint.base_url,
+            "request_fields": base_ctx.builder.sent_optional(),
+            "new_connection_per_request": base_ctx.new_connection_per_request,
+            "point_status": m.point_status.as_str(),
+            "num_requests_failed": m.failed,
+            "failure_reasons": m.failure_reasons,
+            "cancelled_requests": m.cancelled,
+            "num_warmups": num_warmups,
+            "dataset": dataset.describe(),
+            "mean_isl": m.mean_isl,
+            "mean_isl_server": m.mean_isl_server,
+            "mean_osl": m.mean_osl,
+            "ttfo_ms": m.ttfo,
+            "queue_ms": m.queue,
+            "peak_concurrency": m.peak_concurrency,
+            "redials": m.redials,
+            "itl_token_split_unknown": m.itl_token_split_unknown,
+            "warnings": m.warnings,
+            "simulator": target.simulator_json(),
+            "time_scale": target.sim_speedup,
+            "records_file": "records.jsonl",
+            "repeat": point.repeat,
+            "repeats": point.repeats,
+        });
+        let result = result_json(&info, &m, block);
+        Ok(PointOutput {
+            spec: point.clone(),
+            metrics: m,
+            agg,
+            result,
+            wall_s: (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
+        })
+    }
+}
+
+/// Returned (as the error of [`Executor::run_point`]) when Ctrl-C came before the measured
+/// phase started: the scheduler stops without a point.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted before the measured phase")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+async fn build_dataset(
+    cfg: &RandomDatasetConfig,
+    tokenizer: Option<Arc<LocalTokenizer>>,
+    template: Option<Arc<ChatTemplate>>,
+    ep: &Endpoint,
+    model: &str,
+) -> Result<Dataset> {
+    let cfg = cfg.clone();
+    let ep = ep.clone();
+    let model = model.to_string();
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || match tokenizer {
+        Some(t) => build_with_tokenizer(&cfg, &t, template.as_deref()),
+        None => {
+            let mut counter =
+                servebench_client::tokenize::ServerTokenCounter::new(ep, &model, handle);
+            build_calibrated(&cfg, &mut counter)
+        }
+    })
+    .await
+    .context("dataset builder panicked")?
+}
+
+fn sink(
+    tx: std::sync::mpsc::Sender<RequestRecord>,
+    bar: indicatif::ProgressBar,
+) -> servebench_client::RecordSink {
+    // records go to the writer thread; nothing here blocks the async workers
+    let tx = std::sync::Mutex::new(tx);
+    Arc::new(move |r: &RequestRecord| {
+        let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(r.clone());
+        bar.inc(1);
+    })
+}

@@ -1,0 +1,39 @@
+//! The servebench pipeline: everything between a parsed command line and the stage crates.
+//!
+//! Owns: the [`SweepPlan`] (parsed once, from the CLI or a catalog matrix row), the [`Target`]
+//! (an endpoint, or the embedded simulator started here and shared with the eval), the
+//! scheduler over concurrencies × repeats ([`sweep::run_sweep`]), the workload seam
+//! ([`Executor`]; the fixed-sequence workload is [`FixedSequence`]), and the observers that
+//! turn finished points into outputs ([`Observer`]: files, store, console, table). Also the
+//! loading of runs for `compare`/`report`/`attempt` ([`sides`], [`report`], [`attempt`]) and the
+//! triage → report adapter ([`attempt_logs`]).
+//!
+//! Must not know about: clap or any command-line parsing (the binary builds the requests), how
+//! a stage computes (metrics, compare, rendering live in their crates), SQL (the store crate).
+//! Errors are `anyhow` for now, as the stage crates it calls return (a typed error enum is
+//! listed as follow-up in docs/ARCHITECTURE.md).
+#![warn(missing_docs)]
+
+pub mod attempt;
+pub mod attempt_logs;
+pub mod eval;
+pub mod executor;
+pub mod fixed;
+pub mod identity;
+pub mod observe;
+pub mod outdir;
+pub mod plan;
+pub mod preflight;
+pub mod record;
+pub mod report;
+pub mod sides;
+pub mod sweep;
+pub mod table;
+pub mod target;
+
+pub use executor::{Executor, PointOutput, PointSpec, SweepCtx};
+pub use fixed::FixedSequence;
+pub use observe::{Console, Observer, StdConsole, SweepSummary};
+pub use plan::{EvalPlan, EvalTask, IdentityPlan, SimPlan, SweepPlan, DEFAULT_SIM_SPEEDUP};
+pub use sweep::{run_sweep, SweepOutcome, EXIT_EVAL_GATE, EXIT_INTERRUPTED};
+pub use target::Target;

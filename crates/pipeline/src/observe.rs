@@ -1,0 +1,225 @@
+//! Observers: where a finished point and the finished sweep go. Built in: [`FileOutput`]
+//! (`DIR/conc*/{result,agg}.json`, `DIR/summary.{json,csv}`), the store recorder
+//! ([`crate::record::StoreRecorder`]), [`ConsoleOutput`] (the point lines and the final table)
+//! and progress bars ([`progress`]). A new output format is one more `impl Observer`, passed to
+//! [`crate::sweep::run_sweep`] in its `extra` list.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use servebench_metrics::{PointStatus, SCHEMA_VERSION};
+
+use crate::executor::{point_label, PointOutput};
+use crate::plan::SweepPlan;
+
+/// Lines for the user: stdout for progress facts, stderr for warnings and errors.
+pub trait Console {
+    /// A line on stdout.
+    fn line(&self, s: &str);
+    /// A line on stderr.
+    fn warn(&self, s: &str);
+}
+
+/// The process's stdout and stderr.
+pub struct StdConsole;
+
+impl Console for StdConsole {
+    fn line(&self, s: &str) {
+        println!("{s}");
+    }
+    fn warn(&self, s: &str) {
+        eprintln!("{s}");
+    }
+}
+
+/// What the observers get when the sweep ends (also after Ctrl-C).
+pub struct SweepSummary<'a> {
+    /// The plan.
+    pub plan: &'a SweepPlan,
+    /// Endpoint base URL measured.
+    pub endpoint: &'a str,
+    /// `{"describe", "speedup"}` of the simulator, or null.
+    pub simulator: Value,
+    /// Model name.
+    pub model: &'a str,
+    /// When the sweep started.
+    pub started: chrono::DateTime<chrono::Utc>,
+    /// One workload description per concurrency.
+    pub datasets: &'a [String],
+    /// Whether Ctrl-C stopped it.
+    pub interrupted: bool,
+    /// The store's database and run id, when recorded.
+    pub store: Option<(PathBuf, i64)>,
+    /// Every finished point, in order.
+    pub points: &'a [PointOutput],
+}
+
+/// Receives finished points and the finished sweep.
+pub trait Observer {
+    /// A point finished (its files are the observer's business). An error stops the sweep.
+    fn point_done(&mut self, _point: &PointOutput) -> Result<()> {
+        Ok(())
+    }
+    /// The sweep finished (points and eval). An error marks the run failed.
+    fn sweep_done(&mut self, _summary: &SweepSummary<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The sweep's files under its output directory.
+pub struct FileOutput {
+    /// The output directory.
+    pub dir: PathBuf,
+}
+
+impl Observer for FileOutput {
+    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+        write_json(&p.spec.dir.join("result.json"), &p.result)?;
+        write_json(&p.spec.dir.join("agg.json"), &p.agg)
+    }
+
+    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<()> {
+        let c = s.plan;
+        let summary = json!({
+            "schema_version": SCHEMA_VERSION,
+            "tool": format!("servebench {}", env!("CARGO_PKG_VERSION")),
+            "started": s.started.to_rfc3339(),
+            "finished": chrono::Utc::now().to_rfc3339(),
+            "endpoint": s.endpoint,
+            "model": s.model,
+            "api": c.api.as_str(),
+            "engine": c.engine.name(),
+            "compat": c.compat.as_str(),
+            "itl_mode": c.itl_mode.as_str(),
+            "isl": c.isl,
+            "osl": c.osl,
+            "range_ratio": c.range_ratio,
+            "seed": c.seed,
+            "concurrencies": c.concurrencies,
+            "request_rate": c.request_rate,
+            "burstiness": c.burstiness(),
+            "datasets": s.datasets,
+            "simulator": s.simulator,
+            "interrupted": s.interrupted,
+            "repeats": c.repeats,
+            "store": s.store.as_ref().map(|(db, run)| json!({"db": db.display().to_string(), "run_id": run})),
+            "points": s.points.iter().map(|p| p.agg.clone()).collect::<Vec<_>>(),
+            "notes": table_notes(s.points, c.repeats),
+        });
+        write_json(&self.dir.join("summary.json"), &summary)?;
+        write_csv(&self.dir.join("summary.csv"), s.points)
+    }
+}
+
+/// The point lines on stdout (the final table is [`crate::table::print_table`], printed once
+/// the run's status is settled).
+pub struct ConsoleOutput;
+
+impl Observer for ConsoleOutput {
+    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+        let m = &p.metrics;
+        println!(
+            "{}: {} ok, {} failed{} in {:.1} s wall, peak {} in flight{}",
+            p.spec.label(),
+            m.completed,
+            m.failed,
+            if m.failure_reasons.is_empty() {
+                String::new()
+            } else {
+                format!(" {:?}", m.failure_reasons)
+            },
+            p.wall_s,
+            m.peak_concurrency,
+            match m.point_status {
+                PointStatus::Ok => String::new(),
+                PointStatus::Failed => "  → POINT FAILED (more than 5 % of requests failed)".into(),
+                PointStatus::Partial => "  → partial (interrupted)".into(),
+            }
+        );
+        for w in &m.warnings {
+            println!("  warning: {w}");
+        }
+        Ok(())
+    }
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress(tty: bool, len: u64, prefix: &str) -> indicatif::ProgressBar {
+    if !tty {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix:>14} [{bar:30}] {pos}/{len} requests {elapsed_precise}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(prefix.to_string());
+    bar
+}
+
+/// Note lines under the table for points whose numbers would otherwise mislead silently
+/// ([`servebench_metrics::PointMetrics::notes`]: 0 output tokens under InferenceX counting,
+/// TPOT 0 from one read).
+pub fn table_notes(points: &[PointOutput], repeats: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let repeat = if repeats > 1 {
+            i as u32 % repeats + 1
+        } else {
+            1
+        };
+        for n in &p.metrics.notes {
+            out.push(format!(
+                "note: {}: {n}",
+                point_label(p.spec.conc, repeat, repeats)
+            ));
+        }
+    }
+    out
+}
+
+/// Pretty JSON and a final newline.
+pub fn write_json(path: &Path, v: &Value) -> Result<()> {
+    let mut s = serde_json::to_string_pretty(v)?;
+    s.push('\n');
+    std::fs::write(path, s).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn write_csv(path: &Path, points: &[PointOutput]) -> Result<()> {
+    let mut w = String::new();
+    let Some(first) = points.first() else {
+        std::fs::write(path, "").with_context(|| format!("cannot write {}", path.display()))?;
+        return Ok(());
+    };
+    let keys: Vec<String> = first
+        .agg
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    let esc = |s: &str| {
+        if s.contains(',') || s.contains('"') || s.contains('\n') {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    w.push_str(&keys.iter().map(|k| esc(k)).collect::<Vec<_>>().join(","));
+    w.push('\n');
+    for p in points {
+        let row: Vec<String> = keys
+            .iter()
+            .map(|k| match p.agg.get(k) {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => esc(s),
+                Some(v) => esc(&v.to_string()),
+            })
+            .collect();
+        w.push_str(&row.join(","));
+        w.push('\n');
+    }
+    std::fs::write(path, w).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,533 @@
+//! [`SweepPlan`]: everything a sweep (or one `bench` point) needs to know, parsed once — from the
+//! command line by the binary, or from one catalog matrix row ([`SweepPlan::from_matrix_row`]).
+//!
+//! The plan is plain data: no clap, no I/O. [`SweepPlan::validate`] checks it before the simulator
+//! or any I/O starts; its messages name the command-line flag a value comes from, since that is
+//! how a user (or the matrix row's owner) fixes it.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use servebench_client::{Api, Compat, Engine};
+use servebench_compare::Stat;
+use servebench_metrics::ItlMode;
+use servebench_store::RunKind;
+
+/// Default simulator speedup when a sweep runs without an endpoint.
+pub const DEFAULT_SIM_SPEEDUP: f64 = 10.0;
+
+/// The accuracy eval a sweep runs after its throughput points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalTask {
+    /// GSM8K, scored as lm-evaluation-harness does (docs/eval.md).
+    Gsm8k,
+}
+
+/// One sweep: the points (concurrencies × repeats), the target, the workload shape, the identity
+/// written into every agg row, and where results go. Field meanings and defaults are those of the
+/// `servebench sweep` flags of the same name (`--num-prompts` → `num_prompts`, …).
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    /// How the run is recorded in the store (`sweep` or `bench`).
+    pub kind: RunKind,
+    /// Concurrencies, in the order measured.
+    pub concurrencies: Vec<u64>,
+    /// Engine base URL; `None` = the embedded simulator.
+    pub endpoint: Option<String>,
+    /// Model name sent in requests (`None`: the first id of `GET /v1/models`).
+    pub model: Option<String>,
+    /// tokenizer.json (or its directory) for client-side prompt lengths.
+    pub tokenizer: Option<PathBuf>,
+    /// Apply tokenizer_config.json's chat template client-side.
+    pub chat_template: bool,
+    /// GPUs serving the endpoint (per-GPU divisor; default TP × PP × PCP).
+    pub gpus: Option<u32>,
+    /// Nominal input length, tokens.
+    pub isl: u32,
+    /// Nominal output length, tokens.
+    pub osl: u32,
+    /// Lengths uniform in [floor(L·r), L], 0 < r ≤ 1.
+    pub range_ratio: f64,
+    /// Measured prompts per point (default 10 × concurrency).
+    pub num_prompts: Option<usize>,
+    /// Warmup requests per point (default 2 × concurrency).
+    pub warmups: Option<usize>,
+    /// Dataset seed (numpy-compatible MT19937).
+    pub seed: u32,
+    /// Completions or chat.
+    pub api: Api,
+    /// Engine profile deciding optional request fields.
+    pub engine: Engine,
+    /// Counting rules.
+    pub compat: Compat,
+    /// ITL samples per chunk or per token.
+    pub itl_mode: ItlMode,
+    /// Statistic shown in the final table.
+    pub stat: Stat,
+    /// Retry without an optional body field the server rejects.
+    pub lenient: bool,
+    /// Per-request timeout, s.
+    pub timeout_s: f64,
+    /// Readiness wait, s.
+    pub ready_timeout_s: f64,
+    /// A new connection for every request.
+    pub new_connection_per_request: bool,
+    /// Open loop: mean request rate, req/s (modelled time against the simulator).
+    pub request_rate: Option<f64>,
+    /// Open loop: gamma shape of inter-arrival times (default 1 = Poisson).
+    pub burstiness: Option<f64>,
+    /// Output directory (default `servebench-out/<UTC timestamp>`).
+    pub out: Option<PathBuf>,
+    /// Replace the results of an earlier sweep in `out`.
+    pub overwrite: bool,
+    /// API key sent as `Authorization: Bearer …` (already resolved from the environment).
+    pub api_key: Option<String>,
+    /// Extra CA certificates (PEM) trusted for an `https://` endpoint.
+    pub ca_cert: Option<PathBuf>,
+    /// Identity overrides and topology (agg-row keys of the same names).
+    pub identity: IdentityPlan,
+    /// Embedded simulator settings (used when `endpoint` is `None`).
+    pub sim: SimPlan,
+    /// Results store, or `None` for files only.
+    pub db: Option<PathBuf>,
+    /// OCI index digest of the image.
+    pub index_digest: Option<String>,
+    /// Per-platform manifest digest of the image.
+    pub platform_digest: Option<String>,
+    /// Measure every concurrency this many times.
+    pub repeats: u32,
+    /// Write the run's report at the end: `Some(None)` = `DIR/report.md`.
+    pub report: Option<Option<PathBuf>>,
+    /// Baseline the report compares with.
+    pub baseline: Option<String>,
+    /// Accuracy eval after the throughput points.
+    pub eval: Option<EvalTask>,
+    /// Eval settings (read when `eval` is set).
+    pub eval_plan: EvalPlan,
+}
+
+/// The identity flags of a sweep (`--hw`, `--image`, `--tp`, …).
+#[derive(Debug, Clone)]
+pub struct IdentityPlan {
+    /// Hardware name (default `sim-<gpu>` or `unknown`).
+    pub hw: Option<String>,
+    /// Framework (default the engine profile, or `sim`).
+    pub framework: Option<String>,
+    /// Precision.
+    pub precision: Option<String>,
+    /// InferenceX model prefix (default the model name).
+    pub model_prefix: Option<String>,
+    /// Tensor-parallel size.
+    pub tp: Option<u32>,
+    /// Pipeline-parallel size.
+    pub pp: u32,
+    /// Prefill context-parallel size.
+    pub pcp: u32,
+    /// Decode context-parallel size.
+    pub dcp: u32,
+    /// Expert-parallel size.
+    pub ep: u32,
+    /// DP attention.
+    pub dp_attn: bool,
+    /// Speculative decoding.
+    pub spec_decoding: String,
+    /// Engine image.
+    pub image: Option<String>,
+    /// Catalog config key (`recipe_fingerprint`).
+    pub config_key: Option<String>,
+}
+
+/// The embedded simulator's settings.
+#[derive(Debug, Clone)]
+pub struct SimPlan {
+    /// Wall time = modelled time / speedup (default [`DEFAULT_SIM_SPEEDUP`]).
+    pub speedup: Option<f64>,
+    /// GPU preset.
+    pub gpu: String,
+    /// Model preset.
+    pub model: String,
+}
+
+/// The `--eval` settings.
+#[derive(Debug, Clone)]
+pub struct EvalPlan {
+    /// Requests in flight.
+    pub conc: usize,
+    /// Only the first N test documents.
+    pub limit: Option<usize>,
+    /// Task profile.
+    pub profile: servebench_eval::Profile,
+    /// max_tokens per request (default: the profile's).
+    pub max_tokens: Option<u32>,
+    /// Minimum score (fraction).
+    pub threshold: Option<f64>,
+    /// thresholds.yaml (InferenceX format).
+    pub thresholds: Option<PathBuf>,
+    /// GSM8K data folder.
+    pub gsm8k_dir: Option<PathBuf>,
+    /// Recorded model whose GSM8K solutions the simulator replays.
+    pub sim_answers: String,
+}
+
+impl Default for SweepPlan {
+    /// The defaults of `servebench sweep` with no flags (conc 1,4,8,16 at 1k/1k on the
+    /// simulator, stored in `./servebench.db`).
+    fn default() -> Self {
+        SweepPlan {
+            kind: RunKind::Sweep,
+            concurrencies: vec![1, 4, 8, 16],
+            endpoint: None,
+            model: None,
+            tokenizer: None,
+            chat_template: false,
+            gpus: None,
+            isl: 1024,
+            osl: 1024,
+            range_ratio: 0.8,
+            num_prompts: None,
+            warmups: None,
+            seed: 0,
+            api: Api::Completions,
+            engine: Engine::Vllm,
+            compat: Compat::Servebench,
+            itl_mode: ItlMode::Chunk,
+            stat: Stat::Mean,
+            lenient: false,
+            timeout_s: 600.0,
+            ready_timeout_s: 30.0,
+            new_connection_per_request: false,
+            request_rate: None,
+            burstiness: None,
+            out: None,
+            overwrite: false,
+            api_key: None,
+            ca_cert: None,
+            identity: IdentityPlan {
+                hw: None,
+                framework: None,
+                precision: None,
+                model_prefix: None,
+                tp: None,
+                pp: 1,
+                pcp: 1,
+                dcp: 1,
+                ep: 1,
+                dp_attn: false,
+                spec_decoding: "none".into(),
+                image: None,
+                config_key: None,
+            },
+            sim: SimPlan {
+                speedup: None,
+                gpu: "h200".into(),
+                model: "qwen3-8b".into(),
+            },
+            db: Some(PathBuf::from(servebench_store::DEFAULT_DB)),
+            index_digest: None,
+            platform_digest: None,
+            repeats: 1,
+            report: None,
+            baseline: None,
+            eval: None,
+            eval_plan: EvalPlan {
+                conc: 16,
+                limit: None,
+                profile: servebench_eval::Profile::default(),
+                max_tokens: None,
+                threshold: None,
+                thresholds: None,
+                gsm8k_dir: None,
+                sim_answers: servebench_eval::sim_answers::DEFAULT_MODEL.into(),
+            },
+        }
+    }
+}
+
+impl SweepPlan {
+    /// A plan for one single-node fixed-sequence row of the catalog matrix (`servebench
+    /// matrix` output: `image, model, model-prefix, precision, framework, isl, osl, tp, pp,
+    /// dcp-size, pcp-size, conc, ep, dp-attn, spec-decoding`), against `endpoint` (`None`: the
+    /// simulator). The catalog → run arrow: the remaining fields keep the sweep defaults.
+    pub fn from_matrix_row(
+        row: &serde_json::Map<String, serde_json::Value>,
+        endpoint: Option<String>,
+    ) -> Result<SweepPlan> {
+        let s = |k: &str| -> Result<String> {
+            row.get(k)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| anyhow::anyhow!("matrix row: `{k}` missing or not a string"))
+        };
+        let n = |k: &str| -> Result<u64> {
+            row.get(k).and_then(|v| v.as_u64()).ok_or_else(|| {
+                anyhow::anyhow!("matrix row: `{k}` missing or not a positive integer")
+            })
+        };
+        let u = |k: &str| -> Result<u32> {
+            u32::try_from(n(k)?).map_err(|_| anyhow::anyhow!("matrix row: `{k}` out of range"))
+        };
+        if row.get("prefill").is_some() || row.get("scenario-type").is_some() {
+            bail!("matrix row: only single-node fixed-sequence rows run as a sweep (multinode and agentic rows need their own executor)");
+        }
+        let mut p = SweepPlan {
+            endpoint,
+            concurrencies: vec![n("conc")?],
+            isl: u("isl")?,
+            osl: u("osl")?,
+            ..SweepPlan::default()
+        };
+        p.identity.image = Some(s("image")?);
+        p.model = Some(s("model")?);
+        p.identity.model_prefix = Some(s("model-prefix")?);
+        p.identity.precision = Some(s("precision")?);
+        p.identity.framework = Some(s("framework")?);
+        p.identity.tp = Some(u("tp")?);
+        p.identity.pp = u("pp")?;
+        p.identity.dcp = u("dcp-size")?;
+        p.identity.pcp = u("pcp-size")?;
+        p.identity.ep = u("ep")?;
+        p.identity.dp_attn = row
+            .get("dp-attn")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        p.identity.spec_decoding = s("spec-decoding")?;
+        Ok(p)
+    }
+
+    /// `burstiness`, 1 (Poisson) when not given.
+    pub fn burstiness(&self) -> f64 {
+        self.burstiness.unwrap_or(1.0)
+    }
+
+    /// Tensor-parallel size: `tp`, else `gpus`, else 1.
+    pub fn tp(&self) -> u32 {
+        self.identity.tp.or(self.gpus).unwrap_or(1)
+    }
+
+    /// Measured prompts at concurrency `conc`: `num_prompts`, else 10 × conc.
+    pub fn prompts_at(&self, conc: u64) -> usize {
+        self.num_prompts.unwrap_or(10 * conc as usize)
+    }
+
+    /// Warmup requests at concurrency `conc`: `warmups`, else 2 × conc.
+    pub fn warmups_at(&self, conc: u64) -> usize {
+        self.warmups.unwrap_or(2 * conc as usize)
+    }
+
+    /// Validates the numeric and file flags before the simulator or any I/O starts: one line
+    /// naming the flag.
+    pub fn validate(&self) -> Result<()> {
+        let concs = &self.concurrencies;
+        if concs.is_empty() || concs.contains(&0) {
+            bail!("--conc: concurrencies must be positive integers");
+        }
+        let id = &self.identity;
+        for (flag, v) in [("--gpus", self.gpus), ("--tp", id.tp)] {
+            if v == Some(0) {
+                bail!("{flag} must be at least 1");
+            }
+        }
+        for (flag, v) in [
+            ("--pp", id.pp),
+            ("--pcp", id.pcp),
+            ("--dcp", id.dcp),
+            ("--ep", id.ep),
+        ] {
+            if v == 0 {
+                bail!("{flag} must be at least 1");
+            }
+        }
+        if self.num_prompts == Some(0) {
+            bail!("--num-prompts must be at least 1");
+        }
+        if self.isl == 0 {
+            bail!("--isl must be at least 1 token");
+        }
+        if self.osl == 0 {
+            bail!("--osl must be at least 1 token");
+        }
+        if !(self.range_ratio > 0.0 && self.range_ratio <= 1.0) {
+            bail!("--range-ratio {} is outside (0, 1]", self.range_ratio);
+        }
+        if let Some(b) = self.burstiness {
+            if self.request_rate.is_none() {
+                bail!("--burstiness {b} shapes open-loop arrivals: it needs --request-rate");
+            }
+            if !(b.is_finite() && b > 0.0) {
+                bail!("--burstiness {b} must be > 0 (1 = Poisson)");
+            }
+        }
+        if !(self.ready_timeout_s.is_finite() && self.ready_timeout_s >= 0.0) {
+            bail!("--ready-timeout must be a number of seconds ≥ 0");
+        }
+        if let Some(s) = self.sim.speedup {
+            if !(s.is_finite() && s > 0.0) {
+                bail!("--sim-speedup must be > 0");
+            }
+        }
+        let e = &self.eval_plan;
+        if e.limit == Some(0) {
+            bail!("--eval-limit must be at least 1");
+        }
+        if let Some(f) = &e.thresholds {
+            if !f.is_file() {
+                bail!(
+                    "cannot read thresholds file {} (--eval-thresholds): no such file",
+                    f.display()
+                );
+            }
+        }
+        if self.eval.is_some()
+            && self.endpoint.is_none()
+            && !servebench_eval::sim_answers::MODELS.contains(&e.sim_answers.as_str())
+        {
+            bail!(
+                "unknown --sim-answers model {:?} (recorded models: {})",
+                e.sim_answers,
+                servebench_eval::sim_answers::MODELS.join(", ")
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks made once the runtime is up, before the store is opened: timeout, rate, template
+    /// and counting-mode combinations.
+    pub(crate) fn check_modes(&self) -> Result<()> {
+        if self.timeout_s <= 0.0 || !self.timeout_s.is_finite() {
+            bail!("--timeout must be a positive number of seconds");
+        }
+        if let Some(r) = self.request_rate {
+            if !(r.is_finite() && r > 0.0) {
+                bail!("--request-rate must be > 0 (omit it for a closed loop)");
+            }
+        }
+        if self.chat_template && self.api == Api::Chat {
+            bail!("--chat-template applies the template client-side for --api completions; with --api chat the server applies its own");
+        }
+        if self.chat_template && self.tokenizer.is_none() {
+            bail!("--chat-template needs --tokenizer (the template comes from tokenizer_config.json next to it)");
+        }
+        if self.compat == Compat::InferenceX && self.itl_mode == ItlMode::Token {
+            bail!("--itl per-token is not an InferenceX statistic; use --compat servebench");
+        }
+        Ok(())
+    }
+
+    /// Validates the store / report / eval / repeats flags before anything starts.
+    pub(crate) fn check_store_args(&self) -> Result<()> {
+        if self.repeats == 0 {
+            bail!("--repeats must be at least 1");
+        }
+        if let Some(d) = &self.index_digest {
+            check_digest("--index-digest", d)?;
+        }
+        if let Some(d) = &self.platform_digest {
+            check_digest("--platform-digest", d)?;
+        }
+        if self.db.is_none() && self.report.is_some() {
+            bail!("--report reads the run back from the results store; drop --no-store (or run `servebench report DIR/summary.json` afterwards)");
+        }
+        if let Some(Some(p)) = &self.report {
+            if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if !parent.is_dir() {
+                    bail!(
+                        "--report {}: directory {} does not exist",
+                        p.display(),
+                        parent.display()
+                    );
+                }
+            }
+        }
+        if self.eval_plan.conc == 0 {
+            bail!("--eval-conc must be at least 1");
+        }
+        if let Some(t) = self.eval_plan.threshold {
+            if !(0.0..=1.0).contains(&t) {
+                bail!("--eval-threshold {t} is outside [0, 1]");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_digest(flag: &str, d: &str) -> Result<()> {
+    let ok = d
+        .strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !ok {
+        bail!("{flag} {d:?}: expected sha256:<64 hex digits>");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_sweep_flags_defaults_and_valid() {
+        let p = SweepPlan::default();
+        assert_eq!(p.concurrencies, vec![1, 4, 8, 16]);
+        assert_eq!(
+            (p.isl, p.osl, p.prompts_at(4), p.warmups_at(4)),
+            (1024, 1024, 40, 8)
+        );
+        p.validate().unwrap();
+        p.check_modes().unwrap();
+        p.check_store_args().unwrap();
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        let p = SweepPlan {
+            range_ratio: 1.5,
+            ..SweepPlan::default()
+        };
+        assert_eq!(
+            p.validate().unwrap_err().to_string(),
+            "--range-ratio 1.5 is outside (0, 1]"
+        );
+        let mut p = SweepPlan::default();
+        p.identity.pcp = 0;
+        assert_eq!(
+            p.validate().unwrap_err().to_string(),
+            "--pcp must be at least 1"
+        );
+        let p = SweepPlan {
+            index_digest: Some("sha256:12".into()),
+            ..SweepPlan::default()
+        };
+        assert!(p
+            .check_store_args()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--index-digest"));
+    }
+
+    #[test]
+    fn a_matrix_row_becomes_a_plan() {
+        let row: serde_json::Value = serde_json::json!({
+            "image": "lmsysorg/sglang:v0.5.5", "model": "Qwen/Qwen3-8B", "model-prefix": "qwen3",
+            "precision": "fp8", "framework": "sglang", "runner": "h200", "isl": 8192, "osl": 1024,
+            "tp": 4, "pp": 1, "dcp-size": 1, "pcp-size": 1, "conc": 32, "max-model-len": 9472,
+            "ep": 2, "dp-attn": true, "spec-decoding": "mtp", "exp-name": "qwen3_8k1k",
+            "disagg": false, "run-eval": false
+        });
+        let p = SweepPlan::from_matrix_row(row.as_object().unwrap(), None).unwrap();
+        assert_eq!(p.concurrencies, vec![32]);
+        assert_eq!((p.isl, p.osl, p.tp()), (8192, 1024, 4));
+        assert_eq!(p.identity.ep, 2);
+        assert!(p.identity.dp_attn);
+        assert_eq!(p.identity.spec_decoding, "mtp");
+        assert_eq!(p.identity.image.as_deref(), Some("lmsysorg/sglang:v0.5.5"));
+        p.validate().unwrap();
+        let mut bad = row.as_object().unwrap().clone();
+        bad.remove("isl");
+        assert_eq!(
+            SweepPlan::from_matrix_row(&bad, None)
+                .unwrap_err()
+                .to_string(),
+            "matrix row: `isl` missing or not a positive integer"
+        );
+    }
+}

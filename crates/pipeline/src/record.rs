@@ -1,0 +1,216 @@
+//! [`StoreRecorder`]: the run being recorded in the results store. Points and eval rows are
+//! added as they finish (a crash later keeps them); store errors are reported and make the exit
+//! status 1, but never stop measuring.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde_json::{json, Value};
+use servebench_metrics::{Identity, PointStatus};
+use servebench_store::{RunId, RunMeta, RunStatus, Store};
+
+use crate::executor::PointOutput;
+use crate::observe::Observer;
+use crate::plan::SweepPlan;
+use crate::target::Target;
+
+/// The run in the store.
+pub struct StoreRecorder {
+    store: Store,
+    /// The run's id.
+    pub run: RunId,
+    /// The database file.
+    pub db: PathBuf,
+    /// Store writes that failed (each reported on stderr).
+    pub errors: u32,
+}
+
+impl StoreRecorder {
+    /// Records the run (status `running`) and its image provenance: the plan's digests, else
+    /// the newest resolved provenance `servebench bump` stored for the plan's image.
+    pub fn start(mut store: Store, db: &Path, mut meta: RunMeta, plan: &SweepPlan) -> Result<Self> {
+        let mut facts: Vec<(String, String)> = Vec::new();
+        if let Some(image) = &plan.identity.image {
+            if plan.index_digest.is_some() || plan.platform_digest.is_some() {
+                facts.push(("image.provenance".into(), "command-line flags".into()));
+            } else if let Some(p) = store.resolved_image_provenance(image)? {
+                let pv = &p.provenance;
+                meta.index_digest = pv.index_digest.clone();
+                meta.platform_digest = pv.amd64_digest().map(str::to_string);
+                facts.push((
+                    "image.provenance".into(),
+                    format!(
+                        "store image_provenance {} recorded {} ({})",
+                        p.id, p.recorded_at, pv.source
+                    ),
+                ));
+                for (plat, d) in &pv.platform_digests {
+                    facts.push((format!("image.platform_digest.{plat}"), d.clone()));
+                }
+                for (k, v) in &pv.labels {
+                    facts.push((format!("image.label.{k}"), v.clone()));
+                }
+                if let Some(t) = &pv.image_created {
+                    facts.push(("image.created".into(), t.clone()));
+                }
+                println!(
+                    "image {image}: digests from the store (recorded by `servebench bump` {})",
+                    p.recorded_at
+                );
+            }
+        }
+        if let Some(d) = &meta.index_digest {
+            facts.push(("image.index_digest".into(), d.clone()));
+        }
+        if let Some(d) = &meta.platform_digest {
+            facts.push(("image.platform_digest".into(), d.clone()));
+        }
+        let run = store.record_run(&meta)?;
+        for (k, v) in &facts {
+            store.set_provenance(run, k, v)?;
+        }
+        Ok(StoreRecorder {
+            store,
+            run,
+            db: db.to_path_buf(),
+            errors: 0,
+        })
+    }
+
+    /// Adds an eval row (see [`eval_store_row`]).
+    pub fn add_eval(&mut self, row: &Value) {
+        if let Err(e) = self.store.add_eval(self.run, row) {
+            eprintln!(
+                "warning: {}: the eval row was not stored: {e:#}",
+                self.db.display()
+            );
+            self.errors += 1;
+        }
+    }
+
+    /// Marks the run finished with `status`.
+    pub fn finish(&mut self, status: RunStatus) {
+        if let Err(e) = self.store.finish_run(self.run, status) {
+            eprintln!(
+                "warning: {}: run {} could not be marked {}: {e:#}",
+                self.db.display(),
+                self.run,
+                status.as_str()
+            );
+            self.errors += 1;
+        }
+    }
+}
+
+impl Observer for StoreRecorder {
+    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+        if let Err(e) = self.store.add_point(self.run, &p.agg) {
+            eprintln!(
+                "warning: {}: {} was not stored: {e:#}",
+                self.db.display(),
+                p.spec.label()
+            );
+            self.errors += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The run's metadata for the store.
+pub fn run_meta(
+    plan: &SweepPlan,
+    target: &Target,
+    model: &str,
+    identity: &Identity,
+    out_dir: &Path,
+) -> RunMeta {
+    let c = plan;
+    let mut m = RunMeta::new(c.kind);
+    m.endpoint = Some(match &target.sim_describe {
+        Some(d) => format!("embedded simulator: {d}"),
+        None => target.endpoint.base_url.clone(),
+    });
+    m.image = Some(identity.image.clone());
+    m.index_digest = c.index_digest.clone();
+    m.platform_digest = c.platform_digest.clone();
+    m.config_key = c.identity.config_key.clone();
+    m.topology = Some(servebench_report::words::topology_label(
+        identity.tp,
+        identity.ep,
+    ));
+    m.workload = Some(servebench_report::words::workload_label(
+        Some(c.isl),
+        Some(c.osl),
+        false,
+    ));
+    m.out_dir = Some(std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf()));
+    m.meta = json!({
+        "model": model,
+        "model_prefix": identity.infmax_model_prefix,
+        "hw": identity.hw,
+        "framework": identity.framework,
+        "precision": identity.precision,
+        "spec_decoding": identity.spec_decoding,
+        "tp": identity.tp,
+        "ep": identity.ep,
+        "pp": identity.pp,
+        "dp_attention": identity.dp_attention,
+        "num_gpus": identity.num_gpus(),
+        "api": c.api.as_str(),
+        "engine": c.engine.name(),
+        "compat": c.compat.as_str(),
+        "isl": c.isl,
+        "osl": c.osl,
+        "range_ratio": c.range_ratio,
+        "seed": c.seed,
+        "num_prompts": c.num_prompts,
+        "concurrencies": c.concurrencies,
+        "repeats": c.repeats,
+        "request_rate": c.request_rate,
+        "burstiness": c.burstiness(),
+        "endpoint_url": target.endpoint.base_url,
+        "simulator": target.simulator_json(),
+        "eval": c.eval.map(|_| json!({"task": "gsm8k", "conc": c.eval_plan.conc, "limit": c.eval_plan.limit})),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+    });
+    m
+}
+
+/// The run's final status: `interrupted` (Ctrl-C), `failed` (an error stopped it, or no
+/// point is ok), `ok` (every point ok and the eval, if any, ran), else `partial`.
+pub fn run_status(
+    points: &[PointOutput],
+    cancelled: bool,
+    errored: bool,
+    eval_error: bool,
+) -> RunStatus {
+    let ok = points
+        .iter()
+        .filter(|p| p.metrics.point_status == PointStatus::Ok)
+        .count();
+    if cancelled {
+        RunStatus::Interrupted
+    } else if errored || ok == 0 {
+        RunStatus::Failed
+    } else if ok == points.len() && !eval_error {
+        RunStatus::Ok
+    } else {
+        RunStatus::Partial
+    }
+}
+
+/// The stored eval row: InferenceX's eval aggregate row (§4.4) plus the gate outcome
+/// (`threshold`, `threshold_source`, `passed`, read by compare) and the image.
+pub fn eval_store_row(r: &servebench_eval::EvalResult, image: Option<&str>) -> Value {
+    let mut v = serde_json::to_value(&r.row).unwrap_or_else(|_| json!({}));
+    if let Some(o) = v.as_object_mut() {
+        o.insert("threshold".into(), json!(r.gate.threshold.value));
+        o.insert("threshold_source".into(), json!(r.gate.threshold.source));
+        o.insert("passed".into(), json!(r.gate.pass));
+        if let Some(i) = image {
+            o.insert("image".into(), json!(i));
+        }
+        o.insert("target".into(), json!(r.target));
+    }
+    v
+}

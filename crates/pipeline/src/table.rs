@@ -1,0 +1,159 @@
+//! The final table of a sweep: per concurrency, per-GPU throughputs and TTFT/TPOT at the
+//! chosen statistic; with repeats, mean ± sample standard deviation (n − 1) over them.
+
+use servebench_client::Compat;
+use servebench_metrics::{ItlMode, PointStatus};
+
+use crate::executor::PointOutput;
+use crate::observe::table_notes;
+use crate::plan::SweepPlan;
+
+/// Table numbers: thousands separators, fixed decimals (the report crate's formatter), `-` for
+/// a missing value.
+pub fn fmt_num(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    servebench_report::format::fmt_fixed_dp(x, decimals)
+}
+
+/// Mean and sample standard deviation (n − 1; `None` for one value) of the finite values.
+pub fn mean_sd(xs: &[f64]) -> Option<(f64, Option<f64>)> {
+    let v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = (v.len() > 1)
+        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+    Some((mean, sd))
+}
+
+/// Prints the statistic line, the table and the note lines.
+pub fn print_table(points: &[PointOutput], plan: &SweepPlan) {
+    let key = plan.stat.to_string();
+    let key = key.as_str();
+    let (itl, compat, repeats) = (plan.itl_mode, plan.compat, plan.repeats);
+    println!();
+    println!(
+        "statistic: {key}; ITL mode: {}; counting: {}{}",
+        if itl == ItlMode::Chunk {
+            "per chunk"
+        } else {
+            "per token"
+        },
+        Compat::as_str(compat),
+        if repeats > 1 {
+            format!("; {repeats} repeats per concurrency: mean ± sample standard deviation (n − 1) over the repeats")
+        } else {
+            String::new()
+        }
+    );
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
+    t.set_header(vec![
+        "Concurrency",
+        "Total tok/s/GPU",
+        "Output tok/s/GPU",
+        "TTFT ms",
+        "TPOT ms",
+    ]);
+    // consecutive points of one concurrency are its repeats
+    let mut groups: Vec<&[PointOutput]> = Vec::new();
+    let mut i = 0;
+    while i < points.len() {
+        let j = points[i..]
+            .iter()
+            .position(|p| p.spec.conc != points[i].spec.conc)
+            .map_or(points.len(), |k| i + k);
+        groups.push(&points[i..j]);
+        i = j;
+    }
+    for g in groups {
+        let gpus = |p: &PointOutput| {
+            p.agg
+                .get("num_gpus")
+                .and_then(|v| v.as_f64())
+                .unwrap_or(1.0)
+                .max(1.0)
+        };
+        let cell = |xs: Vec<f64>| match mean_sd(&xs) {
+            None => "-".to_string(),
+            Some((m, None)) => fmt_num(m, 2),
+            Some((m, Some(sd))) if g.len() > 1 => format!("{} ± {}", fmt_num(m, 2), fmt_num(sd, 2)),
+            Some((m, Some(_))) => fmt_num(m, 2),
+        };
+        t.add_row(vec![
+            conc_cell(g),
+            cell(
+                g.iter()
+                    .map(|p| p.metrics.total_token_throughput / gpus(p))
+                    .collect(),
+            ),
+            cell(
+                g.iter()
+                    .map(|p| p.metrics.output_throughput / gpus(p))
+                    .collect(),
+            ),
+            cell(g.iter().filter_map(|p| p.metrics.ttft.get(key)).collect()),
+            cell(g.iter().filter_map(|p| p.metrics.tpot.get(key)).collect()),
+        ]);
+    }
+    for i in 1..5 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    println!("{t}");
+    for line in table_notes(points, repeats) {
+        println!("{line}");
+    }
+}
+
+/// `4`, `4 (FAILED)`, `4 (partial)`, or with repeats `4 ×3 (1 FAILED) (1 partial)`.
+fn conc_cell(g: &[PointOutput]) -> String {
+    let mut conc = g[0].spec.conc.to_string();
+    let count = |s: PointStatus| g.iter().filter(|p| p.metrics.point_status == s).count();
+    let (failed, partial) = (count(PointStatus::Failed), count(PointStatus::Partial));
+    if g.len() == 1 {
+        match g[0].metrics.point_status {
+            PointStatus::Ok => {}
+            PointStatus::Failed => conc.push_str(" (FAILED)"),
+            PointStatus::Partial => conc.push_str(" (partial)"),
+        }
+    } else {
+        conc.push_str(&format!(" ×{}", g.len()));
+        if failed > 0 {
+            conc.push_str(&format!(" ({failed} FAILED)"));
+        }
+        if partial > 0 {
+            conc.push_str(&format!(" ({partial} partial)"));
+        }
+    }
+    conc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fmt_num, mean_sd};
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(fmt_num(14445.123, 2), "14,445.12");
+        assert_eq!(fmt_num(159.68, 2), "159.68");
+        assert_eq!(fmt_num(1234567.0, 0), "1,234,567");
+        assert_eq!(fmt_num(-1570.11, 2), "-1,570.11");
+        assert_eq!(fmt_num(0.5, 2), "0.50");
+        assert_eq!(fmt_num(f64::NAN, 2), "-");
+    }
+
+    #[test]
+    fn sample_sd_over_repeats() {
+        assert_eq!(mean_sd(&[]), None);
+        assert_eq!(mean_sd(&[2.0]), Some((2.0, None)));
+        let (m, sd) = mean_sd(&[1.0, 2.0, 3.0, f64::NAN]).unwrap();
+        assert_eq!(m, 2.0);
+        assert!((sd.unwrap() - 1.0).abs() < 1e-12);
+    }
+}

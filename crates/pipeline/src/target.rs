@@ -1,0 +1,115 @@
+//! [`Target`]: what a sweep measures — an engine endpoint, or the embedded simulator — on top
+//! of the endpoint layer (`servebench-endpoint`: URL normalisation, API key, TLS, readiness,
+//! the one place the simulator is started). The same target is handed to the eval, so a sweep
+//! with `--eval` starts one simulator and shares it.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+use servebench_endpoint::{answer_book, CancelToken, Endpoint, Readiness, SimOptions};
+
+use crate::observe::Console;
+use crate::plan::{SweepPlan, DEFAULT_SIM_SPEEDUP};
+
+/// The endpoint layer's target plus what the sweep reads on every point.
+pub struct Target {
+    /// The endpoint layer's target (handed to the eval).
+    pub inner: servebench_endpoint::Target,
+    /// Where the measuring client sends requests (host, port, TLS settings).
+    pub endpoint: servebench_client::Endpoint,
+    /// Wall time = modelled time / speedup (1 for a real endpoint); reported times are scaled
+    /// back by it.
+    pub sim_speedup: f64,
+    /// The simulator's one-line description (GPU, model, TP).
+    pub sim_describe: Option<String>,
+}
+
+impl Target {
+    /// Waits for `endpoint` to be ready, or starts the simulator with its emission log in
+    /// `out_dir` and `answers` (prompt → recorded response) for GSM8K replay.
+    pub async fn start(
+        plan: &SweepPlan,
+        endpoint: Option<Endpoint>,
+        out_dir: &Path,
+        answers: Option<servebench_eval::sim_answers::Gsm8kAnswers>,
+        cancel: &CancelToken,
+        console: &dyn Console,
+    ) -> Result<Target> {
+        let inner = match endpoint {
+            Some(ep) => {
+                if plan.sim.speedup.is_some() {
+                    bail!("--sim-speedup applies only to the embedded simulator (no --endpoint)");
+                }
+                let t = servebench_endpoint::Target::remote(ep);
+                t.wait_ready(&Readiness::seconds(plan.ready_timeout_s), cancel)
+                    .await?;
+                t
+            }
+            None => {
+                let speedup = plan.sim.speedup.unwrap_or(DEFAULT_SIM_SPEEDUP);
+                let opts = SimOptions {
+                    gpu: plan.sim.gpu.clone(),
+                    model: plan.sim.model.clone(),
+                    tp: plan.tp(),
+                    speedup,
+                    emission_log: Some(out_dir.join("sim-emission.jsonl")),
+                    answers: answers
+                        .map(|book| answer_book(move |p| book.lookup(p).map(str::to_string))),
+                    ..Default::default()
+                };
+                let t = servebench_endpoint::Target::start_simulator(opts).await?;
+                let d = t.describe();
+                console.line(&format!(
+                    "no --endpoint: started the embedded simulator at {}",
+                    t.endpoint().base_url()
+                ));
+                console.line(&format!("  {d}"));
+                console.line(&format!(
+                    "  wall time = modelled time / {speedup}; the numbers below are scaled back to modelled time (latency ×{speedup}, throughput ÷{speedup})"
+                ));
+                t
+            }
+        };
+        Ok(Target {
+            endpoint: inner.endpoint().client().clone(),
+            sim_speedup: inner.time_scale(),
+            sim_describe: inner.simulator().map(|s| s.describe().to_string()),
+            inner,
+        })
+    }
+
+    /// Whether this is the embedded simulator.
+    pub fn is_sim(&self) -> bool {
+        self.inner.is_simulator()
+    }
+
+    /// `{"describe": …, "speedup": …}` for the simulator, `null` for an endpoint (result,
+    /// summary and store metadata).
+    pub fn simulator_json(&self) -> Value {
+        match &self.sim_describe {
+            Some(d) => json!({"describe": d, "speedup": self.sim_speedup}),
+            None => Value::Null,
+        }
+    }
+
+    /// Stops the simulator, if any.
+    pub async fn shutdown(self) {
+        self.inner.shutdown().await;
+    }
+}
+
+/// The endpoint of `plan` (URL, API key, `--ca-cert`), checked before any I/O; `None` for
+/// the simulator. The normalisation note (`--endpoint …/v1: using the base URL …`) is said
+/// once.
+pub fn plan_endpoint(plan: &SweepPlan, console: &dyn Console) -> Result<Option<Endpoint>> {
+    let Some(url) = &plan.endpoint else {
+        return Ok(None);
+    };
+    let tls = servebench_endpoint::TlsConfig::with_ca_cert(plan.ca_cert.clone());
+    let ep = Endpoint::new(url, plan.api_key.clone(), &tls)?;
+    if let Some(note) = ep.normalisation_note() {
+        console.line(&note);
+    }
+    Ok(Some(ep))
+}

@@ -1,0 +1,366 @@
+//! The measuring flags shared by `servebench sweep` and `servebench bench` (not a command):
+//! clap parses them, [`CommonArgs::into_plan`] turns them into the pipeline's
+//! [`SweepPlan`], which validates and runs them.
+
+use std::path::PathBuf;
+
+use servebench_client::{Api, Compat, Engine};
+use servebench_compare::Stat;
+use servebench_metrics::ItlMode;
+use servebench_pipeline::plan::{EvalPlan, IdentityPlan, SimPlan};
+use servebench_pipeline::{EvalTask as PlanEval, SweepPlan};
+use servebench_store::RunKind;
+
+/// Options shared by `sweep` and `bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Base URL of an OpenAI-compatible engine (http://HOST:PORT). Without it, the embedded
+    /// simulator is started on 127.0.0.1 (random port).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Model name sent in requests (default: the first id of GET /v1/models).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The model's tokenizer.json (or its directory) for exact client-side prompt lengths.
+    /// Without it, prompt lengths are calibrated against the server's /tokenize (or usage).
+    #[arg(long, value_name = "PATH")]
+    pub tokenizer: Option<PathBuf>,
+    /// Apply the chat template of tokenizer_config.json (next to --tokenizer) client-side and
+    /// send the text to /v1/completions (InferenceX --use-chat-template).
+    #[arg(long)]
+    pub chat_template: bool,
+    /// GPUs serving the endpoint, for per-GPU throughput (default TP × PP × PCP; sets --tp when
+    /// --tp is not given).
+    #[arg(long)]
+    pub gpus: Option<u32>,
+    /// Nominal input length (tokens).
+    #[arg(long, default_value_t = 1024)]
+    pub isl: u32,
+    /// Nominal output length (tokens).
+    #[arg(long, default_value_t = 1024)]
+    pub osl: u32,
+    /// Lengths are uniform in [floor(L·r), L] (InferenceX RANDOM_RANGE_RATIO); 0 < r ≤ 1.
+    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true)]
+    pub range_ratio: f64,
+    /// Measured prompts per point (default 10 × concurrency, with or without --endpoint).
+    #[arg(long)]
+    pub num_prompts: Option<usize>,
+    /// Warmup requests per point, discarded (default 2 × concurrency).
+    #[arg(long)]
+    pub warmups: Option<usize>,
+    /// Dataset seed (numpy-compatible MT19937).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// API: completions or chat.
+    #[arg(long, value_enum, default_value = "completions")]
+    pub api: ApiArg,
+    /// Engine profile deciding optional request fields: sglang, vllm, trtllm, llama.cpp,
+    /// transformers, openai.
+    #[arg(long, default_value = "vllm", value_parser = parse_engine)]
+    pub engine: Engine,
+    /// Counting rules: servebench (MEASUREMENT.md Part 1) or inferencex (its client, exactly;
+    /// implies --new-connection-per-request).
+    #[arg(long, value_enum, default_value = "servebench")]
+    pub compat: CompatArg,
+    /// ITL samples: per chunk (default, InferenceX/vLLM) or per token (gap/k for k-token chunks).
+    #[arg(long, value_enum, default_value = "chunk")]
+    pub itl: ItlArg,
+    /// Statistic shown in the table.
+    #[arg(long, value_enum, default_value = "mean")]
+    pub stat: StatArg,
+    /// When the server rejects an optional body field (HTTP 4xx naming it), retry without it
+    /// instead of stopping.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Per-request timeout, seconds.
+    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
+    pub timeout: f64,
+    /// How long to wait for the endpoint to answer /health or /v1/models, seconds.
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
+    pub ready_timeout: f64,
+    /// Open a new connection for every request (InferenceX transport; TTFT then includes the
+    /// connect under --compat inferencex).
+    #[arg(long)]
+    pub new_connection_per_request: bool,
+    /// Open loop: mean request rate (req/s; default: closed loop at the concurrency).
+    #[arg(long, allow_negative_numbers = true)]
+    pub request_rate: Option<f64>,
+    /// Open loop: gamma shape of inter-arrival times (> 0; default 1 = Poisson); needs
+    /// --request-rate.
+    #[arg(long, allow_negative_numbers = true)]
+    pub burstiness: Option<f64>,
+    /// Output directory (default servebench-out/<UTC timestamp>). A directory that already
+    /// holds a sweep's results (summary.json or conc*/ records) is refused unless --overwrite.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write into an --out directory that already holds a sweep's results, replacing them
+    /// (a stored run that pointed there then points at the new files).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// API key sent as `Authorization: Bearer …` (default: $SERVEBENCH_API_KEY, else
+    /// $OPENAI_API_KEY; the same for `servebench eval`).
+    #[arg(long, env = "SERVEBENCH_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Extra CA certificates (PEM file) trusted for an `https://` endpoint, besides the
+    /// built-in roots (a self-signed or private CA).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Hardware name for the agg row (`hw`; default sim-<gpu> or unknown).
+    #[arg(long)]
+    pub hw: Option<String>,
+    /// Framework for the agg row (default: the engine profile, or `sim`).
+    #[arg(long)]
+    pub framework: Option<String>,
+    /// Precision (fp4, fp8, bf16, …).
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// InferenceX model prefix (`infmax_model_prefix`; default the model name).
+    #[arg(long)]
+    pub model_prefix: Option<String>,
+    /// Tensor-parallel size.
+    #[arg(long)]
+    pub tp: Option<u32>,
+    /// Pipeline-parallel size.
+    #[arg(long, default_value_t = 1)]
+    pub pp: u32,
+    /// Prefill context-parallel size.
+    #[arg(long, default_value_t = 1)]
+    pub pcp: u32,
+    /// Decode context-parallel size (does not multiply GPUs).
+    #[arg(long, default_value_t = 1)]
+    pub dcp: u32,
+    /// Expert-parallel size (does not multiply GPUs).
+    #[arg(long, default_value_t = 1)]
+    pub ep: u32,
+    /// DP attention enabled.
+    #[arg(long)]
+    pub dp_attn: bool,
+    /// Speculative decoding (none, mtp, …).
+    #[arg(long, default_value = "none")]
+    pub spec_decoding: String,
+    /// Engine image for the agg row.
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Catalog config key (recorded as `recipe_fingerprint`).
+    #[arg(long)]
+    pub config_key: Option<String>,
+    /// Simulator only: wall time = modelled time / SPEEDUP; reported times are scaled back to
+    /// modelled time (default 10 without --endpoint).
+    #[arg(long, allow_negative_numbers = true)]
+    pub sim_speedup: Option<f64>,
+    /// Simulator only: GPU preset.
+    #[arg(long, default_value = "h200")]
+    pub sim_gpu: String,
+    /// Simulator only: model preset.
+    #[arg(long, default_value = "qwen3-8b")]
+    pub sim_model: String,
+    /// OCI index (multi-arch) digest of --image (`sha256:…`), recorded with the run. Default:
+    /// the newest provenance `servebench bump` recorded for --image in the store, if any.
+    #[arg(long, value_name = "DIGEST", requires = "image")]
+    pub index_digest: Option<String>,
+    /// Per-platform (linux/amd64) manifest digest of --image (`sha256:…`), recorded with the run.
+    #[arg(long, value_name = "DIGEST", requires = "image")]
+    pub platform_digest: Option<String>,
+    /// Results store (SQLite) the run and each point are recorded in, as each point finishes.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = servebench_store::DEFAULT_DB
+    )]
+    pub db: PathBuf,
+    /// Do not record the run in the results store (files only).
+    #[arg(long)]
+    pub no_store: bool,
+    /// Measure every concurrency N times (stored as N points with the same identity: compare
+    /// treats them as repeats and uses their spread); the table shows mean ± sd.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeats: u32,
+    /// Write the report of the run at the end (Markdown; HTML when FILE ends in .html; default
+    /// DIR/report.md), read back from the store.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub report: Option<Option<PathBuf>>,
+    /// Compare with this baseline in the report: a run id, `latest-baseline`, or a baseline
+    /// file (docs/compare.md).
+    #[arg(long, value_name = "RUN|FILE", requires = "report")]
+    pub baseline: Option<String>,
+    /// Run an accuracy eval after the throughput points, against the same endpoint or
+    /// simulator (the simulator then replays recorded GSM8K solutions: --sim-answers).
+    #[arg(long, value_enum, value_name = "TASK")]
+    pub eval: Option<EvalTask>,
+    /// Eval: requests in flight.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "eval")]
+    pub eval_conc: usize,
+    /// Eval: only the first N test documents.
+    #[arg(long, value_name = "N", alias = "limit", requires = "eval")]
+    pub eval_limit: Option<usize>,
+    /// Eval: task profile, `inferencex` or `lm-eval` (docs/eval.md).
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        default_value = "inferencex",
+        requires = "eval"
+    )]
+    pub eval_profile: servebench_eval::Profile,
+    /// Eval: max_tokens per request (default: the profile's).
+    #[arg(long, value_name = "N", requires = "eval")]
+    pub eval_max_tokens: Option<u32>,
+    /// Eval: minimum score for em_strict and em_flexible (default 0.85, or --eval-thresholds).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        requires = "eval",
+        allow_negative_numbers = true
+    )]
+    pub eval_threshold: Option<f64>,
+    /// Eval: thresholds.yaml (InferenceX format), looked up by --model-prefix.
+    #[arg(long, value_name = "FILE", requires = "eval")]
+    pub eval_thresholds: Option<PathBuf>,
+    /// Eval: folder with GSM8K test.jsonl, train.jsonl, example_model_solutions.jsonl
+    /// (default: $SERVEBENCH_SHARED/data/gsm8k, else ../shared/data/gsm8k).
+    #[arg(long, value_name = "DIR", env = "SERVEBENCH_GSM8K_DIR")]
+    pub gsm8k_dir: Option<PathBuf>,
+    /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.
+    #[arg(long, value_name = "NAME", default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
+    pub sim_answers: String,
+}
+
+impl CommonArgs {
+    /// The plan for concurrencies `concs`, recorded as a run of `kind`; the API key falls back
+    /// to `$OPENAI_API_KEY`.
+    pub fn into_plan(self, concs: Vec<u64>, kind: RunKind) -> SweepPlan {
+        let c = self;
+        SweepPlan {
+            kind,
+            concurrencies: concs,
+            endpoint: c.endpoint,
+            model: c.model,
+            tokenizer: c.tokenizer,
+            chat_template: c.chat_template,
+            gpus: c.gpus,
+            isl: c.isl,
+            osl: c.osl,
+            range_ratio: c.range_ratio,
+            num_prompts: c.num_prompts,
+            warmups: c.warmups,
+            seed: c.seed,
+            api: match c.api {
+                ApiArg::Completions => Api::Completions,
+                ApiArg::Chat => Api::Chat,
+            },
+            engine: c.engine,
+            compat: match c.compat {
+                CompatArg::Servebench => Compat::Servebench,
+                CompatArg::Inferencex => Compat::InferenceX,
+            },
+            itl_mode: match c.itl {
+                ItlArg::Chunk => ItlMode::Chunk,
+                ItlArg::PerToken => ItlMode::Token,
+            },
+            stat: match c.stat {
+                StatArg::Mean => Stat::Mean,
+                StatArg::Median => Stat::Median,
+                StatArg::P90 => Stat::P90,
+                StatArg::P99 => Stat::P99,
+            },
+            lenient: c.lenient,
+            timeout_s: c.timeout,
+            ready_timeout_s: c.ready_timeout,
+            new_connection_per_request: c.new_connection_per_request,
+            request_rate: c.request_rate,
+            burstiness: c.burstiness,
+            out: c.out,
+            overwrite: c.overwrite,
+            api_key: servebench_endpoint::api_key_or_env(c.api_key),
+            ca_cert: c.ca_cert,
+            identity: IdentityPlan {
+                hw: c.hw,
+                framework: c.framework,
+                precision: c.precision,
+                model_prefix: c.model_prefix,
+                tp: c.tp,
+                pp: c.pp,
+                pcp: c.pcp,
+                dcp: c.dcp,
+                ep: c.ep,
+                dp_attn: c.dp_attn,
+                spec_decoding: c.spec_decoding,
+                image: c.image,
+                config_key: c.config_key,
+            },
+            sim: SimPlan {
+                speedup: c.sim_speedup,
+                gpu: c.sim_gpu,
+                model: c.sim_model,
+            },
+            db: (!c.no_store).then_some(c.db),
+            index_digest: c.index_digest,
+            platform_digest: c.platform_digest,
+            repeats: c.repeats,
+            report: c.report,
+            baseline: c.baseline,
+            eval: c.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
+            eval_plan: EvalPlan {
+                conc: c.eval_conc,
+                limit: c.eval_limit,
+                profile: c.eval_profile,
+                max_tokens: c.eval_max_tokens,
+                threshold: c.eval_threshold,
+                thresholds: c.eval_thresholds,
+                gsm8k_dir: c.gsm8k_dir,
+                sim_answers: c.sim_answers,
+            },
+        }
+    }
+}
+
+/// `--eval`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalTask {
+    /// GSM8K, scored as lm-evaluation-harness does (docs/eval.md).
+    Gsm8k,
+}
+
+fn parse_engine(s: &str) -> std::result::Result<Engine, String> {
+    Engine::parse(s)
+}
+
+/// `--api`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiArg {
+    /// /v1/completions
+    Completions,
+    /// /v1/chat/completions
+    Chat,
+}
+
+/// `--compat`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompatArg {
+    /// MEASUREMENT.md Part 1.
+    Servebench,
+    /// InferenceX benchmark_serving.py counting.
+    Inferencex,
+}
+
+/// `--itl`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItlArg {
+    /// One sample per chunk gap.
+    Chunk,
+    /// k samples of gap/k for a k-token chunk.
+    PerToken,
+}
+
+/// `--stat`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatArg {
+    /// Mean.
+    Mean,
+    /// Median.
+    Median,
+    /// 90th percentile.
+    P90,
+    /// 99th percentile.
+    P99,
+}
