@@ -1046,6 +1046,11 @@ pub async fn execute_body(
             let (cat, msg) = match f {
                 Fail::Connect(m) => ("connect".to_string(), m),
                 Fail::Transport(m) => ("disconnected".to_string(), m),
+                // an error answer without a body still says what happened (fuzzing found `""`)
+                Fail::Http(code, body) if body.is_empty() => (
+                    format!("http_{code}"),
+                    format!("HTTP {code} with an empty body"),
+                ),
                 Fail::Http(code, body) => (format!("http_{code}"), body),
                 Fail::Timeout => (
                     "timeout".to_string(),
