@@ -225,6 +225,9 @@ const WORDS: &[&str] = &[
 /// The filler corpus: code-like text of [`WORDS`] in a fixed pseudo-random order, tokenized.
 pub struct Corpus {
     tokens: Vec<u32>,
+    /// Positions whose token starts a word (decodes with leading whitespace): slices start
+    /// there, so a block's text begins at a word boundary and re-tokenises (nearly) as built.
+    starts: Vec<u32>,
 }
 
 impl Corpus {
@@ -257,14 +260,30 @@ impl Corpus {
             }
         }
         let tokens = codec.encode(&text);
-        Self { tokens }
+        let starts: Vec<u32> = tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                codec
+                    .decode(&[**t])
+                    .starts_with(|c: char| c == ' ' || c == '\n')
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        let starts = if starts.is_empty() {
+            (0..tokens.len() as u32).collect()
+        } else {
+            starts
+        };
+        Self { tokens, starts }
     }
 
     /// `n` tokens starting at a position derived from `key` (wrapping around the corpus).
     pub fn slice(&self, key: &[u8], n: usize) -> Vec<u32> {
         let len = self.tokens.len().max(1);
         let d = Sha256::digest(key);
-        let start = (u64::from_be_bytes(d[..8].try_into().expect("8")) % len as u64) as usize;
+        let h = u64::from_be_bytes(d[..8].try_into().expect("8"));
+        let start = self.starts[(h % self.starts.len() as u64) as usize] as usize;
         let mut out = Vec::with_capacity(n);
         let mut i = start;
         while out.len() < n {
