@@ -1,16 +1,20 @@
 //! Eval: GSM8K exactly as lm-evaluation-harness / InferenceX run it (prompts, few-shot sampler,
-//! filters, exact match, standard error, threshold gate) and the simulator answer book that
-//! replays recorded model solutions.
+//! filters, exact match, standard error, threshold gate) and the answer book of recorded
+//! model solutions that the simulator replays.
 //!
 //! Owns: the task definitions ([`task`], profiles `inferencex` and `lm-eval`), CPython's
 //! `random.Random` for lm-eval's few-shot sampler ([`pyrandom`]), lm-eval's filters and
 //! `exact_match` ([`scoring`]), the threshold gate ([`thresholds`]), the concurrent
 //! non-streaming chat client with retries and resume ([`run_gsm8k`]), the result files
-//! ([`result`]), and the GSM8K [`servebench_sim::AnswerBook`] ([`sim_answers`]).
+//! ([`result`]), and the GSM8K answer book ([`sim_answers`]).
 //!
-//! Must not know about: throughput metrics, the store, reports.
+//! Must not know about: throughput metrics, the store, reports, the simulator. Where requests
+//! go is the endpoint layer's (`servebench-endpoint`): [`run_gsm8k`] takes its `Target` (an
+//! endpoint with API key and TLS settings, or the simulator the caller started), and uses its
+//! readiness wait, model discovery and cancel token.
 
-mod embedded;
+#![warn(missing_docs)]
+
 pub mod pyrandom;
 pub mod result;
 mod run;
@@ -22,8 +26,8 @@ pub mod thresholds;
 
 pub use result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
 pub use run::{
-    backoff, chat_url, request_body, request_params, response_text, run_gsm8k, EvalOptions,
-    Interrupt, SimChoice,
+    backoff, chat_base, chat_url, request_body, request_params, response_text, run_gsm8k,
+    EvalOptions,
 };
 pub use summary::{default_out_dir, render_summary, utc_stamp};
 pub use task::{Profile, TaskSpec};

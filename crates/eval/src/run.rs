@@ -12,88 +12,20 @@ use anyhow::Context;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
+use servebench_endpoint::{discover_model, CancelToken, Readiness, Target};
+
 use crate::result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
 use crate::scoring::{mean, mean_stderr};
 use crate::task::{load_docs, resolve_data_dir, Doc, Message, Profile, TaskSpec, REQUEST_SEED};
 use crate::thresholds::{gate, Thresholds};
 
-/// The simulator to start when no endpoint is given.
-#[derive(Debug, Clone)]
-pub struct SimChoice {
-    /// Recorded model whose solutions are replayed (`--sim-answers`).
-    pub answers: String,
-    /// Simulated GPU (`h200`, …).
-    pub gpu: String,
-    /// Simulated model (`qwen3-8b`, …).
-    pub model: String,
-    /// Wall-clock time = modelled time / speedup.
-    pub speedup: f64,
-    /// Emit as fast as possible.
-    pub zero_delay: bool,
-}
-
-impl Default for SimChoice {
-    fn default() -> Self {
-        SimChoice {
-            answers: crate::sim_answers::DEFAULT_MODEL.to_string(),
-            gpu: "h200".into(),
-            model: "qwen3-8b".into(),
-            speedup: 1.0,
-            zero_delay: false,
-        }
-    }
-}
-
-/// A Ctrl-C (or any other stop request) shared between the caller and [`run_gsm8k`]: once
-/// triggered, requests in flight are abandoned, no new ones start, and `run_gsm8k` returns the
-/// samples finished so far as a partial result (`EvalResult::interrupted`). Cloning shares it.
-#[derive(Debug, Clone)]
-pub struct Interrupt {
-    tx: Arc<tokio::sync::watch::Sender<bool>>,
-}
-
-impl Default for Interrupt {
-    fn default() -> Self {
-        Interrupt {
-            tx: Arc::new(tokio::sync::watch::channel(false).0),
-        }
-    }
-}
-
-impl Interrupt {
-    /// A new, untriggered interrupt.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Asks the eval to stop (idempotent).
-    pub fn trigger(&self) {
-        self.tx.send_replace(true);
-    }
-
-    /// Whether [`Interrupt::trigger`] was called.
-    pub fn is_triggered(&self) -> bool {
-        *self.tx.borrow()
-    }
-
-    /// Completes once triggered (at once when it already was).
-    pub async fn triggered(&self) {
-        let mut rx = self.tx.subscribe();
-        let _ = rx.wait_for(|v| *v).await;
-    }
-}
-
-/// Everything [`run_gsm8k`] needs. `Default` gives InferenceX's settings against the embedded
-/// simulator, 16 requests in flight, output in `servebench-out/eval-gsm8k`.
+/// Everything [`run_gsm8k`] needs besides the [`Target`]. `Default` gives InferenceX's
+/// settings, 16 requests in flight, output in `servebench-out/eval-gsm8k`.
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
-    /// Base URL (`http://host:port`, `…/v1`, or the full `…/v1/chat/completions`). `None` =
-    /// start the embedded simulator with [`EvalOptions::sim`].
-    pub endpoint: Option<String>,
-    /// `model` sent in requests. `None` = the first id of `GET /v1/models`.
+    /// `model` sent in requests. `None` = the first id of `GET /v1/models`
+    /// ([`servebench_endpoint::discover_model`]).
     pub model: Option<String>,
-    /// Sent as `Authorization: Bearer …` when set.
-    pub api_key: Option<String>,
     /// Requests in flight (lm-eval `num_concurrent`); also the connection pool size.
     pub conc: usize,
     /// Only the first N test documents (lm-eval `--limit N`).
@@ -121,25 +53,25 @@ pub struct EvalOptions {
     pub thresholds_file: Option<PathBuf>,
     /// Row metadata; `meta.model_prefix` is also the thresholds key.
     pub meta: EvalMeta,
-    /// Simulator settings, used when `endpoint` is `None`.
-    pub sim: SimChoice,
+    /// Said in the summary and `result.json` when the target replays recorded answers (the
+    /// embedded simulator with the GSM8K answer book; see [`crate::sim_answers::replay_note`]).
+    pub replay_note: Option<String>,
     /// Draw a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
-    /// Stop request (Ctrl-C): the run ends early with a partial result.
-    pub interrupt: Interrupt,
-    /// Readiness wait: when set, the endpoint must answer `GET /health` or `GET /v1/models`
-    /// with HTTP 200 within this time before any request is sent (the sweep's wait; polled
-    /// every 0.5 s, 5 s per probe). `None` (the default) sends at once: the CLI and the sweep
-    /// set it (`--ready-timeout`, 30 s).
+    /// Stop request (Ctrl-C; the endpoint layer's one token): the run ends early with a
+    /// partial result.
+    pub cancel: CancelToken,
+    /// Readiness wait ([`Readiness`]): when set, an endpoint must answer `GET /health` or
+    /// `GET /v1/models` with HTTP 200 (API key sent) within this time before any request is
+    /// sent. `None` (the default) sends at once; the CLI and the sweep set it
+    /// (`--ready-timeout`, 30 s). The simulator is ready once started.
     pub ready_timeout: Option<Duration>,
 }
 
 impl Default for EvalOptions {
     fn default() -> Self {
         EvalOptions {
-            endpoint: None,
             model: None,
-            api_key: None,
             conc: 16,
             limit: None,
             profile: Profile::InferenceX,
@@ -153,9 +85,9 @@ impl Default for EvalOptions {
             threshold: None,
             thresholds_file: None,
             meta: EvalMeta::default(),
-            sim: SimChoice::default(),
+            replay_note: None,
             progress: false,
-            interrupt: Interrupt::default(),
+            cancel: CancelToken::new(),
             ready_timeout: None,
         }
     }
@@ -173,13 +105,12 @@ pub fn chat_url(endpoint: &str) -> String {
     }
 }
 
-fn models_url(chat_url: &str) -> String {
-    format!(
-        "{}/models",
-        chat_url
-            .trim_end_matches("/chat/completions")
-            .trim_end_matches('/')
-    )
+/// The base URL of an `--endpoint` given to eval: the full `…/v1/chat/completions` is
+/// accepted too (lm-eval's `base_url`), so that suffix is dropped before the endpoint layer's
+/// normalisation (`…/v1` and trailing slashes).
+pub fn chat_base(endpoint: &str) -> &str {
+    let e = endpoint.trim_end_matches('/');
+    e.strip_suffix("/chat/completions").unwrap_or(e)
 }
 
 /// Request parameters other than `messages`, in the order lm-eval's `LocalChatCompletion`
@@ -377,116 +308,12 @@ fn resume(
     Ok((kept, dropped))
 }
 
-/// A running target: where to send requests, and how to stop it afterwards.
-struct Target {
-    url: String,
-    describe: String,
-    model: Option<String>,
-    replay_note: Option<String>,
-    sim: Option<crate::embedded::Running>,
-}
-
-async fn open_target(opts: &EvalOptions) -> anyhow::Result<Target> {
-    match &opts.endpoint {
-        Some(ep) => {
-            let url = chat_url(ep);
-            reqwest::Url::parse(&url).with_context(|| format!("--endpoint {ep:?} is not a URL"))?;
-            Ok(Target {
-                describe: format!("endpoint {url}"),
-                url,
-                model: opts.model.clone(),
-                replay_note: None,
-                sim: None,
-            })
-        }
-        None => {
-            let book = crate::sim_answers::load_from(&opts.sim.answers, opts.data_dir.as_deref())?;
-            let note = format!(
-                "the simulator replays the recorded solutions of the {} model (openai/grade-school-math example_model_solutions.jsonl): this score is that model's real score under lm-eval's scorer, not a measurement of any engine",
-                book.model()
-            );
-            let running = crate::embedded::start(&opts.sim, book).await?;
-            Ok(Target {
-                url: chat_url(&running.base_url),
-                describe: running.describe.clone(),
-                model: Some(opts.model.clone().unwrap_or_else(|| running.model.clone())),
-                replay_note: Some(note),
-                sim: Some(running),
-            })
-        }
-    }
-}
-
-/// Waits until `GET <root>/health` or `GET …/v1/models` answers HTTP 200, for at most
-/// `max_wait` (every 0.5 s, each probe 5 s at most).
-///
-/// # Errors
-/// One line naming the URL and the last failure when it never answers (a dead port, an
-/// `https://` URL on a plain-HTTP server, …).
-async fn wait_ready(
-    chat_url: &str,
-    api_key: Option<&str>,
-    max_wait: Duration,
-    interrupt: &Interrupt,
-) -> anyhow::Result<()> {
-    let models = models_url(chat_url);
-    let root = models.trim_end_matches("/models").trim_end_matches("/v1");
-    let health = format!("{root}/health");
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .context("cannot build the HTTP client")?;
-    let start = Instant::now();
-    let mut last = String::from("no answer");
-    loop {
-        for url in [&health, &models] {
-            let mut req = client.get(url.as_str());
-            if let Some(k) = api_key {
-                req = req.bearer_auth(k);
-            }
-            match req.send().await {
-                Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) => last = format!("{url} answered HTTP {}", r.status().as_u16()),
-                Err(e) => last = format!("{url}: {}", error_chain(&e)),
-            }
-        }
-        if start.elapsed() >= max_wait || interrupt.is_triggered() {
-            anyhow::bail!(
-                "endpoint {root} is not ready after {:.0} s (checked /health and /v1/models): {last}",
-                max_wait.as_secs_f64()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-async fn discover_model(
-    client: &reqwest::Client,
-    chat_url: &str,
-    api_key: Option<&str>,
-) -> anyhow::Result<String> {
-    let url = models_url(chat_url);
-    let mut req = client.get(&url);
-    if let Some(k) = api_key {
-        req = req.bearer_auth(k);
-    }
-    let resp = req
-        .send()
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot list models at {url}: {}", error_chain(&e)))?;
-    let v: Value = resp.json().await.map_err(|e| {
-        anyhow::anyhow!("{url} did not return a model list: {e}; pass --model NAME")
-    })?;
-    v.pointer("/data/0/id")
-        .and_then(|x| x.as_str())
-        .map(str::to_string)
-        .ok_or_else(|| anyhow::anyhow!("{url} lists no models; pass --model NAME"))
-}
-
 /// Runs GSM8K and writes `result.json` and `samples.jsonl` under `opts.out_dir`.
 ///
 /// Async: call it from a tokio runtime (the sweep does; `servebench eval gsm8k` builds one).
-/// Steps: load `test.jsonl`/`train.jsonl`; build every prompt in doc order (few-shot draws are
+/// `target` is the endpoint (API key and TLS settings included) or the embedded simulator,
+/// started by the caller (`servebench_endpoint::Target`). Steps: readiness wait (when
+/// [`EvalOptions::ready_timeout`] is set); load `test.jsonl`/`train.jsonl`; build every prompt in doc order (few-shot draws are
 /// sequential); resume from `samples.jsonl` unless `fresh`; send the remaining documents with
 /// `conc` requests in flight (non-streaming chat completions, retries per
 /// [`EvalOptions::max_retries`]); score each response as it arrives and append its line;
@@ -496,9 +323,9 @@ async fn discover_model(
 /// Missing/malformed data files (named), unreachable endpoint, a request that fails after its
 /// retries or with a non-retryable status (the run stops; finished samples stay in
 /// `samples.jsonl` and a rerun with the same `out_dir` resumes), unwritable output folder.
-/// An [`Interrupt`] is not an error: the result of the samples finished so far comes back
+/// A cancelled [`EvalOptions::cancel`] is not an error: the result of the samples finished so far comes back
 /// with `interrupted = true` and `result.json` says `"partial": true`.
-pub async fn run_gsm8k(opts: EvalOptions) -> anyhow::Result<EvalResult> {
+pub async fn run_gsm8k(target: &Target, opts: EvalOptions) -> anyhow::Result<EvalResult> {
     anyhow::ensure!(opts.conc >= 1, "--conc must be at least 1");
     let spec = TaskSpec::new(opts.profile);
     let dir = resolve_data_dir(opts.data_dir.as_deref());
@@ -512,21 +339,16 @@ pub async fn run_gsm8k(opts: EvalOptions) -> anyhow::Result<EvalResult> {
     let samples_file = opts.out_dir.join("samples.jsonl");
     let result_file = opts.out_dir.join("result.json");
 
-    let target = open_target(&opts).await?;
-    let outcome = run_on_target(
+    run_on_target(
         &opts,
         &spec,
         &test,
         &prompts,
-        &target,
+        target,
         &samples_file,
         &result_file,
     )
-    .await;
-    if let Some(sim) = target.sim {
-        sim.shutdown().await;
-    }
-    outcome
+    .await
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -539,24 +361,29 @@ async fn run_on_target(
     samples_file: &Path,
     result_file: &Path,
 ) -> anyhow::Result<EvalResult> {
-    let client = reqwest::Client::builder()
+    let ep = target.endpoint();
+    let url = ep.url("/v1/chat/completions");
+    let describe = match target.simulator() {
+        Some(s) => s.describe().to_string(),
+        None => format!("endpoint {url}"),
+    };
+    let mut builder = reqwest::Client::builder()
         .pool_max_idle_per_host(opts.conc)
         .timeout(opts.request_timeout)
-        .connect_timeout(Duration::from_secs(30).min(opts.request_timeout))
-        .build()
-        .context("cannot build the HTTP client")?;
-    if let (None, Some(max_wait)) = (&target.sim, opts.ready_timeout) {
-        wait_ready(
-            &target.url,
-            opts.api_key.as_deref(),
-            max_wait,
-            &opts.interrupt,
-        )
-        .await?;
+        .connect_timeout(Duration::from_secs(30).min(opts.request_timeout));
+    if let Some(tls) = ep.tls_config() {
+        // the endpoint layer's roots and --ca-cert, not reqwest's own
+        builder = builder.use_preconfigured_tls((*tls).clone());
     }
-    let model = match &target.model {
+    let client = builder.build().context("cannot build the HTTP client")?;
+    if let Some(max_wait) = opts.ready_timeout {
+        target
+            .wait_ready(&Readiness { timeout: max_wait }, &opts.cancel)
+            .await?;
+    }
+    let model = match &opts.model {
         Some(m) => m.clone(),
-        None => discover_model(&client, &target.url, opts.api_key.as_deref()).await?,
+        None => discover_model(ep).await?,
     };
     let max_tokens = opts.max_tokens.unwrap_or(spec.default_max_tokens);
     let params = request_params(spec, &model, max_tokens);
@@ -617,13 +444,14 @@ async fn run_on_target(
     let results: Vec<Result<SampleRecord, (usize, String)>> = futures_util::stream::iter(todo)
         .map(|doc_id| {
             let client = &client;
+            let url = url.as_str();
             let stop = stop.clone();
             let sent = sent.clone();
             let file = file.clone();
             let params = &params;
             let pb = &pb;
             async move {
-                if stop.load(Ordering::Relaxed) || opts.interrupt.is_triggered() {
+                if stop.load(Ordering::Relaxed) || opts.cancel.is_cancelled() {
                     return Err((doc_id, String::new()));
                 }
                 let messages = &prompts[doc_id];
@@ -631,9 +459,9 @@ async fn run_on_target(
                     serde_json::to_vec(&request_body(messages, params)).expect("body serialises");
                 sent.fetch_add(1, Ordering::Relaxed);
                 let r = tokio::select! {
-                    r = send_with_retries(client, &target.url, opts.api_key.as_deref(), body, opts) => r,
+                    r = send_with_retries(client, url, ep.api_key(), body, opts) => r,
                     // Ctrl-C: abandon the request; its document stays undone (a rerun resumes it)
-                    () = opts.interrupt.triggered() => return Err((doc_id, String::new())),
+                    () = opts.cancel.cancelled() => return Err((doc_id, String::new())),
                 };
                 let s = match r {
                     Ok(s) => s,
@@ -693,7 +521,7 @@ async fn run_on_target(
             Err(_) => {}
         }
     }
-    let interrupted = opts.interrupt.is_triggered();
+    let interrupted = opts.cancel.is_cancelled();
     if let (Some((id, msg)), false) = (first_error, interrupted) {
         anyhow::bail!(
             "doc {id}: {msg}; {} of {} samples are saved in {} — rerun with the same --out to resume",
@@ -766,9 +594,9 @@ async fn run_on_target(
         row,
         gate,
         profile: opts.profile,
-        url: target.url.clone(),
-        target: target.describe.clone(),
-        replay_note: target.replay_note.clone(),
+        url: url.clone(),
+        target: describe,
+        replay_note: opts.replay_note.clone(),
         result_file: result_file.to_path_buf(),
         samples_file: samples_file.to_path_buf(),
         resumed,
@@ -840,9 +668,10 @@ mod tests {
             "http://h:1/v1/chat/completions"
         );
         assert_eq!(
-            models_url("http://h:1/v1/chat/completions"),
-            "http://h:1/v1/models"
+            chat_base("http://h:1/v1/chat/completions/"),
+            "http://h:1/v1"
         );
+        assert_eq!(chat_base("http://h:1/v1"), "http://h:1/v1");
     }
 
     #[test]

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Context;
 use serde::Deserialize;
@@ -111,7 +110,9 @@ pub fn to_gsm8k_format(solution: &str) -> String {
     }
 }
 
-/// An [`servebench_sim::AnswerBook`] over one recorded model.
+/// The recorded solutions of one model, by test question. The simulator replays them through
+/// the endpoint layer's `answer_book(move |p| book.lookup(p).map(str::to_string))`: this crate
+/// does not depend on the simulator.
 pub struct Gsm8kAnswers {
     model: String,
     by_question: HashMap<String, String>,
@@ -168,26 +169,20 @@ impl Gsm8kAnswers {
     }
 }
 
-impl servebench_sim::AnswerBook for Gsm8kAnswers {
-    fn answer(&self, prompt: &str) -> Option<String> {
-        self.lookup(prompt).map(str::to_string)
-    }
+/// What a score against the replaying simulator means (said in the summary and
+/// `result.json`): the recorded model's real score under lm-eval's scorer.
+pub fn replay_note(recorded_model: &str) -> String {
+    format!(
+        "the simulator replays the recorded solutions of the {recorded_model} model (openai/grade-school-math example_model_solutions.jsonl): this score is that model's real score under lm-eval's scorer, not a measurement of any engine"
+    )
 }
 
-/// Loads the answer book for a recorded model (`--sim-answers NAME`), from the GSM8K folder
-/// resolved by [`crate::task::resolve_data_dir`] (`SERVEBENCH_GSM8K_DIR`, else
+/// Loads the answer book for a recorded model (`--sim-answers NAME`), from `data_dir` or the
+/// GSM8K folder resolved by [`crate::task::resolve_data_dir`] (`SERVEBENCH_GSM8K_DIR`, else
 /// `$SERVEBENCH_SHARED/data/gsm8k`, else `../shared/data/gsm8k`).
 ///
 /// # Errors
 /// Unknown model name, or the file is missing / malformed (one line naming it).
-pub fn load(name: &str) -> anyhow::Result<Arc<dyn servebench_sim::AnswerBook>> {
-    Ok(Arc::new(load_from(name, None)?))
-}
-
-/// Like [`load`], with an explicit data folder (`None` = the default resolution).
-///
-/// # Errors
-/// See [`load`].
 pub fn load_from(name: &str, data_dir: Option<&Path>) -> anyhow::Result<Gsm8kAnswers> {
     let dir: PathBuf = crate::task::resolve_data_dir(data_dir);
     let solutions = read_solutions(&dir.join(SOLUTIONS_FILE), name)?;

@@ -8,12 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{start_mock, Fault, MockConfig};
+use servebench_endpoint::{Endpoint, Target, TlsConfig};
 use servebench_eval::sim_answers::{load_from, DEFAULT_MODEL};
 use servebench_eval::{run_gsm8k, EvalOptions, Profile, SampleRecord};
 
-fn opts(url: &str, out: &std::path::Path) -> EvalOptions {
+fn target(url: &str) -> Target {
+    Target::remote(Endpoint::new(url, None, &TlsConfig::default()).unwrap())
+}
+
+fn opts(out: &std::path::Path) -> EvalOptions {
     EvalOptions {
-        endpoint: Some(url.to_string()),
         model: Some("m".into()),
         out_dir: out.to_path_buf(),
         data_dir: Some(common::gsm8k_dir()),
@@ -50,10 +54,10 @@ async fn retries_on_503_and_dropped_connections_then_succeeds() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&mock.url(), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(10);
     o.conc = 1;
-    let r = run_gsm8k(o).await.unwrap();
+    let r = run_gsm8k(&target(&mock.url()), o).await.unwrap();
     assert_eq!(r.row.n_eff, 10);
     let s = read_samples(&r.samples_file);
     assert_eq!(s.len(), 10);
@@ -83,10 +87,13 @@ async fn gives_up_after_five_retries_and_keeps_finished_samples() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&mock.url(), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(10);
     o.conc = 1;
-    let e = run_gsm8k(o).await.unwrap_err().to_string();
+    let e = run_gsm8k(&target(&mock.url()), o)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("doc 3: HTTP 502 from http://"), "{e}");
     assert!(e.contains("gave up after 6 attempts"), "{e}");
     assert!(e.contains("3 of 10 samples are saved in"), "{e}");
@@ -104,10 +111,13 @@ async fn client_errors_are_not_retried() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&mock.url(), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(3);
     o.conc = 1;
-    let e = run_gsm8k(o).await.unwrap_err().to_string();
+    let e = run_gsm8k(&target(&mock.url()), o)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with("doc 0: HTTP 400 from http://127.0.0.1:"),
         "{e}"
@@ -126,11 +136,14 @@ async fn unreachable_endpoint_is_a_connect_error_after_retries() {
         .unwrap()
         .port();
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&format!("http://127.0.0.1:{port}"), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(2);
     o.conc = 1;
     o.max_retries = 2;
-    let e = run_gsm8k(o).await.unwrap_err().to_string();
+    let e = run_gsm8k(&target(&format!("http://127.0.0.1:{port}")), o)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with(&format!(
             "doc 0: connection to http://127.0.0.1:{port}/v1/chat/completions failed"
@@ -148,11 +161,14 @@ async fn per_request_timeout() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&mock.url(), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(1);
     o.request_timeout = Duration::from_millis(300);
     let t = std::time::Instant::now();
-    let e = run_gsm8k(o).await.unwrap_err().to_string();
+    let e = run_gsm8k(&target(&mock.url()), o)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("timed out after 0.3 s"), "{e}");
     assert!(t.elapsed() < Duration::from_secs(3));
     mock.stop();
@@ -167,10 +183,10 @@ async fn conc_requests_in_flight_and_pool_sized_to_it() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&mock.url(), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(48);
     o.conc = 8;
-    let r = run_gsm8k(o).await.unwrap();
+    let r = run_gsm8k(&target(&mock.url()), o).await.unwrap();
     assert_eq!(r.row.n_eff, 48);
     assert_eq!(r.row.conc, 8);
     assert_eq!(mock.max_open.load(std::sync::atomic::Ordering::SeqCst), 8);
@@ -196,10 +212,12 @@ async fn resumes_after_a_crash_and_matches_a_fresh_run() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&failing.url(), dir.path());
+    let mut o = opts(dir.path());
     o.limit = Some(40);
     o.conc = 1;
-    run_gsm8k(o.clone()).await.unwrap_err();
+    run_gsm8k(&target(&failing.url()), o.clone())
+        .await
+        .unwrap_err();
     failing.stop();
     let samples = dir.path().join("samples.jsonl");
     assert_eq!(read_samples(&samples).len(), 20);
@@ -219,9 +237,8 @@ async fn resumes_after_a_crash_and_matches_a_fresh_run() {
         ..Default::default()
     })
     .await;
-    o.endpoint = Some(healthy.url());
     o.conc = 4;
-    let r = run_gsm8k(o.clone()).await.unwrap();
+    let r = run_gsm8k(&target(&healthy.url()), o.clone()).await.unwrap();
     assert_eq!(r.resumed, 20);
     assert_eq!(r.requests_sent, 20);
     assert_eq!(healthy.bodies.lock().unwrap().len(), 20);
@@ -237,7 +254,7 @@ async fn resumes_after_a_crash_and_matches_a_fresh_run() {
     let dir2 = tempfile::tempdir().unwrap();
     let mut o2 = o.clone();
     o2.out_dir = dir2.path().to_path_buf();
-    let f = run_gsm8k(o2).await.unwrap();
+    let f = run_gsm8k(&target(&healthy.url()), o2).await.unwrap();
     let fresh = read_samples(&f.samples_file);
     for (a, b) in resumed.iter().zip(&fresh) {
         assert_eq!(
@@ -257,7 +274,7 @@ async fn resumes_after_a_crash_and_matches_a_fresh_run() {
     // A run with different settings (another max_tokens) does not reuse these samples.
     let mut o3 = o.clone();
     o3.max_tokens = Some(77);
-    let r3 = run_gsm8k(o3).await.unwrap();
+    let r3 = run_gsm8k(&target(&healthy.url()), o3).await.unwrap();
     assert_eq!(r3.resumed, 0);
     assert_eq!(r3.requests_sent, 40);
     healthy.stop();
@@ -278,12 +295,12 @@ async fn empty_content_falls_back_to_reasoning_content() {
     })
     .await;
     let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut o1 = opts(&plain.url(), d1.path());
+    let mut o1 = opts(d1.path());
     o1.limit = Some(25);
-    let mut o2 = opts(&reasoning.url(), d2.path());
+    let mut o2 = opts(d2.path());
     o2.limit = Some(25);
-    let r1 = run_gsm8k(o1).await.unwrap();
-    let r2 = run_gsm8k(o2).await.unwrap();
+    let r1 = run_gsm8k(&target(&plain.url()), o1).await.unwrap();
+    let r2 = run_gsm8k(&target(&reasoning.url()), o2).await.unwrap();
     let s2 = read_samples(&r2.samples_file);
     assert!(s2
         .iter()
@@ -303,10 +320,10 @@ async fn empty_content_falls_back_to_reasoning_content() {
 async fn model_is_discovered_from_v1_models() {
     let mock = start_mock(MockConfig::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(&mock.url(), dir.path());
+    let mut o = opts(dir.path());
     o.model = None;
     o.limit = Some(2);
-    let r = run_gsm8k(o).await.unwrap();
+    let r = run_gsm8k(&target(&mock.url()), o).await.unwrap();
     assert_eq!(r.row.model, "mock-model");
     assert!(mock
         .bodies
@@ -329,10 +346,10 @@ async fn every_test_prompt_is_recognised_by_the_answer_book_in_both_profiles() {
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let mut o = opts(&mock.url(), dir.path());
+        let mut o = opts(dir.path());
         o.profile = profile;
         o.conc = 64;
-        let r = run_gsm8k(o).await.unwrap();
+        let r = run_gsm8k(&target(&mock.url()), o).await.unwrap();
         assert_eq!(r.row.n_eff, 1319);
         let s = read_samples(&r.samples_file);
         assert!(

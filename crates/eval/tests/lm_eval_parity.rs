@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use servebench_endpoint::{answer_book, Endpoint, SimOptions, Target, TlsConfig};
 use servebench_eval::sim_answers::{load_from, DEFAULT_MODEL};
 use servebench_eval::task::{load_docs, Profile, TaskSpec};
 use servebench_eval::{run_gsm8k, EvalOptions, SampleRecord};
@@ -110,14 +111,15 @@ async fn lm_eval_and_servebench_send_identical_requests_and_score_identically() 
         let yaml = tmp.path().join("gsm8k_local.yaml");
         std::fs::write(&yaml, local_task_yaml(&source, &data)).unwrap();
 
-        let sim = servebench_sim::SimServer::start(servebench_sim::SimOptions {
-            answers: Some(book.clone()),
+        let b = book.clone();
+        let sim = Target::start_simulator(SimOptions {
+            answers: Some(answer_book(move |p| b.lookup(p).map(str::to_string))),
             zero_delay: true,
             ..Default::default()
         })
         .await
         .unwrap();
-        let proxy = common::start_proxy(sim.base_url()).await;
+        let proxy = common::start_proxy(sim.endpoint().base_url().to_string()).await;
 
         // 1. lm-eval, as InferenceX invokes it (benchmark_lib.sh::run_lm_eval).
         let lm_out = tmp.path().join("lm-eval-out");
@@ -160,17 +162,21 @@ async fn lm_eval_and_servebench_send_identical_requests_and_score_identically() 
 
         // 2. servebench, same target, same settings.
         let t = Instant::now();
-        let r = run_gsm8k(EvalOptions {
-            endpoint: Some(proxy.url()),
-            model: Some("qwen3-8b".into()),
-            conc: CONC,
-            limit: Some(limit),
-            profile,
-            max_tokens: Some(MAX_TOKENS),
-            out_dir: tmp.path().join("servebench-out"),
-            data_dir: Some(data.clone()),
-            ..Default::default()
-        })
+        let via_proxy =
+            Target::remote(Endpoint::new(&proxy.url(), None, &TlsConfig::default()).unwrap());
+        let r = run_gsm8k(
+            &via_proxy,
+            EvalOptions {
+                model: Some("qwen3-8b".into()),
+                conc: CONC,
+                limit: Some(limit),
+                profile,
+                max_tokens: Some(MAX_TOKENS),
+                out_dir: tmp.path().join("servebench-out"),
+                data_dir: Some(data.clone()),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
         let sb_secs = t.elapsed().as_secs_f64();
