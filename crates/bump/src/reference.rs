@@ -72,7 +72,9 @@ impl fmt::Display for RefError {
         write!(
             f,
             "invalid image reference `{}`: {}",
-            self.reference, self.reason
+            // control characters escaped: the error stays one line (fuzzing found `\n`)
+            self.reference.escape_debug(),
+            self.reason
         )
     }
 }
@@ -300,7 +302,9 @@ impl ImageRef {
         for c in path.split('/') {
             check_component(c)?;
         }
-        let registry = if registry == "index.docker.io" {
+        // Docker Hub's API host names Docker Hub too, as in the enroot form (fuzzing found
+        // `registry-1.docker.io/x` and its own enroot URI naming different registries)
+        let registry = if registry == "index.docker.io" || registry == DOCKER_HUB_API {
             DOCKER_HUB.to_string()
         } else {
             registry
@@ -343,18 +347,26 @@ impl ImageRef {
                     return Err("empty registry before `#`".into());
                 }
                 check_host(r)?;
+                // without a `.`, a `:port` or `localhost` the OCI form (and `canonical`) would
+                // read the name as a Docker Hub namespace (fuzzing found `docker://sha256#x`)
+                if !looks_like_host(r) {
+                    return Err(format!(
+                        "registry `{r}` before `#` is not a host name (needs a `.`, a `:port` or `localhost`)"
+                    ));
+                }
                 (r.to_string(), true, rest)
             }
             None => (DOCKER_HUB.to_string(), false, body),
         };
-        // repo[:tag] where tag may be `sha256:<hex>`.
+        // repo[:tag] where tag may be a digest `algorithm:<hex>` (any digest the OCI form
+        // accepts, so that `to_enroot_uri` always parses back; fuzzing found `sha512`/other
+        // algorithms refused here).
         let (path, tag, digest) = match rest.split_once(':') {
             None => (rest, None, None),
             Some((p, t)) => {
-                if let Some(hex) = t.strip_prefix("sha256:") {
-                    let d = format!("sha256:{hex}");
-                    check_digest(&d)?;
-                    (p, None, Some(d))
+                if t.contains(':') {
+                    check_digest(t)?;
+                    (p, None, Some(t.to_string()))
                 } else {
                     check_tag(t)?;
                     (p, Some(t.to_string()), None)
