@@ -550,6 +550,18 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
             let _ = m.wait();
         }
         st.measure_exit = mexit.and_then(|s| s.code());
+        if engine_died.is_none() && !mexit.is_some_and(|s| s.success()) {
+            // the measurement may have failed because the engine went away: look (briefly)
+            for _ in 0..20 {
+                if let Ok(Some(s)) = engine.try_wait() {
+                    if !s.success() || !signal::group_alive(pgid) {
+                        engine_died = Some(s);
+                    }
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         if let Some(s) = engine_died {
             let what = describe_exit(&s);
             st.message = match s.signal() {

@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod dryrun;
 pub mod error;
 pub mod executor;
 pub mod failure;

@@ -106,13 +106,20 @@ impl Point {
         }
     }
 
-    /// Short label for progress lines: `conc 4` or `conc 16 · eval gsm8k`.
+    /// Short label for progress lines: `agentic · TP1/EP1 · conc 4` or
+    /// `8k1k · TP8/EP1 · conc 16 · eval gsm8k`.
     pub fn label(&self) -> String {
+        let mut s = format!(
+            "{} · TP{}/EP{} · conc {}",
+            self.seq_label(),
+            self.tp,
+            self.ep,
+            self.conc
+        );
         if self.eval_only {
-            format!("conc {} · eval gsm8k", self.conc)
-        } else {
-            format!("conc {}", self.conc)
+            s.push_str(" · eval gsm8k");
         }
+        s
     }
 
     /// The job line InferenceX prints and triage/attempt read back:

@@ -188,6 +188,11 @@ impl Runner {
         Runner { opts, exec }
     }
 
+    /// `local` or `slurm`.
+    pub fn executor_name(&self) -> &'static str {
+        self.exec.name()
+    }
+
     /// The engine of a point (its recipe, the simulator, or the recipe with the simulator).
     pub fn engine_for(&self, p: &Point) -> Result<EngineSpec> {
         let sim = self
@@ -325,12 +330,7 @@ impl Runner {
                 Some(mut r)
                     if matches!(r.state, PointState::Stored | PointState::AlreadyStored) =>
                 {
-                    println!(
-                        "[{}/{n}] {} · {}: already stored, skipped",
-                        i + 1,
-                        p.id,
-                        p.label()
-                    );
+                    println!("[{}/{n}] {}: already stored, skipped", i + 1, p.label());
                     r.state = PointState::AlreadyStored;
                     results[i] = Some(r);
                 }
@@ -340,9 +340,8 @@ impl Runner {
                         // a job of an earlier invocation that was killed may still run
                         if stop_stale(last) {
                             println!(
-                                "[{}/{n}] {} · {}: stopped a job left over from the earlier invocation ({})",
+                                "[{}/{n}] {}: stopped a job left over from the earlier invocation ({})",
                                 i + 1,
-                                p.id,
                                 p.label(),
                                 last.display()
                             );
@@ -376,9 +375,8 @@ impl Runner {
                     r.state = PointState::Interrupted;
                     r.wall_s += a.started.elapsed().as_secs_f64();
                     println!(
-                        "[{}/{n}] {} · {}: interrupted; log {}",
+                        "[{}/{n}] {}: interrupted; log {}",
                         a.idx + 1,
-                        p.id,
                         p.label(),
                         a.handle.log.display()
                     );
@@ -400,9 +398,8 @@ impl Runner {
                             format!("local process group {}", a.handle.id)
                         };
                         println!(
-                            "[{}/{n}] {} · {}: attempt {attempt} started ({what}, {} GPU{}; log {})",
+                            "[{}/{n}] {}: attempt {attempt} started ({what}, {} GPU{}; log {})",
                             i + 1,
-                            p.id,
                             p.label(),
                             p.gpus(),
                             if p.gpus() == 1 { "" } else { "s" },
@@ -427,7 +424,7 @@ impl Runner {
                                     .into(),
                             summary: e.to_string(),
                         });
-                        println!("[{}/{n}] {} · {}: not started: {e}", i + 1, p.id, p.label());
+                        println!("[{}/{n}] {}: not started: {e}", i + 1, p.label());
                         state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
                         results[i] = Some(r);
                     }
@@ -460,6 +457,7 @@ impl Runner {
                 r.logs.push(a.handle.log.clone());
                 r.wall_s += a.started.elapsed().as_secs_f64();
                 let js = read_status(&a.spec.dir);
+                let mut stored_line: Option<String> = None;
                 r.ready_after_s = js.as_ref().and_then(|s| s.ready_after_s);
                 if sim_describe.is_none() {
                     sim_describe = js.as_ref().and_then(|s| s.sim_describe.clone());
@@ -471,16 +469,15 @@ impl Runner {
                     r.evals_stored = ne;
                     r.state = PointState::Stored;
                     r.failure = None;
-                    println!(
-                        "[{}/{n}] {} · {}: stored {} row{} (ready after {:.1} s, {:.1} s in all)",
+                    stored_line = Some(format!(
+                        "[{}/{n}] {}: stored {} row{} (ready after {:.1} s, {:.1} s in all)",
                         a.idx + 1,
-                        p.id,
                         p.label(),
                         np + ne,
                         if np + ne == 1 { "" } else { "s" },
                         r.ready_after_s.unwrap_or(0.0),
                         r.wall_s
-                    );
+                    ));
                 } else {
                     // the job failed: triage its own log
                     let tri = triage_log(&a.handle.log, r.retries)?;
@@ -503,18 +500,12 @@ impl Runner {
                         // cancelled from outside (scancel / --cancel)
                         r.state = PointState::Interrupted;
                         r.failure = Some(info);
-                        println!(
-                            "[{}/{n}] {} · {}: cancelled ({how})",
-                            a.idx + 1,
-                            p.id,
-                            p.label()
-                        );
+                        println!("[{}/{n}] {}: cancelled ({how})", a.idx + 1, p.label());
                     } else if should_retry(&tri, r.retries, self.opts.max_retries) {
                         r.retries += 1;
                         println!(
-                            "[{}/{n}] {} · {}: attempt {} failed: {}; transient: infrastructure retry {}/{} (no repair consumed)",
+                            "[{}/{n}] {}: attempt {} failed: {}; transient: infrastructure retry {}/{} (no repair consumed)",
                             a.idx + 1,
-                            p.id,
                             p.label(),
                             a.spec.attempt,
                             info.summary,
@@ -528,9 +519,8 @@ impl Runner {
                     } else {
                         r.state = PointState::Failed;
                         println!(
-                            "[{}/{n}] {} · {}: failed ({how}): {}; {}; log {}",
+                            "[{}/{n}] {}: failed ({how}): {}; {}; log {}",
                             a.idx + 1,
-                            p.id,
                             p.label(),
                             info.summary,
                             if tri.deterministic {
@@ -549,6 +539,10 @@ impl Runner {
                     }
                 }
                 state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
+                // said only once it is on disk (a kill right after the line loses nothing)
+                if let Some(l) = stored_line {
+                    println!("{l}");
+                }
                 results[a.idx] = Some(r);
             }
             if !active.is_empty() {

@@ -76,6 +76,8 @@ enum Command {
     /// InferenceX result tools (process-result: raw result → agg row, byte-identical).
     #[command(subcommand)]
     Metrics(cmd::metrics::Command),
+    /// Run catalog points from their recipes (local engines or Slurm jobs; --simulate).
+    Run(cmd::run::Args),
 }
 
 /// Exit status when the reader of stdout or stderr went away (`servebench runs --json | head`):
@@ -156,6 +158,7 @@ fn main() -> ExitCode {
         Command::Matrix(a) => cmd::matrix::run(a),
         Command::Changelog(c) => cmd::changelog::run(c),
         Command::Metrics(c) => cmd::metrics::run(c),
+        Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(code) => code,

@@ -15,6 +15,7 @@ pub mod matrix;
 pub mod measure_args;
 pub mod metrics;
 pub mod report;
+pub mod run;
 pub mod runs;
 pub mod sim;
 pub mod sweep;

@@ -1,0 +1,373 @@
+//! `servebench run KEY|GLOB …`: catalog matrix points from recipes to results — each point's
+//! engine started from its recipe (or the embedded simulator with `--simulate`), measured with
+//! servebench's own sweep/eval, torn down; on this machine or one Slurm job per point; failures
+//! triaged, transient ones retried (AUTOMATION.md §5.3). The logic is in `servebench-runner`;
+//! this file parses, wires and prints. Docs: docs/run.md.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context, Result};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use servebench_catalog::matrix::{seq_len_from_str, ScenarioType};
+use servebench_catalog::{Catalog, Runners};
+use servebench_runner::job::MeasureSpec;
+use servebench_runner::{
+    build_plan, EvalSelection, Executor, LocalExecutor, PlanOptions, RunOptions, Runner,
+    SlurmExecutor,
+};
+
+/// Arguments of `servebench run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Catalog config key(s) or fnmatch globs (as `matrix test-config --config-keys`).
+    #[arg(value_name = "KEY|GLOB", required_unless_present_any = ["status", "cancel", "exec_point"])]
+    pub keys: Vec<String>,
+    /// Master config file(s) (InferenceX schema), merged in order.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub catalog: Vec<String>,
+    /// Runner config (labels → runner names); default: runners.yaml next to the first catalog file.
+    #[arg(long, value_name = "FILE")]
+    pub runners: Option<String>,
+    /// Recipes: a flat folder (the scenario's recipes/), InferenceX's repository root or its
+    /// benchmarks/single_node. With --simulate, recipes get $SERVEBENCH_SIM_CMD.
+    #[arg(long, value_name = "DIR")]
+    pub recipes: Option<PathBuf>,
+    /// Keep only these concurrencies.
+    #[arg(long, num_args = 1.., value_name = "N")]
+    pub conc: Option<Vec<i64>>,
+    /// Sequence lengths to include (fixed-seq-len): 1k1k, 8k1k.
+    #[arg(long = "seq-lens", num_args = 1.., value_parser = ["1k1k", "8k1k"])]
+    pub seq_lens: Option<Vec<String>>,
+    /// Scenario type(s): fixed-seq-len, agentic-coding.
+    #[arg(long, num_args = 1.., value_parser = ["fixed-seq-len", "agentic-coding"])]
+    pub scenario: Option<Vec<String>>,
+    /// No eval jobs (throughput points only).
+    #[arg(long, conflicts_with = "evals_only")]
+    pub no_evals: bool,
+    /// Only the eval jobs.
+    #[arg(long)]
+    pub evals_only: bool,
+    /// Where points run: local (this machine, one at a time) or slurm (one job per point).
+    #[arg(long, value_parser = ["local", "slurm"], default_value = "local")]
+    pub executor: String,
+    /// Slurm partition.
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// Slurm time limit per job, minutes.
+    #[arg(long, value_name = "MIN")]
+    pub time_limit: Option<u32>,
+    /// Each point's engine is the embedded simulator (GPU from the runner, model, TP).
+    #[arg(long)]
+    pub simulate: bool,
+    /// Simulator model preset (default: matched from the catalog model, else qwen3-8b).
+    #[arg(long, value_name = "PRESET", requires = "simulate")]
+    pub sim_model: Option<String>,
+    /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run directory (default servebench-out/run-<UTC time>); an existing one is resumed.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Infrastructure retries per point for transient failures (0..=2, AUTOMATION.md §5.3).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub max_retries: u32,
+    /// Measured prompts per point (default 10 × conc).
+    #[arg(long, value_name = "N")]
+    pub num_prompts: Option<u32>,
+    /// Warmup requests per point (default 2 × conc).
+    #[arg(long, value_name = "N")]
+    pub warmups: Option<u32>,
+    /// Measured ISL override, tokens (agentic points: the fixed-sequence stand-in, default 1024).
+    #[arg(long, value_name = "TOKENS")]
+    pub isl: Option<u32>,
+    /// Measured OSL override, tokens.
+    #[arg(long, value_name = "TOKENS")]
+    pub osl: Option<u32>,
+    /// Eval jobs: only the first N GSM8K documents.
+    #[arg(long, value_name = "N")]
+    pub eval_limit: Option<u32>,
+    /// Readiness bound per engine, seconds.
+    #[arg(long, value_name = "S", default_value_t = 600.0)]
+    pub ready_timeout: f64,
+    /// Measurement bound per point, seconds.
+    #[arg(long, value_name = "S", default_value_t = 7200.0)]
+    pub measure_timeout: f64,
+    /// Write the attempt comment (AUTOMATION.md §5.6) against this baseline (file or run id).
+    #[arg(long, value_name = "FILE|RUN")]
+    pub baseline: Option<String>,
+    /// Image provenance for the attempt comment's Change line (images.json shape).
+    #[arg(long, value_name = "FILE", requires = "baseline")]
+    pub change: Option<PathBuf>,
+    /// Results store.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SERVEBENCH_DB",
+        default_value = "servebench.db"
+    )]
+    pub db: PathBuf,
+    /// Show a run's jobs, their state and their logs.
+    #[arg(long, value_name = "RUN", conflicts_with = "cancel")]
+    pub status: Option<PathBuf>,
+    /// Cancel a run's jobs (scancel / process-group teardown).
+    #[arg(long, value_name = "RUN")]
+    pub cancel: Option<PathBuf>,
+    /// Internal: run one job (the body of a job script).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub exec_point: Option<PathBuf>,
+}
+
+/// Runs `servebench run`.
+pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(spec) = &args.exec_point {
+        let spec = servebench_runner::job::read_spec(spec)?;
+        let log = std::env::var_os("SERVEBENCH_JOB_LOG")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| spec.dir.join("job.log"));
+        let st = servebench_runner::job::run_job(&spec, Some(&log))?;
+        return Ok(ExitCode::from(if st.ok {
+            0
+        } else if st.interrupted {
+            130
+        } else {
+            1
+        }));
+    }
+    if let Some(dir) = &args.status {
+        let mut t = table(&["Point", "Job", "State", "Log"]);
+        for (id, job, st, log) in servebench_runner::run::status_lines(dir)? {
+            t.add_row(vec![id, job, st, log.display().to_string()]);
+        }
+        println!("{t}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(dir) = &args.cancel {
+        for l in servebench_runner::run::cancel_run(dir)? {
+            println!("{l}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.max_retries > servebench_triage::MAX_INFRA_RETRIES_PER_ATTEMPT {
+        bail!(
+            "--max-retries {}: at most {} infrastructure retries per attempt (AUTOMATION.md §5.3)",
+            args.max_retries,
+            servebench_triage::MAX_INFRA_RETRIES_PER_ATTEMPT
+        );
+    }
+    if args.catalog.is_empty() {
+        bail!(
+            "--catalog FILE… is needed (the master config files holding {})",
+            args.keys.join(" ")
+        );
+    }
+    let catalog = Catalog::load(&args.catalog)?;
+    let runners_file = args.runners.clone().unwrap_or_else(|| {
+        Path::new(&args.catalog[0])
+            .with_file_name("runners.yaml")
+            .display()
+            .to_string()
+    });
+    let runners = Runners::load(&runners_file).with_context(|| "--runners")?;
+    let plan = build_plan(
+        &catalog,
+        &runners,
+        &PlanOptions {
+            keys: args.keys.clone(),
+            conc: args.conc.clone(),
+            seq_lens: args
+                .seq_lens
+                .as_ref()
+                .map(|v| v.iter().filter_map(|s| seq_len_from_str(s)).collect()),
+            scenario: args
+                .scenario
+                .as_ref()
+                .map(|v| v.iter().filter_map(|s| ScenarioType::parse(s)).collect()),
+            evals: if args.no_evals {
+                EvalSelection::None
+            } else if args.evals_only {
+                EvalSelection::Only
+            } else {
+                EvalSelection::Default
+            },
+            runner_node_filter: None,
+        },
+    )?;
+    let gsm8k = std::env::var_os("SERVEBENCH_GSM8K_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("SERVEBENCH_SHARED").map(|s| PathBuf::from(s).join("data/gsm8k"))
+        })
+        .or_else(|| Some(PathBuf::from("../shared/data/gsm8k")))
+        .filter(|p| p.is_dir())
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("servebench-out").join(format!(
+            "run-{}",
+            chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
+        ))
+    });
+    let out = std::path::absolute(&out).with_context(|| format!("--out {}", out.display()))?;
+    let opts = RunOptions {
+        out,
+        db: args.db.clone(),
+        exe: std::env::current_exe().context("cannot locate the servebench binary")?,
+        recipes: args.recipes.clone(),
+        simulate: args.simulate,
+        sim_model: args.sim_model.clone(),
+        runner_nodes: runners
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<HashMap<_, _>>(),
+        partition: args.partition.clone(),
+        time_limit_min: args.time_limit,
+        max_retries: args.max_retries,
+        measure: MeasureSpec {
+            num_prompts: args.num_prompts,
+            warmups: args.warmups,
+            isl: args.isl,
+            osl: args.osl,
+            eval_limit: args.eval_limit,
+            eval_max_tokens: None,
+            gsm8k_dir: gsm8k,
+        },
+        ready_timeout_s: args.ready_timeout,
+        teardown_grace_s: 10.0,
+        measure_timeout_s: args.measure_timeout,
+    };
+    let exec: Box<dyn Executor> = match args.executor.as_str() {
+        "slurm" => Box::new(SlurmExecutor::default()),
+        _ => Box::new(LocalExecutor::new()),
+    };
+    let mut runner = Runner::new(opts.clone(), exec);
+    if args.dry_run {
+        print!("{}", servebench_runner::dryrun::plan_text(&runner, &plan)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "servebench run: {} point(s) of {} · executor {}{} · out {}",
+        plan.len(),
+        args.keys.join(" "),
+        args.executor,
+        if args.simulate {
+            " · simulated engines"
+        } else {
+            ""
+        },
+        opts.out.display()
+    );
+    let s = runner.run(plan.clone())?;
+    let mut t = table(&[
+        "Point",
+        "State",
+        "Attempts",
+        "Retries",
+        "Ready s",
+        "Rows",
+        "First error",
+    ]);
+    for r in &s.results {
+        let f = r.failure.as_ref().map(|f| f.summary.as_str()).unwrap_or("");
+        let first: String = f.chars().take(100).collect();
+        let ready = r.ready_after_s.map(|x| format!("{x:.1}"));
+        t.add_row(vec![
+            r.label.clone(),
+            r.state.as_str().to_string(),
+            r.attempts.to_string(),
+            r.retries.to_string(),
+            ready.unwrap_or_else(|| "-".into()),
+            (r.points_stored + r.evals_stored).to_string(),
+            first,
+        ]);
+    }
+    println!("{t}");
+    println!(
+        "status {} · phase {} · outcome {} · repairs {} · infrastructure retries {}",
+        s.status,
+        s.phase,
+        s.outcome.as_deref().unwrap_or("-"),
+        s.repairs_used,
+        s.infra_retries
+    );
+    match s.store_run {
+        Some(id) => println!("store run: {id} ({})", s.db.display()),
+        None => println!("store run: none (no point was stored)"),
+    }
+    if let (Some(b), false) = (&args.baseline, s.interrupted) {
+        let path = s.dir.join("attempt.md");
+        write_attempt(&args, b, &s, &plan[0].image, &path)?;
+        println!("attempt comment: {}", path.display());
+    }
+    println!(
+        "results: {} (run.json, points/<point>/attempt-<n>/job.log)",
+        s.dir.display()
+    );
+    Ok(if s.interrupted {
+        ExitCode::from(130)
+    } else if s.status == "passed" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(header.to_vec());
+    t
+}
+
+/// The attempt comment from what ran: the stored run (compared with the baseline) when a point
+/// was stored, else the failed jobs' logs (triaged), through `servebench attempt`.
+fn write_attempt(
+    args: &Args,
+    baseline: &str,
+    s: &servebench_runner::RunSummary,
+    image: &str,
+    out: &Path,
+) -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut a: Vec<String> = vec!["attempt".into(), "--baseline".into(), baseline.into()];
+    match s.store_run {
+        Some(id) => a.extend(["--candidate".into(), id.to_string()]),
+        None => {
+            a.push("--logs".into());
+            for r in &s.results {
+                if let Some(l) = r.logs.last() {
+                    a.push(l.display().to_string());
+                }
+            }
+        }
+    }
+    a.extend([
+        "--db".into(),
+        s.db.display().to_string(),
+        "--image".into(),
+        image.into(),
+    ]);
+    a.extend([
+        "--run-id".into(),
+        s.name.clone(),
+        "--repairs-used".into(),
+        "0".into(),
+    ]);
+    if let Some(c) = &args.change {
+        a.extend(["--change".into(), c.display().to_string()]);
+    }
+    a.extend(["-o".into(), out.display().to_string()]);
+    let o = std::process::Command::new(&exe)
+        .args(&a)
+        .env("NO_COLOR", "1")
+        .output()
+        .with_context(|| format!("{}: cannot run `servebench attempt`", exe.display()))?;
+    if !o.status.success() {
+        return Err(anyhow!(
+            "servebench attempt: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(())
+}

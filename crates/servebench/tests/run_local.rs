@@ -1,0 +1,247 @@
+//! `servebench run --executor local --simulate` with recipes written for the test: a transient
+//! failure (the engine killed once from outside mid-point) is retried and then stored; a
+//! deterministic one (a removed engine flag) is not retried; a run killed with SIGKILL resumes
+//! and skips the points already stored. No external service needed.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+const KEY: &str = "tiny-bf16-h200-vllm";
+
+/// A catalog with one fixed-seq-len config (1k1k, conc 1 and 2) on runner `h200`.
+fn catalog(d: &Path) {
+    std::fs::write(
+        d.join("master.yaml"),
+        format!(
+            "{KEY}:\n  image: vllm/vllm-openai:v0.99.0\n  model: Qwen/Qwen3-8B\n  model-prefix: tiny\n  runner: h200\n  precision: bf16\n  framework: vllm\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - {{ tp: 1, conc-list: [1, 2] }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("runners.yaml"),
+        "labels:\n  h200:\n    - h200-local_00\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("recipes")).unwrap();
+}
+
+fn recipe(d: &Path, body: &str) {
+    std::fs::write(d.join("recipes/tiny_bf16_h200_vllm.sh"), body).unwrap();
+}
+
+fn sb(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .env_remove("SERVEBENCH_DB")
+        .env(
+            "SERVEBENCH_GSM8K_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
+        )
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn result(d: &Path, run: &str, conc: u32) -> serde_json::Value {
+    let p = d.join(format!(
+        "{run}/points/{KEY}_1k1k_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-none_conc{conc}/result.json"
+    ));
+    serde_json::from_str(
+        &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
+}
+
+#[test]
+fn engine_killed_once_mid_point_is_retried_then_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    catalog(d);
+    // first attempt: SIGKILL the engine 2 s after it started (mid-measurement); then run clean
+    recipe(
+        d,
+        r#"#!/usr/bin/env bash
+mark="$(dirname "$0")/killed-once"
+if [ ! -e "$mark" ]; then
+  touch "$mark"
+  ( sleep 2; kill -9 $$ ) &
+fi
+exec $SERVEBENCH_SIM_CMD
+"#,
+    );
+    let (rc, out, err) = sb(
+        d,
+        &[
+            "run",
+            KEY,
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--simulate",
+            "--conc",
+            "1",
+            "--no-evals",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+            "--num-prompts",
+            "6",
+            "--warmups",
+            "0",
+            "--isl",
+            "128",
+            "--osl",
+            "512",
+        ],
+    );
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(out.contains("engine_killed_externally"), "{out}");
+    assert!(
+        out.contains("transient: infrastructure retry 1/2 (no repair consumed)"),
+        "{out}"
+    );
+    assert!(out.contains(": stored 1 row"), "{out}");
+    assert!(out.contains("infrastructure retries 1"), "{out}");
+    let r = result(d, "r", 1);
+    assert_eq!(r["state"], "stored");
+    assert_eq!(r["attempts"], 2);
+    assert_eq!(r["retries"], 1);
+    assert_eq!(r["retried"][0]["category"], "engine_killed_externally");
+    // the failed attempt's log is kept
+    let log1 = std::fs::read_to_string(d.join(format!(
+        "r/points/{KEY}_1k1k_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-none_conc1/attempt-1/job.log"
+    )))
+    .unwrap();
+    assert!(
+        log1.contains("killed by signal 9 (SIGKILL) from outside"),
+        "{log1}"
+    );
+}
+
+#[test]
+fn deterministic_failure_is_not_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    catalog(d);
+    recipe(
+        d,
+        "#!/usr/bin/env bash\necho 'api_server.py: error: unrecognized arguments: --cuda-graph-max-bs 64' >&2\nexit 2\n",
+    );
+    let (rc, out, err) = sb(
+        d,
+        &[
+            "run",
+            KEY,
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--simulate",
+            "--no-evals",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+        ],
+    );
+    assert_eq!(rc, 1, "{out}\n{err}");
+    assert_eq!(
+        out.matches("deterministic: not retried").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("infrastructure retries 0"), "{out}");
+    for c in [1, 2] {
+        let r = result(d, "r", c);
+        assert_eq!(r["state"], "failed");
+        assert_eq!(r["attempts"], 1);
+        assert_eq!(r["failure"]["deterministic"], true);
+        assert!(r["failure"]["first_error"]
+            .as_str()
+            .unwrap()
+            .contains("unrecognized arguments: --cuda-graph-max-bs"));
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_skipping_stored_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    catalog(d);
+    let args = [
+        "run",
+        KEY,
+        "--catalog",
+        "master.yaml",
+        "--simulate",
+        "--no-evals",
+        "--out",
+        "r",
+        "--db",
+        "s.db",
+        "--num-prompts",
+        "4",
+        "--warmups",
+        "0",
+        "--isl",
+        "128",
+        "--osl",
+        "256",
+    ];
+    let mut child = Command::new(BIN)
+        .current_dir(d)
+        .args(args)
+        .env_remove("SERVEBENCH_DB")
+        .env(
+            "SERVEBENCH_GSM8K_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // SIGKILL the run as soon as the first point is stored
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let t0 = Instant::now();
+    loop {
+        let l = lines
+            .next()
+            .expect("run ended before storing a point")
+            .unwrap();
+        if l.contains("conc 1: stored") {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no point stored in 120 s"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // the job of the second point may still be running: its engine must not outlive it long
+    std::thread::sleep(Duration::from_millis(500));
+    let (rc, out, err) = sb(d, &args);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(out.contains("resuming run r"), "{out}");
+    assert!(out.contains("conc 1: already stored, skipped"), "{out}");
+    assert!(out.contains("conc 2: stored 1 row"), "{out}");
+    let (rc, runs, _) = sb(d, &["runs", "--db", "s.db", "--json"]);
+    assert_eq!(rc, 0);
+    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    assert_eq!(
+        runs.as_array().unwrap().len(),
+        1,
+        "one store run for the whole run: {runs}"
+    );
+    assert_eq!(runs[0]["n_points"], 2, "{runs}");
+}

@@ -1,0 +1,292 @@
+//! `servebench run --executor slurm --simulate` on the real one-node Slurm cluster
+//! (scripts/services/slurm.sh): the scenario of PRODUCT.md end to end — bump → one Slurm job
+//! per point of the config (4 throughput points + the GSM8K eval job) → rows stored →
+//! compared with the frozen baseline → attempt comment — and the same with a launcher recipe
+//! that fails the way the scenario's logs do (MODEL_PATH not set, exit 1): triaged
+//! `readiness-blocked`, deterministic, no retry spent.
+//!
+//! Skipped when Slurm is absent, unless SERVEBENCH_REQUIRE_SERVICES=1 (then it fails).
+
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+const CHANGELOG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/inferencex/perf-changelog.yaml"
+);
+const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
+const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
+
+fn slurm_up() -> bool {
+    let ok = Command::new("sinfo")
+        .args(["-h", "-o", "%T"])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if !ok && std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+        panic!("Slurm is not running (start it with scripts/services/slurm.sh)");
+    }
+    if !ok {
+        eprintln!("skipped: Slurm is not running (scripts/services/slurm.sh)");
+    }
+    ok
+}
+
+fn sb(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .env_remove("SERVEBENCH_DB")
+        .env(
+            "SERVEBENCH_GSM8K_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
+        )
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn copy_rw(from: &str, to: &Path) {
+    let text = std::fs::read(from).unwrap();
+    std::fs::write(to, text).unwrap();
+}
+
+/// A temp dir with copies of the scenario's catalog, runners, recipe and change log.
+fn scenario_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("recipes")).unwrap();
+    copy_rw(&format!("{SCEN}/master.yaml"), &d.join("master.yaml"));
+    copy_rw(&format!("{SCEN}/runners.yaml"), &d.join("runners.yaml"));
+    copy_rw(
+        &format!("{SCEN}/recipes/{RECIPE}"),
+        &d.join("recipes").join(RECIPE),
+    );
+    copy_rw(CHANGELOG, &d.join("perf-changelog.yaml"));
+    dir
+}
+
+fn runs_json(dir: &Path) -> serde_json::Value {
+    let (rc, out, err) = sb(dir, &["runs", "--db", "s.db", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn scenario_end_to_end_on_slurm_with_simulated_engines() {
+    if !slurm_up() {
+        return;
+    }
+    let dir = scenario_copy();
+    let d = dir.path();
+    let images = format!("{SCEN}/images.json");
+    let (rc, _, err) = sb(
+        d,
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--changelog",
+            "perf-changelog.yaml",
+            "--provenance",
+            &images,
+        ],
+    );
+    assert_eq!(rc, 0, "bump: {err}");
+    let baseline = format!("{SCEN}/baseline.json");
+    let args = [
+        "run",
+        KEY,
+        "--catalog",
+        "master.yaml",
+        "--executor",
+        "slurm",
+        "--simulate",
+        "--out",
+        "run1",
+        "--db",
+        "s.db",
+        "--num-prompts",
+        "2",
+        "--warmups",
+        "0",
+        "--isl",
+        "128",
+        "--osl",
+        "16",
+        "--eval-limit",
+        "8",
+        "--baseline",
+        &baseline,
+        "--change",
+        &images,
+    ];
+    // the plan first: every point, its GPUs, the job script
+    let (rc, plan, err) = sb(d, &[&args[..], &["--dry-run"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(plan.matches("#SBATCH --gpus=1").count(), 5, "{plan}");
+    assert!(plan.contains("eval: yes (gsm8k, eval-only job)"), "{plan}");
+    assert!(
+        plan.contains("servebench sim --gpu b200 --model qwen3-8b --tp 1"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("image lmsysorg/sglang:v0.5.20-cu130")
+            || plan.contains("lmsysorg/sglang:v0.5.20-cu130"),
+        "{plan}"
+    );
+    assert!(
+        !d.join("run1/run.json").exists(),
+        "--dry-run must not start anything"
+    );
+
+    let (rc, out, err) = sb(d, &args);
+    assert_eq!(rc, 0, "run failed:\n{out}\n{err}");
+    // one Slurm job per point, each stored
+    assert_eq!(out.matches("started (slurm job").count(), 5, "{out}");
+    assert_eq!(out.matches(": stored ").count(), 5, "{out}");
+    for c in ["conc1", "conc4", "conc8", "conc16"] {
+        let log = d.join(format!("run1/points/{KEY}_agentic_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-mtp_{c}/attempt-1/job.log"));
+        let text =
+            std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+        assert!(text.contains("Runner name: 'b200-nscale-slurm_0"), "{text}");
+        assert!(
+            text.contains("GPUs: CUDA_VISIBLE_DEVICES="),
+            "Slurm gave the job a GPU: {text}"
+        );
+        assert!(
+            text.contains("engine process group") && text.contains("torn down"),
+            "{text}"
+        );
+    }
+    // stored: 4 points + 1 eval row in one run, marked simulated
+    let runs = runs_json(d);
+    let run = &runs[0];
+    assert_eq!(run["n_points"], 4, "{run}");
+    assert_eq!(run["n_evals"], 1, "{run}");
+    assert_eq!(run["status"], "ok", "{run}");
+    assert!(
+        run["meta"]["endpoint"]
+            .as_str()
+            .unwrap()
+            .starts_with("embedded simulator: simulated 1× B200"),
+        "{run}"
+    );
+    assert_eq!(run["meta"]["image"], "lmsysorg/sglang:v0.5.20-cu130");
+    // compared with the baseline, in the attempt comment
+    let md = std::fs::read_to_string(d.join("run1/attempt.md")).unwrap();
+    assert!(md.starts_with("**Initial attempt · "), "{md}");
+    assert!(md.contains("simulated"), "{md}");
+    assert!(md.contains("gsm8k"), "{md}");
+    for c in ["c1", "c4", "c8", "c16"] {
+        let row = format!("| 128/16 · TP1/EP1 · {c} (candidate only) |");
+        assert!(md.contains(&row), "row {row} missing:\n{md}");
+    }
+    // the eval job's score (8 documents), next to the baseline's 1,319
+    assert!(md.contains("| 8 |"), "{md}");
+    // status of the run: every job, its state, its log
+    let (rc, st, err) = sb(d, &["run", "--status", "run1"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(st.matches("stored after 1 attempt(s)").count(), 5, "{st}");
+    assert_eq!(st.matches("slurm ").count(), 5, "{st}");
+    // a second invocation resumes: nothing left to run
+    let (rc, out, err) = sb(d, &args);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert_eq!(out.matches("already stored, skipped").count(), 5, "{out}");
+    assert_eq!(out.matches("started (slurm job").count(), 0, "{out}");
+}
+
+#[test]
+fn launcher_without_model_path_is_readiness_blocked_and_not_retried() {
+    if !slurm_up() {
+        return;
+    }
+    let dir = scenario_copy();
+    let d = dir.path();
+    // a launcher-shaped recipe that fails like the scenario's logs/agentic-c1.log
+    std::fs::write(
+        d.join("recipes").join(RECIPE),
+        r#"#!/usr/bin/env bash
+echo "Run bash ./runners/launch_b200-nscale-slurm.sh"
+echo "+ RUNNER_NAME=$RUNNER_NAME"
+echo "+ IMAGE=$IMAGE"
+echo "+ check_env_vars MODEL_PATH"
+if [ -z "${MODEL_PATH:-}" ]; then
+  echo "Error: The following required environment variables are not set:"
+  echo "  - MODEL_PATH"
+  echo "+ exit 1"
+  exit 1
+fi
+exec $SERVEBENCH_SIM_CMD
+"#,
+    )
+    .unwrap();
+    let baseline = format!("{SCEN}/baseline.json");
+    let images = format!("{SCEN}/images.json");
+    let (rc, out, err) = sb(
+        d,
+        &[
+            "run",
+            KEY,
+            "--catalog",
+            "master.yaml",
+            "--executor",
+            "slurm",
+            "--simulate",
+            "--recipes",
+            "recipes",
+            "--out",
+            "run2",
+            "--db",
+            "s.db",
+            "--baseline",
+            &baseline,
+            "--change",
+            &images,
+        ],
+    );
+    assert_eq!(rc, 1, "{out}\n{err}");
+    assert_eq!(out.matches("started (slurm job").count(), 5, "{out}");
+    assert_eq!(
+        out.matches("deterministic: not retried").count(),
+        5,
+        "{out}"
+    );
+    assert!(
+        !out.contains("infrastructure retry 1"),
+        "no retry spent: {out}"
+    );
+    assert!(out.contains("outcome readiness-blocked"), "{out}");
+    assert!(out.contains("infrastructure retries 0"), "{out}");
+    assert!(out.contains("store run: none"), "{out}");
+    // every point has exactly one attempt, its log kept
+    for e in std::fs::read_dir(d.join("run2/points")).unwrap() {
+        let p = e.unwrap().path();
+        assert!(p.join("attempt-1/job.log").is_file());
+        assert!(!p.join("attempt-2").exists(), "{} was retried", p.display());
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(p.join("result.json")).unwrap()).unwrap();
+        assert_eq!(r["state"], "failed");
+        assert_eq!(r["failure"]["category"], "missing_env_var");
+        assert_eq!(r["failure"]["layer"], "launcher");
+        assert_eq!(r["failure"]["outcome"], "readiness-blocked");
+        assert_eq!(r["failure"]["deterministic"], true);
+    }
+    // the attempt comment from the logs of what ran
+    let md = std::fs::read_to_string(d.join("run2/attempt.md")).unwrap();
+    assert!(md.starts_with("**Initial attempt · Failed**"), "{md}");
+    assert!(md.contains("MODEL_PATH"), "{md}");
+    assert!(md.contains("readiness-blocked"), "{md}");
+    assert!(md.contains("<details>"), "{md}");
+}
