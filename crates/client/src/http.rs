@@ -795,16 +795,8 @@ impl Default for CancelToken {
     }
 }
 
-/// The former name of [`CancelToken`] (same type).
+/// The short name of [`CancelToken`] used by the driver and executors (the same type).
 pub type Cancel = CancelToken;
-/// The former name of the sending side (same type as [`CancelToken`]).
-pub type CancelHandle = CancelToken;
-
-/// A token and a clone of it (the former sender/receiver pair; both are the same token).
-pub fn cancel_pair() -> (CancelHandle, Cancel) {
-    let t = CancelToken::new();
-    (t.clone(), t)
-}
 
 impl CancelToken {
     /// A new token, not cancelled.
@@ -829,7 +821,7 @@ impl CancelToken {
         // the sender lives as long as `self`: `wait_for` cannot fail while we wait
         let _ = rx.wait_for(|v| *v).await;
     }
-    /// [`CancelToken::cancelled`] (the former receiver's name).
+    /// [`CancelToken::cancelled`] (the name the driver's `select!`s use).
     pub async fn wait(&mut self) {
         self.cancelled().await
     }
@@ -1212,30 +1204,6 @@ pub async fn simple_request(
     tokio::time::timeout(timeout, fut)
         .await
         .map_err(|_| anyhow::anyhow!("{}{path}: no response within {timeout:?}", ep.base_url))?
-}
-
-/// Waits until `GET /health` or `GET /v1/models` answers 200, polling every 500 ms, for at most
-/// `max_wait`. Errors with one line naming the URL and the last problem seen.
-pub async fn wait_ready(ep: &Endpoint, max_wait: Duration) -> anyhow::Result<()> {
-    let start = Instant::now();
-    let mut last = String::from("no answer");
-    loop {
-        for p in ["/health", "/v1/models"] {
-            match simple_request(ep, http::Method::GET, p, None, Duration::from_secs(5)).await {
-                Ok(r) if r.status == 200 => return Ok(()),
-                Ok(r) => last = format!("{p} answered HTTP {}", r.status),
-                Err(e) => last = format!("{e:#}"),
-            }
-        }
-        if start.elapsed() >= max_wait {
-            anyhow::bail!(
-                "endpoint {} is not ready after {:.0} s (checked /health and /v1/models): {last}",
-                ep.base_url,
-                max_wait.as_secs_f64()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }
 
 #[cfg(test)]

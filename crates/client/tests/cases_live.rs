@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
 use servebench_client::{
-    cancel_pair, run_phase, Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine,
+    run_phase, Api, BodyBuilder, Cancel, CancelToken, ClientCtx, Clock, Compat, Endpoint, Engine,
     Load, OutputSource, Phase, RequestRecord,
 };
 use servebench_workload::{DatasetSource, Prompt, RequestSpec};
@@ -509,7 +509,8 @@ async fn timeout_connect_failure_and_cancel() {
     assert!(r.error.as_deref().unwrap().contains(&dead), "{:?}", r.error);
 
     // Ctrl-C: in-flight requests are recorded as cancelled, no new ones start
-    let (h, cancel) = cancel_pair();
+    let cancel = CancelToken::new();
+    let h = cancel.clone();
     let c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
     let specs: Vec<RequestSpec> = (0..10).map(|i| spec(i, 1)).collect();
     let task = tokio::spawn(run_phase(
