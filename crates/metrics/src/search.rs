@@ -263,7 +263,10 @@ impl SearchResult {
                 "knee: {axis} {} meets the SLO, {} misses it (step {}){}{}",
                 fmt_load(self.axis, k),
                 fmt_load(self.axis, f),
-                self.step.map_or(String::new(), |s| fmt_load(self.axis, s)),
+                self.step.map_or(String::new(), |s| match self.axis {
+                    Axis::Conc => format!("{s:.1}"),
+                    Axis::Rate => format!("{s:.3} req/s"),
+                }),
                 if self.outcome == Outcome::ProbeLimit {
                     "; stopped at the probe limit before the bracket reached one step"
                 } else {

@@ -1,0 +1,521 @@
+//! [`ExtrasObserver`]: goodput, steady window and confidence per sweep point
+//! (docs/measurement.md §12). The point's own files (`result.json`, `agg.json`) are never
+//! changed; everything goes to `summary.json` under `extras` and to a table of its own.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde_json::Value;
+use servebench_client::{read_records, RequestRecord};
+use servebench_metrics::confidence::{
+    is_small_sample, point_bootstrap, t_interval, Ci, NamedCi, DEFAULT_RESAMPLES, SMALL_SAMPLE_MARK,
+};
+use servebench_metrics::goodput::{goodput, Goodput, Slo};
+use servebench_metrics::reasoning::{reasoning_stats, ReasoningStats};
+use servebench_metrics::stats::Stats;
+use servebench_metrics::window::{steady_point, SteadyWindow};
+use servebench_metrics::{compute, PointMetrics, PointOptions};
+use servebench_pipeline::{Observer, PointOutput, SweepSummary};
+
+/// What to compute (each `None`/`false` = off).
+#[derive(Debug, Clone)]
+pub struct ExtrasOptions {
+    /// `--slo`.
+    pub slo: Option<Slo>,
+    /// `--window steady`.
+    pub steady: bool,
+    /// Confidence intervals (on with `--repeats N`, N ≥ 2, or `--ci`).
+    pub confidence: bool,
+    /// Bootstrap seed (the run's `--seed`).
+    pub seed: u64,
+    /// Bootstrap resamples.
+    pub resamples: u32,
+}
+
+impl ExtrasOptions {
+    /// Whether anything is on (otherwise the observer is not added and the output is the
+    /// default one, byte for byte).
+    pub fn any(&self) -> bool {
+        self.slo.is_some() || self.steady || self.confidence
+    }
+
+    /// Defaults: nothing on, seed 0, [`DEFAULT_RESAMPLES`].
+    pub fn off() -> Self {
+        ExtrasOptions {
+            slo: None,
+            steady: false,
+            confidence: false,
+            seed: 0,
+            resamples: DEFAULT_RESAMPLES,
+        }
+    }
+}
+
+/// Steady-state numbers of one point (latencies ms, throughput tok/s/GPU, modelled time).
+#[derive(Debug, Clone, Serialize)]
+pub struct SteadyBlock {
+    /// Window bounds (`start_s`/`end_s` in modelled time) and inside/outside counts.
+    pub window: SteadyWindow,
+    /// `describe()` line.
+    pub line: String,
+    /// TTFT over the inside requests.
+    pub ttft: Stats,
+    /// TPOT over the inside requests.
+    pub tpot: Stats,
+    /// ITL over the inside requests.
+    pub itl: Stats,
+    /// E2EL over the inside requests.
+    pub e2el: Stats,
+    /// Total tok/s/GPU inside the window.
+    pub tput_per_gpu: f64,
+    /// Output tok/s/GPU inside the window.
+    pub output_tput_per_gpu: f64,
+    /// Completions/s inside the window.
+    pub request_throughput: f64,
+}
+
+/// Everything computed for one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointExtras {
+    /// `conc 4` / `conc 4 repeat 2/3`.
+    pub label: String,
+    /// Concurrency.
+    pub conc: u64,
+    /// Repeat (1-based).
+    pub repeat: u32,
+    /// Goodput under `--slo`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Goodput>,
+    /// Steady-state window and its statistics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyBlock>,
+    /// Why there is no steady window (never held, open loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_error: Option<String>,
+    /// Bootstrap intervals within the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bootstrap: Vec<NamedCi>,
+    /// Raw-result keys of percentiles from too few samples (`p99_ttft_ms`, …).
+    pub small_sample: Vec<String>,
+    /// Reasoning / tool-call statistics, when the streams carried them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningStats>,
+    #[serde(skip)]
+    metrics: PointMetrics,
+    #[serde(skip)]
+    num_gpus: f64,
+}
+
+/// t-intervals of one concurrency across its repeats.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepeatCi {
+    /// Concurrency.
+    pub conc: u64,
+    /// Repeats measured.
+    pub repeats: usize,
+    /// Statistic key (`tput_per_gpu`, `median_ttft_ms`, `goodput_rps`, …) → interval.
+    pub intervals: BTreeMap<String, Ci>,
+}
+
+/// The sweep observer (see the crate docs).
+pub struct ExtrasObserver {
+    opts: ExtrasOptions,
+    open_loop: bool,
+    points: Vec<PointExtras>,
+}
+
+impl ExtrasObserver {
+    /// An observer; `open_loop` = the sweep has `--request-rate` (no steady window then).
+    pub fn new(opts: ExtrasOptions, open_loop: bool) -> Self {
+        ExtrasObserver {
+            opts,
+            open_loop,
+            points: Vec::new(),
+        }
+    }
+
+    /// The points computed so far.
+    pub fn points(&self) -> &[PointExtras] {
+        &self.points
+    }
+}
+
+/// The per-GPU divisor (agg row `num_gpus`) and `servebench.time_scale` (raw result) of a point.
+fn gpus_and_scale(p: &PointOutput) -> (f64, f64) {
+    let g = f64::from(p.agg.num_gpus);
+    let ts = p
+        .result
+        .get("servebench")
+        .and_then(|b| b.get("time_scale"))
+        .and_then(Value::as_f64)
+        .unwrap_or(1.0);
+    (g.max(1.0), ts)
+}
+
+/// Raw-result keys of the point's percentiles estimated from too few samples.
+pub fn small_sample_keys(m: &PointMetrics) -> Vec<String> {
+    let mut out = Vec::new();
+    for (metric, s) in [
+        ("ttft", &m.ttft),
+        ("tpot", &m.tpot),
+        ("itl", &m.itl),
+        ("e2el", &m.e2el),
+    ] {
+        for stat in ["median", "p90", "p99", "p99.9"] {
+            if s.n > 0 && is_small_sample(stat, s.n) {
+                out.push(format!("{stat}_{metric}_ms"));
+            }
+        }
+    }
+    out
+}
+
+/// Computes the extras of one point from its records.
+pub fn point_extras(
+    opts: &ExtrasOptions,
+    open_loop: bool,
+    p: &PointOutput,
+    records: &[RequestRecord],
+) -> PointExtras {
+    let (g, ts) = gpus_and_scale(p);
+    let m = &p.metrics;
+    let goodput = opts
+        .slo
+        .as_ref()
+        .map(|slo| goodput(records, slo, m.duration_s, g as u32, ts));
+    let (mut steady, mut steady_error) = (None, None);
+    if opts.steady {
+        if open_loop {
+            steady_error =
+                Some("steady window not defined for an open loop (--request-rate)".into());
+        } else {
+            let po = PointOptions {
+                compat: m.compat,
+                itl_mode: m.itl_mode,
+                phase_window_ns: (0, 0),
+                max_failed_fraction: 0.05,
+                cancelled: false,
+            };
+            let full = compute(records, &po);
+            match steady_point(records, &po, &full, p.spec.conc) {
+                Ok((mut sm, mut w)) => {
+                    sm.rescale_time(ts);
+                    w.start_s *= ts;
+                    w.end_s *= ts;
+                    let line = w.describe(1.0);
+                    steady = Some(SteadyBlock {
+                        line,
+                        ttft: sm.ttft,
+                        tpot: sm.tpot,
+                        itl: sm.itl,
+                        e2el: sm.e2el,
+                        tput_per_gpu: sm.total_token_throughput / g,
+                        output_tput_per_gpu: sm.output_throughput / g,
+                        request_throughput: sm.request_throughput,
+                        window: w,
+                    });
+                }
+                Err(e) => steady_error = Some(e.to_string()),
+            }
+        }
+    }
+    let bootstrap = if opts.confidence {
+        point_bootstrap(records, ts, opts.resamples, opts.seed)
+    } else {
+        Vec::new()
+    };
+    PointExtras {
+        label: p.spec.label(),
+        conc: p.spec.conc,
+        repeat: p.spec.repeat,
+        goodput,
+        steady,
+        steady_error,
+        bootstrap,
+        small_sample: small_sample_keys(m),
+        reasoning: reasoning_stats(records, ts),
+        metrics: m.clone(),
+        num_gpus: g,
+    }
+}
+
+/// t-intervals across the repeats of each concurrency (only concurrencies with ≥ 2 repeats).
+pub fn repeat_intervals(points: &[PointExtras]) -> Vec<RepeatCi> {
+    let mut by_conc: BTreeMap<u64, Vec<&PointExtras>> = BTreeMap::new();
+    for p in points {
+        by_conc.entry(p.conc).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    for (conc, ps) in by_conc {
+        if ps.len() < 2 {
+            continue;
+        }
+        let mut intervals = BTreeMap::new();
+        let mut add = |key: String, f: &dyn Fn(&PointExtras) -> Option<f64>| {
+            let v: Vec<f64> = ps.iter().filter_map(|p| f(p)).collect();
+            if v.len() == ps.len() {
+                if let Some(ci) = t_interval(&v) {
+                    intervals.insert(key, ci);
+                }
+            }
+        };
+        add("tput_per_gpu".into(), &|p| {
+            Some(p.metrics.total_token_throughput / p.num_gpus)
+        });
+        add("output_tput_per_gpu".into(), &|p| {
+            Some(p.metrics.output_throughput / p.num_gpus)
+        });
+        add("request_throughput".into(), &|p| {
+            Some(p.metrics.request_throughput)
+        });
+        for metric in ["ttft", "tpot", "itl", "e2el"] {
+            for stat in ["mean", "median", "p90", "p99"] {
+                add(format!("{stat}_{metric}_ms"), &|p| {
+                    let s = match metric {
+                        "ttft" => &p.metrics.ttft,
+                        "tpot" => &p.metrics.tpot,
+                        "itl" => &p.metrics.itl,
+                        _ => &p.metrics.e2el,
+                    };
+                    s.get(stat)
+                });
+            }
+        }
+        add("goodput_rps".into(), &|p| {
+            p.goodput.as_ref().map(|g| g.goodput_rps)
+        });
+        add("goodput_tput_per_gpu".into(), &|p| {
+            p.goodput.as_ref().map(|g| g.goodput_tput_per_gpu)
+        });
+        out.push(RepeatCi {
+            conc,
+            repeats: ps.len(),
+            intervals,
+        });
+    }
+    out
+}
+
+fn cell(v: Option<f64>, d: usize) -> String {
+    v.filter(|x| x.is_finite())
+        .map_or("-".to_string(), |x| format!("{x:.d$}"))
+}
+
+/// The extras table (one row per point; with repeats, one `± half-width` row per concurrency).
+pub fn render_table(points: &[PointExtras], repeats: &[RepeatCi], stat: &str) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec!["Point".to_string()];
+    let has_slo = points.iter().any(|p| p.goodput.is_some());
+    let has_steady = points
+        .iter()
+        .any(|p| p.steady.is_some() || p.steady_error.is_some());
+    let has_boot = points.iter().any(|p| !p.bootstrap.is_empty());
+    if has_slo {
+        header.extend(
+            [
+                "Goodput req/s",
+                "Attainment %",
+                "Meets SLO",
+                "Goodput tok/s/GPU",
+            ]
+            .map(String::from),
+        );
+    }
+    if has_steady {
+        header.extend([
+            "Steady window s".to_string(),
+            "In/ramp/drain".to_string(),
+            "Steady tok/s/GPU".to_string(),
+            format!("Steady TTFT {stat} ms"),
+            format!("Steady TPOT {stat} ms"),
+        ]);
+    }
+    if has_boot {
+        header.extend([
+            format!("TTFT {stat} ms (95% CI)"),
+            format!("TPOT {stat} ms (95% CI)"),
+        ]);
+    }
+    for p in points {
+        let mut r = vec![p.label.clone()];
+        if has_slo {
+            let g = p.goodput.as_ref();
+            r.push(cell(g.map(|g| g.goodput_rps), 3));
+            r.push(cell(g.and_then(|g| g.attainment_pct), 1));
+            r.push(g.map_or("-".into(), |g| {
+                if g.meets_slo { "yes" } else { "no" }.into()
+            }));
+            r.push(cell(g.map(|g| g.goodput_tput_per_gpu), 1));
+        }
+        if has_steady {
+            match &p.steady {
+                Some(s) => {
+                    r.push(format!("{:.2}–{:.2}", s.window.start_s, s.window.end_s));
+                    r.push(format!(
+                        "{}/{}/{}",
+                        s.window.inside, s.window.outside_rampup, s.window.outside_drain
+                    ));
+                    r.push(cell(Some(s.tput_per_gpu), 1));
+                    r.push(cell(s.ttft.get(stat), 2));
+                    r.push(cell(s.tpot.get(stat), 2));
+                }
+                None => r.extend([
+                    "not held".to_string(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ]),
+            }
+        }
+        if has_boot {
+            for metric in ["ttft", "tpot"] {
+                let key = format!("{stat}_{metric}_ms");
+                let c = p.bootstrap.iter().find(|c| c.key == key);
+                r.push(c.map_or("-".into(), |c| {
+                    let mut s = c.ci.fmt(2);
+                    if c.small_sample {
+                        s.push_str(SMALL_SAMPLE_MARK);
+                    }
+                    s
+                }));
+            }
+        }
+        rows.push(r);
+    }
+    let mut out = String::new();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let v: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}", w = *w))
+            .collect();
+        format!("| {} |\n", v.join(" | "))
+    };
+    out.push_str(&line(&header));
+    out.push_str(&format!(
+        "|{}|\n",
+        widths
+            .iter()
+            .map(|w| "-".repeat(w + 2))
+            .collect::<Vec<_>>()
+            .join("|")
+    ));
+    for r in &rows {
+        out.push_str(&line(r));
+    }
+    for rc in repeats {
+        let get = |k: &str| rc.intervals.get(k).map_or("-".to_string(), |c| c.fmt(2));
+        out.push_str(&format!(
+            "conc {} over {} repeats (t-interval, 95 %): tok/s/GPU {}; TTFT {stat} {} ms; TPOT {stat} {} ms{}\n",
+            rc.conc,
+            rc.repeats,
+            get("tput_per_gpu"),
+            get(&format!("{stat}_ttft_ms")),
+            get(&format!("{stat}_tpot_ms")),
+            rc.intervals
+                .get("goodput_rps")
+                .map_or(String::new(), |c| format!("; goodput {} req/s", c.fmt(3)))
+        ));
+    }
+    let small: Vec<String> = points
+        .iter()
+        .filter(|p| !p.small_sample.is_empty())
+        .map(|p| format!("{}: {}", p.label, p.small_sample.join(", ")))
+        .collect();
+    if !small.is_empty() {
+        out.push_str(&format!(
+            "{SMALL_SAMPLE_MARK} small sample: a pX needs n ≥ 100/(100 − X) samples (p90: 10, p99: 100, p99.9: 1,000); below that it is not a tail estimate — {}\n",
+            small.join("; ")
+        ));
+    }
+    out
+}
+
+fn records_of(dir: &Path) -> Result<Vec<RequestRecord>> {
+    read_records(&dir.join("records.jsonl"))
+}
+
+/// Adds `extras` to `summary.json` (written by the sweep's file observer just before).
+fn add_to_summary(path: &Path, extras: Value) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut v: Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("extras".into(), extras);
+    }
+    std::fs::write(path, serde_json::to_vec_pretty(&v)?)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+impl Observer for ExtrasObserver {
+    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+        let records = records_of(&p.spec.dir)?;
+        let e = point_extras(&self.opts, self.open_loop, p, &records);
+        if let Some(g) = &e.goodput {
+            println!(
+                "  goodput ({}): {}/{} good, attainment {}, {:.3} req/s, {:.1} tok/s/GPU → {}",
+                g.slo,
+                g.good,
+                g.requests,
+                g.attainment_pct
+                    .map_or("null".to_string(), |a| format!("{a:.1} %")),
+                g.goodput_rps,
+                g.goodput_tput_per_gpu,
+                if g.meets_slo {
+                    "meets the SLO"
+                } else {
+                    "misses the SLO"
+                }
+            );
+        }
+        if let Some(s) = &e.steady {
+            println!("  {}", s.line);
+        }
+        if let Some(err) = &e.steady_error {
+            println!("  {err}");
+        }
+        self.points.push(e);
+        Ok(())
+    }
+
+    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<()> {
+        let Some(first) = s.points.first() else {
+            return Ok(());
+        };
+        let out_dir: PathBuf = first
+            .spec
+            .dir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let repeats = repeat_intervals(&self.points);
+        let extras = serde_json::json!({
+            "slo": self.opts.slo.map(|s| s.to_string()),
+            "window": if self.opts.steady { "steady" } else { "full" },
+            "confidence": if self.opts.confidence {
+                serde_json::json!({"level": 0.95, "bootstrap_resamples": self.opts.resamples, "seed": self.opts.seed})
+            } else { Value::Null },
+            "points": self.points,
+            "repeats": repeats,
+        });
+        add_to_summary(&out_dir.join("summary.json"), extras)?;
+        let stat = s.plan.stat.to_string();
+        println!();
+        println!("servebench extras (goodput / steady window / confidence):");
+        print!("{}", render_table(&self.points, &repeats, &stat));
+        Ok(())
+    }
+}

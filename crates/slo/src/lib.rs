@@ -1,0 +1,20 @@
+//! SLO, steady-state and confidence reporting over sweep points, and the SLO search.
+//!
+//! Owns: [`ExtrasObserver`] — an extra [`servebench_pipeline::Observer`] of a sweep that, per
+//! point, reads the point's `records.jsonl` and computes goodput under `--slo`, the steady-state
+//! window (`--window steady`), request-bootstrap confidence intervals and small-sample marks, and
+//! across `--repeats` the t-intervals; it adds them to `summary.json` under `extras` and prints
+//! its own table. [`search::run_search`] — `servebench search`: bisection over real sweep points
+//! (one [`servebench_pipeline::run_sweep`] per probe) for the highest load meeting an SLO.
+//!
+//! Must not know about: command-line parsing, HTTP, engines. The statistics themselves live in
+//! `servebench-metrics` (`goodput`, `window`, `confidence`, `search`); this crate only feeds
+//! them records and writes what they return. Without any of these flags nothing here runs, so
+//! the default sweep output stays byte-identical.
+#![warn(missing_docs)]
+
+pub mod extras;
+pub mod search;
+
+pub use extras::{ExtrasObserver, ExtrasOptions, PointExtras};
+pub use search::{run_search, SearchRequest};
