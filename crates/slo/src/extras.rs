@@ -56,8 +56,15 @@ impl ExtrasOptions {
 /// Steady-state numbers of one point (latencies ms, throughput tok/s/GPU, modelled time).
 #[derive(Debug, Clone, Serialize)]
 pub struct SteadyBlock {
-    /// Window bounds (`start_s`/`end_s` in modelled time) and inside/outside counts.
+    /// Window bounds and inside/outside counts, as measured (wall clock; `*_ns` on the run
+    /// clock).
     pub window: SteadyWindow,
+    /// Window start after the first measured t0, s (modelled time against the simulator).
+    pub start_s: f64,
+    /// Window end after the first measured t0, s (modelled time).
+    pub end_s: f64,
+    /// Window length, s (modelled time).
+    pub duration_s: f64,
     /// `describe()` line.
     pub line: String,
     /// TTFT over the inside requests.
@@ -200,13 +207,13 @@ pub fn point_extras(
             };
             let full = compute(records, &po);
             match steady_point(records, &po, &full, p.spec.conc) {
-                Ok((mut sm, mut w)) => {
+                Ok((mut sm, w)) => {
                     sm.rescale_time(ts);
-                    w.start_s *= ts;
-                    w.end_s *= ts;
-                    let line = w.describe(1.0);
                     steady = Some(SteadyBlock {
-                        line,
+                        line: w.describe(ts),
+                        start_s: w.start_s * ts,
+                        end_s: w.end_s * ts,
+                        duration_s: w.duration_s() * ts,
                         ttft: sm.ttft,
                         tpot: sm.tpot,
                         itl: sm.itl,
@@ -352,7 +359,7 @@ pub fn render_table(points: &[PointExtras], repeats: &[RepeatCi], stat: &str) ->
         if has_steady {
             match &p.steady {
                 Some(s) => {
-                    r.push(format!("{:.2}–{:.2}", s.window.start_s, s.window.end_s));
+                    r.push(format!("{:.2}–{:.2}", s.start_s, s.end_s));
                     r.push(format!(
                         "{}/{}/{}",
                         s.window.inside, s.window.outside_rampup, s.window.outside_drain
