@@ -76,6 +76,9 @@ pub struct GenRequest {
     /// Completions prompt, or the last user message of a chat: the answer-book key and the
     /// seed of the generic text.
     pub prompt_text: String,
+    /// The whole prompt as the engine sees it (completions prompt, or the rendered chat): what
+    /// `--tokenizer` counts and what the prefix cache hashes.
+    pub full_text: String,
     /// Sampling knobs.
     pub params: GenParams,
 }
@@ -378,8 +381,11 @@ pub fn parse_generation(
         param: None,
     })?;
     check_model(m, cfg)?;
-    let (prompt_text, prompt_tokens) = match api {
-        Api::Completions => parse_prompt(m.get("prompt"), cfg.model.vocab)?,
+    let (prompt_text, prompt_tokens, full_text) = match api {
+        Api::Completions => {
+            let (k, n) = parse_prompt(m.get("prompt"), cfg.model.vocab)?;
+            (k.clone(), n, k)
+        }
         Api::Chat => {
             let msgs = parse_messages(m.get("messages"))?;
             let add_gen = opt_bool(m, "add_generation_prompt")?.unwrap_or(true);
@@ -390,7 +396,8 @@ pub fn parse_generation(
                 .find(|(r, _)| r == "user")
                 .map(|(_, c)| c.clone())
                 .unwrap_or_else(|| rendered.clone());
-            (key, text::count_tokens(&rendered))
+            let n = text::count_tokens(&rendered);
+            (key, n, rendered)
         }
     };
     let stream = opt_bool(m, "stream")?.unwrap_or(false);
@@ -519,6 +526,7 @@ pub fn parse_generation(
         include_usage,
         prompt_tokens,
         prompt_text,
+        full_text,
         params: GenParams {
             max_tokens: max,
             min_tokens,

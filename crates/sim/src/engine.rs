@@ -9,10 +9,19 @@
 //! (its KV is dropped and it is recomputed later, vLLM's recompute preemption). A sequence
 //! samples one token when its computed tokens reach `prompt + generated`.
 //!
+//! Prefix caching (vLLM automatic prefix caching, simplified): a sequence may carry the chain
+//! hashes of its prompt's full KV blocks ([`Engine::submit_with_prefix`]). On admission the
+//! leading blocks found in the cache are not prefilled again (at least the last prompt token
+//! is always computed, so the first token is still sampled). When its prefill completes, its
+//! blocks enter the cache. The cache lives in the KV budget: it may hold at most
+//! `kv_blocks − blocks held by running sequences + running sequences' own cached blocks`
+//! blocks, and evicts least-recently-used blocks beyond that, so hits fall under KV pressure.
+//! Counters: prefix-cache queries and hits in tokens (vLLM `prefix_cache_{queries,hits}`).
+//!
 //! The engine knows nothing about wall time, HTTP or text: [`crate::runtime`] drives it in
 //! real time and [`simulate_closed_loop`] drives it in pure virtual time.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use crate::model::{Chunk, EngineConfig, StepCost};
@@ -34,6 +43,48 @@ struct Seq<P> {
     generated: u32,
     computed: u32,
     blocks: u32,
+    /// Chain hashes of the prompt's full KV blocks (empty: no prefix caching).
+    hashes: Vec<u64>,
+}
+
+/// LRU set of cached KV-block hashes.
+#[derive(Default)]
+struct PrefixCache {
+    last_use: HashMap<u64, u64>,
+    by_age: BTreeMap<u64, u64>,
+    tick: u64,
+}
+
+impl PrefixCache {
+    fn touch(&mut self, h: u64) {
+        self.tick += 1;
+        if let Some(old) = self.last_use.insert(h, self.tick) {
+            self.by_age.remove(&old);
+        }
+        self.by_age.insert(self.tick, h);
+    }
+    /// Leading blocks of `hashes` that are cached (touched).
+    fn hit(&mut self, hashes: &[u64]) -> usize {
+        let n = hashes
+            .iter()
+            .take_while(|h| self.last_use.contains_key(h))
+            .count();
+        for &h in &hashes[..n] {
+            self.touch(h);
+        }
+        n
+    }
+    fn evict_to(&mut self, cap: usize) -> u64 {
+        let mut evicted = 0;
+        while self.last_use.len() > cap {
+            let Some((_, h)) = self.by_age.pop_first() else {
+                break;
+            };
+            self.last_use.remove(&h);
+            evicted += 1;
+        }
+        evicted
+    }
 }
 
 /// A token produced by a step.
@@ -75,6 +126,12 @@ pub struct EngineCounters {
     pub finished: u64,
     /// Recompute preemptions.
     pub preemptions: u64,
+    /// Prompt tokens looked up in the prefix cache (sequences submitted with block hashes).
+    pub prefix_cache_queries: u64,
+    /// Prompt tokens found in the prefix cache (not prefilled).
+    pub prefix_cache_hits: u64,
+    /// Cached blocks evicted (LRU).
+    pub prefix_cache_evictions: u64,
 }
 
 /// The scheduler state. `P` is the caller's per-sequence handle (cloned into [`Emit`]).
@@ -87,6 +144,7 @@ pub struct Engine<P> {
     counters: EngineCounters,
     sched: Vec<(usize, u32)>,
     chunks: Vec<Chunk>,
+    cache: PrefixCache,
 }
 
 impl<P: Clone> Engine<P> {
@@ -102,6 +160,7 @@ impl<P: Clone> Engine<P> {
             counters: EngineCounters::default(),
             sched: Vec::new(),
             chunks: Vec::new(),
+            cache: PrefixCache::default(),
         }
     }
 
@@ -116,15 +175,28 @@ impl<P: Clone> Engine<P> {
     }
 
     /// Queues a sequence (FCFS). `spec.output_tokens` is clamped to ≥ 1.
-    pub fn submit(&mut self, payload: P, mut spec: SeqSpec) {
+    pub fn submit(&mut self, payload: P, spec: SeqSpec) {
+        self.submit_with_prefix(payload, spec, Vec::new());
+    }
+
+    /// Queues a sequence whose prompt's full KV blocks have the chain hashes `hashes`
+    /// (`hashes[i]` identifies tokens `0..(i+1)·kv_block_size`), so cached blocks skip prefill.
+    pub fn submit_with_prefix(&mut self, payload: P, mut spec: SeqSpec, mut hashes: Vec<u64>) {
         spec.output_tokens = spec.output_tokens.max(1);
+        hashes.truncate((spec.prompt_tokens / self.cfg.kv_block_size.max(1)) as usize);
         self.waiting.push_back(Seq {
             payload,
             spec,
             generated: 0,
             computed: 0,
             blocks: 0,
+            hashes,
         });
+    }
+
+    /// Blocks currently in the prefix cache.
+    pub fn cached_blocks(&self) -> usize {
+        self.cache.last_use.len()
     }
 
     /// Drops every sequence for which `keep` returns false (cancelled by the client), freeing
@@ -194,6 +266,22 @@ impl<P: Clone> Engine<P> {
         self.counters
     }
 
+    /// Keeps the cache within the KV budget left by running sequences (their own cached
+    /// blocks are the same physical blocks, so they do not count twice).
+    fn evict_cache(&mut self) {
+        if self.cache.last_use.is_empty() {
+            return;
+        }
+        let prefilled_cached: usize = self
+            .running
+            .iter()
+            .filter(|s| s.generated > 0)
+            .map(|s| s.hashes.len())
+            .sum();
+        let cap = (self.free_blocks as usize + prefilled_cached).min(self.cfg.kv_blocks as usize);
+        self.counters.prefix_cache_evictions += self.cache.evict_to(cap);
+    }
+
     fn blocks_for(&self, tokens: u32) -> u32 {
         tokens.div_ceil(self.cfg.kv_block_size)
     }
@@ -250,10 +338,32 @@ impl<P: Clone> Engine<P> {
                 if front.spec.ready_at_s > self.now_s {
                     break;
                 }
+                let fresh = front.computed == 0 && front.generated == 0 && !front.hashes.is_empty();
+                let hit_tokens = if fresh {
+                    let bs = self.cfg.kv_block_size;
+                    let hits = self.cache.hit(&front.hashes) as u32;
+                    (hits * bs).min(front.spec.prompt_tokens.saturating_sub(1))
+                } else {
+                    0
+                };
+                if fresh {
+                    self.counters.prefix_cache_queries += u64::from(front.spec.prompt_tokens);
+                    self.counters.prefix_cache_hits += u64::from(hit_tokens);
+                }
+                let bs = self.cfg.kv_block_size;
+                let front = self.waiting.front_mut().expect("front exists");
+                front.computed = hit_tokens;
                 let want =
                     (front.spec.prompt_tokens + front.generated - front.computed).min(budget);
-                let need = self.blocks_for(front.computed + want);
+                let need = (front.computed + want).div_ceil(bs);
                 if need > self.free_blocks {
+                    // not admitted: undo the hit so the next attempt looks the cache up again
+                    let front = self.waiting.front_mut().expect("front exists");
+                    if fresh {
+                        self.counters.prefix_cache_queries -= u64::from(front.spec.prompt_tokens);
+                        self.counters.prefix_cache_hits -= u64::from(hit_tokens);
+                        front.computed = 0;
+                    }
                     break;
                 }
                 let mut s = self.waiting.pop_front().expect("front exists");
@@ -310,6 +420,9 @@ impl<P: Clone> Engine<P> {
             if s.computed == s.spec.prompt_tokens + s.generated {
                 if s.generated == 0 {
                     self.counters.prompt_tokens += s.spec.prompt_tokens as u64;
+                    for &h in &s.hashes {
+                        self.cache.touch(h);
+                    }
                 }
                 s.generated += 1;
                 self.counters.generation_tokens += 1;
@@ -336,6 +449,7 @@ impl<P: Clone> Engine<P> {
             self.free_blocks += freed;
             self.counters.finished += done;
         }
+        self.evict_cache();
         Some(StepInfo {
             start_s,
             end_s: self.now_s,
@@ -530,6 +644,54 @@ mod tests {
 
     fn cfg(g: &str, m: &str) -> Arc<EngineConfig> {
         Arc::new(EngineConfig::from_presets(g, m, 1).unwrap())
+    }
+
+    fn run_one(e: &mut Engine<u32>, id: u32, prompt: u32, hashes: Vec<u64>) -> f64 {
+        let t0 = e.now_s();
+        e.submit_with_prefix(
+            id,
+            SeqSpec {
+                prompt_tokens: prompt,
+                output_tokens: 1,
+                ready_at_s: t0,
+            },
+            hashes,
+        );
+        let mut out = Vec::new();
+        while e.step(&mut out).is_some() {}
+        e.now_s() - t0
+    }
+
+    #[test]
+    fn prefix_cache_hits_skip_prefill_and_evict_under_pressure() {
+        let mut c = (*cfg("h200", "qwen3-8b")).clone();
+        c.kv_blocks = 64;
+        let bs = c.kv_block_size;
+        let mut e: Engine<u32> = Engine::new(Arc::new(c));
+        let a: Vec<u64> = (1..=40).collect();
+        let cold = run_one(&mut e, 1, 40 * bs, a.clone());
+        let warm = run_one(&mut e, 2, 40 * bs, a.clone());
+        let k = e.counters();
+        assert_eq!(k.prefix_cache_queries, 2 * u64::from(40 * bs));
+        assert_eq!(k.prefix_cache_hits, u64::from(40 * bs - 1));
+        assert!(
+            warm < cold / 2.0,
+            "a cached prompt prefills faster: {warm} vs {cold}"
+        );
+        // a different 60-block prompt needs the budget: most of the cached blocks go (LRU)
+        let b: Vec<u64> = (100..160).collect();
+        run_one(&mut e, 3, 60 * bs, b);
+        assert!(
+            e.counters().prefix_cache_evictions >= 36,
+            "{:?}",
+            e.counters()
+        );
+        let again = run_one(&mut e, 4, 40 * bs, a);
+        assert!(
+            again > warm * 2.0,
+            "after eviction the prompt is prefilled again: {again} vs {warm}"
+        );
+        assert!(e.cached_blocks() <= 64);
     }
 
     #[test]

@@ -63,6 +63,11 @@ pub struct SimOptions {
     pub answers: Option<Arc<dyn AnswerBook>>,
     /// JSONL file, one [`EmissionRecord`] per finished request (created or truncated).
     pub emission_log: Option<PathBuf>,
+    /// The served model's tokenizer (`tokenizer.json` or its directory): prompt tokens (usage,
+    /// context limit, prefix-cache blocks) are counted with it. Without it a prompt token is a
+    /// whitespace-separated word (about 4 characters of English/code text; the chat prompt is
+    /// rendered with a ChatML-style template first).
+    pub tokenizer: Option<PathBuf>,
 }
 
 impl Default for SimOptions {
@@ -79,6 +84,7 @@ impl Default for SimOptions {
             zero_delay: false,
             answers: None,
             emission_log: None,
+            tokenizer: None,
         }
     }
 }
@@ -158,8 +164,13 @@ impl SimServer {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0)
             ^ ((addr.port() as u64) << 48);
+        let tokenizer = match &opts.tokenizer {
+            Some(p) => Some(Arc::new(servebench_workload::LocalTokenizer::from_path(p)?)),
+            None => None,
+        };
         let state = Arc::new(server::AppState {
             cfg: cfg.clone(),
+            tokenizer,
             zero_delay: opts.zero_delay,
             speedup: opts.speedup,
             answers: opts.answers.clone(),
@@ -204,6 +215,18 @@ impl SimServer {
     /// speedup ×N".
     pub fn describe(&self) -> String {
         self.describe.clone()
+    }
+
+    /// How prompt tokens are counted: `tokenizer <path>` or whitespace-separated words; and
+    /// that KV prefix caching is on.
+    pub fn token_counting(&self) -> String {
+        match &self.state.tokenizer {
+            Some(t) => format!(
+                "prompt tokens counted with tokenizer {}; KV prefix caching on",
+                t.path().display()
+            ),
+            None => "prompt tokens counted as whitespace-separated words (no --tokenizer); KV prefix caching on".to_string(),
+        }
     }
 
     /// The resolved engine configuration.

@@ -64,6 +64,8 @@ pub(crate) struct Submission {
     pub output_tokens: u32,
     /// When the HTTP layer received it.
     pub arrival: Instant,
+    /// Chain hashes of the prompt's full KV blocks (prefix caching).
+    pub prefix_hashes: Vec<u64>,
 }
 
 /// Messages to the engine thread.
@@ -81,6 +83,8 @@ pub(crate) struct Stats {
     pub prompt_tokens: AtomicU64,
     pub generation_tokens: AtomicU64,
     pub preemptions: AtomicU64,
+    pub prefix_cache_queries: AtomicU64,
+    pub prefix_cache_hits: AtomicU64,
     pub steps: AtomicU64,
     /// Modelled time, ns.
     pub modelled_ns: AtomicU64,
@@ -123,13 +127,14 @@ pub(crate) fn run_engine(
 
     let submit = |engine: &mut Engine<Arc<ReqShared>>, s: Submission, aw: Instant, av: f64| {
         let vt = av + s.arrival.saturating_duration_since(aw).as_secs_f64() * speedup;
-        engine.submit(
+        engine.submit_with_prefix(
             s.shared,
             SeqSpec {
                 prompt_tokens: s.prompt_tokens,
                 output_tokens: s.output_tokens,
                 ready_at_s: vt + overhead_s,
             },
+            s.prefix_hashes,
         );
     };
 
@@ -196,6 +201,12 @@ pub(crate) fn run_engine(
             .generation_tokens
             .store(c.generation_tokens, Ordering::Relaxed);
         stats.preemptions.store(c.preemptions, Ordering::Relaxed);
+        stats
+            .prefix_cache_queries
+            .store(c.prefix_cache_queries, Ordering::Relaxed);
+        stats
+            .prefix_cache_hits
+            .store(c.prefix_cache_hits, Ordering::Relaxed);
         stats.steps.store(c.steps, Ordering::Relaxed);
         stats
             .modelled_ns

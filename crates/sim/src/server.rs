@@ -39,6 +39,9 @@ const MAX_CONN_BUF: usize = 16 * 1024;
 /// Everything a request handler needs.
 pub(crate) struct AppState {
     pub cfg: Arc<EngineConfig>,
+    /// `--tokenizer`: counts prompt tokens (and hashes their KV blocks) with the model's own
+    /// tokenizer instead of whitespace-separated words.
+    pub tokenizer: Option<Arc<servebench_workload::LocalTokenizer>>,
     pub zero_delay: bool,
     pub speedup: f64,
     pub answers: Option<Arc<dyn AnswerBook>>,
@@ -290,6 +293,73 @@ impl Drop for PendingGuard {
     }
 }
 
+/// Prompt token count and the chain hashes of its full KV blocks (`kv_block_size` tokens).
+/// Tokens are the model tokenizer's ids with `--tokenizer` (then `gr.prompt_tokens` becomes
+/// that count and the context limit is checked again), else whitespace-separated words (the
+/// simulator's own count).
+async fn prompt_blocks(st: &AppState, gr: &mut api::GenRequest) -> Result<Vec<u64>, ApiError> {
+    let bs = st.cfg.kv_block_size.max(1) as usize;
+    let text = std::mem::take(&mut gr.full_text);
+    let (n, hashes) = match st.tokenizer.clone() {
+        Some(tok) => tokio::task::spawn_blocking(move || {
+            let ids = tok.encode(&text).unwrap_or_default();
+            let h = chain_hashes(ids.chunks_exact(bs).map(|c| {
+                let mut x = 0xcbf2_9ce4_8422_2325u64;
+                for &id in c {
+                    x = (x ^ u64::from(id)).wrapping_mul(0x100_0000_01b3);
+                }
+                x
+            }));
+            (ids.len() as u32, h)
+        })
+        .await
+        .unwrap_or((gr.prompt_tokens, Vec::new())),
+        None => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let h = chain_hashes(words.chunks_exact(bs).map(|c| {
+                let mut x = 0xcbf2_9ce4_8422_2325u64;
+                for w in c {
+                    for b in w.bytes().chain([b' ']) {
+                        x = (x ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+                    }
+                }
+                x
+            }));
+            (gr.prompt_tokens, h)
+        }
+    };
+    if st.tokenizer.is_some() {
+        gr.prompt_tokens = n;
+        let limit = st.cfg.max_model_len;
+        if n as u64 + u64::from(gr.params.max_tokens) > u64::from(limit) {
+            return Err(ApiError {
+                status: 400,
+                message: format!(
+                    "This model's maximum context length is {limit} tokens. However, you requested {} tokens ({n} in the messages, {} in the completion).",
+                    n as u64 + u64::from(gr.params.max_tokens),
+                    gr.params.max_tokens
+                ),
+                param: Some("messages".into()),
+            });
+        }
+    }
+    Ok(hashes)
+}
+
+/// h_i = mix(h_{i−1}, block_i): a block's hash identifies its whole prefix.
+fn chain_hashes(blocks: impl Iterator<Item = u64>) -> Vec<u64> {
+    let mut prev = 0x9e37_79b9_7f4a_7c15u64;
+    blocks
+        .map(|b| {
+            prev = (prev ^ b)
+                .wrapping_mul(0xff51_afd7_ed55_8ccd)
+                .rotate_left(29)
+                ^ b;
+            prev
+        })
+        .collect()
+}
+
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("string serializes")
 }
@@ -331,8 +401,12 @@ async fn generate(
         Ok(v) => v,
         Err(e) => return error_response(&e),
     };
-    let gr = match api::parse_generation(&body, api, &st.cfg) {
+    let mut gr = match api::parse_generation(&body, api, &st.cfg) {
         Ok(g) => g,
+        Err(e) => return error_response(&e),
+    };
+    let prefix_hashes = match prompt_blocks(&st, &mut gr).await {
+        Ok(h) => h,
         Err(e) => return error_response(&e),
     };
     let answer = st.answers.as_ref().and_then(|a| a.answer(&gr.prompt_text));
@@ -348,6 +422,7 @@ async fn generate(
             prompt_tokens: gr.prompt_tokens,
             output_tokens: n,
             arrival: received,
+            prefix_hashes,
         });
         let sent = st.engine_tx.as_ref().is_some_and(|tx| tx.send(msg).is_ok());
         if !sent {
@@ -676,6 +751,18 @@ fn metrics(st: &AppState) -> Response<SimBody> {
                 g(&s.finished_abort).to_string(),
             ),
         ],
+    );
+    metric(
+        "vllm:prefix_cache_queries_total",
+        "counter",
+        "Prefix-cache queries, in prompt tokens.",
+        &[("", g(&s.prefix_cache_queries).to_string())],
+    );
+    metric(
+        "vllm:prefix_cache_hits_total",
+        "counter",
+        "Prefix-cache hits, in prompt tokens.",
+        &[("", g(&s.prefix_cache_hits).to_string())],
     );
     metric(
         "vllm:num_preemptions_total",

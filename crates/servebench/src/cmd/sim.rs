@@ -40,6 +40,11 @@ pub struct Args {
     /// $SERVEBENCH_GSM8K_DIR).
     #[arg(long, value_name = "NAME")]
     pub sim_answers: Option<String>,
+    /// The served model's tokenizer (`tokenizer.json` or its directory): prompt tokens in
+    /// usage, the context limit and the prefix cache are counted with it. Without it a prompt
+    /// token is a whitespace-separated word.
+    #[arg(long, value_name = "DIR")]
+    pub tokenizer: Option<PathBuf>,
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long, value_name = "SECS")]
     pub exit_after: Option<f64>,
@@ -99,9 +104,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             zero_delay: args.zero_delay,
             answers,
             emission_log: args.emission_log.clone(),
+            tokenizer: args.tokenizer.clone(),
         })
         .await?;
         println!("{}", server.describe());
+        println!("{}", server.token_counting());
         if let Some(name) = &args.sim_answers {
             println!("answers: recorded GSM8K solutions of `{name}`");
         }

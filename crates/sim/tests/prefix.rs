@@ -1,0 +1,120 @@
+//! Prefix caching and `--tokenizer` counting over HTTP: a repeated long chat prompt is served
+//! from the KV prefix cache (hits in `/metrics`, shorter TTFT), and with a tokenizer the usage
+//! counts its tokens instead of whitespace words.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use servebench_sim::{SimOptions, SimServer};
+
+async fn ttft_and_usage(url: &str, body: &Value) -> (f64, u64) {
+    let client = reqwest::Client::new();
+    let t0 = Instant::now();
+    let mut resp = client
+        .post(format!("{url}/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut ttft = None;
+    let mut usage = 0;
+    let mut buf = String::new();
+    while let Some(chunk) = resp.chunk().await.unwrap() {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        if ttft.is_none() && buf.contains("\"content\":\"") {
+            ttft = Some(t0.elapsed().as_secs_f64());
+        }
+    }
+    for line in buf.lines() {
+        if let Some(d) = line.strip_prefix("data: ") {
+            if let Ok(v) = serde_json::from_str::<Value>(d) {
+                if let Some(p) = v["usage"]["prompt_tokens"].as_u64() {
+                    usage = p;
+                }
+            }
+        }
+    }
+    (ttft.unwrap(), usage)
+}
+
+async fn metric(url: &str, name: &str) -> f64 {
+    let text = reqwest::get(format!("{url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in /metrics"))
+}
+
+fn long_prompt(seed: u32, words: usize) -> String {
+    (0..words)
+        .map(|i| format!("w{}x{}", seed, i % 997))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_prompts_hit_the_prefix_cache() {
+    let s = SimServer::start(SimOptions {
+        speedup: 1.0,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = s.base_url();
+    let body = json!({"model": "Qwen/Qwen3-8B", "stream": true, "max_completion_tokens": 2,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": long_prompt(1, 20_000)}]});
+    let (cold, n) = ttft_and_usage(&url, &body).await;
+    assert!(n > 20_000);
+    assert_eq!(metric(&url, "vllm:prefix_cache_hits_total").await, 0.0);
+    let (warm, _) = ttft_and_usage(&url, &body).await;
+    let hits = metric(&url, "vllm:prefix_cache_hits_total").await;
+    let queries = metric(&url, "vllm:prefix_cache_queries_total").await;
+    assert_eq!(queries, 2.0 * n as f64);
+    assert!(hits > 0.95 * n as f64, "hits {hits} of {n}");
+    assert!(
+        warm < cold * 0.7,
+        "cached prefill is faster: {warm:.3} s vs {cold:.3} s"
+    );
+    assert!(s.token_counting().contains("whitespace-separated words"));
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tokenizer_counts_prompt_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    // WordLevel model with a Whitespace pre-tokenizer: `hello, world` = hello , world
+    let vocab: serde_json::Map<String, Value> = ["[UNK]", "hello", ",", "world"]
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.to_string(), json!(i)))
+        .collect();
+    let tok = json!({"version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+        "decoder": null, "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}});
+    std::fs::write(dir.path().join("tokenizer.json"), tok.to_string()).unwrap();
+    let s = SimServer::start(SimOptions {
+        speedup: 50.0,
+        tokenizer: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let url = s.base_url();
+    let body = json!({"model": "Qwen/Qwen3-8B", "stream": true, "max_completion_tokens": 1,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": "hello, world"}]});
+    let (_, n) = ttft_and_usage(&url, &body).await;
+    // words of the rendered chat: `<|im_start|>user` `hello,` `world<|im_end|>` `<|im_start|>assistant`
+    // = 4; tokens: <| im_start |> user hello , world <| im_end |> <| im_start |> assistant = 14
+    assert_eq!(n, 14, "usage.prompt_tokens counted with the tokenizer");
+    assert!(s.token_counting().contains("tokenizer"));
+    s.shutdown().await;
+}
