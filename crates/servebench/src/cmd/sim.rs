@@ -91,7 +91,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .build()?;
     rt.block_on(async move {
         let answers = match &args.sim_answers {
-            Some(name) => Some(servebench_eval::sim_answers::load(name)?),
+            Some(name) => {
+                let book = servebench_eval::sim_answers::load_from(name, None)?;
+                Some(servebench_endpoint::answer_book(move |p| {
+                    book.lookup(p).map(str::to_string)
+                }))
+            }
             None => None,
         };
         let server = SimServer::start(SimOptions {
