@@ -7,6 +7,7 @@
 //! `agg_bmk.json` rows incl. AgentX aggregates) and eval rows, turned into [`Point`] /
 //! [`EvalPoint`]. Data out: a [`Comparison`] that renderers (the report crate, the terminal
 //! table) read. The rules are documented in `docs/compare.md`.
+#![warn(missing_docs)]
 
 mod types;
 

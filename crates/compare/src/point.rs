@@ -288,6 +288,16 @@ impl Point {
     /// else `ok`. Counts: `num_requests_failed` or total − successful. AgentX rows: API kind
     /// `chat`, `mean_isl_server` / `mean_osl` from `request_metrics.tokens`.
     pub fn from_agg_row(row: &Value) -> Result<Point> {
+        Self::from_row_value(row)
+    }
+
+    /// Reads one typed agg row (a row servebench wrote; see
+    /// [`servebench_contracts::AggRow`]).
+    pub fn from_typed(row: &servebench_contracts::AggRow) -> Result<Point> {
+        Self::from_row_value(&row.to_value())
+    }
+
+    fn from_row_value(row: &Value) -> Result<Point> {
         let identity = Identity::from_row(row)?;
         let m = obj(row)?;
         let mut values = Metrics::new();
@@ -317,7 +327,7 @@ impl Point {
         });
         let status = match get_str(m, "point_status").as_deref() {
             Some("ok") => PointStatus::Ok,
-            Some("partial") => PointStatus::Partial,
+            Some("partial") => PointStatus::Interrupted,
             Some("failed") => PointStatus::Failed,
             Some(other) => bail!("field `point_status` is {other:?}, expected ok|partial|failed"),
             None if ok == Some(0) => PointStatus::Failed,
@@ -455,8 +465,8 @@ impl Point {
         };
         let status = if points.iter().any(|p| p.status == PointStatus::Failed) {
             PointStatus::Failed
-        } else if points.iter().any(|p| p.status == PointStatus::Partial) {
-            PointStatus::Partial
+        } else if points.iter().any(|p| p.status == PointStatus::Interrupted) {
+            PointStatus::Interrupted
         } else {
             PointStatus::Ok
         };

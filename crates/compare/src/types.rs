@@ -95,17 +95,10 @@ pub struct Identity {
     pub conc: u32,
 }
 
-/// A point's run status, from the agg row's `point_status` (InferenceX rows: `ok`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PointStatus {
-    /// All requests succeeded, or the failure rate is within the client's tolerance.
-    Ok,
-    /// Some requests failed (see `num_requests_failed`, `failure_reasons`).
-    Partial,
-    /// The point produced no usable numbers (engine never came up, every request failed…).
-    Failed,
-}
+/// A point's run status, from the agg row's `point_status` (InferenceX rows: `ok`): the one
+/// definition of `servebench-contracts`. `Interrupted` (on disk `"partial"`) means Ctrl-C
+/// stopped the point; failed requests of a finished point are `num_requests_failed`.
+pub use servebench_contracts::PointStatus;
 
 /// The API kind the client used; different kinds are never comparable (case B18).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -18,6 +18,7 @@
 //! * [`search`] — the SLO search state machine (bracket, bisect, knee with evidence).
 //! * [`window`] — the steady-state window of a closed loop (ramp-up and drain excluded).
 //! * [`confidence`] — seeded request bootstrap, t-interval across repeats, small-sample rule.
+#![warn(missing_docs)]
 
 pub mod confidence;
 pub mod goodput;
@@ -31,4 +32,5 @@ pub mod window;
 
 pub use output::{agg_row, intvty, result_json, AggExtra, Identity, RunInfo, SCHEMA_VERSION};
 pub use point::{compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus};
+pub use servebench_contracts::{AggRow, StatRow};
 pub use stats::{percentile, Stats};

@@ -4,11 +4,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use servebench_contracts::{AggRow, StatRow};
+
 use crate::point::PointMetrics;
 use crate::stats::{Stats, STAT_KEYS};
 
 /// Version of the agg/summary/result schema (`docs/schema/`).
-pub const SCHEMA_VERSION: u32 = 1;
+pub use servebench_contracts::SCHEMA_VERSION;
 
 /// Run-level facts for the raw result JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -97,52 +99,8 @@ pub fn result_json(info: &RunInfo, m: &PointMetrics, extra: Value) -> Value {
     Value::Object(o)
 }
 
-/// Identity and topology of a point (InferenceX `process_result.py` env inputs).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Identity {
-    /// Runner/hardware name (`hw`).
-    pub hw: String,
-    /// Engine container image.
-    pub image: String,
-    /// Model name as served.
-    pub model: String,
-    /// `infmax_model_prefix` (e.g. `dsr1`, `qwen3.5`).
-    pub infmax_model_prefix: String,
-    /// Framework (`sglang`, `vllm`, …).
-    pub framework: String,
-    /// Precision (`fp8`, `fp4`, `bf16`).
-    pub precision: String,
-    /// Speculative decoding (`none`, `mtp`, …).
-    pub spec_decoding: String,
-    /// Disaggregated prefill/decode.
-    pub disagg: bool,
-    /// Recipe fingerprint (config key), if any.
-    pub recipe_fingerprint: Option<String>,
-    /// Nominal ISL.
-    pub isl: Option<u32>,
-    /// Nominal OSL.
-    pub osl: Option<u32>,
-    /// Tensor parallel size.
-    pub tp: u32,
-    /// Pipeline parallel size.
-    pub pp: u32,
-    /// Decode context parallel size.
-    pub dcp_size: u32,
-    /// Prefill context parallel size.
-    pub pcp_size: u32,
-    /// Expert parallel size.
-    pub ep: u32,
-    /// DP attention.
-    pub dp_attention: bool,
-}
-
-impl Identity {
-    /// GPUs of a single-node point: TP × PP × PCP (EP, DP-attention and DCP do not multiply;
-    /// InferenceX `process_result.py`, MEASUREMENT.md Part 2 §2.2).
-    pub fn num_gpus(&self) -> u32 {
-        self.tp.max(1) * self.pp.max(1) * self.pcp_size.max(1)
-    }
-}
+/// Identity and topology of a point: the one definition lives in `servebench-contracts`.
+pub use servebench_contracts::Identity;
 
 /// The servebench keys that follow the InferenceX agg keys.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,74 +125,72 @@ pub struct AggExtra {
 /// Latency: each raw `*_ms` value / 1000. Interactivity: for each TPOT statistic s,
 /// `s_intvty = 1000 / s_tpot_ms` (so `std_intvty = 1000/std_tpot_ms`, as InferenceX emits it);
 /// null when the TPOT statistic is null or 0. Missing statistics are null, never 0.
-pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggExtra) -> Value {
+pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggExtra) -> AggRow {
     let g = f64::from(id.num_gpus());
-    let mut o = Map::new();
-    o.insert("hw".into(), json!(id.hw));
-    o.insert("conc".into(), json!(conc));
-    o.insert("image".into(), json!(id.image));
-    o.insert("model".into(), json!(id.model));
-    o.insert("infmax_model_prefix".into(), json!(id.infmax_model_prefix));
-    o.insert("framework".into(), json!(id.framework));
-    o.insert("precision".into(), json!(id.precision));
-    o.insert("spec_decoding".into(), json!(id.spec_decoding));
-    o.insert("disagg".into(), json!(id.disagg));
-    o.insert("recipe_fingerprint".into(), json!(id.recipe_fingerprint));
-    o.insert("isl".into(), json!(id.isl));
-    o.insert("osl".into(), json!(id.osl));
-    o.insert("is_multinode".into(), json!(false));
-    o.insert("tp".into(), json!(id.tp));
-    o.insert("pp".into(), json!(id.pp));
-    o.insert("dcp_size".into(), json!(id.dcp_size));
-    o.insert("pcp_size".into(), json!(id.pcp_size));
-    o.insert("ep".into(), json!(id.ep));
-    o.insert("dp_attention".into(), json!(id.dp_attention));
-    o.insert("tput_per_gpu".into(), json!(m.total_token_throughput / g));
-    o.insert("output_tput_per_gpu".into(), json!(m.output_throughput / g));
-    o.insert(
-        "input_tput_per_gpu".into(),
-        json!((m.total_token_throughput - m.output_throughput) / g),
-    );
-    for (name, s) in [
-        ("ttft", &m.ttft),
-        ("tpot", &m.tpot),
-        ("itl", &m.itl),
-        ("e2el", &m.e2el),
-    ] {
-        for (stat, prefix) in STAT_KEYS {
-            let v = s.get(stat);
-            o.insert(format!("{prefix}_{name}"), num(v.map(|x| x / 1000.0)));
-            if name == "tpot" {
-                o.insert(format!("{prefix}_intvty"), num(intvty(v)));
-            }
+    let fam = |s: &Stats, f: &dyn Fn(Option<f64>) -> Option<f64>| {
+        let v = |stat: &str| f(s.get(stat));
+        StatRow {
+            mean: v("mean"),
+            median: v("median"),
+            std: v("std"),
+            p90: v("p90"),
+            p99: v("p99"),
+            p99_9: v("p99.9"),
         }
+    };
+    let secs = |v: Option<f64>| v.map(|x| x / 1000.0);
+    AggRow {
+        hw: id.hw.clone(),
+        conc,
+        image: id.image.clone(),
+        model: id.model.clone(),
+        infmax_model_prefix: id.infmax_model_prefix.clone(),
+        framework: id.framework.clone(),
+        precision: id.precision.clone(),
+        spec_decoding: id.spec_decoding.clone(),
+        disagg: id.disagg,
+        recipe_fingerprint: id.recipe_fingerprint.clone(),
+        isl: id.isl,
+        osl: id.osl,
+        is_multinode: false,
+        tp: id.tp,
+        pp: id.pp,
+        dcp_size: id.dcp_size,
+        pcp_size: id.pcp_size,
+        ep: id.ep,
+        dp_attention: id.dp_attention,
+        tput_per_gpu: m.total_token_throughput / g,
+        output_tput_per_gpu: m.output_throughput / g,
+        input_tput_per_gpu: (m.total_token_throughput - m.output_throughput) / g,
+        ttft: fam(&m.ttft, &secs),
+        tpot: fam(&m.tpot, &secs),
+        itl: fam(&m.itl, &secs),
+        e2el: fam(&m.e2el, &secs),
+        intvty: fam(&m.tpot, &intvty),
+        schema_version: SCHEMA_VERSION,
+        benchmark_type: extra.benchmark_type.clone(),
+        api: extra.api.clone(),
+        engine: extra.engine.clone(),
+        endpoint: extra.endpoint.clone(),
+        itl_mode: m.itl_mode.as_str().into(),
+        compat: m.compat.as_str().into(),
+        num_gpus: id.num_gpus(),
+        num_requests_total: m.num_requests_total,
+        num_requests_successful: m.completed,
+        num_requests_failed: m.failed,
+        failure_reasons: m.failure_reasons.clone(),
+        point_status: m.point_status,
+        duration: m.duration_s,
+        request_throughput: m.request_throughput,
+        output_throughput: m.output_throughput,
+        total_token_throughput: m.total_token_throughput,
+        input_throughput: m.input_throughput,
+        mean_isl: m.mean_isl,
+        mean_isl_server: m.mean_isl_server,
+        mean_osl: m.mean_osl,
+        records_file: extra.records_file.clone(),
+        extra: Default::default(),
     }
-    o.insert("schema_version".into(), json!(SCHEMA_VERSION));
-    o.insert("benchmark_type".into(), json!(extra.benchmark_type));
-    o.insert("api".into(), json!(extra.api));
-    o.insert("engine".into(), json!(extra.engine));
-    o.insert("endpoint".into(), json!(extra.endpoint));
-    o.insert("itl_mode".into(), json!(m.itl_mode.as_str()));
-    o.insert("compat".into(), json!(m.compat.as_str()));
-    o.insert("num_gpus".into(), json!(id.num_gpus()));
-    o.insert("num_requests_total".into(), json!(m.num_requests_total));
-    o.insert("num_requests_successful".into(), json!(m.completed));
-    o.insert("num_requests_failed".into(), json!(m.failed));
-    o.insert("failure_reasons".into(), json!(m.failure_reasons));
-    o.insert("point_status".into(), json!(m.point_status.as_str()));
-    o.insert("duration".into(), json!(m.duration_s));
-    o.insert("request_throughput".into(), json!(m.request_throughput));
-    o.insert("output_throughput".into(), json!(m.output_throughput));
-    o.insert(
-        "total_token_throughput".into(),
-        json!(m.total_token_throughput),
-    );
-    o.insert("input_throughput".into(), json!(m.input_throughput));
-    o.insert("mean_isl".into(), num(m.mean_isl));
-    o.insert("mean_isl_server".into(), num(m.mean_isl_server));
-    o.insert("mean_osl".into(), num(m.mean_osl));
-    o.insert("records_file".into(), json!(extra.records_file));
-    Value::Object(o)
 }
 
 /// Interactivity (tok/s/user) of a TPOT statistic in ms: `1000 / tpot_ms`; null for null/0.

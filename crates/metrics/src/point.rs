@@ -45,28 +45,9 @@ pub struct PointOptions {
     pub cancelled: bool,
 }
 
-/// Point status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PointStatus {
-    /// Measured, ≤ 5 % failed.
-    Ok,
-    /// More than 5 % of requests failed (exit code non-zero; files still written).
-    Failed,
-    /// Interrupted before all requests ran.
-    Partial,
-}
-
-impl PointStatus {
-    /// `"ok"` / `"failed"` / `"partial"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PointStatus::Ok => "ok",
-            PointStatus::Failed => "failed",
-            PointStatus::Partial => "partial",
-        }
-    }
-}
+/// Point status: the one definition lives in `servebench-contracts` (`Interrupted` is written
+/// as `"partial"`).
+pub use servebench_contracts::PointStatus;
 
 /// Everything computed for one point. Latency statistics in ms.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -162,18 +143,26 @@ pub fn per_token_itl(r: &RequestRecord) -> Option<Vec<f64>> {
     }
 }
 
+/// Whether Ctrl-C cancelled the request ([`servebench_contracts::FailureKind::Cancelled`]):
+/// such requests are left out of the point's counts.
+fn is_cancelled(r: &RequestRecord) -> bool {
+    r.failure
+        .as_deref()
+        .is_some_and(|f| servebench_contracts::FailureKind::parse(f).is_cancelled())
+}
+
 /// Computes the point metrics from the measured-phase records (warmup records are ignored).
 pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
     let mut measured: Vec<&RequestRecord> = records
         .iter()
         .filter(|r| r.phase == Phase::Measured)
-        .filter(|r| r.failure.as_deref() != Some("cancelled"))
+        .filter(|r| !is_cancelled(r))
         .collect();
     // dataset order (InferenceX `input_lens`/`output_lens` follow the request list)
     measured.sort_by_key(|r| (r.id, r.t0_ns));
     let cancelled = records
         .iter()
-        .filter(|r| r.phase == Phase::Measured && r.failure.as_deref() == Some("cancelled"))
+        .filter(|r| r.phase == Phase::Measured && is_cancelled(r))
         .count() as u64;
     let ok: Vec<&RequestRecord> = measured.iter().copied().filter(|r| r.success).collect();
     let mut failure_reasons = BTreeMap::new();
@@ -263,7 +252,7 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
     let total = measured.len() as u64;
     let failed = total - ok.len() as u64;
     let point_status = if opts.cancelled {
-        PointStatus::Partial
+        PointStatus::Interrupted
     } else if total == 0 || failed as f64 / total as f64 > opts.max_failed_fraction {
         PointStatus::Failed
     } else {

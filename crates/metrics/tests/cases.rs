@@ -145,7 +145,7 @@ fn worked_example_2_6() {
         endpoint: "http://x".into(),
         records_file: "records.jsonl".into(),
     };
-    let agg = agg_row(&id, Some(64), &m, &extra);
+    let agg = agg_row(&id, Some(64), &m, &extra).to_value();
     assert_eq!(agg["num_gpus"], 8, "EP and DP-attention do not multiply");
     assert!((agg["tput_per_gpu"].as_f64().unwrap() - 8112.5).abs() < 1e-9);
     assert!((agg["output_tput_per_gpu"].as_f64().unwrap() - 737.5).abs() < 1e-9);
@@ -225,7 +225,7 @@ fn failure_gate() {
     assert_eq!(m.output_lens[0], 0);
     let mut o = opts(ItlMode::Chunk);
     o.cancelled = true;
-    assert_eq!(compute(&recs, &o).point_status, PointStatus::Partial);
+    assert_eq!(compute(&recs, &o).point_status, PointStatus::Interrupted);
 }
 
 // ---- live cases -------------------------------------------------------------------------------

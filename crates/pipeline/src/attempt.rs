@@ -226,7 +226,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
                 conc: p.identity.conc,
                 status: match p.status {
                     CStatus::Ok => PointStatus::Passed,
-                    CStatus::Partial => PointStatus::Partial,
+                    CStatus::Interrupted => PointStatus::Partial,
                     CStatus::Failed => PointStatus::Failed,
                 },
                 has_result: true,

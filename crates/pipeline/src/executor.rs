@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde_json::Value;
 use servebench_client::Cancel;
-use servebench_metrics::{Identity, PointMetrics};
+use servebench_metrics::{AggRow, Identity, PointMetrics};
 
 use crate::plan::SweepPlan;
 use crate::target::Target;
@@ -59,7 +59,7 @@ pub struct PointOutput {
     /// Computed statistics (ms; scaled back to modelled time on the simulator).
     pub metrics: PointMetrics,
     /// The aggregated row (`agg.json`, the store's point row).
-    pub agg: Value,
+    pub agg: AggRow,
     /// The raw result (`result.json`: InferenceX keys plus the `servebench` block).
     pub result: Value,
     /// Measured phase wall time, s.

@@ -76,7 +76,7 @@ pub struct FileOutput {
 impl Observer for FileOutput {
     fn point_done(&mut self, p: &PointOutput) -> Result<()> {
         write_json(&p.spec.dir.join("result.json"), &p.result)?;
-        write_json(&p.spec.dir.join("agg.json"), &p.agg)
+        write_json(&p.spec.dir.join("agg.json"), &p.agg.to_value())
     }
 
     fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<()> {
@@ -104,7 +104,7 @@ impl Observer for FileOutput {
             "interrupted": s.interrupted,
             "repeats": c.repeats,
             "store": s.store.as_ref().map(|(db, run)| json!({"db": db.display().to_string(), "run_id": run})),
-            "points": s.points.iter().map(|p| p.agg.clone()).collect::<Vec<_>>(),
+            "points": s.points.iter().map(|p| p.agg.to_value()).collect::<Vec<_>>(),
             "notes": table_notes(s.points, c.repeats),
         });
         write_json(&self.dir.join("summary.json"), &summary)?;
@@ -134,7 +134,7 @@ impl Observer for ConsoleOutput {
             match m.point_status {
                 PointStatus::Ok => String::new(),
                 PointStatus::Failed => "  → POINT FAILED (more than 5 % of requests failed)".into(),
-                PointStatus::Partial => "  → partial (interrupted)".into(),
+                PointStatus::Interrupted => "  → partial (interrupted)".into(),
             }
         );
         for w in &m.warnings {
@@ -191,12 +191,12 @@ pub fn write_json(path: &Path, v: &Value) -> Result<()> {
 
 fn write_csv(path: &Path, points: &[PointOutput]) -> Result<()> {
     let mut w = String::new();
-    let Some(first) = points.first() else {
+    if points.is_empty() {
         std::fs::write(path, "").with_context(|| format!("cannot write {}", path.display()))?;
         return Ok(());
     };
-    let keys: Vec<String> = first
-        .agg
+    let rows: Vec<Value> = points.iter().map(|p| p.agg.to_value()).collect();
+    let keys: Vec<String> = rows[0]
         .as_object()
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default();
@@ -209,10 +209,10 @@ fn write_csv(path: &Path, points: &[PointOutput]) -> Result<()> {
     };
     w.push_str(&keys.iter().map(|k| esc(k)).collect::<Vec<_>>().join(","));
     w.push('\n');
-    for p in points {
+    for agg in &rows {
         let row: Vec<String> = keys
             .iter()
-            .map(|k| match p.agg.get(k) {
+            .map(|k| match agg.get(k) {
                 None | Some(Value::Null) => String::new(),
                 Some(Value::String(s)) => esc(s),
                 Some(v) => esc(&v.to_string()),

@@ -104,7 +104,7 @@ impl StoreRecorder {
 
 impl Observer for StoreRecorder {
     fn point_done(&mut self, p: &PointOutput) -> Result<()> {
-        if let Err(e) = self.store.add_point(self.run, &p.agg) {
+        if let Err(e) = self.store.add_agg_row(self.run, &p.agg) {
             eprintln!(
                 "warning: {}: {} was not stored: {e:#}",
                 self.db.display(),

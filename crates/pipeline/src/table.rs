@@ -71,13 +71,7 @@ pub fn print_table(points: &[PointOutput], plan: &SweepPlan) {
         i = j;
     }
     for g in groups {
-        let gpus = |p: &PointOutput| {
-            p.agg
-                .get("num_gpus")
-                .and_then(|v| v.as_f64())
-                .unwrap_or(1.0)
-                .max(1.0)
-        };
+        let gpus = |p: &PointOutput| f64::from(p.agg.num_gpus).max(1.0);
         let cell = |xs: Vec<f64>| match mean_sd(&xs) {
             None => "-".to_string(),
             Some((m, None)) => fmt_num(m, 2),
@@ -115,12 +109,12 @@ pub fn print_table(points: &[PointOutput], plan: &SweepPlan) {
 fn conc_cell(g: &[PointOutput]) -> String {
     let mut conc = g[0].spec.conc.to_string();
     let count = |s: PointStatus| g.iter().filter(|p| p.metrics.point_status == s).count();
-    let (failed, partial) = (count(PointStatus::Failed), count(PointStatus::Partial));
+    let (failed, partial) = (count(PointStatus::Failed), count(PointStatus::Interrupted));
     if g.len() == 1 {
         match g[0].metrics.point_status {
             PointStatus::Ok => {}
             PointStatus::Failed => conc.push_str(" (FAILED)"),
-            PointStatus::Partial => conc.push_str(" (partial)"),
+            PointStatus::Interrupted => conc.push_str(" (partial)"),
         }
     } else {
         conc.push_str(&format!(" ×{}", g.len()));

@@ -67,7 +67,7 @@ pub fn na_reason(r: &cmp::NaReason) -> NaReason {
 fn status(s: cmp::PointStatus) -> PointStatus {
     match s {
         cmp::PointStatus::Ok => PointStatus::Passed,
-        cmp::PointStatus::Partial => PointStatus::Partial,
+        cmp::PointStatus::Interrupted => PointStatus::Partial,
         cmp::PointStatus::Failed => PointStatus::Failed,
     }
 }

@@ -9,6 +9,7 @@
 //! delta and N/A reason; renderers only format it: [`markdown::render`] (AUTOMATION.md §5.6
 //! layout), [`html::render`] (one self-contained file, SVG charts), [`terminal::render`]
 //! (comfy-table, coloured deltas) and JSON (the document serialized, [`to_json`]).
+#![warn(missing_docs)]
 
 pub mod attempt;
 pub mod charts;

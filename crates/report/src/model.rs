@@ -169,7 +169,8 @@ pub enum Delta {
 pub enum PointStatus {
     /// Measured and usable.
     Passed,
-    /// Measured, but some requests failed.
+    /// Measured, but interrupted (Ctrl-C) before all its requests ran (agg `point_status`
+    /// `partial`, [`servebench_compare::PointStatus::Interrupted`]).
     Partial,
     /// Failed (no usable measurement).
     Failed,

@@ -122,7 +122,7 @@ pub fn point_status_en(s: PointStatus) -> Option<&'static str> {
 pub fn point_status_zh(s: PointStatus) -> Option<&'static str> {
     match s {
         PointStatus::Passed => None,
-        PointStatus::Partial => Some("部分请求失败"),
+        PointStatus::Partial => Some("部分完成（已中断）"),
         PointStatus::Failed => Some("失败"),
         PointStatus::Unavailable => Some("没有结果"),
         PointStatus::BaselineOnly => Some("仅为基线数值，候选结果中没有相同标识的点"),

@@ -1,9 +1,11 @@
 //! `servebench bump` options and one-line errors.
 
+mod common;
+use common::{make_writable, BIN};
+
 use std::path::Path;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
 
@@ -256,11 +258,4 @@ fn a_skipped_change_log_is_said_and_a_missing_recipes_dir_is_an_error() {
         std::fs::read_to_string(t.path().join("master.yaml")).unwrap(),
         before
     );
-}
-
-/// Copies of the read-only shared files must be writable by the owner.
-fn make_writable(p: impl AsRef<std::path::Path>) {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(p.as_ref()).unwrap().permissions().mode();
-    std::fs::set_permissions(p.as_ref(), std::fs::Permissions::from_mode(mode | 0o200)).unwrap();
 }

@@ -5,10 +5,12 @@
 //! then `servebench triage` of both job logs (first error, launcher layer, deterministic,
 //! identical on two runners, readiness-blocked, phase targeted, repairs 0).
 
+mod common;
+use common::{copy_rw, BIN};
+
 use std::path::Path;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -16,11 +18,6 @@ const CHANGELOG: &str = concat!(
 );
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
 const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
-
-fn copy_rw(from: &str, to: &Path) {
-    std::fs::copy(from, to).unwrap();
-    make_writable(to);
-}
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let o = Command::new(BIN)
@@ -219,11 +216,4 @@ fn scenario_bump_then_triage() {
         text.contains("Outcome:     readiness-blocked · phase targeted · repairs 0"),
         "{text}"
     );
-}
-
-/// Copies of the read-only shared files must be writable by the owner.
-fn make_writable(p: impl AsRef<std::path::Path>) {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(p.as_ref()).unwrap().permissions().mode();
-    std::fs::set_permissions(p.as_ref(), std::fs::Permissions::from_mode(mode | 0o200)).unwrap();
 }

@@ -1,12 +1,14 @@
 //! `servebench compare` through the binary: stored baseline vs candidate files, exit codes,
 //! JSON output, B18 and B20 end to end.
 
+mod common;
+use common::BIN;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
 
 fn sb(args: &[&str], cwd: &Path) -> Output {

@@ -2,6 +2,9 @@
 //! files written byte-identical to InferenceX's, the reference's invocation (environment only,
 //! `<RESULT_FILENAME>.json` in the working directory), stdout mode, and errors as one line.
 
+mod common;
+use common::stderr;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -30,10 +33,6 @@ fn sb(dir: &Path, env: &BTreeMap<String, String>, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! `servebench baseline import` and `servebench runs` through the binary, on real SQLite files.
 
+mod common;
+use common::BIN;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
 
 fn sb(args: &[&str], cwd: &Path) -> Output {

@@ -1,6 +1,9 @@
 //! The README command `servebench sweep` (no arguments) finishes in under 60 s against the
 //! embedded simulator and writes every file of the output layout (contract.md).
 
+mod common;
+use common::{read_json, read_jsonl};
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -14,15 +17,6 @@ fn bin() -> Command {
         std::env::temp_dir().join("servebench-tests-scratch.db"),
     );
     c
-}
-
-fn read_jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Top-level check of `v` against one of `docs/schema/*.schema.json`: required keys present, no
@@ -80,13 +74,6 @@ fn check_schema(v: &Value, schema_file: &str) {
             assert_eq!(c, val, "{schema_file}: `{k}`");
         }
     }
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! unreachable endpoint, a server rejecting optional body fields (`transformers serve` style),
 //! `--lenient`, and a point with more than 5 % failed requests.
 
+mod common;
+use common::{json_reply, read_json};
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,13 +13,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
-}
 
 async fn run(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
@@ -31,14 +27,6 @@ async fn run(args: Vec<String>) -> Output {
     })
     .await
     .unwrap()
-}
-
-fn json_reply(v: Value) -> Reply {
-    Reply::Body {
-        status: 200,
-        body: v.to_string().into_bytes(),
-        content_type: "application/json",
-    }
 }
 
 /// A minimal OpenAI-compatible mock: /health, /v1/models, /tokenize (one token per word) and a

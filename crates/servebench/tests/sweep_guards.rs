@@ -3,10 +3,11 @@
 //! leave no empty output directory, and bad flags are refused in one line naming the flag
 //! before the simulator or any I/O starts.
 
+mod common;
+use common::{err_lines, stderr, BIN};
+
 use std::path::Path;
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
 /// The binary in `dir`, with no store inherited from the caller's environment.
 fn sb(dir: &Path, args: &[&str]) -> Output {
@@ -19,19 +20,6 @@ fn sb(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Non-empty stderr lines.
-fn err_lines(o: &Output) -> Vec<String> {
-    stderr(o)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// A tiny simulator sweep (one point, 2 prompts of 16 → 4 tokens).

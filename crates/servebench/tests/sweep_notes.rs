@@ -3,20 +3,15 @@
 //! with usage on a chunk that has choices; TPOT 0.00 because every token arrived in one read)
 //! gets a note line under the table and in summary.json, and the warnings say what happened.
 
+mod common;
+use common::{json_reply, read_json};
+
 use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
 
 use serde_json::Value;
 use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
-
-fn json_reply(v: Value) -> Reply {
-    Reply::Body {
-        status: 200,
-        body: v.to_string().into_bytes(),
-        content_type: "application/json",
-    }
-}
 
 /// An OpenAI-compatible mock whose completion stream is `stream(k)` for max_tokens = k.
 fn mock(stream: fn(u64) -> Vec<Step>) -> servebench_client::mock::Handler {
@@ -111,10 +106,6 @@ async fn bench(url: &str, out: &Path, extra: &[&str]) -> Output {
     })
     .await
     .unwrap()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

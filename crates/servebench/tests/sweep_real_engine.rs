@@ -4,6 +4,9 @@
 //! Needs `SERVEBENCH_REAL_ENGINE_URL` and `SERVEBENCH_REAL_ENGINE_MODEL_DIR`; without them the
 //! tests print `skipped: …`, or fail when `SERVEBENCH_REQUIRE_SERVICES=1`.
 
+mod common;
+use common::{read_json, read_jsonl};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,22 +30,6 @@ fn service() -> Option<(String, PathBuf)> {
             None
         }
     }
-}
-
-fn read_jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
 }
 
 fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {

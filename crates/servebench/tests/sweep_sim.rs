@@ -7,8 +7,10 @@
 //! (The README-command test lives in `sweep_default.rs`, a separate test binary, so the two never
 //! compete for the CPU.)
 
+mod common;
+use common::{read_json, read_jsonl};
+
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -20,22 +22,6 @@ fn bin() -> Command {
         std::env::temp_dir().join("servebench-tests-scratch.db"),
     );
     c
-}
-
-fn read_jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
 }
 
 fn p99(mut v: Vec<f64>) -> f64 {

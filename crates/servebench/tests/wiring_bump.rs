@@ -2,13 +2,15 @@
 //! addition to provenance.json, and a later sweep of that image records those digests with its
 //! run. Runs on copies of shared/data/scenario in a temp dir; digests come from its images.json.
 
+mod common;
+use common::{copy_rw, BIN};
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 use servebench_store::Store;
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -17,14 +19,6 @@ const CHANGELOG: &str = concat!(
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
 const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
 const NEW: &str = "lmsysorg/sglang:v0.5.20-cu130";
-
-fn copy_rw(from: &str, to: &Path) {
-    std::fs::copy(from, to).unwrap();
-    let mut perm = std::fs::metadata(to).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perm.set_readonly(false);
-    std::fs::set_permissions(to, perm).unwrap();
-}
 
 /// A writable copy of the scenario's catalog, recipe and change log in `d`.
 fn scenario_copy(d: &Path) {

@@ -3,18 +3,13 @@
 //! `/v1/tokenize`), said once; `$OPENAI_API_KEY` is the fallback of `$SERVEBENCH_API_KEY` in
 //! both `bench` and `eval`.
 
+mod common;
+use common::json_reply;
+
 use std::sync::Arc;
 
 use serde_json::Value;
 use servebench_client::mock::{event, Captured, MockServer, Reply};
-
-fn json_reply(v: Value) -> Reply {
-    Reply::Body {
-        status: 200,
-        body: v.to_string().into_bytes(),
-        content_type: "application/json",
-    }
-}
 
 fn handler() -> servebench_client::mock::Handler {
     Arc::new(|c: &Captured| match c.path.as_str() {

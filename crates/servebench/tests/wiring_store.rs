@@ -6,6 +6,9 @@
 //! Workloads are tiny (ISL ≤ 128, OSL ≤ 64, a few prompts, simulator speedup ×20): the CI
 //! machine has 2 shared cores.
 
+mod common;
+use common::{read_json, BIN};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -13,7 +16,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use servebench_store::{RunKind, RunStatus, Store};
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
 
 /// The binary in `dir`, with no store or data path inherited from the caller's environment.
@@ -52,13 +54,6 @@ fn ok(o: &Output) -> String {
         text(&o.stderr)
     );
     out
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 /// The run id printed at the end (`run: 12 (store …, status ok)`), next to `results: DIR`.

@@ -8,6 +8,7 @@
 //! every write is its own `BEGIN IMMEDIATE` transaction, so two servebench processes can write
 //! to one file at once, and a crash mid-sweep leaves every point added before it stored (the
 //! run stays `running`).
+#![warn(missing_docs)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -617,6 +618,12 @@ impl Store {
         let id = tx.last_insert_rowid();
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Adds one point row servebench wrote ([`servebench_contracts::AggRow`]), stored exactly
+    /// as `agg.json` holds it (see [`Store::add_point`], which also takes foreign rows).
+    pub fn add_agg_row(&mut self, run: RunId, row: &servebench_contracts::AggRow) -> Result<i64> {
+        self.add_point(run, &row.to_value())
     }
 
     /// Adds one eval row (MEASUREMENT §4.4 fields: `task`, `score`, `score_name`, `n_eff`,

@@ -1,0 +1,123 @@
+//! [`FailureKind`]: why a request failed (`records.jsonl` `failure`, agg `failure_reasons`).
+
+use std::fmt;
+
+/// The failure category of one request. On disk it is a string (`RequestRecord::failure`,
+/// the keys of `failure_reasons`); [`FailureKind::parse`] and [`FailureKind::as_str`] convert
+/// both ways without loss (`http_<status>` and `stream_error:<code>` keep their code, an
+/// unknown string is kept as [`FailureKind::Other`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// The stream ended without a token (`no_token`).
+    NoToken,
+    /// The server sent an error event before any token (`stream_error:<code>`).
+    StreamError(String),
+    /// An error event after tokens (`stream_error_after_tokens`).
+    StreamErrorAfterTokens,
+    /// A non-2xx HTTP status (`http_<status>`).
+    Http(u16),
+    /// No complete response within the request timeout (`timeout`).
+    Timeout,
+    /// The connection could not be made (`connect`).
+    Connect,
+    /// The connection broke before any token (`disconnected`).
+    Disconnected,
+    /// The connection broke after tokens (`disconnected_after_tokens`).
+    DisconnectedAfterTokens,
+    /// An event that is not valid SSE/JSON (`bad_event`).
+    BadEvent,
+    /// Cancelled by Ctrl-C (`cancelled`): not counted as a failure of the point.
+    Cancelled,
+    /// InferenceX compat: any exception (`exception`).
+    Exception,
+    /// A category this version does not know, kept verbatim.
+    Other(String),
+}
+
+impl FailureKind {
+    /// Parses the on-disk string.
+    pub fn parse(s: &str) -> FailureKind {
+        match s {
+            "no_token" => FailureKind::NoToken,
+            "stream_error_after_tokens" => FailureKind::StreamErrorAfterTokens,
+            "timeout" => FailureKind::Timeout,
+            "connect" => FailureKind::Connect,
+            "disconnected" => FailureKind::Disconnected,
+            "disconnected_after_tokens" => FailureKind::DisconnectedAfterTokens,
+            "bad_event" => FailureKind::BadEvent,
+            "cancelled" => FailureKind::Cancelled,
+            "exception" => FailureKind::Exception,
+            _ => {
+                if let Some(code) = s.strip_prefix("stream_error:") {
+                    FailureKind::StreamError(code.to_string())
+                } else if let Some(st) = s.strip_prefix("http_").and_then(|c| c.parse().ok()) {
+                    FailureKind::Http(st)
+                } else {
+                    FailureKind::Other(s.to_string())
+                }
+            }
+        }
+    }
+
+    /// The on-disk string.
+    pub fn as_str(&self) -> String {
+        match self {
+            FailureKind::NoToken => "no_token".into(),
+            FailureKind::StreamError(c) => format!("stream_error:{c}"),
+            FailureKind::StreamErrorAfterTokens => "stream_error_after_tokens".into(),
+            FailureKind::Http(s) => format!("http_{s}"),
+            FailureKind::Timeout => "timeout".into(),
+            FailureKind::Connect => "connect".into(),
+            FailureKind::Disconnected => "disconnected".into(),
+            FailureKind::DisconnectedAfterTokens => "disconnected_after_tokens".into(),
+            FailureKind::BadEvent => "bad_event".into(),
+            FailureKind::Cancelled => "cancelled".into(),
+            FailureKind::Exception => "exception".into(),
+            FailureKind::Other(s) => s.clone(),
+        }
+    }
+
+    /// Whether the request was cancelled by the user rather than failed by the server
+    /// (cancelled requests are left out of a point's counts).
+    pub fn is_cancelled(&self) -> bool {
+        *self == FailureKind::Cancelled
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FailureKind;
+
+    #[test]
+    fn strings_round_trip() {
+        for s in [
+            "no_token",
+            "stream_error:overloaded",
+            "stream_error_after_tokens",
+            "http_503",
+            "timeout",
+            "connect",
+            "disconnected",
+            "disconnected_after_tokens",
+            "bad_event",
+            "cancelled",
+            "exception",
+            "something_new",
+            "http_abc",
+        ] {
+            assert_eq!(FailureKind::parse(s).as_str(), s);
+        }
+        assert_eq!(FailureKind::parse("http_429"), FailureKind::Http(429));
+        assert!(FailureKind::parse("cancelled").is_cancelled());
+        assert_eq!(
+            FailureKind::parse("http_abc"),
+            FailureKind::Other("http_abc".into())
+        );
+    }
+}

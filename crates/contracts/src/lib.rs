@@ -1,0 +1,25 @@
+//! Typed contracts between servebench's stages: what `metrics` produces and `store`, `compare`,
+//! `report` and the pipeline read.
+//!
+//! Owns: [`PointStatus`] (one meaning, documented; on-disk strings unchanged), the point
+//! [`Identity`] (InferenceX `process_result.py` env inputs), the aggregated point row
+//! [`AggRow`] (`agg.json`: known keys typed, unknown keys kept in order so files stay byte
+//! for byte what they were) with its JSON schema generated from the same key table
+//! ([`agg::agg_row_schema`], checked in as `docs/schema/agg-row.schema.json`), and
+//! [`FailureKind`] (the request failure categories of `records.jsonl`).
+//!
+//! Must not know about: HTTP, SQLite, statistics, rendering. It is a leaf: only serde.
+#![warn(missing_docs)]
+
+pub mod agg;
+pub mod failure;
+pub mod identity;
+pub mod status;
+
+pub use agg::{AggRow, AggRowError, StatRow};
+pub use failure::FailureKind;
+pub use identity::Identity;
+pub use status::PointStatus;
+
+/// Version of the agg/summary/result schema (`docs/schema/`).
+pub const SCHEMA_VERSION: u32 = 1;
