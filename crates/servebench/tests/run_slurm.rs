@@ -290,3 +290,105 @@ exec $SERVEBENCH_SIM_CMD
     assert!(md.contains("readiness-blocked"), "{md}");
     assert!(md.contains("<details>"), "{md}");
 }
+
+#[test]
+fn ctrl_c_cancels_the_slurm_job_and_its_engine() {
+    if !slurm_up() {
+        return;
+    }
+    let dir = scenario_copy();
+    let d = dir.path();
+    let mut child = Command::new(BIN)
+        .current_dir(d)
+        .args([
+            "run",
+            KEY,
+            "--catalog",
+            "master.yaml",
+            "--executor",
+            "slurm",
+            "--simulate",
+            "--conc",
+            "1",
+            "--no-evals",
+            "--out",
+            "run3",
+            "--db",
+            "s.db",
+            "--num-prompts",
+            "200",
+            "--warmups",
+            "0",
+            "--isl",
+            "128",
+            "--osl",
+            "1024",
+        ])
+        .env_remove("SERVEBENCH_DB")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut s = String::new();
+        let _ = std::io::BufReader::new(stdout).read_to_string(&mut s);
+        s
+    });
+    let attempt = d.join(format!(
+        "run3/points/{KEY}_agentic_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-mtp_conc1/attempt-1"
+    ));
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(attempt.join("job.log")).is_ok_and(|t| t.contains("measuring:"))
+    {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "the Slurm job never started measuring"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let handle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(attempt.join("submit.json")).unwrap())
+            .unwrap();
+    let job = handle["id"].as_str().unwrap().to_string();
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let t1 = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(
+            t1.elapsed().as_secs() < 60,
+            "servebench run did not stop after SIGINT"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let out = reader.join().unwrap();
+    assert_eq!(code, Some(130), "{out}");
+    // Slurm ended the job (scancel), and no process of the engine's group is left
+    let sc = Command::new("scontrol")
+        .args(["-o", "show", "job", &job])
+        .output()
+        .unwrap();
+    let sc = String::from_utf8_lossy(&sc.stdout);
+    assert!(sc.contains("JobState=CANCELLED"), "job {job}: {sc}");
+    let pgid = std::fs::read_to_string(attempt.join("engine.pgid")).unwrap();
+    let alive = Command::new("kill")
+        .args(["-0", "--", &format!("-{}", pgid.trim())])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        !alive.success(),
+        "engine process group {pgid} is still alive"
+    );
+    let r: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(attempt.parent().unwrap().join("result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["state"], "interrupted");
+}
