@@ -7,7 +7,25 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+/// Why a plan is invalid: one line naming the flag (or the matrix row key) to fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A flag's value is out of range, or contradicts another flag.
+    #[error("{0}")]
+    Flag(String),
+    /// A catalog matrix row lacks a key, has the wrong type, or is not a fixed-sequence row.
+    #[error("{0}")]
+    MatrixRow(String),
+}
+
+type Result<T> = std::result::Result<T, PlanError>;
+
+/// `return Err(PlanError::Flag(format!(…)))`.
+macro_rules! bail {
+    ($($t:tt)*) => {
+        return Err(PlanError::Flag(format!($($t)*)))
+    };
+}
 use servebench_client::{Api, Compat, Engine};
 use servebench_compare::Stat;
 use servebench_metrics::ItlMode;
@@ -256,18 +274,23 @@ impl SweepPlan {
             row.get(k)
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
-                .ok_or_else(|| anyhow::anyhow!("matrix row: `{k}` missing or not a string"))
+                .ok_or_else(|| {
+                    PlanError::MatrixRow(format!("matrix row: `{k}` missing or not a string"))
+                })
         };
         let n = |k: &str| -> Result<u64> {
             row.get(k).and_then(|v| v.as_u64()).ok_or_else(|| {
-                anyhow::anyhow!("matrix row: `{k}` missing or not a positive integer")
+                PlanError::MatrixRow(format!(
+                    "matrix row: `{k}` missing or not a positive integer"
+                ))
             })
         };
         let u = |k: &str| -> Result<u32> {
-            u32::try_from(n(k)?).map_err(|_| anyhow::anyhow!("matrix row: `{k}` out of range"))
+            u32::try_from(n(k)?)
+                .map_err(|_| PlanError::MatrixRow(format!("matrix row: `{k}` out of range")))
         };
         if row.get("prefill").is_some() || row.get("scenario-type").is_some() {
-            bail!("matrix row: only single-node fixed-sequence rows run as a sweep (multinode and agentic rows need their own executor)");
+            return Err(PlanError::MatrixRow("matrix row: only single-node fixed-sequence rows run as a sweep (multinode and agentic rows need their own executor)".into()));
         }
         let mut p = SweepPlan {
             endpoint,
@@ -529,5 +552,11 @@ mod tests {
                 .to_string(),
             "matrix row: `isl` missing or not a positive integer"
         );
+        bad.insert("prefill".into(), serde_json::json!({}));
+        bad.insert("isl".into(), serde_json::json!(1024));
+        assert!(matches!(
+            SweepPlan::from_matrix_row(&bad, None),
+            Err(PlanError::MatrixRow(m)) if m.contains("only single-node")
+        ));
     }
 }
