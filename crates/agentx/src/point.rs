@@ -28,7 +28,7 @@ pub struct PointConfig {
     pub identity: AggIdentity,
     /// Scrape `<endpoint>/metrics` every second during the window.
     pub scrape_metrics: bool,
-    /// Where `records.jsonl` and `agg.json` go (created).
+    /// Where `agentx_records.jsonl` and `agentx.json` go (created).
     pub out_dir: PathBuf,
 }
 
@@ -39,13 +39,17 @@ pub struct PointResult {
     pub aggregate: AgentxAggregate,
     /// Every request.
     pub records: Vec<ReplayRecord>,
+    /// The client's own records of the same requests (phase warmup / measured).
+    pub raw: Vec<servebench_client::RequestRecord>,
+    /// Profiling window (first dispatch allowed, last dispatch allowed), ns of the run clock.
+    pub window_ns: (u64, u64),
     /// The 10 % error gate.
     pub gate: Gate,
     /// Context-overflow terminations.
     pub context_overflows: u64,
-    /// `records.jsonl` path.
+    /// `agentx_records.jsonl` path.
     pub records_path: PathBuf,
-    /// `agg.json` path.
+    /// `agentx.json` path (the AgentX aggregate).
     pub agg_path: PathBuf,
     /// Whether the window was shorter than [`MIN_VALID_DURATION_S`] (marked invalid).
     pub short_window: bool,
@@ -101,7 +105,7 @@ pub async fn run_point(
         path: cfg.out_dir.display().to_string(),
         err,
     })?;
-    let records_path = cfg.out_dir.join("records.jsonl");
+    let records_path = cfg.out_dir.join("agentx_records.jsonl");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&records_path).map_err(|err| {
         PointError::Io {
             path: records_path.display().to_string(),
@@ -176,7 +180,7 @@ pub async fn run_point(
     };
     let agg = aggregate(&recs, &inputs);
     let gate = error_gate(&recs);
-    let agg_path = cfg.out_dir.join("agg.json");
+    let agg_path = cfg.out_dir.join("agentx.json");
     std::fs::write(&agg_path, to_json_text(&agg)).map_err(|err| PointError::Io {
         path: agg_path.display().to_string(),
         err,
@@ -184,6 +188,8 @@ pub async fn run_point(
     Ok(PointResult {
         aggregate: agg,
         records: out.records,
+        raw: out.raw,
+        window_ns: (out.profiling_start_ns, out.profiling_end_ns),
         gate,
         context_overflows: out.context_overflows,
         records_path,

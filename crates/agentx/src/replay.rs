@@ -115,6 +115,9 @@ pub struct ReplayRecord {
 pub struct ReplayOutcome {
     /// Every request, warmup included, in completion order.
     pub records: Vec<ReplayRecord>,
+    /// The same requests as the measuring client recorded them (phase `warmup`/`measured`),
+    /// for servebench's own point statistics.
+    pub raw: Vec<RequestRecord>,
     /// Sessions ended by a context-overflow rejection.
     pub context_overflows: u64,
     /// Plays started (initial lanes + recycles).
@@ -509,6 +512,8 @@ pub async fn run(
             s.st = St::Blocked;
         }
         let r = to_record(&d, lane, RecordPhase::Warmup, 1);
+        out.raw
+            .push(with_phase(&d.rec, servebench_client::Phase::Warmup));
         if d.conv == 0 && r.rec.error.is_some() {
             return Err(ReplayError::WarmupFailed {
                 trace: lane.plan.trace_id.clone(),
@@ -549,6 +554,8 @@ pub async fn run(
         busy -= 1;
         let li = d.lane;
         let r = to_record(&d, &lanes[li], RecordPhase::Warmup, 1);
+        out.raw
+            .push(with_phase(&d.rec, servebench_client::Phase::Warmup));
         on_record(&r);
         out.records.push(r);
         advance_after(&mut lanes[li], d.conv, d.turn, None);
@@ -663,6 +670,7 @@ pub async fn run(
         let li = d.lane;
         let max_tokens = lanes[li].plan.convs[d.conv].turns[d.turn].max_tokens;
         let r = to_record(&d, &lanes[li], RecordPhase::Profiling, max_tokens);
+        out.raw.push(d.rec.clone());
         let overflow = is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or(""));
         on_record(&r);
         out.records.push(r);
@@ -684,6 +692,12 @@ pub async fn run(
         }
     }
     Ok(out)
+}
+
+fn with_phase(r: &RequestRecord, phase: servebench_client::Phase) -> RequestRecord {
+    let mut r = r.clone();
+    r.phase = phase;
+    r
 }
 
 /// Shifts the waiting timers so the earliest fires within `cap` of `now`.
