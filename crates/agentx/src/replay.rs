@@ -514,6 +514,15 @@ pub async fn run(
         let r = to_record(&d, lane, RecordPhase::Warmup, 1);
         out.raw
             .push(with_phase(&d.rec, servebench_client::Phase::Warmup));
+        if is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or("")) {
+            // the session does not fit the server's context: it ends (counted); the lane
+            // starts a fresh play at the start of profiling
+            out.context_overflows += 1;
+            end_tree(lane);
+            on_record(&r);
+            out.records.push(r);
+            continue;
+        }
         if d.conv == 0 && r.rec.error.is_some() {
             return Err(ReplayError::WarmupFailed {
                 trace: lane.plan.trace_id.clone(),
@@ -558,6 +567,12 @@ pub async fn run(
             .push(with_phase(&d.rec, servebench_client::Phase::Warmup));
         on_record(&r);
         out.records.push(r);
+        if is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or("")) {
+            out.context_overflows += 1;
+            lanes[li].in_flight -= 1;
+            end_tree(&mut lanes[li]);
+            continue;
+        }
         advance_after(&mut lanes[li], d.conv, d.turn, None);
         if left[li] > 0 {
             if let Some((c, t)) = pick(&lanes[li]) {
@@ -679,11 +694,7 @@ pub async fn run(
             out.context_overflows += 1;
             let lane = &mut lanes[li];
             lane.in_flight -= 1;
-            for s in lane.streams.iter_mut() {
-                if s.st != St::InFlight {
-                    s.st = St::Done;
-                }
-            }
+            end_tree(lane);
         } else {
             advance_after(&mut lanes[li], d.conv, d.turn, Some(now));
         }
@@ -692,6 +703,15 @@ pub async fn run(
         }
     }
     Ok(out)
+}
+
+/// Ends every stream of the lane's tree that is not in flight (context overflow).
+fn end_tree(lane: &mut Lane) {
+    for s in lane.streams.iter_mut() {
+        if s.st != St::InFlight {
+            s.st = St::Done;
+        }
+    }
 }
 
 fn with_phase(r: &RequestRecord, phase: servebench_client::Phase) -> RequestRecord {

@@ -14,6 +14,7 @@
 //! listed as follow-up in docs/ARCHITECTURE.md).
 #![warn(missing_docs)]
 
+pub mod agentx;
 pub mod attempt;
 pub mod attempt_logs;
 pub mod eval;

@@ -122,6 +122,17 @@ pub struct SweepPlan {
     pub eval: Option<EvalTask>,
     /// Eval settings (read when `eval` is set).
     pub eval_plan: EvalPlan,
+    /// `--scenario agentx`: replay AgentX traces instead of the fixed-sequence workload.
+    pub agentx: Option<AgentxPlan>,
+}
+
+/// `--scenario agentx` settings (MEASUREMENT.md Part 2 §5).
+#[derive(Debug, Clone)]
+pub struct AgentxPlan {
+    /// Folder of Weka `*.json` traces or a `traces.jsonl` (or its folder).
+    pub traces: PathBuf,
+    /// Profiling window per point, s (InferenceX 3600; below 900 the point is marked invalid).
+    pub duration_s: u64,
 }
 
 /// The identity flags of a sweep (`--hw`, `--image`, `--tp`, …).
@@ -247,6 +258,7 @@ impl Default for SweepPlan {
             report: None,
             baseline: None,
             eval: None,
+            agentx: None,
             eval_plan: EvalPlan {
                 conc: 16,
                 limit: None,

@@ -11,7 +11,7 @@ use servebench_metrics::PointStatus;
 use servebench_store::{RunId, Store};
 
 use crate::executor::{point_dir_name, Executor, PointOutput, PointSpec, SweepCtx};
-use crate::fixed::{FixedSequence, Interrupted};
+use crate::fixed::Interrupted;
 use crate::observe::{ConsoleOutput, FileOutput, Observer, StdConsole, SweepSummary};
 use crate::outdir;
 use crate::plan::{EvalTask, SweepPlan};
@@ -121,7 +121,7 @@ async fn measure(
         None => servebench_endpoint::discover_model(target.inner.endpoint()).await?,
     };
     let identity = crate::identity::identity(c, &target, &model)?;
-    let mut executor = FixedSequence::new(c, &target, &model, &console).await?;
+    let mut executor = crate::agentx::AnyExecutor::new(c, &target, &model, &console).await?;
 
     // the run in the store (status `running` until the end)
     let mut recorder = match (store, &c.db) {

@@ -172,6 +172,17 @@ pub struct CommonArgs {
     /// Do not record the run in the results store (files only).
     #[arg(long)]
     pub no_store: bool,
+    /// Workload: `fixed` (InferenceX random fixed-sequence) or `agentx` (agentic trace replay
+    /// of --traces; MEASUREMENT.md Part 2 §5).
+    #[arg(long, value_name = "NAME", default_value = "fixed", value_parser = ["fixed", "agentx"])]
+    pub scenario: String,
+    /// AgentX traces: a folder of Weka trace_*.json files or a traces.jsonl (--scenario agentx).
+    #[arg(long, value_name = "PATH")]
+    pub traces: Option<PathBuf>,
+    /// AgentX profiling window per point, seconds (InferenceX 3600; under 900 the point is
+    /// marked invalid like --unsafe-override).
+    #[arg(long, value_name = "S", default_value_t = 3600)]
+    pub duration: u64,
     /// Measure every concurrency N times (stored as N points with the same identity: compare
     /// treats them as repeats and uses their spread); the table shows mean ± sd.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -299,6 +310,10 @@ impl CommonArgs {
             repeats: c.repeats,
             report: c.report,
             baseline: c.baseline,
+            agentx: (c.scenario == "agentx").then(|| servebench_pipeline::plan::AgentxPlan {
+                traces: c.traces.clone().unwrap_or_default(),
+                duration_s: c.duration,
+            }),
             eval: c.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
             eval_plan: EvalPlan {
                 conc: c.eval_conc,

@@ -1,0 +1,297 @@
+//! [`AgentxExecutor`]: AgentX trace replay (`servebench-agentx`, MEASUREMENT.md Part 2 §5) as an
+//! [`Executor`], and [`AnyExecutor`], which runs it for `--scenario agentx` and
+//! [`FixedSequence`] otherwise.
+//!
+//! Per point: `conc` lanes replay the traces for the profiling window (warmup excluded by
+//! phase), the engine's `/metrics` is scraped during it, and the point writes
+//! `agentx_records.jsonl` (one line per request: conversation, turn, phase, marker, roles,
+//! timings), `records.jsonl` (the measuring client's records), `agentx.json` (the AgentX
+//! aggregate with InferenceX's key sets) and the usual agg row with `benchmark_type
+//! agentic_traces` (the AgentX aggregate is kept under its `agentx` key).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use servebench_agentx::aggregate::{to_rounded_value, AggIdentity};
+use servebench_agentx::plan::TracePlan;
+use servebench_agentx::point::{load_plans, run_point, PointConfig};
+use servebench_agentx::synth::{TokenCodec, WordCodec};
+use servebench_agentx::ReplayConfig;
+use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, JsonlWriter};
+use servebench_metrics::{agg_row, compute, AggExtra, ItlMode, PointOptions};
+use servebench_workload::LocalTokenizer;
+
+use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
+use crate::fixed::FixedSequence;
+use crate::observe::Console;
+use crate::plan::{AgentxPlan, SweepPlan};
+use crate::target::Target;
+
+/// The AgentX replay against one target.
+pub struct AgentxExecutor {
+    base_ctx: ClientCtx,
+    plans: Arc<Vec<Arc<TracePlan>>>,
+    cfg: AgentxPlan,
+    counting: String,
+}
+
+impl AgentxExecutor {
+    /// Loads and reconstructs the traces with the served model's tokenizer (`--tokenizer`;
+    /// without it one token = 4 characters, said on the console).
+    pub async fn new(
+        plan: &SweepPlan,
+        ax: &AgentxPlan,
+        target: &Target,
+        model: &str,
+        console: &dyn Console,
+    ) -> Result<AgentxExecutor> {
+        if ax.traces.as_os_str().is_empty() {
+            anyhow::bail!("--scenario agentx needs --traces PATH (a folder of Weka trace_*.json files or a traces.jsonl)");
+        }
+        let codec: Arc<dyn TokenCodec> = match &plan.tokenizer {
+            Some(p) => Arc::new(LocalTokenizer::from_path(p)?),
+            None => {
+                console.line("no --tokenizer: AgentX prompts are sized in 4-character words, not the served model's tokens (pass --tokenizer DIR for token-exact prompts)");
+                Arc::new(WordCodec)
+            }
+        };
+        let counting = codec.describe();
+        let traces = ax.traces.clone();
+        let c2 = codec.clone();
+        let plans = tokio::task::spawn_blocking(move || load_plans(&traces, &*c2))
+            .await?
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("--traces {}", ax.traces.display()))?;
+        let base_ctx = ClientCtx {
+            endpoint: target.endpoint.clone(),
+            builder: BodyBuilder::new(model, Api::Chat, plan.engine, Compat::Servebench, false),
+            compat: Compat::Servebench,
+            new_connection_per_request: plan.new_connection_per_request,
+            timeout: Duration::from_secs_f64(plan.timeout_s),
+            clock: Clock::start(),
+            capture_text: false,
+            api_key: plan.api_key.clone(),
+        };
+        Ok(AgentxExecutor {
+            base_ctx,
+            plans: Arc::new(plans),
+            cfg: ax.clone(),
+            counting,
+        })
+    }
+}
+
+impl Executor for AgentxExecutor {
+    type Workload = Arc<Vec<Arc<TracePlan>>>;
+
+    async fn prepare(&mut self, _ctx: &SweepCtx<'_>, _conc: u64) -> Result<Self::Workload> {
+        Ok(self.plans.clone())
+    }
+
+    fn describe(&self, w: &Self::Workload) -> String {
+        let short = if self.cfg.duration_s < servebench_agentx::point::MIN_VALID_DURATION_S {
+            " (short window: marked invalid, like --unsafe-override)"
+        } else {
+            ""
+        };
+        format!(
+            "AgentX trace replay: {} traces from {}, {} s profiling window{short}, {}",
+            w.len(),
+            self.cfg.traces.display(),
+            self.cfg.duration_s,
+            self.counting
+        )
+    }
+
+    async fn run_point(
+        &mut self,
+        ctx: &SweepCtx<'_>,
+        plans: &Self::Workload,
+        point: &PointSpec,
+    ) -> Result<PointOutput> {
+        let id = ctx.identity;
+        let wall_start = std::time::Instant::now();
+        let cfg = PointConfig {
+            replay: ReplayConfig {
+                conc: point.conc as usize,
+                duration: Duration::from_secs(self.cfg.duration_s),
+                model: ctx.model.to_string(),
+                benchmark_id: benchmark_id(),
+                ..Default::default()
+            },
+            identity: AggIdentity {
+                hw: id.hw.clone(),
+                conc: point.conc as u32,
+                image: id.image.clone(),
+                recipe_fingerprint: id.recipe_fingerprint.clone().unwrap_or_default(),
+                model: id.model.clone(),
+                infmax_model_prefix: id.infmax_model_prefix.clone(),
+                framework: id.framework.clone(),
+                precision: id.precision.clone(),
+                spec_decoding: id.spec_decoding.clone(),
+                tp: id.tp,
+                ep: id.ep,
+                dp_attention: id.dp_attention.to_string(),
+                kv_offloading: "none".into(),
+                pp: id.pp,
+                dcp_size: id.dcp_size,
+                pcp_size: id.pcp_size,
+                allocated_cpu_dram_gb: 0,
+            },
+            scrape_metrics: true,
+            out_dir: point.dir.clone(),
+        };
+        let res = run_point(
+            self.base_ctx.clone(),
+            plans.to_vec(),
+            cfg,
+            ctx.cancel.clone(),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{}: {e}", point.label()))?;
+        write_client_records(&point.dir.join("records.jsonl"), &res.raw)?;
+        let mut m = compute(
+            &res.raw,
+            &PointOptions {
+                compat: Compat::Servebench,
+                itl_mode: ItlMode::Chunk,
+                phase_window_ns: res.window_ns,
+                max_failed_fraction: 0.10,
+                cancelled: ctx.cancel.is_cancelled(),
+            },
+        );
+        m.rescale_time(ctx.target.sim_speedup);
+        let extra = AggExtra {
+            benchmark_type: "agentic_traces".into(),
+            api: "chat".into(),
+            engine: ctx.plan.engine.name().into(),
+            endpoint: ctx.target.endpoint.base_url.clone(),
+            records_file: "records.jsonl".into(),
+        };
+        let mut agg = agg_row(id, Some(point.conc), &m, &extra);
+        agg.isl = None;
+        agg.osl = None;
+        let ax = to_rounded_value(&res.aggregate);
+        agg.extra
+            .insert("scenario_type".into(), json!("agentic-coding"));
+        agg.extra.insert(
+            "agentx_submission_valid".into(),
+            json!(!res.short_window && res.gate.passed),
+        );
+        agg.extra.insert("agentx".into(), ax.clone());
+        let mut result = ax;
+        if let Some(o) = result.as_object_mut() {
+            o.insert(
+                "servebench".into(),
+                json!({
+                    "records_file": "agentx_records.jsonl",
+                    "client_records_file": "records.jsonl",
+                    "error_gate_passed": res.gate.passed,
+                    "context_overflows": res.context_overflows,
+                    "short_window": res.short_window,
+                    "token_counting": self.counting,
+                    "simulator": ctx.target.simulator_json(),
+                    "time_scale": ctx.target.sim_speedup,
+                    "repeat": point.repeat,
+                    "repeats": point.repeats,
+                }),
+            );
+        }
+        Ok(PointOutput {
+            spec: point.clone(),
+            metrics: m,
+            agg,
+            result,
+            wall_s: wall_start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+fn write_client_records(path: &Path, recs: &[servebench_client::RequestRecord]) -> Result<()> {
+    let w = JsonlWriter::create(path)?;
+    for r in recs {
+        w.write(r)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// 12 hex chars, new per point (mixed into the cache-bust markers).
+fn benchmark_id() -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{:012x}",
+        (ns ^ (u128::from(std::process::id()) << 40)) & 0xffff_ffff_ffff
+    )
+}
+
+/// The sweep's workload: AgentX replay or the fixed-sequence dataset.
+pub enum AnyExecutor {
+    /// `--scenario fixed`.
+    Fixed(FixedSequence),
+    /// `--scenario agentx`.
+    Agentx(AgentxExecutor),
+}
+
+/// The workload of [`AnyExecutor`].
+pub enum AnyWorkload {
+    /// The fixed-sequence dataset.
+    Fixed(<FixedSequence as Executor>::Workload),
+    /// The AgentX plans.
+    Agentx(<AgentxExecutor as Executor>::Workload),
+}
+
+impl AnyExecutor {
+    /// The executor the plan asks for.
+    pub async fn new(
+        plan: &SweepPlan,
+        target: &Target,
+        model: &str,
+        console: &dyn Console,
+    ) -> Result<AnyExecutor> {
+        Ok(match &plan.agentx {
+            Some(ax) => {
+                AnyExecutor::Agentx(AgentxExecutor::new(plan, ax, target, model, console).await?)
+            }
+            None => AnyExecutor::Fixed(FixedSequence::new(plan, target, model, console).await?),
+        })
+    }
+}
+
+impl Executor for AnyExecutor {
+    type Workload = AnyWorkload;
+
+    async fn prepare(&mut self, ctx: &SweepCtx<'_>, conc: u64) -> Result<AnyWorkload> {
+        Ok(match self {
+            AnyExecutor::Fixed(e) => AnyWorkload::Fixed(e.prepare(ctx, conc).await?),
+            AnyExecutor::Agentx(e) => AnyWorkload::Agentx(e.prepare(ctx, conc).await?),
+        })
+    }
+
+    fn describe(&self, w: &AnyWorkload) -> String {
+        match (self, w) {
+            (AnyExecutor::Fixed(e), AnyWorkload::Fixed(w)) => e.describe(w),
+            (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.describe(w),
+            _ => unreachable!("workload built by the same executor"),
+        }
+    }
+
+    async fn run_point(
+        &mut self,
+        ctx: &SweepCtx<'_>,
+        w: &AnyWorkload,
+        point: &PointSpec,
+    ) -> Result<PointOutput> {
+        match (self, w) {
+            (AnyExecutor::Fixed(e), AnyWorkload::Fixed(w)) => e.run_point(ctx, w, point).await,
+            (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.run_point(ctx, w, point).await,
+            _ => unreachable!("workload built by the same executor"),
+        }
+    }
+}
