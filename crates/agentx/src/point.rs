@@ -140,10 +140,16 @@ pub async fn run_point(
             err: e,
         });
     }
+    let mut warnings = Vec::new();
     let server = match scraper {
         Some(h) => {
             let set = h.await.unwrap_or_default();
-            ServerMetrics::from_scrapes(&set)?
+            // InferenceX stops on metrics of an unknown engine; servebench keeps the point and
+            // says why the server block is empty
+            ServerMetrics::from_scrapes(&set).unwrap_or_else(|e| {
+                warnings.push(e.to_string());
+                ServerMetrics::default()
+            })
         }
         None => ServerMetrics::default(),
     };
@@ -158,7 +164,6 @@ pub async fn run_point(
         total += u64::from(r.total_blocks);
     }
     let short_window = cfg.replay.duration.as_secs() < MIN_VALID_DURATION_S;
-    let mut warnings = Vec::new();
     if short_window {
         warnings.push(format!(
             "unsafe_override: profiling window {} s < {MIN_VALID_DURATION_S} s (submission_valid=false)",
