@@ -42,6 +42,8 @@ enum Command {
     Sweep(cmd::sweep::Args),
     /// One benchmark point (one concurrency).
     Bench(cmd::bench::Args),
+    /// The highest load (concurrency or request rate) meeting an SLO, by bisection over runs.
+    Search(cmd::search::Args),
     /// Run the embedded engine simulator alone.
     Sim(cmd::sim::Args),
     /// Accuracy evals (GSM8K) with lm-evaluation-harness prompts and scoring.
@@ -144,6 +146,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Search(a) => cmd::search::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Eval(c) => cmd::eval::run(c),
         Command::Runs(a) => cmd::runs::run(a),

@@ -20,11 +20,14 @@ pub struct Args {
     pub conc: Vec<u64>,
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub extras: super::extras_args::ExtrasArgs,
 }
 
 /// Runs `servebench sweep`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let plan = args.common.into_plan(args.conc, RunKind::Sweep);
-    let outcome = servebench_pipeline::run_sweep(plan, Vec::new())?;
+    let extras = args.extras.observers(&plan)?;
+    let outcome = servebench_pipeline::run_sweep(plan, extras)?;
     Ok(ExitCode::from(outcome.exit))
 }
