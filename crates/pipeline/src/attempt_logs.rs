@@ -199,8 +199,11 @@ pub fn failure_summary(r: &TriageReport, repairs_used: u32) -> Option<FailureSum
     let fe = r.first_error.as_ref()?;
     let mut lines = vec![fe.line.clone()];
     lines.extend(fe.continuation.iter().cloned());
-    let before_import = !fe.after_image_import;
-    let before_engine = !fe.after_engine_start;
+    // "before …" is claimed only when the log shows the job start (triage's evidence rule):
+    // a log that starts mid-job says nothing about what ran before it.
+    let shown = fe.marks.job_start.is_some();
+    let before_import = shown && !fe.after_image_import;
+    let before_engine = shown && !fe.after_engine_start;
     // Before the image was imported and the engine started, neither the recipe nor the image
     // nor the engine had run: the owning layer is elsewhere.
     let not_layers = if before_import
