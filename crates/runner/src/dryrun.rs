@@ -13,6 +13,9 @@ pub fn plan_text(runner: &Runner, plan: &[Point]) -> Result<String> {
     let mut s = String::new();
     let n = plan.len();
     let slurm = runner.executor_name() == "slurm";
+    if let Some(n) = plan.iter().find_map(|p| runner.measure().agentic_note(p)) {
+        s.push_str(&format!("{n}\n"));
+    }
     for (i, p) in plan.iter().enumerate() {
         let (spec, script) = runner.prepare("DRY-RUN", i, p, 1)?;
         s.push_str(&format!(

@@ -57,6 +57,47 @@ pub struct MeasureSpec {
     pub eval_max_tokens: Option<u32>,
     /// Folder with the GSM8K files (exported as `SERVEBENCH_GSM8K_DIR`).
     pub gsm8k_dir: Option<PathBuf>,
+    /// AgentX traces (a folder of Weka `trace_*.json` files or a `traces.jsonl`): agentic points
+    /// are measured with `sweep --scenario agentx --traces PATH` (MEASUREMENT.md Part 2 §5).
+    /// Without it they get the fixed-sequence stand-in at `isl`/`osl`.
+    #[serde(default)]
+    pub traces: Option<PathBuf>,
+    /// AgentX profiling window per point, s (sweep's `--duration`; default: the catalog point's
+    /// duration, InferenceX 3600).
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+}
+
+impl MeasureSpec {
+    /// Whether an agentic point is replayed from traces (AgentX) rather than measured with the
+    /// fixed-sequence stand-in.
+    pub fn agentx(&self) -> bool {
+        self.traces.is_some()
+    }
+
+    /// One line saying how an agentic point is measured (None for fixed-sequence points and
+    /// eval jobs): the AgentX replay, or the fixed-sequence stand-in and why it will not match
+    /// an AgentX baseline.
+    pub fn agentic_note(&self, point: &Point) -> Option<String> {
+        let Workload::Agentic { duration_s, .. } = &point.workload else {
+            return None;
+        };
+        if point.eval_only {
+            return None;
+        }
+        Some(match &self.traces {
+            Some(t) => format!(
+                "agentic point: AgentX trace replay of {} for {} s per point (benchmark_type agentic_traces)",
+                t.display(),
+                self.duration_s.unwrap_or(*duration_s as f64)
+            ),
+            None => format!(
+                "agentic point: fixed-sequence stand-in at {}/{} (no --traces; rows are fixed-sequence and an AgentX baseline has no match for them)",
+                self.isl.unwrap_or(1024),
+                self.osl.unwrap_or(1024)
+            ),
+        })
+    }
 }
 
 /// Everything one attempt needs; written as `point.json` in the attempt directory.
@@ -290,6 +331,12 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         }
         if let Some(e) = engine_profile(&p.framework) {
             push(&mut a, "--engine", e.into());
+        }
+        if let (Workload::Agentic { duration_s, .. }, Some(t)) = (&p.workload, &m.traces) {
+            push(&mut a, "--scenario", "agentx".into());
+            push(&mut a, "--traces", t.display().to_string());
+            let d = m.duration_s.unwrap_or(*duration_s as f64);
+            push(&mut a, "--duration", d.to_string());
         }
     }
     push(&mut a, "--isl", isl.to_string());
@@ -634,4 +681,108 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
     }
     write_status(&spec.dir, &st)?;
     Ok(st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipe::SimSetup;
+
+    fn spec(traces: Option<&str>, duration_s: Option<f64>) -> JobSpec {
+        let point = Point {
+            id: "k_agentic_conc4".into(),
+            config_key: "qwen3.8next-fp4-b200-sglang-agentic-mtp".into(),
+            image: "img".into(),
+            model: "Qwen/Qwen3.8-Flash-Next-NVFP4".into(),
+            model_prefix: "qwen3.8next".into(),
+            precision: "fp4".into(),
+            framework: "sglang".into(),
+            runner: "cluster:b200-nscale".into(),
+            spec_decoding: "mtp".into(),
+            workload: Workload::Agentic {
+                duration_s: 3600,
+                kv_offloading: "none".into(),
+                total_cpu_dram_gb: 0,
+            },
+            tp: 1,
+            pp: 1,
+            dcp: 1,
+            pcp: 1,
+            ep: 1,
+            dp_attn: false,
+            conc: 4,
+            max_model_len: None,
+            exp_name: "x".into(),
+            eval_only: false,
+            recipe_fingerprint: "f".into(),
+        };
+        JobSpec {
+            point,
+            attempt: 1,
+            dir: PathBuf::from("/r/p/attempt-1"),
+            runner: "b200-nscale-slurm_00".into(),
+            exe: PathBuf::from("/bin/servebench"),
+            engine: EngineSpec::Recipe {
+                path: PathBuf::from("/r/recipe.sh"),
+                sim: None::<SimSetup>,
+            },
+            measure: MeasureSpec {
+                traces: traces.map(PathBuf::from),
+                duration_s,
+                ..MeasureSpec::default()
+            },
+            ready_timeout_s: 1.0,
+            teardown_grace_s: 1.0,
+            measure_timeout_s: 1.0,
+        }
+    }
+
+    fn flag<'a>(a: &'a [String], k: &str) -> Option<&'a str> {
+        a.iter().position(|x| x == k).map(|i| a[i + 1].as_str())
+    }
+
+    #[test]
+    fn agentic_point_with_traces_is_an_agentx_sweep() {
+        let a = measure_args(&spec(Some("/t/traces"), Some(20.0)), 8000);
+        assert_eq!(a[0], "sweep");
+        assert_eq!(flag(&a, "--scenario"), Some("agentx"));
+        assert_eq!(flag(&a, "--traces"), Some("/t/traces"));
+        assert_eq!(flag(&a, "--duration"), Some("20"));
+        assert_eq!(flag(&a, "--conc"), Some("4"));
+        // without --duration: the catalog point's window
+        let a = measure_args(&spec(Some("/t/traces"), None), 8000);
+        assert_eq!(flag(&a, "--duration"), Some("3600"));
+        let s = spec(Some("/t/traces"), None);
+        let note = s.measure.agentic_note(&s.point).unwrap();
+        assert!(
+            note.contains("AgentX trace replay of /t/traces for 3600 s"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn agentic_point_without_traces_is_the_fixed_sequence_stand_in() {
+        let s = spec(None, None);
+        let a = measure_args(&s, 8000);
+        assert_eq!(flag(&a, "--scenario"), None);
+        assert_eq!(flag(&a, "--traces"), None);
+        assert_eq!(flag(&a, "--isl"), Some("1024"));
+        let note = s.measure.agentic_note(&s.point).unwrap();
+        assert!(
+            note.contains("fixed-sequence stand-in at 1024/1024"),
+            "{note}"
+        );
+        // eval jobs and fixed-sequence points have no note and no agentx flags
+        let mut e = spec(Some("/t"), None);
+        e.point.eval_only = true;
+        assert!(e.measure.agentic_note(&e.point).is_none());
+        assert_eq!(flag(&measure_args(&e, 1), "--scenario"), None);
+        let mut f = spec(Some("/t"), None);
+        f.point.workload = Workload::Fixed {
+            isl: 8192,
+            osl: 1024,
+        };
+        assert!(f.measure.agentic_note(&f.point).is_none());
+        assert_eq!(flag(&measure_args(&f, 1), "--scenario"), None);
+    }
 }

@@ -188,6 +188,11 @@ impl Runner {
         Runner { opts, exec }
     }
 
+    /// How points are measured (`--num-prompts`, `--traces`, …).
+    pub fn measure(&self) -> &MeasureSpec {
+        &self.opts.measure
+    }
+
     /// `local` or `slurm`.
     pub fn executor_name(&self) -> &'static str {
         self.exec.name()

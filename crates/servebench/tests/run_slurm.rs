@@ -137,6 +137,13 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     assert_eq!(rc, 0, "{err}");
     assert_eq!(plan.matches("#SBATCH --gpus=1").count(), 5, "{plan}");
     assert!(plan.contains("eval: yes (gsm8k, eval-only job)"), "{plan}");
+    // no --traces: the agentic points' stand-in is said once
+    assert_eq!(
+        plan.matches("agentic point: fixed-sequence stand-in at 128/16 (no --traces")
+            .count(),
+        1,
+        "{plan}"
+    );
     assert!(
         plan.contains("servebench sim --gpu b200 --model qwen3-8b --tp 1"),
         "{plan}"
@@ -391,4 +398,127 @@ fn ctrl_c_cancels_the_slurm_job_and_its_engine() {
     )
     .unwrap();
     assert_eq!(r["state"], "interrupted");
+}
+
+/// `--traces` / `--duration`: the agentic points are AgentX trace replays (`sweep --scenario
+/// agentx`), stored as `agentic_traces` rows, and the attempt comment matches them with the
+/// scenario's AgentX baseline (real deltas, not "no matched baseline").
+#[test]
+fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
+    if !slurm_up() {
+        return;
+    }
+    let dir = scenario_copy();
+    let d = dir.path();
+    // a subset of the shared traces whose contexts fit the simulated model (Qwen3-8B, 40,960
+    // tokens); the others reach 714k tokens and would be rejected by the engine
+    let all = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/agentx-traces"
+    );
+    std::fs::create_dir(d.join("traces")).unwrap();
+    for t in ["trace_0167.json", "trace_0504.json"] {
+        std::os::unix::fs::symlink(format!("{all}/{t}"), d.join("traces").join(t)).unwrap();
+    }
+    // the frozen baseline, its hw said explicitly: derived from the config key it would be the
+    // SKU `b200`, while the runner stores InferenceX's RUNNER_TYPE, the label
+    // `cluster:b200-nscale` (see docs/run.md, Limits)
+    let mut b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{SCEN}/baseline.json")).unwrap())
+            .unwrap();
+    b["identity"] = serde_json::json!({"hw": "cluster:b200-nscale"});
+    std::fs::write(d.join("baseline.json"), b.to_string()).unwrap();
+    let images = format!("{SCEN}/images.json");
+    let (rc, _, err) = sb(
+        d,
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--changelog",
+            "perf-changelog.yaml",
+            "--provenance",
+            &images,
+        ],
+    );
+    assert_eq!(rc, 0, "bump: {err}");
+    let args = [
+        "run",
+        KEY,
+        "--catalog",
+        "master.yaml",
+        "--executor",
+        "slurm",
+        "--simulate",
+        "--conc",
+        "1",
+        "4",
+        "--no-evals",
+        "--traces",
+        "traces",
+        "--duration",
+        "3",
+        "--out",
+        "run4",
+        "--db",
+        "s.db",
+        "--baseline",
+        "baseline.json",
+        "--change",
+        &images,
+    ];
+    let (rc, plan, err) = sb(d, &[&args[..], &["--dry-run"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(
+        plan.matches("agentic point: AgentX trace replay of ")
+            .count(),
+        1,
+        "{plan}"
+    );
+    assert_eq!(
+        plan.matches("--scenario agentx --traces ").count(),
+        2,
+        "{plan}"
+    );
+    assert_eq!(plan.matches("--duration 3 ").count(), 2, "{plan}");
+    assert!(!plan.contains("stand-in"), "{plan}");
+
+    let (rc, out, err) = sb(d, &args);
+    assert_eq!(rc, 0, "run failed:\n{out}\n{err}");
+    assert!(out.contains("AgentX trace replay of "), "{out}");
+    assert_eq!(out.matches(": stored 1 row").count(), 2, "{out}");
+    // two rows stored, each an AgentX row (the point's sweep summary is what was stored)
+    let runs = runs_json(d);
+    assert_eq!(runs[0]["n_points"], 2, "{}", runs[0]);
+    for c in ["conc1", "conc4"] {
+        let f = d.join(format!(
+            "run4/points/{KEY}_agentic_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-mtp_{c}/attempt-1/sweep/summary.json"
+        ));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        let row = &v["points"][0];
+        assert_eq!(row["benchmark_type"], "agentic_traces", "{row}");
+        assert_eq!(row["scenario_type"], "agentic-coding", "{row}");
+        assert!(
+            row["num_requests_successful"].as_u64().unwrap() > 0,
+            "{row}"
+        );
+    }
+    // matched with the AgentX baseline: c1 and c4 carry deltas
+    let md = std::fs::read_to_string(d.join("run4/attempt.md")).unwrap();
+    assert!(!md.contains("no matched baseline"), "{md}");
+    assert!(!md.contains("(candidate only)"), "{md}");
+    for c in ["c1", "c4"] {
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {c} |")))
+            .unwrap_or_else(|| panic!("row {c} missing:\n{md}"));
+        assert_eq!(line.matches("%)").count(), 3, "{c} has no deltas: {line}");
+    }
+    assert!(md.contains("| c16 (baseline only) |"), "{md}");
 }

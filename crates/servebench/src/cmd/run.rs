@@ -79,7 +79,14 @@ pub struct Args {
     /// Warmup requests per point (default 2 × conc).
     #[arg(long, value_name = "N")]
     pub warmups: Option<u32>,
-    /// Measured ISL override, tokens (agentic points: the fixed-sequence stand-in, default 1024).
+    /// AgentX traces (folder of trace_*.json or traces.jsonl): agentic points are replayed
+    /// (`sweep --scenario agentx`); without it they get a fixed-sequence stand-in.
+    #[arg(long, value_name = "PATH")]
+    pub traces: Option<PathBuf>,
+    /// AgentX profiling window per agentic point, seconds (sweep's default 3600).
+    #[arg(long, value_name = "S", requires = "traces")]
+    pub duration: Option<f64>,
+    /// Measured ISL override, tokens (agentic points without --traces: stand-in, default 1024).
     #[arg(long, value_name = "TOKENS")]
     pub isl: Option<u32>,
     /// Measured OSL override, tokens.
@@ -232,6 +239,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             eval_limit: args.eval_limit,
             eval_max_tokens: None,
             gsm8k_dir: gsm8k,
+            traces: args
+                .traces
+                .as_ref()
+                .map(|t| std::path::absolute(t))
+                .transpose()?,
+            duration_s: args.duration,
         },
         ready_timeout_s: args.ready_timeout,
         teardown_grace_s: 10.0,
@@ -258,6 +271,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
         opts.out.display()
     );
+    if let Some(n) = plan.iter().find_map(|p| opts.measure.agentic_note(p)) {
+        println!("{n}");
+    }
     let s = runner.run(plan.clone())?;
     let mut t = table(&[
         "Point",
