@@ -518,7 +518,7 @@ pub async fn run(
             // the session does not fit the server's context: it ends (counted); the lane
             // starts a fresh play at the start of profiling
             out.context_overflows += 1;
-            end_tree(lane);
+            end_tree(lane, d.conv);
             on_record(&r);
             out.records.push(r);
             continue;
@@ -570,7 +570,7 @@ pub async fn run(
         if is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or("")) {
             out.context_overflows += 1;
             lanes[li].in_flight -= 1;
-            end_tree(&mut lanes[li]);
+            end_tree(&mut lanes[li], d.conv);
             continue;
         }
         advance_after(&mut lanes[li], d.conv, d.turn, None);
@@ -694,7 +694,7 @@ pub async fn run(
             out.context_overflows += 1;
             let lane = &mut lanes[li];
             lane.in_flight -= 1;
-            end_tree(lane);
+            end_tree(lane, d.conv);
         } else {
             advance_after(&mut lanes[li], d.conv, d.turn, Some(now));
         }
@@ -705,10 +705,12 @@ pub async fn run(
     Ok(out)
 }
 
-/// Ends every stream of the lane's tree that is not in flight (context overflow).
-fn end_tree(lane: &mut Lane) {
+/// Ends the lane's tree after a context overflow on stream `finished`: that stream (its request
+/// has completed, so it no longer counts as in flight) and every stream not in flight are done.
+/// Without ending `finished` itself, the lane would never drain and never recycle.
+fn end_tree(lane: &mut Lane, finished: usize) {
     for s in lane.streams.iter_mut() {
-        if s.st != St::InFlight {
+        if s.conv == finished || s.st != St::InFlight {
             s.st = St::Done;
         }
     }

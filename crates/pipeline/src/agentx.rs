@@ -164,6 +164,15 @@ impl Executor for AgentxExecutor {
             },
         );
         m.rescale_time(ctx.target.sim_speedup);
+        if res.context_overflows > 0 {
+            // said under the table, not only in agentx.json: the failures are the server's
+            // context limit, not a broken engine (MEASUREMENT.md Part 2 §5: overflow ends the session)
+            m.notes.push(format!(
+                "context overflow: {} session(s) ended because the server rejected the prompt as \
+                 longer than its context (HTTP 400, counted as failed requests)",
+                res.context_overflows
+            ));
+        }
         let extra = AggExtra {
             benchmark_type: "agentic_traces".into(),
             api: "chat".into(),

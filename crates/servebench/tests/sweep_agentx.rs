@@ -1,0 +1,151 @@
+//! `servebench sweep --scenario agentx` end to end against the embedded simulator: the AgentX
+//! files are written, a context-overflow rejection ends only that session (the lane recycles and
+//! keeps measuring), and the result is matched against the scenario's AgentX baseline table.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{read_json, read_jsonl, servebench_in};
+
+fn shared() -> PathBuf {
+    std::env::var_os("SERVEBENCH_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+}
+
+/// A traces folder holding the named shared traces (copied into the test's temp dir).
+fn traces(dir: &Path, names: &[&str]) -> PathBuf {
+    let t = dir.join("traces");
+    std::fs::create_dir_all(&t).unwrap();
+    for n in names {
+        let src = shared().join("data/agentx-traces").join(n);
+        std::fs::copy(&src, t.join(n)).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    }
+    t
+}
+
+#[test]
+fn context_overflow_ends_the_session_and_the_lane_recycles() {
+    let tmp = tempfile::tempdir().unwrap();
+    // every play of trace_0092 is over Qwen3-8B's 40,960-token context from its first turn
+    // (its first user message alone is > 500k tokens at 4 characters a token)
+    let t = traces(tmp.path(), &["trace_0092.json"]);
+    let out = tmp.path().join("out");
+    let o = servebench_in(tmp.path())
+        .args([
+            "sweep",
+            "--scenario",
+            "agentx",
+            "--conc",
+            "1",
+            "--duration",
+            "6",
+        ])
+        .arg("--traces")
+        .arg(&t)
+        .arg("--out")
+        .arg(&out)
+        .args(["--no-store"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let recs = read_jsonl(&out.join("conc1/agentx_records.jsonl"));
+    let prof: Vec<_> = recs.iter().filter(|r| r["phase"] == "profiling").collect();
+    let overflow_end = prof
+        .iter()
+        .filter(|r| r["http_status"] == 400)
+        .map(|r| r["end_ns"].as_u64().unwrap())
+        .min();
+    let Some(first_overflow) = overflow_end else {
+        panic!("no context overflow in the profiling window; stderr:\n{stderr}")
+    };
+    // the lane did not stall: a request started after the first overflow ended
+    assert!(
+        prof.iter()
+            .any(|r| r["start_ns"].as_u64().unwrap() > first_overflow),
+        "no request after the overflow (lane stalled); {} profiling records; stderr:\n{stderr}",
+        prof.len()
+    );
+    let agentx = read_json(&out.join("conc1/agentx.json"));
+    assert!(agentx["request_accounting"]["error_categories"].is_object());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("note: conc 1: context overflow:") && stdout.contains("session(s) ended"),
+        "overflows are said under the table: {stdout}"
+    );
+}
+
+#[test]
+fn agentx_sweep_is_matched_with_the_scenarios_agentx_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = traces(tmp.path(), &["trace_0504.json", "trace_0167.json"]);
+    let out = tmp.path().join("out");
+    let db = tmp.path().join("s.db");
+    let o = servebench_in(tmp.path())
+        .args([
+            "sweep",
+            "--scenario",
+            "agentx",
+            "--conc",
+            "1",
+            "--duration",
+            "10",
+        ])
+        .arg("--traces")
+        .arg(&t)
+        .arg("--out")
+        .arg(&out)
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "--tp",
+            "1",
+            "--ep",
+            "1",
+            "--hw",
+            "b200",
+            "--framework",
+            "sglang",
+        ])
+        .args([
+            "--precision",
+            "fp4",
+            "--model-prefix",
+            "qwen3.8next",
+            "--spec-decoding",
+            "mtp",
+        ])
+        .args(["--config-key", "qwen3.8next-fp4-b200-sglang-agentic-mtp"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "sweep failed: {stderr}");
+    let agg = read_json(&out.join("conc1/agg.json"));
+    assert_eq!(agg["benchmark_type"], "agentic_traces", "{agg}");
+    let c = servebench_in(tmp.path())
+        .args(["compare", "--json", "--candidate", "latest", "--baseline"])
+        .arg(shared().join("data/scenario/baseline.json"))
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&c.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("compare --json: {e}: {text}"));
+    let points = v["points"].as_array().expect("points");
+    let c1 = points
+        .iter()
+        .find(|p| p["identity"]["conc"] == 1)
+        .unwrap_or_else(|| panic!("conc 1 is matched with the baseline: {text}"));
+    assert_eq!(c1["identity"]["benchmark_type"], "agentic_traces");
+    assert_ne!(c1["verdict"], "not_comparable", "{c1}");
+    let total = c1["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "total_tput_per_gpu")
+        .expect("total tok/s/GPU compared");
+    assert_eq!(total["baseline"], 14445.12);
+    assert!(total["delta"]["pct"].is_number(), "a real delta: {total}");
+}
