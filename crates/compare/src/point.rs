@@ -206,9 +206,13 @@ impl Identity {
         })
     }
 
-    /// The identity used for matching: worker counts (labels only) cleared.
+    /// The identity used for matching: worker counts (labels only) cleared, and a
+    /// `cluster:<sku>-<fleet>` runner label reduced to its SKU ([`hw_sku`]), so a run stored
+    /// with InferenceX's RUNNER_TYPE (`cluster:b200-nscale`, the label agentic configs must use,
+    /// AUTOMATION.md §1.3 V9) matches a baseline whose hw came from the config key (`b200`).
     pub fn match_key(&self) -> Identity {
         let mut k = self.clone();
+        k.hw = hw_sku(&k.hw);
         k.topology.prefill_workers = None;
         k.topology.decode_workers = None;
         k
@@ -223,6 +227,16 @@ impl Identity {
         k.isl = None;
         k.osl = None;
         k
+    }
+}
+
+/// The SKU of a `cluster:<sku>[-<fleet>]` runner label (`cluster:b200-nscale` → `b200`); any
+/// other hw is returned as is. The config-key naming convention carries the SKU
+/// (`qwen3.8next-fp4-b200-sglang-agentic-mtp`), the agg row the runner label.
+pub fn hw_sku(hw: &str) -> String {
+    match hw.strip_prefix("cluster:") {
+        Some(rest) => rest.split('-').next().unwrap_or(rest).to_string(),
+        None => hw.to_string(),
     }
 }
 
@@ -596,5 +610,37 @@ impl EvalPoint {
             passed,
             image: get_str(m, "image"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn agentic(hw: &str) -> Identity {
+        Identity::from_row(&json!({
+            "hw": hw, "framework": "sglang", "infmax_model_prefix": "qwen3.8next",
+            "precision": "fp4", "spec_decoding": "mtp", "conc": 4, "tp": 1, "ep": 1,
+            "scenario_type": "agentic-coding"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_cluster_runner_label_matches_the_sku_from_the_config_key() {
+        assert_eq!(hw_sku("cluster:b200-nscale"), "b200");
+        assert_eq!(hw_sku("cluster:mi325x-tw"), "mi325x");
+        assert_eq!(hw_sku("b200-nscale"), "b200-nscale");
+        assert_eq!(
+            agentic("cluster:b200-nscale").match_key(),
+            agentic("b200").match_key()
+        );
+        // the identity shown keeps the label; other SKUs still differ
+        assert_eq!(agentic("cluster:b200-nscale").hw, "cluster:b200-nscale");
+        assert_ne!(
+            agentic("cluster:b300-nv").match_key(),
+            agentic("b200").match_key()
+        );
     }
 }
