@@ -8,6 +8,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const KEY: &str = "tiny-bf16-h200-vllm";
 
@@ -33,22 +35,7 @@ fn recipe(d: &Path, body: &str) {
 }
 
 fn sb(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN)
-        .current_dir(dir)
-        .args(args)
-        .env_remove("SERVEBENCH_DB")
-        .env(
-            "SERVEBENCH_GSM8K_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-        )
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
+    common::run_in(dir, args)
 }
 
 fn result(d: &Path, run: &str, conc: u32) -> serde_json::Value {

@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
@@ -34,22 +36,7 @@ fn slurm_up() -> bool {
 }
 
 fn sb(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN)
-        .current_dir(dir)
-        .args(args)
-        .env_remove("SERVEBENCH_DB")
-        .env(
-            "SERVEBENCH_GSM8K_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-        )
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
+    common::run_in(dir, args)
 }
 
 fn copy_rw(from: &str, to: &Path) {

@@ -80,3 +80,21 @@ pub fn json_reply(v: Value) -> servebench_client::mock::Reply {
         content_type: "application/json",
     }
 }
+
+/// `servebench ARGS` in `dir` (as [`servebench_in`], with `SERVEBENCH_GSM8K_DIR` pointing at the
+/// shared GSM8K files for eval jobs): (exit code, stdout, stderr).
+pub fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = servebench_in(dir)
+        .args(args)
+        .env(
+            "SERVEBENCH_GSM8K_DIR",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
+        )
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
