@@ -19,6 +19,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod resume;
+
 /// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
 /// with a clear message instead of guessing.
 pub const SCHEMA_VERSION: i64 = 2;
