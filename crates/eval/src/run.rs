@@ -264,23 +264,26 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// Reads `samples.jsonl` from an earlier run and keeps the records that belong to this run
 /// (same doc range, profile, request parameters and messages). The file is rewritten with
-/// only those (dropping a torn last line), so appending continues cleanly.
+/// only those (dropping a torn last line), so appending continues cleanly. Returns the kept
+/// records, the lines of a different run dropped, and the lines that do not parse (a line cut
+/// by a crash).
 fn resume(
     path: &Path,
     prompts: &[Vec<Message>],
     params: &Value,
     profile: Profile,
-) -> anyhow::Result<(BTreeMap<usize, SampleRecord>, usize)> {
+) -> anyhow::Result<(BTreeMap<usize, SampleRecord>, usize, usize)> {
     let mut kept = BTreeMap::new();
     let mut dropped = 0;
+    let mut torn = 0;
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kept, 0)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kept, 0, 0)),
         Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
     };
     for line in text.lines() {
         let Ok(rec) = serde_json::from_str::<SampleRecord>(line) else {
-            dropped += 1;
+            torn += 1;
             continue;
         };
         let ok = rec.doc_id < prompts.len()
@@ -305,7 +308,7 @@ fn resume(
         f.sync_all()?;
     }
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok((kept, dropped))
+    Ok((kept, dropped, torn))
 }
 
 /// Runs GSM8K and writes `result.json` and `samples.jsonl` under `opts.out_dir`.
@@ -388,19 +391,24 @@ async fn run_on_target(
     let max_tokens = opts.max_tokens.unwrap_or(spec.default_max_tokens);
     let params = request_params(spec, &model, max_tokens);
 
-    let (mut done, dropped) = if opts.fresh {
+    let (mut done, dropped, torn) = if opts.fresh {
         let _ = std::fs::remove_file(samples_file);
-        (BTreeMap::new(), 0)
+        (BTreeMap::new(), 0, 0)
     } else {
         resume(samples_file, prompts, &params, opts.profile)?
     };
     let resumed = done.len();
-    if resumed > 0 || dropped > 0 {
+    if resumed > 0 || dropped > 0 || torn > 0 {
         eprintln!(
-            "resuming from {}: {resumed} samples kept{}",
+            "resuming from {}: {resumed} samples kept{}{}",
             samples_file.display(),
             if dropped > 0 {
                 format!(", {dropped} lines from a different run dropped")
+            } else {
+                String::new()
+            },
+            if torn > 0 {
+                format!(", {torn} cut line(s) (an interrupted write) dropped")
             } else {
                 String::new()
             }

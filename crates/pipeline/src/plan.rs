@@ -98,6 +98,9 @@ pub struct SweepPlan {
     pub out: Option<PathBuf>,
     /// Replace the results of an earlier sweep in `out`.
     pub overwrite: bool,
+    /// Continue the sweep that was interrupted in `out`: finished points kept, the rest
+    /// measured, the same stored run continued ([`crate::resume`]).
+    pub resume: bool,
     /// API key sent as `Authorization: Bearer …` (already resolved from the environment).
     pub api_key: Option<String>,
     /// Extra CA certificates (PEM) trusted for an `https://` endpoint.
@@ -229,6 +232,7 @@ impl Default for SweepPlan {
             burstiness: None,
             out: None,
             overwrite: false,
+            resume: false,
             api_key: None,
             ca_cert: None,
             identity: IdentityPlan {
@@ -450,6 +454,14 @@ impl SweepPlan {
 
     /// Validates the store / report / eval / repeats flags before anything starts.
     pub(crate) fn check_store_args(&self) -> Result<()> {
+        if self.resume && self.out.is_none() {
+            bail!("--resume needs --out DIR: the output directory of the interrupted sweep");
+        }
+        if self.resume && self.overwrite {
+            bail!(
+                "--resume keeps the finished points of --out, --overwrite replaces them: pass one"
+            );
+        }
         if self.repeats == 0 {
             bail!("--repeats must be at least 1");
         }

@@ -77,6 +77,23 @@ impl StoreRecorder {
         })
     }
 
+    /// Continues `run` (reopened: status `running` until [`StoreRecorder::finish`]), for a
+    /// sweep resumed with `--resume` ([`crate::resume`]).
+    pub fn reopen(mut store: Store, db: &Path, run: RunId) -> Result<Self> {
+        store.reopen_run(run)?;
+        Ok(StoreRecorder {
+            store,
+            run,
+            db: db.to_path_buf(),
+            errors: 0,
+        })
+    }
+
+    /// The open store.
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
     /// Adds an eval row (see [`eval_store_row`]).
     pub fn add_eval(&mut self, row: &Value) {
         if let Err(e) = self.store.add_eval(self.run, row) {

@@ -16,6 +16,7 @@ use crate::observe::{ConsoleOutput, FileOutput, Observer, StdConsole, SweepSumma
 use crate::outdir;
 use crate::plan::{EvalTask, SweepPlan};
 use crate::record::{eval_store_row, run_meta, run_status, StoreRecorder};
+use crate::resume;
 use crate::target::{plan_endpoint, Target};
 
 /// Exit status of a sweep whose eval ran but missed its threshold (as `servebench eval`).
@@ -72,7 +73,7 @@ async fn run_async(
             .map(|_| ())
             .with_context(|| format!("--baseline {b}"))?;
     }
-    if let Some(d) = &c.out {
+    if let (Some(d), false) = (&c.out, c.resume) {
         outdir::check_out_dir(d, c.overwrite)?;
     }
     let (out_dir, created) = match &c.out {
@@ -124,15 +125,17 @@ async fn measure(
     let mut executor = crate::agentx::AnyExecutor::new(c, &target, &model, &console).await?;
 
     // the run in the store (status `running` until the end)
+    // (--resume: the run that wrote into the output directory, reopened)
     let mut recorder = match (store, &c.db) {
-        (Some(st), Some(db)) => Some(StoreRecorder::start(
-            st,
-            db,
-            run_meta(c, &target, &model, &identity, &out_dir),
-            c,
-        )?),
+        (Some(st), Some(db)) => Some(match resume::previous_run(&st, &out_dir, c)? {
+            Some(run) => StoreRecorder::reopen(st, db, run)?,
+            None => {
+                StoreRecorder::start(st, db, run_meta(c, &target, &model, &identity, &out_dir), c)?
+            }
+        }),
         _ => None,
     };
+    let mut finished = resume::finished_points(c, &out_dir, recorder.as_mut())?;
 
     // Ctrl-C during the points cancels the point; during the eval it stops the eval instead
     let in_eval = Arc::new(AtomicBool::new(false));
@@ -183,6 +186,17 @@ async fn measure(
                     break 'points;
                 }
                 let dir = out_dir.join(point_dir_name(conc, repeat, c.repeats));
+                if let Some(f) = finished.remove(&(conc, repeat)) {
+                    // --resume: finished before the interruption, kept as it is
+                    println!("{}: finished earlier, kept", f.point.spec.label());
+                    for o in extra.iter_mut() {
+                        o.point_done(&f.point)?;
+                    }
+                    done.push(f.point);
+                    continue;
+                } else if c.resume {
+                    resume::clear_point_dir(&dir)?;
+                }
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
                 let spec = PointSpec {
@@ -197,6 +211,8 @@ async fn measure(
                     Err(e) => return Err(e),
                 };
                 files.point_done(&p)?;
+                // the point's completion marker (--resume keeps the points that have one)
+                resume::mark_finished(&p)?;
                 // stored as soon as it is measured: a crash later keeps it
                 if let Some(r) = recorder.as_mut() {
                     r.point_done(&p)?;

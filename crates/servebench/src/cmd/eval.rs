@@ -55,7 +55,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let run = match store.as_mut() {
-        Some(st) => Some(st.record_run(&run_meta(&args, &opts))?),
+        Some(st) => Some(continue_or_record(st, &args, &opts)?),
         None => None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -115,6 +115,42 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(exit(&r))
+}
+
+/// The run to record into: the newest eval run of the same `--out` (killed, interrupted, failed,
+/// or finished and run again), reopened with its eval rows removed: its samples resume from
+/// samples.jsonl, so the run ends with one eval row and one output folder never has two runs.
+/// `--fresh` (start over) or no earlier run: a new run.
+fn continue_or_record(
+    st: &mut Store,
+    args: &Gsm8kArgs,
+    opts: &EvalOptions,
+) -> anyhow::Result<servebench_store::RunId> {
+    let meta = run_meta(args, opts); // creates the output folder
+    let earlier = match opts.fresh {
+        true => None,
+        false => st
+            .runs_in_out_dir(&opts.out_dir, RunKind::Eval)?
+            .into_iter()
+            .next(),
+    };
+    let Some(r) = earlier else {
+        return st.record_run(&meta);
+    };
+    st.reopen_run(r.id)?;
+    let removed = st.delete_evals(r.id)?;
+    eprintln!(
+        "continuing run {} (store {}, was {}){}",
+        r.id,
+        args.db.display(),
+        r.status.as_str(),
+        if removed > 0 {
+            format!(", its {removed} eval row(s) replaced when this run ends")
+        } else {
+            String::new()
+        }
+    );
+    Ok(r.id)
 }
 
 /// 130 when interrupted (as a shell reports SIGINT), else 0 = gate passed, 2 = gate failed.

@@ -97,6 +97,10 @@ pub struct CommonArgs {
     /// (a stored run that pointed there then points at the new files).
     #[arg(long)]
     pub overwrite: bool,
+    /// Continue a sweep that was interrupted (killed, Ctrl-C) in --out DIR: finished points are
+    /// kept, unfinished ones measured again from scratch, the same stored run continued.
+    #[arg(long)]
+    pub resume: bool,
     /// API key sent as `Authorization: Bearer …` (default: $SERVEBENCH_API_KEY, else
     /// $OPENAI_API_KEY; the same for `servebench eval`).
     #[arg(long, env = "SERVEBENCH_API_KEY", hide_env_values = true)]
@@ -282,6 +286,7 @@ impl CommonArgs {
             burstiness: c.burstiness,
             out: c.out,
             overwrite: c.overwrite,
+            resume: c.resume,
             api_key: servebench_endpoint::api_key_or_env(c.api_key),
             ca_cert: c.ca_cert,
             identity: IdentityPlan {

@@ -98,3 +98,6 @@ pub fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&o.stderr).into(),
     )
 }
+
+/// Crash-test helpers (SIGKILL at seeded moments, store soundness, torn JSON lines).
+pub mod crash;

@@ -1,0 +1,513 @@
+//! Crash safety (issue 12 item 4): `kill -9` of `servebench sweep`, of the AgentX replay
+//! (`sweep --scenario agentx`) and of `servebench eval gsm8k` at random moments, 20 times each
+//! (`CRASH_KILLS`), against the embedded simulator with small workloads.
+//!
+//! Each kill moment is drawn uniformly from `[0, T)`, `T` the wall time of an uninterrupted run
+//! of the same command measured first (the reference), from a seeded generator (`CRASH_SEED`).
+//! After every kill: the store (`./servebench.db`, the default path) opens and passes
+//! `PRAGMA integrity_check`; finished points (samples) are whole on disk. Then the same command
+//! resumes (`sweep … --resume`; eval: the same command, which resumes its `samples.jsonl`) and
+//! must exit as the reference did, leaving exactly the full set of points (samples) once:
+//! one stored run, one row per point (one eval row), no duplicate request or sample ids, the
+//! points (samples) finished before the kill unchanged, the same eval score as the reference.
+//! `CRASH_REPORT=FILE` appends the loop's figures (docs/reliability.md).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::crash::{assert_store_sound, jsonl_lines, kill_after, SplitMix};
+use common::{read_json, servebench_in};
+use serde_json::Value;
+use servebench_store::{RunKind, RunStatus, Store};
+
+fn kills() -> usize {
+    std::env::var("CRASH_KILLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+}
+
+fn seed(salt: u64) -> u64 {
+    std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12)
+        ^ salt
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("SERVEBENCH_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+}
+
+fn gsm8k_dir() -> PathBuf {
+    shared().join("data/gsm8k")
+}
+
+/// The figures of one kill loop.
+#[derive(Default, Debug)]
+struct Figures {
+    kills: usize,
+    moments_ms: Vec<u128>,
+    exited_before_kill: usize,
+    no_store_yet: usize,
+    /// kills by how many points (samples) had finished
+    finished: BTreeMap<usize, usize>,
+    torn_lines: usize,
+    reference_s: f64,
+    resumes_passed: usize,
+}
+
+impl Figures {
+    fn report(&self, name: &str, unit: &str) {
+        let min = self.moments_ms.iter().min().copied().unwrap_or(0);
+        let max = self.moments_ms.iter().max().copied().unwrap_or(0);
+        let line = format!(
+            "{name}: {} kills (SIGKILL) at {min}–{max} ms of a {:.2} s reference run; {} after the process had exited; {} before the store existed; {unit} finished at the kill → kills: {:?}; torn last lines seen: {}; resumes passed: {}/{}",
+            self.kills,
+            self.reference_s,
+            self.exited_before_kill,
+            self.no_store_yet,
+            self.finished,
+            self.torn_lines,
+            self.resumes_passed,
+            self.kills
+        );
+        eprintln!("{line}");
+        if let Ok(p) = std::env::var("CRASH_REPORT") {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .unwrap();
+            writeln!(f, "{line}").unwrap();
+        }
+    }
+}
+
+/// Runs `args` to the end in `dir`: (exit code, wall time, stdout+stderr).
+fn run_to_end(dir: &Path, args: &[String]) -> (i32, Duration, String) {
+    let t0 = Instant::now();
+    let o = servebench_in(dir)
+        .args(args)
+        .env("SERVEBENCH_GSM8K_DIR", gsm8k_dir())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code().unwrap_or(-1), t0.elapsed(), text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// sweep and AgentX replay
+
+/// One point's files as they were when the sweep was killed (finished points only).
+struct KeptPoint {
+    marker: Vec<u8>,
+    agg: Vec<u8>,
+    records: Vec<u8>,
+}
+
+fn sweep_loop(name: &str, salt: u64, args: Vec<String>, points: &[&str], agentx: bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("reference");
+    std::fs::create_dir(&reference).unwrap();
+    let (ref_code, t, text) = run_to_end(&reference, &args);
+    assert!(
+        ref_code == 0,
+        "{name}: the reference run failed ({ref_code}):\n{text}"
+    );
+    let mut rng = SplitMix(seed(salt));
+    let mut fig = Figures {
+        reference_s: t.as_secs_f64(),
+        ..Figures::default()
+    };
+    for i in 0..kills() {
+        let d = tmp.path().join(format!("kill{i}"));
+        std::fs::create_dir(&d).unwrap();
+        let at = t.mul_f64(rng.unit());
+        let mut cmd = servebench_in(&d);
+        cmd.args(&args);
+        let k = kill_after(cmd, at);
+        fig.kills += 1;
+        fig.moments_ms.push(k.at.as_millis());
+        fig.exited_before_kill += usize::from(k.finished_first);
+        let ctx = format!("{name}: kill {i} at {} ms", k.at.as_millis());
+
+        // after the kill: a sound store, finished points whole
+        let db = d.join("servebench.db");
+        match assert_store_sound(&db) {
+            None => fig.no_store_yet += 1,
+            Some(st) => {
+                let runs = st.list_runs(None, None).unwrap();
+                assert!(runs.len() <= 1, "{ctx}: {} runs", runs.len());
+                if let Some(r) = runs.first() {
+                    assert!(st.points(r.id).unwrap().len() <= points.len(), "{ctx}");
+                }
+            }
+        }
+        let out = d.join("out");
+        let mut kept: BTreeMap<&str, KeptPoint> = BTreeMap::new();
+        for p in points {
+            let pd = out.join(p);
+            let recs = jsonl_lines(&pd.join("records.jsonl"));
+            if pd.join("point.json").exists() {
+                let (_, torn) = recs.unwrap_or_else(|| panic!("{ctx}: {p} without records"));
+                assert!(torn.is_none(), "{ctx}: finished {p} has a cut record line");
+                if agentx {
+                    let (_, torn) = jsonl_lines(&pd.join("agentx_records.jsonl")).unwrap();
+                    assert!(torn.is_none(), "{ctx}: finished {p}: cut agentx record");
+                }
+                kept.insert(
+                    p,
+                    KeptPoint {
+                        marker: std::fs::read(pd.join("point.json")).unwrap(),
+                        agg: std::fs::read(pd.join("agg.json")).unwrap(),
+                        records: std::fs::read(pd.join("records.jsonl")).unwrap(),
+                    },
+                );
+            } else {
+                // an unfinished point: complete lines parse, the last may be cut
+                for f in ["records.jsonl", "agentx_records.jsonl"] {
+                    if let Some((_, Some(_))) = jsonl_lines(&pd.join(f)) {
+                        fig.torn_lines += 1;
+                    }
+                }
+            }
+        }
+        *fig.finished.entry(kept.len()).or_default() += 1;
+
+        // resume
+        let mut resume = args.clone();
+        resume.push("--resume".into());
+        let (code, _, text) = run_to_end(&d, &resume);
+        assert_eq!(code, ref_code, "{ctx}: resume exit status:\n{text}");
+        check_complete_sweep(&ctx, &d, points, &kept, agentx, &text);
+        fig.resumes_passed += 1;
+    }
+    fig.report(name, "points");
+}
+
+/// After the resume: every point once, on disk and in the store; kept points unchanged.
+fn check_complete_sweep(
+    ctx: &str,
+    d: &Path,
+    points: &[&str],
+    kept: &BTreeMap<&str, KeptPoint>,
+    agentx: bool,
+    text: &str,
+) {
+    let st = assert_store_sound(&d.join("servebench.db")).expect("store after the resume");
+    let runs = st.list_runs(None, None).unwrap();
+    assert_eq!(
+        runs.len(),
+        1,
+        "{ctx}: one stored run, got {}\n{text}",
+        runs.len()
+    );
+    let run = &runs[0];
+    assert_eq!(run.status, RunStatus::Ok, "{ctx}: run status\n{text}");
+    assert_eq!(run.kind, RunKind::Sweep);
+    let rows = st.points(run.id).unwrap();
+    assert_eq!(
+        rows.len(),
+        points.len(),
+        "{ctx}: one store row per point\n{text}"
+    );
+    let out = d.join("out");
+    let mut stored_concs: Vec<u64> = rows
+        .iter()
+        .map(|r| r.row["conc"].as_u64().unwrap())
+        .collect();
+    stored_concs.sort();
+    let mut want: Vec<u64> = points
+        .iter()
+        .map(|p| p.trim_start_matches("conc").parse().unwrap())
+        .collect();
+    want.sort();
+    assert_eq!(stored_concs, want, "{ctx}: stored points");
+    for p in points {
+        let pd = out.join(p);
+        assert!(pd.join("point.json").exists(), "{ctx}: {p} not finished");
+        let agg = read_json(&pd.join("agg.json"));
+        assert!(
+            rows.iter().any(|r| r.row == agg),
+            "{ctx}: {p}: agg.json is not the stored row"
+        );
+        let (recs, torn) = jsonl_lines(&pd.join("records.jsonl")).unwrap();
+        assert!(torn.is_none(), "{ctx}: {p}: cut line after the resume");
+        let mut ids = BTreeSet::new();
+        for r in &recs {
+            let key = (
+                r["phase"].as_str().unwrap().to_string(),
+                r["id"].as_u64().unwrap(),
+            );
+            assert!(
+                ids.insert(key.clone()),
+                "{ctx}: {p}: duplicate request {key:?}"
+            );
+        }
+        if agentx {
+            let (ax, torn) = jsonl_lines(&pd.join("agentx_records.jsonl")).unwrap();
+            assert!(torn.is_none(), "{ctx}: {p}: cut agentx line");
+            assert!(!ax.is_empty(), "{ctx}: {p}: no AgentX records");
+            let mut seen = BTreeSet::new();
+            for r in &ax {
+                let key = agentx_key(r);
+                assert!(
+                    seen.insert(key.clone()),
+                    "{ctx}: {p}: duplicate AgentX request {key}"
+                );
+            }
+            assert!(pd.join("agentx.json").exists(), "{ctx}: {p}");
+        } else {
+            let measured: Vec<u64> = recs
+                .iter()
+                .filter(|r| r["phase"] == "measured")
+                .map(|r| r["id"].as_u64().unwrap())
+                .collect();
+            let n = measured.len() as u64;
+            assert_eq!(
+                measured.iter().copied().collect::<BTreeSet<_>>(),
+                (0..n).collect::<BTreeSet<_>>(),
+                "{ctx}: {p}: measured request ids"
+            );
+            assert_eq!(n, 12, "{ctx}: {p}: measured requests");
+        }
+        if let Some(k) = kept.get(p) {
+            assert_eq!(
+                std::fs::read(pd.join("point.json")).unwrap(),
+                k.marker,
+                "{ctx}: {p} marker changed"
+            );
+            assert_eq!(
+                std::fs::read(pd.join("agg.json")).unwrap(),
+                k.agg,
+                "{ctx}: {p} agg changed"
+            );
+            assert_eq!(
+                std::fs::read(pd.join("records.jsonl")).unwrap(),
+                k.records,
+                "{ctx}: {p} records changed"
+            );
+        }
+    }
+    let s = read_json(&out.join("summary.json"));
+    assert_eq!(s["interrupted"], false, "{ctx}");
+    assert_eq!(
+        s["points"].as_array().unwrap().len(),
+        points.len(),
+        "{ctx}: summary points"
+    );
+    assert_eq!(s["store"]["run_id"], run.id.0, "{ctx}: summary run id");
+}
+
+/// What names one AgentX request: the record's own id when it has one, else conversation/turn
+/// with phase and start time.
+fn agentx_key(r: &Value) -> String {
+    for k in ["request_id", "id"] {
+        if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
+            return v.to_string();
+        }
+    }
+    format!(
+        "{}/{}/{}/{}",
+        r["phase"], r["conversation_id"], r["turn"], r["start_ns"]
+    )
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn sigkill_of_a_sweep_at_random_moments_then_resume_completes_it_once() {
+    let args = strings(&[
+        "sweep",
+        "--conc",
+        "1,2,4",
+        "--isl",
+        "64",
+        "--osl",
+        "48",
+        "--range-ratio",
+        "1.0",
+        "--num-prompts",
+        "12",
+        "--warmups",
+        "2",
+        "--sim-speedup",
+        "8",
+        "--out",
+        "out",
+    ]);
+    sweep_loop("sweep", 1, args, &["conc1", "conc2", "conc4"], false);
+}
+
+#[test]
+fn sigkill_of_an_agentx_replay_at_random_moments_then_resume_completes_it_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("traces");
+    std::fs::create_dir(&t).unwrap();
+    // a trace that fits the simulated model's context (others overflow it, failing the point)
+    for n in ["trace_0504.json"] {
+        std::fs::copy(shared().join("data/agentx-traces").join(n), t.join(n)).unwrap();
+    }
+    let mut args = strings(&[
+        "sweep",
+        "--scenario",
+        "agentx",
+        "--sim-model",
+        "llama-3.1-8b",
+        "--conc",
+        "1,2",
+        "--duration",
+        "1",
+        "--out",
+        "out",
+        "--traces",
+    ]);
+    args.push(t.display().to_string());
+    sweep_loop("agentx", 2, args, &["conc1", "conc2"], true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// eval
+
+const EVAL_LIMIT: u64 = 40;
+
+#[test]
+fn sigkill_of_an_eval_at_random_moments_then_resume_scores_every_sample_once() {
+    let args = strings(&[
+        "eval",
+        "gsm8k",
+        "--limit",
+        "40",
+        "--conc",
+        "4",
+        "--sim-speedup",
+        "10",
+        "--no-progress",
+        "--out",
+        "out",
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("reference");
+    std::fs::create_dir(&reference).unwrap();
+    let (ref_code, t, text) = run_to_end(&reference, &args);
+    assert!(
+        ref_code == 0 || ref_code == 2,
+        "the reference eval failed ({ref_code}):\n{text}"
+    );
+    let ref_result = read_json(&reference.join("out/result.json"));
+    let mut rng = SplitMix(seed(3));
+    let mut fig = Figures {
+        reference_s: t.as_secs_f64(),
+        ..Figures::default()
+    };
+    for i in 0..kills() {
+        let d = tmp.path().join(format!("kill{i}"));
+        std::fs::create_dir(&d).unwrap();
+        let at = t.mul_f64(rng.unit());
+        let mut cmd = servebench_in(&d);
+        cmd.args(&args).env("SERVEBENCH_GSM8K_DIR", gsm8k_dir());
+        let k = kill_after(cmd, at);
+        fig.kills += 1;
+        fig.moments_ms.push(k.at.as_millis());
+        fig.exited_before_kill += usize::from(k.finished_first);
+        let ctx = format!("eval: kill {i} at {} ms", k.at.as_millis());
+
+        let db = d.join("servebench.db");
+        match assert_store_sound(&db) {
+            None => fig.no_store_yet += 1,
+            Some(st) => assert!(st.list_runs(None, None).unwrap().len() <= 1, "{ctx}"),
+        }
+        // the samples finished before the kill (complete lines), the last line may be cut
+        let mut kept: BTreeMap<u64, Value> = BTreeMap::new();
+        if let Some((lines, torn)) = jsonl_lines(&d.join("out/samples.jsonl")) {
+            fig.torn_lines += usize::from(torn.is_some());
+            for l in lines {
+                let id = l["doc_id"].as_u64().unwrap();
+                assert!(
+                    kept.insert(id, l).is_none(),
+                    "{ctx}: doc {id} twice before the resume"
+                );
+            }
+        }
+        *fig.finished.entry(kept.len()).or_default() += 1;
+
+        let (code, _, text) = run_to_end(&d, &args);
+        assert_eq!(code, ref_code, "{ctx}: resume exit status:\n{text}");
+        check_complete_eval(&ctx, &d, &kept, &ref_result, &text);
+        fig.resumes_passed += 1;
+    }
+    fig.report("eval gsm8k", "samples");
+}
+
+fn check_complete_eval(
+    ctx: &str,
+    d: &Path,
+    kept: &BTreeMap<u64, Value>,
+    reference: &Value,
+    text: &str,
+) {
+    let (lines, torn) = jsonl_lines(&d.join("out/samples.jsonl")).unwrap();
+    assert!(torn.is_none(), "{ctx}: cut line after the resume");
+    let ids: Vec<u64> = lines
+        .iter()
+        .map(|l| l["doc_id"].as_u64().unwrap())
+        .collect();
+    let set: BTreeSet<u64> = ids.iter().copied().collect();
+    assert_eq!(ids.len(), set.len(), "{ctx}: duplicate samples\n{text}");
+    assert_eq!(
+        set,
+        (0..EVAL_LIMIT).collect::<BTreeSet<_>>(),
+        "{ctx}: samples"
+    );
+    for l in &lines {
+        let id = l["doc_id"].as_u64().unwrap();
+        if let Some(k) = kept.get(&id) {
+            for f in ["text", "response", "messages", "strict", "flexible"] {
+                assert_eq!(l[f], k[f], "{ctx}: doc {id}: kept sample changed ({f})");
+            }
+        }
+    }
+    let r = read_json(&d.join("out/result.json"));
+    for k in ["em_strict", "em_flexible", "n_eff"] {
+        let (a, b) = (find(&r, k), find(reference, k));
+        assert!(a.is_some(), "{ctx}: result.json has no {k}");
+        assert_eq!(a, b, "{ctx}: {k} differs from the uninterrupted run");
+    }
+    let st: Store = assert_store_sound(&d.join("servebench.db")).expect("store");
+    let runs = st.list_runs(None, None).unwrap();
+    assert_eq!(
+        runs.len(),
+        1,
+        "{ctx}: one stored run, got {}\n{text}",
+        runs.len()
+    );
+    assert_eq!(runs[0].kind, RunKind::Eval);
+    assert_eq!(runs[0].status, RunStatus::Ok, "{ctx}\n{text}");
+    let evals = st.evals(runs[0].id).unwrap();
+    assert_eq!(evals.len(), 1, "{ctx}: one eval row, got {}", evals.len());
+}
+
+/// The first value of key `k` anywhere in `v` (depth first).
+fn find(v: &Value, k: &str) -> Option<Value> {
+    match v {
+        Value::Object(o) => o
+            .get(k)
+            .cloned()
+            .or_else(|| o.values().find_map(|x| find(x, k))),
+        Value::Array(a) => a.iter().find_map(|x| find(x, k)),
+        _ => None,
+    }
+}
