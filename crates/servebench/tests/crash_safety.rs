@@ -511,3 +511,189 @@ fn find(v: &Value, k: &str) -> Option<Value> {
         _ => None,
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// focused cases: the moments a random kill rarely hits, and the bug the loop found
+
+fn eval_args() -> Vec<String> {
+    strings(&[
+        "eval",
+        "gsm8k",
+        "--limit",
+        "6",
+        "--conc",
+        "2",
+        "--sim-zero-delay",
+        "--no-progress",
+        "--out",
+        "out",
+    ])
+}
+
+fn one_eval_run(d: &Path) -> (servebench_store::RunRecord, usize) {
+    let st = assert_store_sound(&d.join("servebench.db")).unwrap();
+    let runs = st.list_runs(None, None).unwrap();
+    assert_eq!(runs.len(), 1, "one run per output folder");
+    let n = st.evals(runs[0].id).unwrap().len();
+    (runs[0].clone(), n)
+}
+
+/// Found by the loop: a kill after the eval run was finished (`ok`, before the process exited)
+/// and the same command again recorded a second run with a second eval row.
+#[test]
+fn regression_eval_run_again_on_a_finished_out_dir_keeps_one_run_and_one_eval_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (c1, _, t1) = run_to_end(d, &eval_args());
+    assert!(c1 == 0 || c1 == 2, "{t1}");
+    let (first, n) = one_eval_run(d);
+    assert_eq!((first.status, n), (RunStatus::Ok, 1));
+    let (c2, _, t2) = run_to_end(d, &eval_args());
+    assert_eq!(c2, c1, "{t2}");
+    assert!(t2.contains(&format!("continuing run {}", first.id)), "{t2}");
+    let (again, n) = one_eval_run(d);
+    assert_eq!((again.id, again.status, n), (first.id, RunStatus::Ok, 1));
+    // --fresh starts over: a new run
+    let mut fresh = eval_args();
+    fresh.push("--fresh".into());
+    run_to_end(d, &fresh);
+    let st = Store::open(d.join("servebench.db")).unwrap();
+    assert_eq!(st.list_runs(None, None).unwrap().len(), 2);
+}
+
+/// A kill between the eval row's insert and the run's final status: the run is `running` with
+/// its row; the same command again ends with one row and status ok.
+#[test]
+fn eval_killed_between_its_eval_row_and_the_run_status_ends_with_one_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    run_to_end(d, &eval_args());
+    let (run, _) = one_eval_run(d);
+    Store::open(d.join("servebench.db"))
+        .unwrap()
+        .reopen_run(run.id)
+        .unwrap();
+    let (c, _, t) = run_to_end(d, &eval_args());
+    assert!(c == 0 || c == 2, "{t}");
+    assert!(t.contains("eval row(s) replaced"), "{t}");
+    let (again, n) = one_eval_run(d);
+    assert_eq!((again.id, again.status, n), (run.id, RunStatus::Ok, 1));
+}
+
+fn small_sweep() -> Vec<String> {
+    strings(&[
+        "sweep",
+        "--conc",
+        "1,2",
+        "--isl",
+        "32",
+        "--osl",
+        "16",
+        "--range-ratio",
+        "1.0",
+        "--num-prompts",
+        "6",
+        "--warmups",
+        "0",
+        "--sim-speedup",
+        "20",
+        "--out",
+        "out",
+    ])
+}
+
+fn resumed(d: &Path) -> String {
+    let mut a = small_sweep();
+    a.push("--resume".into());
+    let (c, _, t) = run_to_end(d, &a);
+    assert_eq!(c, 0, "{t}");
+    t
+}
+
+fn stored_rows(d: &Path) -> (servebench_store::RunId, Vec<Value>) {
+    let st = assert_store_sound(&d.join("servebench.db")).unwrap();
+    let runs = st.list_runs(None, None).unwrap();
+    assert_eq!(runs.len(), 1, "one stored run");
+    assert_eq!(runs[0].status, RunStatus::Ok);
+    let rows = st.points(runs[0].id).unwrap();
+    (runs[0].id, rows.into_iter().map(|p| p.row).collect())
+}
+
+/// A point killed mid-way: no marker, its records end in a cut line, its directory holds
+/// whatever was written. Resume measures it again from scratch (one row, whole records).
+#[test]
+fn resume_redoes_an_unfinished_point_whose_records_end_in_a_cut_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (c, _, t) = run_to_end(d, &small_sweep());
+    assert_eq!(c, 0, "{t}");
+    let conc1 = std::fs::read(d.join("out/conc1/records.jsonl")).unwrap();
+    let old2 = read_json(&d.join("out/conc2/agg.json"));
+    std::fs::remove_file(d.join("out/conc2/point.json")).unwrap();
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(d.join("out/conc2/records.jsonl"))
+            .unwrap();
+        f.write_all(br#"{"id": 3, "phase": "meas"#).unwrap();
+    }
+    let t = resumed(d);
+    assert!(
+        t.contains("1 of 2 points finished earlier and kept, 1 to measure"),
+        "{t}"
+    );
+    assert!(t.contains("conc 1: finished earlier, kept"), "{t}");
+    let (recs, torn) = jsonl_lines(&d.join("out/conc2/records.jsonl")).unwrap();
+    assert!(torn.is_none());
+    assert_eq!(recs.len(), 6, "measured again, not appended to");
+    assert_eq!(
+        std::fs::read(d.join("out/conc1/records.jsonl")).unwrap(),
+        conc1
+    );
+    let (_, rows) = stored_rows(d);
+    assert_eq!(rows.len(), 2, "the unfinished point's old row is replaced");
+    assert!(rows.contains(&read_json(&d.join("out/conc2/agg.json"))));
+    assert!(!rows.contains(&old2));
+}
+
+/// A kill between a point's marker and its store insert: the finished point is kept and its
+/// row added on resume (one row per point).
+#[test]
+fn resume_stores_a_finished_point_whose_row_never_reached_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (c, _, t) = run_to_end(d, &small_sweep());
+    assert_eq!(c, 0, "{t}");
+    {
+        let mut st = Store::open(d.join("servebench.db")).unwrap();
+        let run = st.list_runs(None, None).unwrap()[0].id;
+        let last = st.points(run).unwrap().pop().unwrap();
+        assert!(st.delete_point(run, last.id).unwrap());
+        st.reopen_run(run).unwrap();
+    }
+    let t = resumed(d);
+    assert!(t.contains("1 point rows kept, 1 added"), "{t}");
+    let (_, rows) = stored_rows(d);
+    assert_eq!(rows.len(), 2);
+    for p in ["conc1", "conc2"] {
+        assert!(
+            rows.contains(&read_json(&d.join("out").join(p).join("agg.json"))),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn resume_needs_out_and_does_not_mix_with_overwrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (c, _, t) = run_to_end(tmp.path(), &strings(&["sweep", "--resume"]));
+    assert_ne!(c, 0);
+    assert!(t.contains("--resume needs --out DIR"), "{t}");
+    let (c, _, t) = run_to_end(
+        tmp.path(),
+        &strings(&["sweep", "--resume", "--overwrite", "--out", "o"]),
+    );
+    assert_ne!(c, 0);
+    assert!(t.contains("--overwrite replaces them"), "{t}");
+}
