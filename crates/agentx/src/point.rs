@@ -127,6 +127,7 @@ pub async fn run_point(
             if let Err(e) = serde_json::to_writer(&mut f, r)
                 .map_err(std::io::Error::other)
                 .and_then(|_| f.write_all(b"\n"))
+                .and_then(|_| f.flush())
             {
                 write_err = Some(e);
             }
