@@ -1,7 +1,9 @@
-//! Bump: OCI image references, registry resolution (index and per-platform digests, labels),
-//! recipe flag migrations as data, the in-place catalog edit and the change-log entry.
+//! Bump: moving a catalog entry to a new engine image.
 //!
-//! Must not know about: measuring, metrics, rendering.
+//! Owns: OCI image references, registry resolution (index and per-platform digests, labels),
+//! recipe flag migrations as data, the in-place catalog edit and the change-log entry.
+//! Must not know about: measuring, metrics, the store, rendering, running engines (it reads the
+//! catalog through `servebench-catalog` and talks only to OCI registries).
 //!
 //! Modules:
 //! * [`reference`] — OCI/Docker and enroot image references, §6.3 conversions;
@@ -16,6 +18,7 @@
 //!
 //! [`plan`] computes a whole bump without touching any file ([`BumpPlan`]: new file texts,
 //! unified diffs, rule outcomes, provenance, the `Change:` line); [`BumpPlan::write`] writes it.
+#![warn(missing_docs)]
 
 pub mod catalog_edit;
 pub mod changelog;

@@ -13,6 +13,7 @@
 //! * [`changelog`] — `perf-changelog.yaml`: processing a diff into the sweep matrix,
 //!   append-only validation, appending entries byte-safely;
 //! * [`pyjson`] — Python-identical JSON text and the SHA-256 recipe fingerprint.
+#![warn(missing_docs)]
 
 pub mod catalog;
 pub mod changelog;

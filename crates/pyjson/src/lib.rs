@@ -5,6 +5,7 @@
 //! Owns: CPython `repr(float)` and the `ensure_ascii` JSON string literal. Must not know about:
 //! catalogs, metrics or any servebench stage (a leaf crate, so both ends of the data flow can use
 //! it without depending on each other).
+#![warn(missing_docs)]
 
 use std::fmt::Write as _;
 

@@ -1,8 +1,12 @@
 //! Simulator: an OpenAI-compatible server whose timing comes from a model of a named GPU
 //! serving a named model with continuous batching.
 //!
-//! Must not know about: the client, metrics, the store. Content for known prompts comes from an
-//! [`AnswerBook`] supplied by the caller (the binary wires the GSM8K one from `eval`).
+//! Owns: the hardware/model presets, the step-cost model, the continuous-batching scheduler in
+//! modelled time, and the HTTP server that plays it back in wall time.
+//! Must not know about: the client, metrics, the store, GSM8K or any other dataset. Content for
+//! known prompts comes from an [`AnswerBook`] supplied by the caller (the pipeline hands it the
+//! GSM8K one from `eval`). Who starts it is the caller's: `servebench-endpoint` for sweep, replay
+//! and eval, the binary's `servebench sim` command for a standalone server.
 //!
 //! Layers, bottom up: [`presets`] (GPU/model/engine numbers from `presets.json`) →
 //! [`model`] (the cost of one engine step) → [`engine`] (continuous-batching scheduler in
@@ -11,6 +15,7 @@
 //! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
 //! `/detokenize`). Formulas and the published numbers they are checked against:
 //! docs/simulator.md.
+#![warn(missing_docs)]
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;

@@ -1,7 +1,9 @@
-//! Triage: stream job logs, find the first real error, classify it with a signature table kept
-//! as data (layer, class, transient/deterministic, fix), and derive the outcome.
+//! Triage: what went wrong in a failed job, from its logs alone.
 //!
-//! Must not know about: HTTP, metrics, the store.
+//! Owns: streaming job logs, finding the first real error, classifying it with a signature
+//! table kept as data (layer, class, transient/deterministic, fix), and deriving the outcome.
+//! Must not know about: HTTP, metrics, the store, reports (the pipeline adapts a
+//! [`TriageReport`] for the report crate), how jobs are started or retried (the runner's).
 //!
 //! * The table is `signatures.toml` (embedded): every class of AUTOMATION.md §5.4 (A1–F6, 43)
 //!   plus the categories of the triage cases (cases/README.md B22, B23, B25) and the generic
@@ -16,6 +18,7 @@
 //! println!("{}", report.render_text());
 //! # anyhow::Ok(())
 //! ```
+#![warn(missing_docs)]
 
 pub mod preflight;
 pub mod report;

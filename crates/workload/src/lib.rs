@@ -7,6 +7,7 @@
 //!
 //! Must not know about: HTTP, timing, metrics, the store. (Server-side token counting is reached
 //! through the [`tokenizer::TokenCounter`] trait, implemented by the client crate.)
+#![warn(missing_docs)]
 
 pub mod numpy_rng;
 pub mod random;
