@@ -84,10 +84,7 @@ mod tests {
             .runs_in_out_dir(&tmp.path().join("out/../out"), RunKind::Sweep)
             .unwrap();
         assert_eq!(found.iter().map(|r| r.id).collect::<Vec<_>>(), vec![a]);
-        assert!(st
-            .runs_in_out_dir(&out, RunKind::Eval)
-            .unwrap()
-            .is_empty());
+        assert!(st.runs_in_out_dir(&out, RunKind::Eval).unwrap().is_empty());
 
         st.reopen_run(a).unwrap();
         let r = st.get_run(a).unwrap().unwrap();
