@@ -358,9 +358,8 @@ fn sigkill_of_an_agentx_replay_at_random_moments_then_resume_completes_it_once()
     let t = tmp.path().join("traces");
     std::fs::create_dir(&t).unwrap();
     // a trace that fits the simulated model's context (others overflow it, failing the point)
-    for n in ["trace_0504.json"] {
-        std::fs::copy(shared().join("data/agentx-traces").join(n), t.join(n)).unwrap();
-    }
+    let n = "trace_0504.json";
+    std::fs::copy(shared().join("data/agentx-traces").join(n), t.join(n)).unwrap();
     let mut args = strings(&[
         "sweep",
         "--scenario",
