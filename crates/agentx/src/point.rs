@@ -118,11 +118,20 @@ pub async fn run_point(
         .collect();
     let ep = client.endpoint.clone();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let scraper = cfg
-        .scrape_metrics
-        .then(|| tokio::spawn(scrape_until(ep, Duration::from_secs(1), stop_rx)));
+    // server counters cover the profiling window: the first scrape waits for it to open
+    let started = Arc::new(tokio::sync::Notify::new());
+    let scraper = cfg.scrape_metrics.then(|| {
+        tokio::spawn(scrape_until(
+            ep,
+            Duration::from_secs(1),
+            Some(started.clone()),
+            stop_rx,
+        ))
+    });
+    let mut replay_cfg = cfg.replay.clone();
+    replay_cfg.profiling_started = Some(started);
     let mut write_err = None;
-    let out = run(client, plans, cfg.replay.clone(), cancel, |r| {
+    let out = run(client, plans, replay_cfg, cancel, |r| {
         if write_err.is_none() {
             if let Err(e) = serde_json::to_writer(&mut f, r)
                 .map_err(std::io::Error::other)

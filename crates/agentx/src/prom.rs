@@ -1,13 +1,17 @@
 //! Engine Prometheus metrics during the profiling window (MEASUREMENT.md §5.7 "Server
 //! metrics"): a text-format parser, a 1 s scraper of `<endpoint>/metrics`, per-series stats
 //! (counters: increase over the window = `total`; gauges: `max`/`avg`), and the vLLM and SGLang
-//! adapters of InferenceX's `backends/{vllm,sglang}.py` reduced to the `server_metrics` block.
+//! adapters of InferenceX's `backends/{vllm,sglang}.py` reduced to the `server_metrics` block,
+//! plus a llama.cpp adapter (InferenceX has none) with the same token-weighted hit rate.
 //!
 //! Metric names read: vLLM `vllm:prefix_cache_hits`, `vllm:prefix_cache_queries`,
 //! `vllm:external_prefix_cache_{hits,queries}`, `vllm:kv_cache_usage_perc` (or
 //! `vllm:gpu_cache_usage_perc`), `vllm:prompt_tokens`, `vllm:generation_tokens`; SGLang
 //! `sglang:prompt_tokens`, `sglang:generation_tokens`, `sglang:cached_tokens{cache_source}`,
-//! `sglang:cache_hit_rate`, `sglang:token_usage`, `sglang:max_total_num_tokens`.
+//! `sglang:cache_hit_rate`, `sglang:token_usage`, `sglang:max_total_num_tokens`; llama.cpp
+//! (`llama-server --metrics`) `llamacpp:prompt_tokens` (prompt tokens computed, cached ones
+//! excluded), `llamacpp:prompt_tokens_cached` (prompt tokens reused from the slot or prompt
+//! cache), `llamacpp:tokens_predicted`, `llamacpp:kv_cache_usage_ratio` (older builds).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -65,7 +69,12 @@ pub fn parse_text(text: &str) -> Vec<Sample> {
             None => (name_labels, BTreeMap::new()),
         };
         let (name, counter) = if let Some(base) = raw.strip_suffix("_total") {
-            if types.get(base).map(String::as_str) == Some("counter") || !types.contains_key(raw) {
+            // the family is declared either without `_total` (OpenMetrics, vLLM) or with it
+            // (llama.cpp: `# TYPE llamacpp:prompt_tokens_total counter`)
+            if types.get(base).map(String::as_str) == Some("counter")
+                || types.get(raw).map(String::as_str) == Some("counter")
+                || !types.contains_key(raw)
+            {
                 (base.to_string(), true)
             } else {
                 (raw.to_string(), false)
@@ -252,12 +261,21 @@ impl ScrapeSet {
 }
 
 /// Scrapes `<base>/metrics` every `every` until `stop` fires; returns the accumulated set.
+/// With `start`, the first scrape waits for it (the profiling window opening), so counter
+/// increases cover the window and not the warmup; a stop before the start scrapes once.
 pub async fn scrape_until(
     ep: servebench_client::Endpoint,
     every: Duration,
+    start: Option<std::sync::Arc<tokio::sync::Notify>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> ScrapeSet {
     let mut set = ScrapeSet::default();
+    if let Some(n) = start {
+        tokio::select! {
+            _ = n.notified() => {}
+            _ = stop.changed() => {}
+        }
+    }
     loop {
         match servebench_client::http::simple_request(
             &ep,
@@ -396,7 +414,7 @@ pub struct ServerTokens {
 pub struct ServerMetrics {
     /// Whether any metric was scraped.
     pub present: bool,
-    /// `vllm`, `sglang` or `none`.
+    /// `vllm`, `sglang`, `llamacpp` or `none`.
     pub adapter: String,
     /// Metric families seen.
     pub metric_count: u64,
@@ -429,7 +447,7 @@ impl Default for ServerMetrics {
 
 /// Error for metric names of an engine no adapter knows (InferenceX raises too).
 #[derive(Debug, thiserror::Error)]
-#[error("unsupported server metrics backend: no vllm:* or sglang:* metric among [{0}]")]
+#[error("unsupported server metrics backend: no vllm:*, sglang:* or llamacpp:* metric among [{0}]")]
 pub struct UnknownBackend(pub String);
 
 impl ServerMetrics {
@@ -525,6 +543,34 @@ impl ServerMetrics {
                 raw: cached.clone(),
             };
             m.cache.cached_tokens_by_source = cached;
+        } else if names.iter().any(|n| n.starts_with("llamacpp:")) {
+            // llama.cpp counts computed and reused prompt tokens apart: prompt tokens =
+            // computed + cached, hit rate = cached / prompt tokens (the token-weighted rate,
+            // like vLLM's hits/queries and SGLang's cached/prompt)
+            m.adapter = "llamacpp".into();
+            let computed = set.sum_total("llamacpp:prompt_tokens", |_| true);
+            let cached = set.sum_total("llamacpp:prompt_tokens_cached", |_| true);
+            let prompt = match (computed, cached) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, None) => a,
+                (None, b) => b,
+            };
+            let hit = cached.and(rate(cached, prompt));
+            m.cache.gpu_cache_hit_rate = hit;
+            m.cache.overall_cache_hit_rate = hit;
+            m.cache.prefix_cache_hits = cached;
+            m.cache.prefix_cache_queries = cached.and(prompt);
+            m.kv_cache.gpu_usage_pct = frac(set.gauge_max(&["llamacpp:kv_cache_usage_ratio"]));
+            m.tokens.prompt_total = prompt.map(|x| x.round() as u64);
+            m.tokens.generation_total = set
+                .sum_total("llamacpp:tokens_predicted", |_| true)
+                .map(|x| x.round() as u64);
+            m.tokens.prompt_by_source = PromptBySource {
+                gpu_cache_hit: cached,
+                cpu_or_external_cache_hit: None,
+                computed,
+                raw: BTreeMap::new(),
+            };
         } else {
             let mut n: Vec<&str> = names;
             n.dedup();
@@ -592,6 +638,43 @@ vllm:e2e_request_latency_seconds_sum 2.5\n";
         assert_eq!(m.cache.gpu_cache_hit_rate, Some(0.6));
         assert_eq!(m.cache.overall_cache_hit_rate, Some(0.6));
         assert_eq!(m.kv_cache.gpu_usage_pct, Some(0.42));
+    }
+
+    /// Text of llama-server b11434 `/metrics` (names and types as it sends them).
+    fn llamacpp(computed: u64, cached: u64, predicted: u64) -> String {
+        format!(
+            "# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed, excluding cached tokens\n\
+# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total {computed}\n\
+# HELP llamacpp:prompt_tokens_cached_total Number of prompt tokens reused from the cache\n\
+# TYPE llamacpp:prompt_tokens_cached_total counter\nllamacpp:prompt_tokens_cached_total {cached}\n\
+# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total {predicted}\n\
+# TYPE llamacpp:prompt_tokens_seconds gauge\nllamacpp:prompt_tokens_seconds 430.1\n\
+# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 2\n"
+        )
+    }
+
+    #[test]
+    fn llamacpp_hit_rate_is_cached_over_computed_plus_cached_in_the_window() {
+        let mut set = ScrapeSet::default();
+        set.add(&parse_text(&llamacpp(18_999, 18_993, 16)));
+        set.add(&parse_text(&llamacpp(19_999, 20_993, 116)));
+        set.add(&parse_text(&llamacpp(20_999, 21_993, 216)));
+        let m = ServerMetrics::from_scrapes(&set).unwrap();
+        assert_eq!(m.adapter, "llamacpp");
+        // window: 2,000 computed + 3,000 reused = 5,000 prompt tokens
+        assert_eq!(m.tokens.prompt_total, Some(5_000));
+        assert_eq!(m.cache.prefix_cache_hits, Some(3_000.0));
+        assert_eq!(m.cache.prefix_cache_queries, Some(5_000.0));
+        assert_eq!(m.cache.gpu_cache_hit_rate, Some(0.6));
+        assert_eq!(m.cache.overall_cache_hit_rate, Some(0.6));
+        assert_eq!(m.tokens.prompt_by_source.computed, Some(2_000.0));
+        assert_eq!(m.tokens.generation_total, Some(200));
+        // no prompt tokens in the window: no rate (not 0, not NaN)
+        let mut idle = ScrapeSet::default();
+        idle.add(&parse_text(&llamacpp(5, 5, 5)));
+        idle.add(&parse_text(&llamacpp(5, 5, 5)));
+        let m = ServerMetrics::from_scrapes(&idle).unwrap();
+        assert_eq!(m.cache.gpu_cache_hit_rate, None);
     }
 
     #[test]

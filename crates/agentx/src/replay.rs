@@ -62,6 +62,9 @@ pub struct ReplayConfig {
     pub model: String,
     /// How long in-flight requests may run after the window (30 s).
     pub grace: Duration,
+    /// Notified once when the profiling window opens (warmup drained); the engine's
+    /// `/metrics` scraper waits for it so server counters cover the window only.
+    pub profiling_started: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Default for ReplayConfig {
@@ -78,6 +81,7 @@ impl Default for ReplayConfig {
             benchmark_id: "000000000000".into(),
             model: String::new(),
             grace: Duration::from_secs(30),
+            profiling_started: None,
         }
     }
 }
@@ -377,9 +381,10 @@ fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> Repl
         None
     } else {
         Some(match (&r.failure, &r.error) {
-            (Some(f), _) if f.starts_with("http_") => f.clone(),
+            // `to_string` reads the failure category whether it is typed or a string
+            (Some(f), _) if f.to_string().starts_with("http_") => f.to_string(),
             (_, Some(e)) => category_of_message(e),
-            (Some(f), None) => f.clone(),
+            (Some(f), None) => f.to_string(),
             (None, None) => "unknown".into(),
         })
     };
@@ -587,6 +592,9 @@ pub async fn run(
     let t0 = Instant::now();
     let end = t0 + cfg.duration;
     out.profiling_start_ns = ctx.client.clock.now_ns();
+    if let Some(n) = &cfg.profiling_started {
+        n.notify_one();
+    }
     out.profiling_end_ns = out.profiling_start_ns + cfg.duration.as_nanos() as u64;
     // every live stream resumes with its next turn's delay (capped); earliest fires at once
     let mut offsets: Vec<(usize, usize, Duration)> = Vec::new();
