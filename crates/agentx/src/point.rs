@@ -80,6 +80,30 @@ pub enum PointError {
     Metrics(#[from] crate::prom::UnknownBackend),
 }
 
+/// A record in modelled time: the run clock's ns (start, end, scheduled) and the latencies ×
+/// `time_scale` (wall = modelled / time_scale against a sped-up simulator; 1 = unchanged).
+pub fn to_modelled(mut r: ReplayRecord, time_scale: f64) -> ReplayRecord {
+    if !(time_scale.is_finite() && time_scale > 0.0) || time_scale == 1.0 {
+        return r;
+    }
+    let ns = |x: u64| (x as f64 * time_scale).round() as u64;
+    r.rec.start_ns = ns(r.rec.start_ns);
+    r.rec.end_ns = ns(r.rec.end_ns);
+    r.scheduled_ns = ns(r.scheduled_ns);
+    for v in [
+        &mut r.rec.ttft_ms,
+        &mut r.rec.request_latency_ms,
+        &mut r.rec.itl_ms,
+        &mut r.rec.full_response_itl_ms,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *v *= time_scale;
+    }
+    r
+}
+
 /// Loads every trace of `path` and builds its plan (sorted by trace id = sampler order).
 pub fn load_plans(path: &Path, codec: &dyn TokenCodec) -> Result<Vec<Arc<TracePlan>>, PointError> {
     let corpus = Corpus::build(codec);
@@ -131,9 +155,10 @@ pub async fn run_point(
     let mut replay_cfg = cfg.replay.clone();
     replay_cfg.profiling_started = Some(started);
     let mut write_err = None;
-    let out = run(client, plans, replay_cfg, cancel, |r| {
+    let scale = cfg.replay.time_scale;
+    let mut out = run(client, plans, replay_cfg, cancel, |r| {
         if write_err.is_none() {
-            if let Err(e) = serde_json::to_writer(&mut f, r)
+            if let Err(e) = serde_json::to_writer(&mut f, &to_modelled(r.clone(), scale))
                 .map_err(std::io::Error::other)
                 .and_then(|_| f.write_all(b"\n"))
                 .and_then(|_| f.flush())
@@ -163,6 +188,12 @@ pub async fn run_point(
         }
         None => ServerMetrics::default(),
     };
+    // the records file, the aggregate and the result all speak modelled time
+    out.records = out
+        .records
+        .into_iter()
+        .map(|r| to_modelled(r, scale))
+        .collect();
     let recs: Vec<_> = out.records.iter().map(|r| r.rec.clone()).collect();
     let prof = out
         .records

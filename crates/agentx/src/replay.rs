@@ -18,6 +18,10 @@
 //!   (up to `grace`) and count.
 //! * Cache bust: `[rid:<sha256(benchmark_id:pass:lane:trace)[:12]>]\n\n` before the first user
 //!   message of every request of a tree play (pass counts plays per trace).
+//! * Time scale ([`ReplayConfig::time_scale`], the simulator's speedup S): recorded think
+//!   times, subagent offsets, the idle caps, the window and the grace are modelled time and are
+//!   waited ÷ S of wall time; [`crate::point`] reports records and the aggregate in modelled
+//!   time (× S), so a sped-up simulator run models the recorded pacing.
 //! * Context overflow (HTTP 400/413 whose body says the prompt is too long) ends that tree and
 //!   is counted.
 
@@ -62,6 +66,11 @@ pub struct ReplayConfig {
     pub model: String,
     /// How long in-flight requests may run after the window (30 s).
     pub grace: Duration,
+    /// Modelled seconds per wall-clock second (1 against an engine; the simulator's speedup).
+    /// Every time above (window, idle caps, grace) and every recorded think time and subagent
+    /// offset is modelled time; the replay waits `modelled / time_scale` of wall time, so a
+    /// sped-up simulator sees the recorded pacing on its own clock.
+    pub time_scale: f64,
     /// Notified once when the profiling window opens (warmup drained); the engine's
     /// `/metrics` scraper waits for it so server counters cover the window only.
     pub profiling_started: Option<Arc<tokio::sync::Notify>>,
@@ -82,6 +91,7 @@ impl Default for ReplayConfig {
             model: String::new(),
             grace: Duration::from_secs(30),
             profiling_started: None,
+            time_scale: 1.0,
         }
     }
 }
@@ -263,6 +273,7 @@ struct Ctx {
     seq: Arc<AtomicU64>,
 }
 
+/// Recorded (modelled) think time before `turn`, in modelled time; [`Wall::of`] makes it wall.
 fn delay_of(plan: &TracePlan, conv: usize, turn: usize) -> Duration {
     Duration::from_secs_f64(
         plan.convs[conv].turns[turn]
@@ -271,6 +282,27 @@ fn delay_of(plan: &TracePlan, conv: usize, turn: usize) -> Duration {
             .max(0.0)
             / 1000.0,
     )
+}
+
+/// Modelled time → wall time (÷ `time_scale`).
+#[derive(Debug, Clone, Copy)]
+struct Wall(f64);
+
+impl Wall {
+    fn new(time_scale: f64) -> Self {
+        Wall(if time_scale.is_finite() && time_scale > 0.0 {
+            time_scale
+        } else {
+            1.0
+        })
+    }
+    fn of(self, d: Duration) -> Duration {
+        if self.0 == 1.0 {
+            d
+        } else {
+            d.div_f64(self.0)
+        }
+    }
 }
 
 impl Ctx {
@@ -578,7 +610,7 @@ pub async fn run(
             end_tree(&mut lanes[li], d.conv);
             continue;
         }
-        advance_after(&mut lanes[li], d.conv, d.turn, None);
+        advance_after(&mut lanes[li], d.conv, d.turn, None, Wall(1.0));
         if left[li] > 0 {
             if let Some((c, t)) = pick(&lanes[li]) {
                 ctx.send(&mut lanes, li, c, t, true);
@@ -589,19 +621,28 @@ pub async fn run(
     }
 
     // ---- profiling
+    // modelled → wall: the window, caps, grace and every think time (time_scale ≠ 1 only
+    // against a sped-up simulator)
+    let wall = Wall::new(cfg.time_scale);
+    let (duration, tree_cap, system_cap, grace) = (
+        wall.of(cfg.duration),
+        wall.of(cfg.tree_idle_cap),
+        wall.of(cfg.system_idle_cap),
+        wall.of(cfg.grace),
+    );
     let t0 = Instant::now();
-    let end = t0 + cfg.duration;
+    let end = t0 + duration;
     out.profiling_start_ns = ctx.client.clock.now_ns();
     if let Some(n) = &cfg.profiling_started {
         n.notify_one();
     }
-    out.profiling_end_ns = out.profiling_start_ns + cfg.duration.as_nanos() as u64;
+    out.profiling_end_ns = out.profiling_start_ns + duration.as_nanos() as u64;
     // every live stream resumes with its next turn's delay (capped); earliest fires at once
     let mut offsets: Vec<(usize, usize, Duration)> = Vec::new();
     for (li, lane) in lanes.iter().enumerate() {
         for s in &lane.streams {
             if s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len() {
-                let d = delay_of(&lane.plan, s.conv, s.next).min(cfg.tree_idle_cap);
+                let d = wall.of(delay_of(&lane.plan, s.conv, s.next)).min(tree_cap);
                 offsets.push((li, s.conv, d));
             }
         }
@@ -653,14 +694,14 @@ pub async fn run(
         if !closing {
             for lane in lanes.iter_mut() {
                 if lane.in_flight == 0 {
-                    shift_to_cap(lane.streams.iter_mut(), now, cfg.tree_idle_cap);
+                    shift_to_cap(lane.streams.iter_mut(), now, tree_cap);
                 }
             }
             if in_flight_total == 0 {
                 shift_to_cap(
                     lanes.iter_mut().flat_map(|l| l.streams.iter_mut()),
                     now,
-                    cfg.system_idle_cap,
+                    system_cap,
                 );
             }
         }
@@ -678,11 +719,11 @@ pub async fn run(
                 .map(|t| t.min(end))
                 .or(Some(end))
         };
-        let deadline = next_due.unwrap_or(end + cfg.grace);
+        let deadline = next_due.unwrap_or(end + grace);
         let msg = tokio::select! {
             m = rx.recv() => m,
             _ = tokio::time::sleep_until(deadline) => {
-                if closing && Instant::now() >= end + cfg.grace {
+                if closing && Instant::now() >= end + grace {
                     cancel.cancel();
                 }
                 continue;
@@ -704,7 +745,7 @@ pub async fn run(
             lane.in_flight -= 1;
             end_tree(lane, d.conv);
         } else {
-            advance_after(&mut lanes[li], d.conv, d.turn, Some(now));
+            advance_after(&mut lanes[li], d.conv, d.turn, Some(now), wall);
         }
         if lanes[li].drained() && now < end {
             recycle(&mut lanes[li], &mut sampler, &cfg, li, &mut out, now);
@@ -754,7 +795,7 @@ fn shift_to_cap<'a>(streams: impl Iterator<Item = &'a mut Stream>, now: Instant,
 
 /// After turn `turn` of `conv` completed: spawn branches, schedule the stream's next turn
 /// (`now` = `None` in warmup: nothing is timed, streams just become ready), release joins.
-fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>) {
+fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>, wall: Wall) {
     lane.in_flight -= 1;
     let plan = lane.plan.clone();
     let c = &plan.convs[conv];
@@ -766,7 +807,7 @@ fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>
             for &child in &br.children {
                 let off = ((plan.convs[child].turns[0].t_ms - br.start_ms).max(0.0)) / 1000.0;
                 let st = match now {
-                    Some(n) => St::Wait(n + Duration::from_secs_f64(off)),
+                    Some(n) => St::Wait(n + wall.of(Duration::from_secs_f64(off))),
                     None => St::Blocked,
                 };
                 lane.streams.push(Stream {
@@ -786,7 +827,7 @@ fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>
             St::Done
         } else {
             match now {
-                Some(n) if gate_open => St::Wait(n + delay_of(&plan, conv, next)),
+                Some(n) if gate_open => St::Wait(n + wall.of(delay_of(&plan, conv, next))),
                 _ => St::Blocked,
             }
         };
@@ -801,7 +842,7 @@ fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>
                     if let Some((rn, St::Blocked)) = root_next {
                         if rn < plan.convs[0].turns.len() && lane.gate_open(0, rn) {
                             if let (Some(n), Some(s)) = (now, lane.stream_mut(0)) {
-                                s.st = St::Wait(n + delay_of(&plan, 0, rn));
+                                s.st = St::Wait(n + wall.of(delay_of(&plan, 0, rn)));
                             }
                         }
                     }

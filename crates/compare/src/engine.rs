@@ -246,6 +246,8 @@ pub fn gates(base: &Point, cand: &Point, opts: &CompareOptions) -> Vec<GateCheck
 /// * tail statistic (p90/p99) and fewer than `tail_min_repeats` baseline repeats → `observation`;
 /// * baseline with ≥ 2 repeats: candidate inside `[min, max]` or within `mean ± noise_sd·sd`
 ///   → `no_change`;
+/// * `|cand − base|` within the combined 95 % confidence interval of the two sides' means
+///   (`√(h_b² + h_c²)`, t-intervals over repeats, [`crate::ci`]) → `no_change`;
 /// * |Δ%| ≤ `gate_pct` → `no_change`;
 /// * otherwise `regression` / `improvement` by the metric's direction.
 fn noise_verdict(
@@ -274,6 +276,11 @@ fn noise_verdict(
     // Rule 2b: the baseline inside the candidate's own run-to-run spread (the candidate's
     // repeats disagree with each other by more than the change).
     if cand_spread.is_some_and(|s| inside(s, base)) {
+        return Verdict::NoChange;
+    }
+    // Rule 2c: the delta within the combined 95 % confidence interval of the two means
+    // (t-intervals over the repeats, as `--repeats N` prints them; crate::ci).
+    if crate::ci::within_combined_ci(base, cand, base_spread, cand_spread) {
         return Verdict::NoChange;
     }
     let pct = match rel_pct(base, cand) {

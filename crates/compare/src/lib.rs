@@ -271,6 +271,7 @@ impl Default for CompareOptions {
     }
 }
 
+pub mod ci;
 mod engine;
 mod import;
 mod point;

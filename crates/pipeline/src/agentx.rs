@@ -120,6 +120,8 @@ impl Executor for AgentxExecutor {
                 duration: Duration::from_secs(self.cfg.duration_s),
                 model: ctx.model.to_string(),
                 benchmark_id: benchmark_id(),
+                // recorded think times, caps and the window are modelled time
+                time_scale: ctx.target.sim_speedup,
                 ..Default::default()
             },
             identity: AggIdentity {

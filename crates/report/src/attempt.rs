@@ -563,6 +563,7 @@ fn attempt_document(
         failure: a.failure.clone(),
         findings,
         curves,
+        charts: Default::default(),
     }
 }
 
@@ -652,6 +653,7 @@ pub fn build_baseline_body(
             baseline: points.iter().map(BaselinePoint::curve).collect(),
             candidate: vec![],
         },
+        charts: Default::default(),
     }
 }
 

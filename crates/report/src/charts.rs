@@ -43,7 +43,7 @@ fn series(
     ]
 }
 
-fn range(vals: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+pub(crate) fn range(vals: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in vals {
         lo = lo.min(v);
@@ -68,7 +68,7 @@ fn range(vals: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi + pad)
 }
 
-fn no_data(root: &DrawingArea<SVGBackend, Shift>, title: &str) -> Result<(), String> {
+pub(crate) fn no_data(root: &DrawingArea<SVGBackend, Shift>, title: &str) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     root.draw(&Text::new(
         title.to_string(),
@@ -178,16 +178,16 @@ fn line_chart(
 }
 
 /// Height (px) of the legend strip below a line chart.
-const LEGEND_H: u32 = 22;
+pub(crate) const LEGEND_H: u32 = 22;
 /// Tick labels asked of plotters on a line chart's x axis (it may draw fewer).
-const X_LABELS: usize = 8;
+pub(crate) const X_LABELS: usize = 8;
 /// Tick labels asked of plotters on a line chart's y axis.
-const Y_LABELS: usize = 8;
+pub(crate) const Y_LABELS: usize = 8;
 
 /// Decimals for the tick labels of a linear axis over `lo..hi` with at most `n` labels: the
 /// fewest (0 to 6) that write every tick plotters will draw exactly, so that neighbouring
 /// labels never round to the same text (range 180.2..184.1 → ticks 0.5 apart → 1 decimal).
-fn tick_decimals(lo: f64, hi: f64, n: usize) -> usize {
+pub(crate) fn tick_decimals(lo: f64, hi: f64, n: usize) -> usize {
     let keys = plotters::coord::types::RangedCoordf64::from(lo..hi).key_points(BoldPoints(n));
     let step = keys
         .windows(2)

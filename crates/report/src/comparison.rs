@@ -641,6 +641,7 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
         failure: None,
         findings,
         curves,
+        charts: Default::default(),
     }
 }
 
@@ -771,5 +772,6 @@ pub fn build_run(
                 .map(|p| curve(p, stat))
                 .collect(),
         },
+        charts: Default::default(),
     }
 }

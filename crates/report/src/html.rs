@@ -6,7 +6,7 @@
 use crate::charts;
 use crate::format::{fmt_pct_delta, fmt_pp_delta, fmt_value};
 use crate::markdown::{eval_samples_text, eval_score_text, failure_en, failure_zh, Lang};
-use crate::model::{Bilingual, Cell, Delta, Document, Heading, RunRef, Span, Tone};
+use crate::model::{Bilingual, Cell, ChartData, Delta, Document, Heading, RunRef, Span, Tone};
 use crate::notes;
 use crate::words;
 
@@ -331,6 +331,7 @@ pub fn render(doc: &Document, lang: Lang) -> String {
         ));
     }
     b.push_str("</div>\n");
+    b.push_str(&extra_charts(&doc.charts));
 
     // Evals.
     b.push_str("<h2>Evals</h2>\n");
@@ -386,6 +387,74 @@ pub fn render(doc: &Document, lang: Lang) -> String {
         env!("CARGO_PKG_VERSION")
     ));
     b.push_str("</body>\n</html>\n");
+    b
+}
+
+/// The issue-13 chart sections (latency CDFs, goodput, multi-run Pareto) for the data the
+/// document carries; nothing when it carries none.
+fn extra_charts(c: &ChartData) -> String {
+    use crate::dist_charts::{goodput_curve, latency_cdf, pareto, CdfMetric};
+    let mut b = String::new();
+    let fig = |b: &mut String, id: &str, svg: Result<String, String>, cap: &str| {
+        let body = match svg {
+            Ok(s) => s,
+            Err(e) => format!("<p class=\"na\">chart not drawn: {}</p>", esc(&e)),
+        };
+        b.push_str(&format!(
+            "<figure id=\"{id}\">{body}<figcaption>{}</figcaption></figure>\n",
+            esc(cap)
+        ));
+    };
+    if !c.latency.is_empty() {
+        b.push_str("<h2>Latency distributions</h2>\n<div class=\"charts\">\n");
+        for m in CdfMetric::ALL {
+            let slo = c.goodput.as_ref().and_then(|g| {
+                g.objectives
+                    .iter()
+                    .find(|(k, _)| k == m.key())
+                    .map(|(_, v)| *v)
+            });
+            let cap = format!(
+                "Empirical CDF of {} per point (successful measured requests{}): the further left, the better{}.",
+                m.name(),
+                if m == CdfMetric::Itl { ", every gap between token events" } else { "" },
+                if slo.is_some() { "; dashed: the SLO threshold" } else { "" }
+            );
+            fig(
+                &mut b,
+                &format!("chart-cdf-{}", m.key()),
+                latency_cdf(m, &c.latency, slo),
+                &cap,
+            );
+        }
+        b.push_str("</div>\n");
+    }
+    if let Some(g) = &c.goodput {
+        b.push_str("<h2>Goodput</h2>\n<div class=\"charts\">\n");
+        fig(
+            &mut b,
+            "chart-goodput",
+            goodput_curve(g),
+            "Goodput (requests meeting every SLO objective, failed requests count against it) and completed requests per second against concurrency; right axis: SLO attainment, dashed: its target. Hollow markers miss the SLO.",
+        );
+        b.push_str("</div>\n");
+    }
+    if !c.pareto.is_empty() {
+        b.push_str("<h2>Throughput vs interactivity across runs</h2>\n<div class=\"charts\">\n");
+        fig(
+            &mut b,
+            "chart-pareto",
+            pareto(&c.pareto),
+            "Each run's points (total tok/s/GPU against tok/s/user) and its Pareto frontier: the further up and right, the better.",
+        );
+        b.push_str("</div>\n");
+    }
+    for n in &c.notes {
+        b.push_str(&format!(
+            "<p class=\"note\"><strong>Note:</strong> {}</p>\n",
+            esc(n)
+        ));
+    }
     b
 }
 

@@ -9,11 +9,15 @@
 //! delta and N/A reason; renderers only format it: [`markdown::render`] (AUTOMATION.md §5.6
 //! layout), [`html::render`] (one self-contained file, SVG charts), [`terminal::render`]
 //! (comfy-table, coloured deltas) and JSON (the document serialized, [`to_json`]).
+//! [`dist`] computes the latency CDFs and Pareto frontiers of [`model::ChartData`] and
+//! [`dist_charts`] draws them (with the goodput curve) in the HTML report.
 #![warn(missing_docs)]
 
 pub mod attempt;
 pub mod charts;
 pub mod comparison;
+pub mod dist;
+pub mod dist_charts;
 pub mod format;
 pub mod html;
 pub mod markdown;

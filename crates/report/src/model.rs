@@ -536,6 +536,116 @@ pub struct Document {
     pub findings: Vec<Bilingual>,
     /// Chart data.
     pub curves: Curves,
+    /// Data of the issue-13 charts (latency CDFs, goodput curve, multi-run Pareto); empty (and
+    /// absent from the JSON) unless the report loaded them (`servebench report`, `--runs`).
+    #[serde(default, skip_serializing_if = "ChartData::is_empty")]
+    pub charts: ChartData,
+}
+
+/// Data of the distribution, goodput and Pareto charts, already reduced for drawing
+/// (built by [`crate::dist`] from per-request records and agg rows).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct ChartData {
+    /// Empirical latency CDFs, one entry per point (concurrency / repeat).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<PointCdfs>,
+    /// Goodput against concurrency under the run's SLO (`--slo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputCurve>,
+    /// Throughput-vs-interactivity points and frontier of several runs (`report --runs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pareto: Vec<ParetoRun>,
+    /// Why a chart's data is missing (records not found, no SLO, …), shown under the charts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl ChartData {
+    /// True when nothing was loaded (the document then renders as before).
+    pub fn is_empty(&self) -> bool {
+        self.latency.is_empty()
+            && self.goodput.is_none()
+            && self.pareto.is_empty()
+            && self.notes.is_empty()
+    }
+}
+
+/// An empirical CDF, reduced for drawing: `points` are `[x, F(x)]` with F the fraction of
+/// samples ≤ x (x in ms), strictly increasing in both; the last has F = 1.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct Cdf {
+    /// Samples the CDF was computed from.
+    pub n: usize,
+    /// `[x ms, fraction ≤ x]`, at most [`crate::dist::MAX_CDF_POINTS`] of them.
+    pub points: Vec<[f64; 2]>,
+}
+
+/// The latency CDFs of one point (successful measured requests; modelled time against the
+/// simulator).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct PointCdfs {
+    /// Concurrency.
+    pub conc: u32,
+    /// Legend label (`c4`, `c4 r2`).
+    pub label: String,
+    /// TTFT per request, ms.
+    pub ttft: Cdf,
+    /// TPOT per request (requests with more than one output token), ms.
+    pub tpot: Cdf,
+    /// ITL per gap between token events (all requests pooled), ms.
+    pub itl: Cdf,
+    /// E2EL per request, ms.
+    pub e2el: Cdf,
+}
+
+/// Goodput of every point of a run under one SLO (docs/measurement.md §12.1).
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct GoodputCurve {
+    /// The SLO in canonical form (`ttft=500ms,tpot=50ms@p90`).
+    pub slo: String,
+    /// Objectives as `(metric, threshold ms)` (`ttft`, `tpot`, …): the SLO lines of the CDFs.
+    pub objectives: Vec<(String, f64)>,
+    /// Attainment target, % (the `@pX`).
+    pub target_pct: f64,
+    /// One entry per point, by concurrency.
+    pub points: Vec<GoodputPoint>,
+}
+
+/// Goodput of one point.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct GoodputPoint {
+    /// Concurrency.
+    pub conc: u32,
+    /// Completed requests per second (all successful requests), req/s.
+    pub throughput_rps: f64,
+    /// Requests per second meeting every objective, req/s.
+    pub goodput_rps: f64,
+    /// Good requests / measured requests, % (failed included).
+    pub attainment_pct: Option<f64>,
+    /// attainment ≥ target.
+    pub meets_slo: bool,
+}
+
+/// One run on the throughput-vs-interactivity plane.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
+pub struct ParetoRun {
+    /// Legend label (`run 12 · sim-h200`).
+    pub label: String,
+    /// Every point with both values, by interactivity.
+    pub points: Vec<ParetoPoint>,
+    /// The Pareto frontier of `points` ([`crate::dist::pareto_frontier`]), by interactivity.
+    pub frontier: Vec<ParetoPoint>,
+}
+
+/// A point on the throughput-vs-interactivity plane.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Debug, Default)]
+pub struct ParetoPoint {
+    /// Concurrency.
+    pub conc: u32,
+    /// Interactivity, tok/s/user (`1000 / TPOT ms`, InferenceX `intvty`).
+    pub interactivity: f64,
+    /// Total tok/s/GPU (InferenceX `tput_per_gpu`).
+    pub tput_per_gpu: f64,
 }
 
 /// Current [`Document::schema_version`].
