@@ -3,24 +3,8 @@
 //! the failed initial attempt. The whole comment is compared exactly (every element the
 //! scenario README lists), then the HTML and JSON forms and the error lines.
 
-use std::process::Command;
-
-const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
-
-fn servebench(args: &[String], dir: &std::path::Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run servebench");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::{run_in, SCENARIO};
 
 fn scenario_args() -> Vec<String> {
     vec![
@@ -85,7 +69,7 @@ const EXPECTED: &str = r#"**Initial attempt · Failed** · Run 18000000001 / att
 #[test]
 fn failed_initial_attempt_comment_from_the_scenario_files() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, out, err) = servebench(&scenario_args(), dir.path());
+    let (code, out, err) = run_in(dir.path(), &scenario_args());
     assert_eq!(code, 0, "stderr: {err}");
     if out != EXPECTED {
         for (i, (a, b)) in out.lines().zip(EXPECTED.lines()).enumerate() {
@@ -126,7 +110,7 @@ fn attempt_html_and_json() {
         "-o".into(),
         "a.html".into(),
     ]);
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{err}");
     let h = std::fs::read_to_string(dir.path().join("a.html")).unwrap();
     assert!(h.starts_with("<!DOCTYPE html>"));
@@ -136,7 +120,7 @@ fn attempt_html_and_json() {
 
     let mut a = scenario_args();
     a.extend(["--format".into(), "json".into()]);
-    let (code, out, err) = servebench(&a, dir.path());
+    let (code, out, err) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["heading"]["type"], "attempt");
@@ -154,7 +138,7 @@ fn attempt_kinds_and_english_only() {
     let k = a.iter().position(|x| x == "initial").unwrap();
     a[k] = "repair 2".into();
     a.extend(["--lang".into(), "en".into()]);
-    let (code, out, err) = servebench(&a, dir.path());
+    let (code, out, err) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("**Repair 2/5 · Failed**"), "{out}");
     assert!(out.contains("repairs 2/5."), "{out}");
@@ -171,14 +155,14 @@ fn bad_input_gives_one_clear_line() {
         .position(|x| x.ends_with("agentic-c1.log"))
         .unwrap();
     a[i] = "missing.log".into();
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(err.contains("missing.log"), "{err}");
     // A log that names no point.
     std::fs::write(dir.path().join("nojob.log"), "Error: something broke\n").unwrap();
     let mut a = scenario_args();
     a[i] = "nojob.log".into();
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(err.contains("nojob.log") && err.contains("Job"), "{err}");
     // A recipe flag that is not in the recipe.
@@ -188,7 +172,7 @@ fn bad_input_gives_one_clear_line() {
         .position(|x| x.contains("--cuda-graph-max-bs="))
         .unwrap();
     a[j] = format!("{SCENARIO}/recipes/qwen3.8next_fp4_b200_sglang_mtp.sh:--no-such-flag=--x");
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(
         err.contains("--no-such-flag") && err.contains("not found"),
@@ -198,7 +182,7 @@ fn bad_input_gives_one_clear_line() {
     let mut a = scenario_args();
     let k = a.iter().position(|x| x == "initial").unwrap();
     a[k] = "repair 9".into();
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(err.contains("repairs are numbered 1 to 5"), "{err}");
 }
@@ -251,7 +235,7 @@ fn passing_attempt_from_a_candidate_run_has_deltas() {
         "--run-id".into(),
         "18000000002".into(),
     ];
-    let (code, out, err) = servebench(&args, dir.path());
+    let (code, out, err) = run_in(dir.path(), &args);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.starts_with("**Repair 1/5 · Passed** · Run 18000000002"),
@@ -333,7 +317,7 @@ fn change_line_from_the_bump_provenance_file() {
         .collect();
     a.retain(|x| x != "--change" && x != "--recipe-edit");
     a.extend(["--provenance".into(), "provenance.json".into()]);
-    let (code, out, err) = servebench(&a, dir.path());
+    let (code, out, err) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains(
@@ -376,7 +360,7 @@ fn attempt_against_an_unmatched_baseline_is_not_comparable() {
     ]
     .map(String::from)
     .to_vec();
-    let (code, _, err) = servebench(&sweep, dir.path());
+    let (code, _, err) = run_in(dir.path(), &sweep);
     assert_eq!(code, 0, "sweep: {err}");
     let args: Vec<String> = vec![
         "attempt".into(),
@@ -389,7 +373,7 @@ fn attempt_against_an_unmatched_baseline_is_not_comparable() {
         "--lang".into(),
         "en".into(),
     ];
-    let (code, out, err) = servebench(&args, dir.path());
+    let (code, out, err) = run_in(dir.path(), &args);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.starts_with("**Initial attempt · Not comparable** · Run 1"),
@@ -412,7 +396,8 @@ fn attempt_against_an_unmatched_baseline_is_not_comparable() {
         "eval N/A without reason: {out}"
     );
     // The same pair through compare: not comparable too.
-    let (code, cmp_out, _) = servebench(
+    let (code, cmp_out, _) = run_in(
+        dir.path(),
         &[
             "compare".into(),
             "--baseline".into(),
@@ -422,7 +407,6 @@ fn attempt_against_an_unmatched_baseline_is_not_comparable() {
             "--db".into(),
             "c.db".into(),
         ],
-        dir.path(),
     );
     assert_eq!(code, 0);
     assert!(cmp_out.contains("Verdict: not_comparable"), "{cmp_out}");
@@ -450,7 +434,7 @@ fn recipe_edit_accepts_an_already_renamed_recipe() {
         "{}:--cuda-graph-max-bs=--cuda-graph-max-bs-decode",
         path.display()
     );
-    let (code, out, err) = servebench(&a, dir.path());
+    let (code, out, err) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out, EXPECTED,
@@ -458,7 +442,7 @@ fn recipe_edit_accepts_an_already_renamed_recipe() {
     );
     // Neither flag present: one line naming both.
     a[j] = format!("{}:--no-such-flag=--also-missing", path.display());
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(
         err.contains("--no-such-flag") && err.contains("--also-missing") && err.contains("not"),
@@ -472,12 +456,12 @@ fn time_and_repairs_used_are_validated() {
     let dir = tempfile::tempdir().unwrap();
     let mut a = scenario_args();
     a.extend(["--time".into(), "garbage".into()]);
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(err.contains("--time") && err.contains("RFC 3339"), "{err}");
     let mut a = scenario_args();
     a.extend(["--repairs-used".into(), "6".into()]);
-    let (code, _, err) = servebench(&a, dir.path());
+    let (code, _, err) = run_in(dir.path(), &a);
     assert_ne!(code, 0);
     assert!(
         err.contains("--repairs-used") && err.contains("at most 5"),
@@ -486,7 +470,7 @@ fn time_and_repairs_used_are_validated() {
     // Valid forms are accepted and shown in UTC minutes.
     let mut a = scenario_args();
     a.extend(["--time".into(), "2026-09-22 08:30".into()]);
-    let (code, out, err) = servebench(&a, dir.path());
+    let (code, out, err) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("· 2026-09-22 08:30 UTC"), "{out}");
 }

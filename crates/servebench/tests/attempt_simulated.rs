@@ -3,29 +3,14 @@
 //! and in the Chinese block), as `servebench report` does, even when `--image` names a real
 //! image. A run from a file (no stored endpoint) says nothing of the kind.
 
-use std::process::Command;
-
-const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
-
-fn servebench(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run servebench");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::{run_in, SCENARIO};
 
 #[test]
 fn attempt_on_a_simulated_run_says_simulated() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, err) = servebench(
+    let (code, _, err) = run_in(
+        dir.path(),
         &[
             "sweep",
             "--image",
@@ -41,11 +26,11 @@ fn attempt_on_a_simulated_run_says_simulated() {
             "--db",
             "s.db",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "sweep: {err}");
     let baseline = format!("{SCENARIO}/baseline.json");
-    let (code, out, err) = servebench(
+    let (code, out, err) = run_in(
+        dir.path(),
         &[
             "attempt",
             "--baseline",
@@ -55,7 +40,6 @@ fn attempt_on_a_simulated_run_says_simulated() {
             "--db",
             "s.db",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     let (en, zh) = out.split_once("<details>").expect("Chinese block");
@@ -92,7 +76,8 @@ fn attempt_on_a_simulated_run_says_simulated() {
         serde_json::to_string(&imp.points).unwrap(),
     )
     .unwrap();
-    let (code, out, err) = servebench(
+    let (code, out, err) = run_in(
+        dir.path(),
         &[
             "attempt",
             "--baseline",
@@ -102,7 +87,6 @@ fn attempt_on_a_simulated_run_says_simulated() {
             "--image",
             "lmsysorg/sglang:v0.5.20-cu130",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     assert!(

@@ -1,12 +1,8 @@
 //! `servebench bump` options and one-line errors.
 
 mod common;
-use common::{make_writable, BIN};
+use common::{make_writable, run_scratch, SCENARIO as SCEN};
 
-use std::path::Path;
-use std::process::Command;
-
-const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
 
 fn setup() -> tempfile::TempDir {
@@ -26,28 +22,11 @@ fn setup() -> tempfile::TempDir {
     t
 }
 
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN)
-        .env(
-            "SERVEBENCH_DB",
-            std::env::temp_dir().join("servebench-tests-scratch.db"),
-        )
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
-
 #[test]
 fn dry_run_writes_nothing_and_no_resolve_says_so() {
     let t = setup();
     let before = std::fs::read_to_string(t.path().join("master.yaml")).unwrap();
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -92,7 +71,7 @@ fn unreachable_registry_stops_the_bump_with_one_line() {
         .unwrap()
         .port();
     let img = format!("127.0.0.1:{port}/lmsysorg/sglang:v0.5.20-cu130");
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -124,7 +103,7 @@ fn unreachable_registry_stops_the_bump_with_one_line() {
 #[test]
 fn bad_reference_and_missing_key_are_one_line() {
     let t = setup();
-    let (rc, _, err) = run(
+    let (rc, _, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -138,7 +117,7 @@ fn bad_reference_and_missing_key_are_one_line() {
     );
     assert_eq!(rc, 1);
     assert_eq!(err.trim_end(), "error: invalid image reference `lmsysorg/sglang:v0.5.20@sha256:123`: sha256 digest needs 64 lowercase hex digits, got `123` (3 characters)");
-    let (rc, _, err) = run(
+    let (rc, _, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -155,7 +134,7 @@ fn bad_reference_and_missing_key_are_one_line() {
         err.trim_end(),
         "error: config key `nope` not found in master.yaml"
     );
-    let (rc, _, err) = run(
+    let (rc, _, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -177,7 +156,7 @@ fn bad_reference_and_missing_key_are_one_line() {
 #[test]
 fn json_output_carries_the_record() {
     let t = setup();
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -210,7 +189,7 @@ fn json_output_carries_the_record() {
 #[test]
 fn a_skipped_change_log_is_said_and_a_missing_recipes_dir_is_an_error() {
     let t = setup();
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         t.path(),
         &[
             "bump",
@@ -234,7 +213,7 @@ fn a_skipped_change_log_is_said_and_a_missing_recipes_dir_is_an_error() {
 
     let t = setup();
     let before = std::fs::read_to_string(t.path().join("master.yaml")).unwrap();
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         t.path(),
         &[
             "bump",

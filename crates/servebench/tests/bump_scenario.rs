@@ -6,35 +6,14 @@
 //! identical on two runners, readiness-blocked, phase targeted, repairs 0).
 
 mod common;
-use common::{copy_rw, BIN};
+use common::{copy_rw, run_scratch, SCENARIO as SCEN};
 
-use std::path::Path;
-use std::process::Command;
-
-const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/inferencex/perf-changelog.yaml"
 );
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
 const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
-
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN)
-        .env(
-            "SERVEBENCH_DB",
-            std::env::temp_dir().join("servebench-tests-scratch.db"),
-        )
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
 
 /// The `-`/`+` lines of one file's section of a unified diff.
 fn changed(diff: &str, file: &str) -> (Vec<String>, Vec<String>) {
@@ -73,7 +52,7 @@ fn scenario_bump_then_triage() {
     copy_rw(CHANGELOG, &d.join("perf-changelog.yaml"));
     let images = format!("{SCEN}/images.json");
 
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         d,
         &[
             "bump",
@@ -163,7 +142,7 @@ fn scenario_bump_then_triage() {
     assert_eq!(prov["changes"][0]["change_line"], change);
 
     // Triage of both job logs.
-    let (rc, out, err) = run(
+    let (rc, out, err) = run_scratch(
         d,
         &[
             "triage",
@@ -198,7 +177,7 @@ fn scenario_bump_then_triage() {
         r["logs"][1]["first_error"]["line"],
         r["first_error"]["line"]
     );
-    let (rc, text, _) = run(
+    let (rc, text, _) = run_scratch(
         d,
         &[
             "triage",

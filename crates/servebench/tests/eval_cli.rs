@@ -2,33 +2,12 @@
 //! the result files, the threshold gate's exit codes, one-line errors, the default data path,
 //! and a run against the real engine (llama.cpp, `SERVEBENCH_REAL_ENGINE_URL`).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::{output_scratch, scratch_in, GSM8K};
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-
-fn gsm8k_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/gsm8k"
-    ))
-}
-
-fn servebench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .env(
-            "SERVEBENCH_DB",
-            std::env::temp_dir().join("servebench-tests-scratch.db"),
-        )
-        .args(args)
-        .env_remove("SERVEBENCH_GSM8K_DIR")
-        .output()
-        .expect("run servebench")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn eval_args<'a>(out: &'a str, data: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
@@ -49,18 +28,18 @@ fn eval_args<'a>(out: &'a str, data: &'a str, extra: &[&'a str]) -> Vec<&'a str>
 fn simulator_replay_prints_scores_writes_files_and_fails_the_default_gate() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
-    let (o, d) = (out.to_str().unwrap(), gsm8k_dir());
-    let r = servebench(&eval_args(
+    let (o, d) = (out.to_str().unwrap(), PathBuf::from(GSM8K));
+    let r = output_scratch(&eval_args(
         o,
         d.to_str().unwrap(),
         &["--limit", "40", "--conc", "8"],
     ));
-    let stdout = text(&r.stdout);
+    let stdout = common::stdout(&r);
     assert_eq!(
         r.status.code(),
         Some(2),
         "stdout {stdout}\nstderr {}",
-        text(&r.stderr)
+        common::stderr(&r)
     );
     assert!(
         stdout.contains("replays the recorded solutions of the 175b_verification model"),
@@ -145,23 +124,23 @@ fn simulator_replay_prints_scores_writes_files_and_fails_the_default_gate() {
 #[test]
 fn gate_exit_codes_and_threshold_sources() {
     let dir = tempfile::tempdir().unwrap();
-    let d = gsm8k_dir();
+    let d = PathBuf::from(GSM8K);
     let d = d.to_str().unwrap();
     let o1 = dir.path().join("a");
-    let r = servebench(&eval_args(
+    let r = output_scratch(&eval_args(
         o1.to_str().unwrap(),
         d,
         &["--limit", "10", "--threshold", "0"],
     ));
-    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stdout));
-    assert!(text(&r.stdout).contains("threshold   0.00 % (--threshold): PASS"));
+    assert_eq!(r.status.code(), Some(0), "{}", common::stdout(&r));
+    assert!(common::stdout(&r).contains("threshold   0.00 % (--threshold): PASS"));
 
     let th = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/data/inferencex/thresholds.yaml"
     );
     let o2 = dir.path().join("b");
-    let r = servebench(&eval_args(
+    let r = output_scratch(&eval_args(
         o2.to_str().unwrap(),
         d,
         &[
@@ -177,10 +156,10 @@ fn gate_exit_codes_and_threshold_sources() {
     ));
     assert_eq!(r.status.code(), Some(2));
     assert!(
-        text(&r.stdout)
+        common::stdout(&r)
             .contains("threshold   94.00 % (thresholds.yaml models.qwen3.5.gsm8k): FAIL"),
         "{}",
-        text(&r.stdout)
+        common::stdout(&r)
     );
     let res: Value =
         serde_json::from_str(&std::fs::read_to_string(o2.join("result.json")).unwrap()).unwrap();
@@ -192,13 +171,13 @@ fn gate_exit_codes_and_threshold_sources() {
 fn lm_eval_profile_sends_the_upstream_prompt_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("o");
-    let d = gsm8k_dir();
-    let r = servebench(&eval_args(
+    let d = PathBuf::from(GSM8K);
+    let r = output_scratch(&eval_args(
         o.to_str().unwrap(),
         d.to_str().unwrap(),
         &["--limit", "3", "--profile", "lm-eval"],
     ));
-    assert_eq!(r.status.code(), Some(2), "{}", text(&r.stderr));
+    assert_eq!(r.status.code(), Some(2), "{}", common::stderr(&r));
     let s: Value = serde_json::from_str(
         std::fs::read_to_string(o.join("samples.jsonl"))
             .unwrap()
@@ -227,7 +206,7 @@ fn bad_input_is_one_line_naming_the_thing() {
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("o");
     let o = o.to_str().unwrap();
-    let d = gsm8k_dir();
+    let d = PathBuf::from(GSM8K);
     let d = d.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (eval_args(o, "/nonexistent/gsm8k", &[]), "error: cannot read GSM8K file /nonexistent/gsm8k/test.jsonl"),
@@ -237,8 +216,8 @@ fn bad_input_is_one_line_naming_the_thing() {
         (eval_args(o, d, &["--endpoint", "not a url"]), "error: --endpoint \"not a url\" is not a URL"),
     ];
     for (args, want) in cases {
-        let r = servebench(&args);
-        let err = text(&r.stderr);
+        let r = output_scratch(&args);
+        let err = common::stderr(&r);
         assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
         let last = err.lines().last().unwrap_or("");
         assert!(last.starts_with(want), "{args:?}: {err}");
@@ -255,11 +234,7 @@ fn default_data_folder_is_shared_beside_the_repo() {
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("o");
     let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let r = Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .env(
-            "SERVEBENCH_DB",
-            std::env::temp_dir().join("servebench-tests-scratch.db"),
-        )
+    let r = scratch_in(Path::new(repo))
         .args([
             "eval",
             "gsm8k",
@@ -272,12 +247,11 @@ fn default_data_folder_is_shared_beside_the_repo() {
             "--out",
         ])
         .arg(&o)
-        .current_dir(repo)
         .env_remove("SERVEBENCH_GSM8K_DIR")
         .env_remove("SERVEBENCH_SHARED")
         .output()
         .unwrap();
-    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    assert_eq!(r.status.code(), Some(0), "{}", common::stderr(&r));
 }
 
 #[test]
@@ -291,8 +265,8 @@ fn real_engine_llama_cpp() {
     };
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("o");
-    let d = gsm8k_dir();
-    let r = servebench(&[
+    let d = PathBuf::from(GSM8K);
+    let r = output_scratch(&[
         "eval",
         "gsm8k",
         "--endpoint",
@@ -312,7 +286,7 @@ fn real_engine_llama_cpp() {
     assert!(
         matches!(r.status.code(), Some(0 | 2)),
         "{}",
-        text(&r.stderr)
+        common::stderr(&r)
     );
     let res: Value =
         serde_json::from_str(&std::fs::read_to_string(o.join("result.json")).unwrap()).unwrap();

@@ -2,39 +2,10 @@
 //! bounded readiness wait in one line naming the URL (not after timeout × retries), and bad
 //! flags are refused in one line naming the flag.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::{dead_url, err_lines, output_in};
+
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
-const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
-
-fn sb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("SERVEBENCH_API_KEY")
-        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn err_lines(o: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&o.stderr)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn dead_url() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    drop(l);
-    url
-}
 
 #[test]
 fn dead_endpoint_fails_after_the_readiness_wait_naming_the_url() {
@@ -56,7 +27,7 @@ fn dead_endpoint_fails_after_the_readiness_wait_naming_the_url() {
             "e",
         ];
         args.extend_from_slice(extra);
-        let o = sb(d.path(), &args);
+        let o = output_in(d.path(), &args);
         // without the wait: 5 retries with backoff 1+2+4+8+10 s
         assert!(t.elapsed() < Duration::from_secs(10), "bounded");
         assert_eq!(o.status.code(), Some(1));
@@ -85,7 +56,7 @@ fn bad_flags_are_one_line_naming_the_flag() {
     for (extra, flag) in cases {
         let mut a = vec!["eval", "gsm8k", "--db", "s.db", "--out", "e"];
         a.extend_from_slice(extra);
-        let o = sb(d.path(), &a);
+        let o = output_in(d.path(), &a);
         assert_eq!(o.status.code(), Some(1), "{extra:?}");
         let lines = err_lines(&o);
         assert_eq!(lines.len(), 1, "{extra:?}: one line: {lines:?}");

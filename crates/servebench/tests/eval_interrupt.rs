@@ -3,60 +3,18 @@
 //! far marked partial, finishes the stored run as `interrupted` and exits 130; in
 //! `sweep --eval gsm8k` the interrupt stops the eval (not a point) and says so.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod common;
+use common::{piped_in, read_json, sigint, wait_lines};
+
 use std::time::{Duration, Instant};
 
 use servebench_store::{RunKind, RunStatus, Store};
-
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
-const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
-
-fn sb(dir: &Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// Waits (bounded) until `file` has at least `n` lines.
-fn wait_lines(file: &Path, n: usize) {
-    let t = Instant::now();
-    while std::fs::read_to_string(file)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-        < n
-    {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "{} never reached {n} lines",
-            file.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn sigint(pid: u32) {
-    let ok = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(ok.success());
-}
-
-fn read_json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 #[test]
 fn ctrl_c_stops_eval_writes_partial_result_and_marks_the_run_interrupted() {
     let d = tempfile::tempdir().unwrap();
     // 200 documents at conc 2 in real time take far longer than this test waits
-    let child = sb(d.path())
+    let child = piped_in(d.path())
         .args([
             "eval",
             "gsm8k",
@@ -107,7 +65,7 @@ fn ctrl_c_stops_eval_writes_partial_result_and_marks_the_run_interrupted() {
 #[test]
 fn ctrl_c_during_sweep_eval_stops_the_eval_and_names_it() {
     let d = tempfile::tempdir().unwrap();
-    let child = sb(d.path())
+    let child = piped_in(d.path())
         .args([
             "sweep",
             "--conc",

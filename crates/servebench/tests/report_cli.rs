@@ -3,31 +3,16 @@
 //! baseline imported into a store, in every format.
 
 use std::path::Path;
-use std::process::Command;
+mod common;
+use common::{run_in, SCENARIO};
 
 use serde_json::{json, Value};
 use servebench_compare::{parse_baseline, IdentityOverrides};
 
-const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const BODY_SNAPSHOT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../report/tests/snapshots/scenario__baseline_body.snap"
 );
-
-fn servebench(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run servebench");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 /// A candidate file: the baseline's agg rows on the new image, c1 TTFT +30 %, c16 missing.
 fn write_candidate(dir: &Path) -> String {
@@ -55,14 +40,14 @@ fn write_candidate(dir: &Path) -> String {
 fn baseline_body_through_the_cli_equals_the_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let base = format!("{SCENARIO}/baseline.json");
-    let (code, out, err) = servebench(
+    let (code, out, err) = run_in(
+        dir.path(),
         &[
             "report",
             &base,
             "--target-image",
             "lmsysorg/sglang:v0.5.20-cu130",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     let snap = std::fs::read_to_string(BODY_SNAPSHOT).unwrap();
@@ -78,7 +63,7 @@ fn candidate_against_baseline_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let cand = write_candidate(dir.path());
     let base = format!("{SCENARIO}/baseline.json");
-    let (code, md, err) = servebench(&["report", &cand, "--baseline", &base], dir.path());
+    let (code, md, err) = run_in(dir.path(), &["report", &cand, "--baseline", &base]);
     assert_eq!(code, 0, "{err}");
     assert!(md.starts_with("**Benchmark report · Regression**"), "{md}");
     assert!(
@@ -95,14 +80,15 @@ fn candidate_against_baseline_in_every_format() {
     );
     assert!(md.contains("<details><summary>中文</summary>"));
 
-    let (code, en, _) = servebench(
-        &["report", &cand, "--baseline", &base, "--lang", "en"],
+    let (code, en, _) = run_in(
         dir.path(),
+        &["report", &cand, "--baseline", &base, "--lang", "en"],
     );
     assert_eq!(code, 0);
     assert!(!en.contains("<details>"));
 
-    let (code, _, err) = servebench(
+    let (code, _, err) = run_in(
+        dir.path(),
         &[
             "report",
             &cand,
@@ -113,25 +99,24 @@ fn candidate_against_baseline_in_every_format() {
             "-o",
             "r.html",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     let h = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
     assert_eq!(h.matches("<svg").count(), 4);
     assert!(h.contains("865.57"));
 
-    let (code, j, _) = servebench(
-        &["report", &cand, "--baseline", &base, "--format", "json"],
+    let (code, j, _) = run_in(
         dir.path(),
+        &["report", &cand, "--baseline", &base, "--format", "json"],
     );
     assert_eq!(code, 0);
     let v: Value = serde_json::from_str(&j).unwrap();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["heading"]["type"], "run");
 
-    let (code, t, _) = servebench(
-        &["report", &cand, "--baseline", &base, "--format", "table"],
+    let (code, t, _) = run_in(
         dir.path(),
+        &["report", &cand, "--baseline", &base, "--format", "table"],
     );
     assert_eq!(code, 0);
     assert!(t.contains("865.57 (+30.0%)"), "{t}");
@@ -143,9 +128,10 @@ fn report_reads_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let cand = write_candidate(dir.path());
     let base = format!("{SCENARIO}/baseline.json");
-    let (code, _, err) = servebench(&["baseline", "import", &base, "--db", "s.db"], dir.path());
+    let (code, _, err) = run_in(dir.path(), &["baseline", "import", &base, "--db", "s.db"]);
     assert_eq!(code, 0, "baseline import: {err}");
-    let (code, md, err) = servebench(
+    let (code, md, err) = run_in(
+        dir.path(),
         &[
             "report",
             &cand,
@@ -154,12 +140,11 @@ fn report_reads_the_store() {
             "--baseline",
             "latest-baseline",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     assert!(md.contains("865.57 (+30.0%)"), "{md}");
     // No store: one clear line.
-    let (code, _, err) = servebench(&["report", "--db", "none.db"], dir.path());
+    let (code, _, err) = run_in(dir.path(), &["report", "--db", "none.db"]);
     assert_ne!(code, 0);
     assert!(err.contains("none.db"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -189,9 +174,9 @@ fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
     )
     .unwrap();
     let base = format!("{SCENARIO}/baseline.json");
-    let (code, md, err) = servebench(
-        &["report", "cand.json", "--baseline", &base, "--lang", "en"],
+    let (code, md, err) = run_in(
         dir.path(),
+        &["report", "cand.json", "--baseline", &base, "--lang", "en"],
     );
     assert_eq!(code, 0, "{err}");
     // 665.82 × 1.079 = 718.42; sd of (679.14, 757.70) = 78.57 / √2 = 55.56.
@@ -205,7 +190,8 @@ fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
         "inside the candidate's spread: {md}"
     );
     assert!(md.contains("No change"), "{md}");
-    let (code, _, err) = servebench(
+    let (code, _, err) = run_in(
+        dir.path(),
         &[
             "report",
             "cand.json",
@@ -216,7 +202,6 @@ fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
             "-o",
             "r.html",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
@@ -229,7 +214,8 @@ fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
 fn simulated_run_is_labelled_simulated() {
     let dir = tempfile::tempdir().unwrap();
     for _ in 0..2 {
-        let (code, _, err) = servebench(
+        let (code, _, err) = run_in(
+            dir.path(),
             &[
                 "sweep",
                 "--image",
@@ -245,11 +231,10 @@ fn simulated_run_is_labelled_simulated() {
                 "--db",
                 "s.db",
             ],
-            dir.path(),
         );
         assert_eq!(code, 0, "{err}");
     }
-    let (code, md, err) = servebench(&["report", "1", "--db", "s.db"], dir.path());
+    let (code, md, err) = run_in(dir.path(), &["report", "1", "--db", "s.db"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         md.contains(
@@ -262,7 +247,8 @@ fn simulated_run_is_labelled_simulated() {
         "{md}"
     );
     assert!(md.contains("模拟结果：本次运行在内置模拟器上完成"), "{md}");
-    let (code, md, err) = servebench(
+    let (code, md, err) = run_in(
+        dir.path(),
         &[
             "report",
             "2",
@@ -273,7 +259,6 @@ fn simulated_run_is_labelled_simulated() {
             "--lang",
             "en",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -284,11 +269,11 @@ fn simulated_run_is_labelled_simulated() {
         md.contains("Simulated: the baseline ran on the embedded simulator"),
         "{md}"
     );
-    let (code, _, err) = servebench(
+    let (code, _, err) = run_in(
+        dir.path(),
         &[
             "report", "1", "--db", "s.db", "--format", "html", "-o", "s.html",
         ],
-        dir.path(),
     );
     assert_eq!(code, 0, "{err}");
     let h = std::fs::read_to_string(dir.path().join("s.html")).unwrap();

@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
+use common::{run_in, BIN};
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const KEY: &str = "tiny-bf16-h200-vllm";
 
 /// A catalog with one fixed-seq-len config (1k1k, conc 1 and 2) on runner `h200`.
@@ -32,10 +32,6 @@ fn catalog(d: &Path) {
 
 fn recipe(d: &Path, body: &str) {
     std::fs::write(d.join("recipes/tiny_bf16_h200_vllm.sh"), body).unwrap();
-}
-
-fn sb(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    common::run_in(dir, args)
 }
 
 fn result(d: &Path, run: &str, conc: u32) -> serde_json::Value {
@@ -65,7 +61,7 @@ fi
 exec $SERVEBENCH_SIM_CMD
 "#,
     );
-    let (rc, out, err) = sb(
+    let (rc, out, err) = run_in(
         d,
         &[
             "run",
@@ -125,7 +121,7 @@ fn deterministic_failure_is_not_retried() {
         d,
         "#!/usr/bin/env bash\necho 'api_server.py: error: unrecognized arguments: --cuda-graph-max-bs 64' >&2\nexit 2\n",
     );
-    let (rc, out, err) = sb(
+    let (rc, out, err) = run_in(
         d,
         &[
             "run",
@@ -217,12 +213,12 @@ fn a_killed_run_resumes_skipping_stored_points() {
     child.wait().unwrap();
     // the job of the second point may still be running: its engine must not outlive it long
     std::thread::sleep(Duration::from_millis(500));
-    let (rc, out, err) = sb(d, &args);
+    let (rc, out, err) = run_in(d, &args);
     assert_eq!(rc, 0, "{out}\n{err}");
     assert!(out.contains("resuming run r"), "{out}");
     assert!(out.contains("conc 1: already stored, skipped"), "{out}");
     assert!(out.contains("conc 2: stored 1 row"), "{out}");
-    let (rc, runs, _) = sb(d, &["runs", "--db", "s.db", "--json"]);
+    let (rc, runs, _) = run_in(d, &["runs", "--db", "s.db", "--json"]);
     assert_eq!(rc, 0);
     let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
     assert_eq!(

@@ -11,9 +11,8 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
+use common::{copy_rw, run_in, BIN, SCENARIO as SCEN};
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
-const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/inferencex/perf-changelog.yaml"
@@ -35,15 +34,6 @@ fn slurm_up() -> bool {
     ok
 }
 
-fn sb(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    common::run_in(dir, args)
-}
-
-fn copy_rw(from: &str, to: &Path) {
-    let text = std::fs::read(from).unwrap();
-    std::fs::write(to, text).unwrap();
-}
-
 /// A temp dir with copies of the scenario's catalog, runners, recipe and change log.
 fn scenario_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -60,7 +50,7 @@ fn scenario_copy() -> tempfile::TempDir {
 }
 
 fn runs_json(dir: &Path) -> serde_json::Value {
-    let (rc, out, err) = sb(dir, &["runs", "--db", "s.db", "--json"]);
+    let (rc, out, err) = run_in(dir, &["runs", "--db", "s.db", "--json"]);
     assert_eq!(rc, 0, "{err}");
     serde_json::from_str(&out).unwrap()
 }
@@ -73,7 +63,7 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     let dir = scenario_copy();
     let d = dir.path();
     let images = format!("{SCEN}/images.json");
-    let (rc, _, err) = sb(
+    let (rc, _, err) = run_in(
         d,
         &[
             "bump",
@@ -120,7 +110,7 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
         &images,
     ];
     // the plan first: every point, its GPUs, the job script
-    let (rc, plan, err) = sb(d, &[&args[..], &["--dry-run"]].concat());
+    let (rc, plan, err) = run_in(d, &[&args[..], &["--dry-run"]].concat());
     assert_eq!(rc, 0, "{err}");
     assert_eq!(plan.matches("#SBATCH --gpus=1").count(), 5, "{plan}");
     assert!(plan.contains("eval: yes (gsm8k, eval-only job)"), "{plan}");
@@ -145,7 +135,7 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
         "--dry-run must not start anything"
     );
 
-    let (rc, out, err) = sb(d, &args);
+    let (rc, out, err) = run_in(d, &args);
     assert_eq!(rc, 0, "run failed:\n{out}\n{err}");
     // one Slurm job per point, each stored
     assert_eq!(out.matches("started (slurm job").count(), 5, "{out}");
@@ -191,12 +181,12 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     // stores the runner label `cluster:b200-nscale` and the baseline the config key's `b200`
     assert!(md.contains("| 1,319/8 (old/new) |"), "{md}");
     // status of the run: every job, its state, its log
-    let (rc, st, err) = sb(d, &["run", "--status", "run1"]);
+    let (rc, st, err) = run_in(d, &["run", "--status", "run1"]);
     assert_eq!(rc, 0, "{err}");
     assert_eq!(st.matches("stored after 1 attempt(s)").count(), 5, "{st}");
     assert_eq!(st.matches("slurm ").count(), 5, "{st}");
     // a second invocation resumes: nothing left to run
-    let (rc, out, err) = sb(d, &args);
+    let (rc, out, err) = run_in(d, &args);
     assert_eq!(rc, 0, "{out}\n{err}");
     assert_eq!(out.matches("already stored, skipped").count(), 5, "{out}");
     assert_eq!(out.matches("started (slurm job").count(), 0, "{out}");
@@ -229,7 +219,7 @@ exec $SERVEBENCH_SIM_CMD
     .unwrap();
     let baseline = format!("{SCEN}/baseline.json");
     let images = format!("{SCEN}/images.json");
-    let (rc, out, err) = sb(
+    let (rc, out, err) = run_in(
         d,
         &[
             "run",
@@ -412,7 +402,7 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
     // stores InferenceX's RUNNER_TYPE (`cluster:b200-nscale`); compare matches them by SKU
     std::fs::copy(format!("{SCEN}/baseline.json"), d.join("baseline.json")).unwrap();
     let images = format!("{SCEN}/images.json");
-    let (rc, _, err) = sb(
+    let (rc, _, err) = run_in(
         d,
         &[
             "bump",
@@ -455,7 +445,7 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
         "--change",
         &images,
     ];
-    let (rc, plan, err) = sb(d, &[&args[..], &["--dry-run"]].concat());
+    let (rc, plan, err) = run_in(d, &[&args[..], &["--dry-run"]].concat());
     assert_eq!(rc, 0, "{err}");
     assert_eq!(
         plan.matches("agentic point: AgentX trace replay of ")
@@ -471,7 +461,7 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
     assert_eq!(plan.matches("--duration 3 ").count(), 2, "{plan}");
     assert!(!plan.contains("stand-in"), "{plan}");
 
-    let (rc, out, err) = sb(d, &args);
+    let (rc, out, err) = run_in(d, &args);
     assert_eq!(rc, 0, "run failed:\n{out}\n{err}");
     assert!(out.contains("AgentX trace replay of "), "{out}");
     assert_eq!(out.matches(": stored 1 row").count(), 2, "{out}");

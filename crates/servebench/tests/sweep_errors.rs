@@ -3,31 +3,14 @@
 //! `--lenient`, and a point with more than 5 % failed requests.
 
 mod common;
-use common::{json_reply, read_json};
+use common::{output_scratch_async, read_json, scratch_in, sigint};
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
-
-async fn run(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_servebench"))
-            .env(
-                "SERVEBENCH_DB",
-                std::env::temp_dir().join("servebench-tests-scratch.db"),
-            )
-            .args(args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
 
 /// A minimal OpenAI-compatible mock: /health, /v1/models, /tokenize (one token per word) and a
 /// 2-token completion stream; `reject` decides a 4xx body for a request, `fail` a 503.
@@ -36,49 +19,37 @@ fn openai_mock(
     fail: impl Fn(usize) -> bool + Send + Sync + 'static,
 ) -> servebench_client::mock::Handler {
     let n = AtomicUsize::new(0);
-    Arc::new(move |c: &Captured| match c.path.as_str() {
-        "/health" => json_reply(serde_json::json!({"status": "ok"})),
-        "/v1/models" => json_reply(serde_json::json!({"data": [{"id": "mock-model"}]})),
-        "/tokenize" => {
-            let words = c.json()["prompt"]
-                .as_str()
-                .unwrap_or_default()
-                .split_whitespace()
-                .count();
-            json_reply(serde_json::json!({"count": words, "tokens": vec![1; words]}))
+    common::openai_mock(move |c: &Captured| {
+        let body = c.json();
+        if let Some(msg) = reject(&body) {
+            return Reply::Body {
+                status: 422,
+                body: msg.into_bytes(),
+                content_type: "application/json",
+            };
         }
-        _ => {
-            let body = c.json();
-            if let Some(msg) = reject(&body) {
-                return Reply::Body {
-                    status: 422,
-                    body: msg.into_bytes(),
-                    content_type: "application/json",
-                };
-            }
-            if body["prompt"] != "Hello" && fail(n.fetch_add(1, Ordering::SeqCst)) {
-                return Reply::Body {
-                    status: 503,
-                    body: br#"{"error":{"message":"Service Unavailable","code":503}}"#.to_vec(),
-                    content_type: "application/json",
-                };
-            }
-            let k = body["max_tokens"].as_u64().unwrap_or(2);
-            let mut steps: Vec<Step> = (0..k)
-                .map(|i| {
-                    event(
-                        1 + i,
-                        r#"{"id":"cmpl-m","choices":[{"index":0,"text":"x"}]}"#,
-                    )
-                })
-                .collect();
-            steps.push(event(
+        if body["prompt"] != "Hello" && fail(n.fetch_add(1, Ordering::SeqCst)) {
+            return Reply::Body {
+                status: 503,
+                body: br#"{"error":{"message":"Service Unavailable","code":503}}"#.to_vec(),
+                content_type: "application/json",
+            };
+        }
+        let k = body["max_tokens"].as_u64().unwrap_or(2);
+        let mut steps: Vec<Step> = (0..k)
+            .map(|i| {
+                event(
+                    1 + i,
+                    r#"{"id":"cmpl-m","choices":[{"index":0,"text":"x"}]}"#,
+                )
+            })
+            .collect();
+        steps.push(event(
                 1 + k,
                 &format!(r#"{{"choices":[],"usage":{{"prompt_tokens":1,"completion_tokens":{k},"total_tokens":{}}}}}"#, k + 1),
             ));
-            steps.push(event(2 + k, "[DONE]"));
-            Reply::Stream { status: 200, steps }
-        }
+        steps.push(event(2 + k, "[DONE]"));
+        Reply::Stream { status: 200, steps }
     })
 }
 
@@ -112,7 +83,8 @@ async fn unreachable_endpoint_is_one_line_naming_the_url() {
     drop(l);
     let dir = tempfile::tempdir().unwrap();
     let t = Instant::now();
-    let o = run(args(&url, &dir.path().join("o"), &["--ready-timeout", "1"])).await;
+    let o =
+        output_scratch_async(args(&url, &dir.path().join("o"), &["--ready-timeout", "1"])).await;
     assert!(
         t.elapsed() < Duration::from_secs(15),
         "bounded readiness wait"
@@ -151,7 +123,7 @@ async fn rejected_field_is_named_and_lenient_retries_without_it() {
     let dir = tempfile::tempdir().unwrap();
 
     // vllm profile sends ignore_eos + min_tokens: stop with one line naming them
-    let o = run(args(
+    let o = output_scratch_async(args(
         &srv.base_url(),
         &dir.path().join("strict"),
         &["--engine", "vllm"],
@@ -171,7 +143,7 @@ async fn rejected_field_is_named_and_lenient_retries_without_it() {
 
     // --lenient: warn, drop them, measure
     let out = dir.path().join("lenient");
-    let o = run(args(
+    let o = output_scratch_async(args(
         &srv.base_url(),
         &out,
         &["--engine", "vllm", "--lenient"],
@@ -193,7 +165,7 @@ async fn rejected_field_is_named_and_lenient_retries_without_it() {
     assert_eq!(raw["completed"], 20);
 
     // the transformers profile never sends them
-    let o = run(args(
+    let o = output_scratch_async(args(
         &srv.base_url(),
         &dir.path().join("tf"),
         &["--engine", "transformers"],
@@ -210,7 +182,7 @@ async fn more_than_5_percent_failed_marks_the_point_failed_and_still_writes_file
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
-    let o = run(args(&srv.base_url(), &out, &["--warmups", "0"])).await;
+    let o = output_scratch_async(args(&srv.base_url(), &out, &["--warmups", "0"])).await;
     assert_eq!(o.status.code(), Some(1), "non-zero exit for a failed point");
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("POINT FAILED"), "{stdout}");
@@ -231,11 +203,7 @@ fn ctrl_c_writes_what_was_measured_and_marks_the_point_partial() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
     // real-time simulator, long outputs: the first point cannot finish within 4 s
-    let child = Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .env(
-            "SERVEBENCH_DB",
-            std::env::temp_dir().join("servebench-tests-scratch.db"),
-        )
+    let child = scratch_in(Path::new("."))
         .args([
             "sweep",
             "--conc",
@@ -266,11 +234,7 @@ fn ctrl_c_writes_what_was_measured_and_marks_the_point_partial() {
         assert!(t.elapsed() < Duration::from_secs(30), "no record written");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    sigint(child.id());
     let o = child.wait_with_output().unwrap();
     assert_eq!(
         o.status.code(),

@@ -4,23 +4,7 @@
 //! before the simulator or any I/O starts.
 
 mod common;
-use common::{err_lines, stderr, BIN};
-
-use std::path::Path;
-use std::process::{Command, Output};
-
-/// The binary in `dir`, with no store inherited from the caller's environment.
-fn sb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("SERVEBENCH_API_KEY")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::{err_lines, output_in, stderr};
 
 /// A tiny simulator sweep (one point, 2 prompts of 16 → 4 tokens).
 const TINY: &[&str] = &[
@@ -48,21 +32,16 @@ fn tiny(extra: &[&str]) -> Vec<String> {
         .collect::<Vec<_>>()
 }
 
-fn run(dir: &Path, args: Vec<String>) -> Output {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    sb(dir, &a)
-}
-
 #[test]
 fn out_dir_with_results_is_refused_unless_overwrite() {
     let d = tempfile::tempdir().unwrap();
-    let first = run(d.path(), tiny(&["--out", "intr"]));
+    let first = output_in(d.path(), &tiny(&["--out", "intr"]));
     assert!(first.status.success(), "{}", stderr(&first));
     let records = d.path().join("intr/conc1/records.jsonl");
     let before = std::fs::read(&records).unwrap();
 
     // the second run into the same directory is refused in one line naming it
-    let second = run(d.path(), tiny(&["--out", "intr"]));
+    let second = output_in(d.path(), &tiny(&["--out", "intr"]));
     assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
     let lines = err_lines(&second);
     assert_eq!(lines.len(), 1, "one line: {lines:?}");
@@ -79,12 +58,12 @@ fn out_dir_with_results_is_refused_unless_overwrite() {
     // a directory holding only point records (no summary.json) is refused too
     std::fs::create_dir_all(d.path().join("pts/conc4")).unwrap();
     std::fs::write(d.path().join("pts/conc4/records.jsonl"), "{}\n").unwrap();
-    let o = run(d.path(), tiny(&["--out", "pts"]));
+    let o = output_in(d.path(), &tiny(&["--out", "pts"]));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("pts"), "{}", stderr(&o));
 
     // --overwrite replaces them, and says so
-    let third = run(d.path(), tiny(&["--out", "intr", "--overwrite"]));
+    let third = output_in(d.path(), &tiny(&["--out", "intr", "--overwrite"]));
     assert!(third.status.success(), "{}", stderr(&third));
     assert!(
         stderr(&third).contains("--overwrite") && stderr(&third).contains("intr"),
@@ -94,7 +73,7 @@ fn out_dir_with_results_is_refused_unless_overwrite() {
 
     // an existing but empty directory is fine
     std::fs::create_dir_all(d.path().join("empty")).unwrap();
-    let o = run(d.path(), tiny(&["--out", "empty"]));
+    let o = output_in(d.path(), &tiny(&["--out", "empty"]));
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
@@ -105,7 +84,7 @@ fn failing_before_the_first_point_leaves_no_empty_output_directory() {
     let url = format!("http://{}", l.local_addr().unwrap());
     drop(l);
     // default (timestamped) directory
-    let o = sb(
+    let o = output_in(
         d.path(),
         &[
             "bench",
@@ -124,7 +103,7 @@ fn failing_before_the_first_point_leaves_no_empty_output_directory() {
             .map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>())
     );
     // a named --out that did not exist before
-    let o = sb(
+    let o = output_in(
         d.path(),
         &[
             "bench",
@@ -141,7 +120,7 @@ fn failing_before_the_first_point_leaves_no_empty_output_directory() {
     assert!(!d.path().join("named").exists());
     // a named --out that existed before is kept
     std::fs::create_dir_all(d.path().join("mine")).unwrap();
-    let o = sb(
+    let o = output_in(
         d.path(),
         &[
             "bench",
@@ -163,7 +142,7 @@ fn unreachable_https_endpoint_is_one_line_naming_it() {
     // https is measured through the endpoint layer's TLS (tests/tls_endpoint.rs); nothing
     // listens here, so the readiness wait fails in one line naming the URL
     let d = tempfile::tempdir().unwrap();
-    let o = sb(
+    let o = output_in(
         d.path(),
         &[
             "bench",
@@ -231,7 +210,7 @@ fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
     for (args, flag) in cases {
         let mut a = args.to_vec();
         a.extend(["--db", "s.db"]);
-        let o = sb(d.path(), &a);
+        let o = output_in(d.path(), &a);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
         let lines = err_lines(&o);
         assert_eq!(lines.len(), 1, "{args:?}: one line: {lines:?}");
@@ -246,7 +225,7 @@ fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
 #[test]
 fn help_states_the_default_prompt_count_truthfully() {
     let d = tempfile::tempdir().unwrap();
-    let o = sb(d.path(), &["sweep", "--help"]);
+    let o = output_in(d.path(), &["sweep", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
     assert!(help.contains("default 10 × concurrency"), "{help}");
     assert!(!help.contains("5 × without"), "{help}");

@@ -4,34 +4,21 @@
 //! gets a note line under the table and in summary.json, and the warnings say what happened.
 
 mod common;
-use common::{json_reply, read_json};
+use common::{blocking, read_json, servebench_in};
 
 use std::path::Path;
 use std::process::Output;
-use std::sync::Arc;
 
 use serde_json::Value;
 use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
 
 /// An OpenAI-compatible mock whose completion stream is `stream(k)` for max_tokens = k.
 fn mock(stream: fn(u64) -> Vec<Step>) -> servebench_client::mock::Handler {
-    Arc::new(move |c: &Captured| match c.path.as_str() {
-        "/health" => json_reply(serde_json::json!({"status": "ok"})),
-        "/v1/models" => json_reply(serde_json::json!({"data": [{"id": "mock-model"}]})),
-        "/tokenize" => {
-            let words = c.json()["prompt"]
-                .as_str()
-                .unwrap_or_default()
-                .split_whitespace()
-                .count();
-            json_reply(serde_json::json!({"count": words, "tokens": vec![1; words]}))
-        }
-        _ => {
-            let k = c.json()["max_tokens"].as_u64().unwrap_or(2);
-            Reply::Stream {
-                status: 200,
-                steps: stream(k),
-            }
+    common::openai_mock(move |c: &Captured| {
+        let k = c.json()["max_tokens"].as_u64().unwrap_or(2);
+        Reply::Stream {
+            status: 200,
+            steps: stream(k),
         }
     })
 }
@@ -97,15 +84,7 @@ async fn bench(url: &str, out: &Path, extra: &[&str]) -> Output {
     .collect();
     a.push(out.display().to_string());
     a.extend(extra.iter().map(|s| s.to_string()));
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
-            .env_remove("SERVEBENCH_DB")
-            .args(a)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
+    blocking(move || servebench_in(Path::new(".")).args(a).output().unwrap()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

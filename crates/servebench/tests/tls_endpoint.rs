@@ -4,10 +4,13 @@
 //! server that answers 401 without it, for both commands; an untrusted certificate is a
 //! one-line error naming the URL.
 
+mod common;
+use common::{output_in_async, GSM8K};
+
 #[path = "../../endpoint/tests/common/tls_proxy.rs"]
 mod tls_proxy;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -16,40 +19,11 @@ use tls_proxy::{socket_of, TlsProxy};
 
 const KEY: &str = "sk-tls-test";
 
-fn gsm8k_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/gsm8k"
-    ))
-}
-
-async fn servebench(dir: &Path, args: &[&str]) -> std::process::Output {
-    let dir = dir.to_path_buf();
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
-            .current_dir(dir)
-            .env_remove("SERVEBENCH_DB")
-            .env_remove("SERVEBENCH_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env("SERVEBENCH_GSM8K_DIR", gsm8k_dir())
-            .args(args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// The simulator replaying recorded GSM8K solutions, emitting as fast as it can.
 async fn simulator() -> servebench_endpoint::Target {
     let book = servebench_eval::sim_answers::load_from(
         servebench_eval::sim_answers::DEFAULT_MODEL,
-        Some(&gsm8k_dir()),
+        Some(Path::new(GSM8K)),
     )
     .unwrap();
     servebench_endpoint::Target::start_simulator(servebench_endpoint::SimOptions {
@@ -70,7 +44,7 @@ async fn sweep_and_eval_measure_an_https_endpoint_through_a_tls_proxy() {
     let ca = proxy.ca_file.to_str().unwrap().to_string();
     let d = tempfile::tempdir().unwrap();
     let url = format!("{}/v1", proxy.url());
-    let o = servebench(
+    let o = output_in_async(
         d.path(),
         &[
             "sweep",
@@ -94,8 +68,8 @@ async fn sweep_and_eval_measure_an_https_endpoint_through_a_tls_proxy() {
         ],
     )
     .await;
-    let stdout = text(&o.stdout);
-    assert!(o.status.success(), "{}{stdout}", text(&o.stderr));
+    let stdout = common::stdout(&o);
+    assert!(o.status.success(), "{}{stdout}", common::stderr(&o));
     assert_eq!(stdout.matches("using the base URL").count(), 1, "{stdout}");
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("s/summary.json")).unwrap())
@@ -139,7 +113,7 @@ async fn sweep_and_eval_measure_an_https_endpoint_through_a_tls_proxy() {
     );
 
     // eval: the same proxy, the same --ca-cert
-    let o = servebench(
+    let o = output_in_async(
         d.path(),
         &[
             "eval",
@@ -162,8 +136,8 @@ async fn sweep_and_eval_measure_an_https_endpoint_through_a_tls_proxy() {
     assert!(
         matches!(o.status.code(), Some(0) | Some(2)),
         "{}{}",
-        text(&o.stderr),
-        text(&o.stdout)
+        common::stderr(&o),
+        common::stdout(&o)
     );
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("e/result.json")).unwrap())
@@ -206,9 +180,9 @@ async fn sweep_and_eval_measure_an_https_endpoint_through_a_tls_proxy() {
             "y",
         ],
     ] {
-        let o = servebench(d.path(), &args).await;
+        let o = output_in_async(d.path(), &args).await;
         assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let err = text(&o.stderr);
+        let err = common::stderr(&o);
         let last = err.lines().last().unwrap_or_default();
         assert!(
             last.starts_with(&format!("error: endpoint {} is not ready", proxy.url()))
@@ -334,9 +308,9 @@ async fn readiness_sends_the_api_key_for_sweep_and_eval_over_tls() {
     };
     for (what, args) in [("bench", bench(None, "b0")), ("eval", eval(None, "e0"))] {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = servebench(d.path(), &a).await;
+        let o = output_in_async(d.path(), &a).await;
         assert_eq!(o.status.code(), Some(1), "{what} without a key");
-        let err = text(&o.stderr);
+        let err = common::stderr(&o);
         let last = err.lines().last().unwrap_or_default();
         assert!(
             last.starts_with(&format!("error: endpoint {url} is not ready"))
@@ -351,7 +325,7 @@ async fn readiness_sends_the_api_key_for_sweep_and_eval_over_tls() {
         "nothing but readiness probes was sent without a key"
     );
 
-    let o = servebench(
+    let o = output_in_async(
         d.path(),
         &bench(Some(KEY), "b1")
             .iter()
@@ -359,8 +333,13 @@ async fn readiness_sends_the_api_key_for_sweep_and_eval_over_tls() {
             .collect::<Vec<_>>(),
     )
     .await;
-    assert!(o.status.success(), "{}{}", text(&o.stderr), text(&o.stdout));
-    let o = servebench(
+    assert!(
+        o.status.success(),
+        "{}{}",
+        common::stderr(&o),
+        common::stdout(&o)
+    );
+    let o = output_in_async(
         d.path(),
         &eval(Some(KEY), "e1")
             .iter()
@@ -371,8 +350,8 @@ async fn readiness_sends_the_api_key_for_sweep_and_eval_over_tls() {
     assert!(
         matches!(o.status.code(), Some(0) | Some(2)),
         "{}{}",
-        text(&o.stderr),
-        text(&o.stdout)
+        common::stderr(&o),
+        common::stdout(&o)
     );
     let reqs = srv.captured();
     let has_key = |c: &Captured| {

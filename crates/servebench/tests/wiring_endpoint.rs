@@ -4,25 +4,13 @@
 //! both `bench` and `eval`.
 
 mod common;
-use common::json_reply;
-
-use std::sync::Arc;
+use common::{blocking, json_reply, servebench_in, GSM8K};
 
 use serde_json::Value;
 use servebench_client::mock::{event, Captured, MockServer, Reply};
 
 fn handler() -> servebench_client::mock::Handler {
-    Arc::new(|c: &Captured| match c.path.as_str() {
-        "/health" => json_reply(serde_json::json!({"status": "ok"})),
-        "/v1/models" => json_reply(serde_json::json!({"data": [{"id": "mock-model"}]})),
-        "/tokenize" => {
-            let words = c.json()["prompt"]
-                .as_str()
-                .unwrap_or_default()
-                .split_whitespace()
-                .count();
-            json_reply(serde_json::json!({"count": words, "tokens": vec![1; words]}))
-        }
+    common::openai_mock(|c: &Captured| match c.path.as_str() {
         "/v1/chat/completions" => json_reply(serde_json::json!({
             "choices": [{"message": {"content": "#### 1"}}]
         })),
@@ -47,22 +35,15 @@ fn handler() -> servebench_client::mock::Handler {
 }
 
 async fn servebench(args: Vec<String>, dir: std::path::PathBuf) -> std::process::Output {
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
-            .current_dir(dir)
-            .env_remove("SERVEBENCH_DB")
-            .env_remove("SERVEBENCH_API_KEY")
+    blocking(move || {
+        servebench_in(&dir)
             .env("OPENAI_API_KEY", "sk-fallback")
-            .env(
-                "SERVEBENCH_GSM8K_DIR",
-                concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-            )
+            .env("SERVEBENCH_GSM8K_DIR", GSM8K)
             .args(args)
             .output()
             .unwrap()
     })
     .await
-    .unwrap()
 }
 
 fn auth(c: &Captured) -> bool {

@@ -81,21 +81,150 @@ pub fn json_reply(v: Value) -> servebench_client::mock::Reply {
     }
 }
 
+/// The shared data folder (`shared/` next to the checkout).
+pub const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+
+/// The PRODUCT.md scenario's files (`shared/data/scenario`).
+pub const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
+
+/// The GSM8K test/train files and recorded solutions (`shared/data/gsm8k`).
+pub const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
+
+/// The scratch store for commands that need `--db` but whose test does not look at it: one
+/// file in the system temp dir, so nothing is written into the test's working directory.
+pub fn scratch_db() -> std::path::PathBuf {
+    std::env::temp_dir().join("servebench-tests-scratch.db")
+}
+
 /// `servebench ARGS` in `dir` (as [`servebench_in`], with `SERVEBENCH_GSM8K_DIR` pointing at the
-/// shared GSM8K files for eval jobs): (exit code, stdout, stderr).
-pub fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = servebench_in(dir)
+/// shared GSM8K files for eval jobs), run to the end.
+pub fn output_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Output {
+    servebench_in(dir)
         .args(args)
-        .env(
-            "SERVEBENCH_GSM8K_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-        )
+        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
         .output()
+        .unwrap()
+}
+
+/// `servebench` in `dir` as [`servebench_in`], with the shared GSM8K files and stdout and stderr
+/// piped: for a child the test spawns, signals and then collects with `wait_with_output`.
+pub fn piped_in(dir: &Path) -> Command {
+    let mut c = servebench_in(dir);
+    c.env("SERVEBENCH_GSM8K_DIR", GSM8K)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+/// (exit code, stdout, stderr) of a finished process; -1 when it was killed by a signal.
+pub fn outcome(o: &Output) -> (i32, String, String) {
+    (o.status.code().unwrap_or(-1), stdout(o), stderr(o))
+}
+
+/// `servebench ARGS` in `dir`, as [`output_in`]: (exit code, stdout, stderr).
+pub fn run_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (i32, String, String) {
+    outcome(&output_in(dir, args))
+}
+
+/// `servebench` in `dir` as [`servebench_in`], with the store at [`scratch_db`] instead of
+/// `servebench.db` in `dir`.
+pub fn scratch_in(dir: &Path) -> Command {
+    let mut c = servebench_in(dir);
+    c.env("SERVEBENCH_DB", scratch_db());
+    c
+}
+
+/// `servebench ARGS` in `dir` with the store at [`scratch_db`]: (exit code, stdout, stderr).
+pub fn run_scratch<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (i32, String, String) {
+    outcome(&scratch_in(dir).args(args).output().unwrap())
+}
+
+/// `servebench ARGS` in the test's own working directory (the crate), with the store at
+/// [`scratch_db`] and `SERVEBENCH_GSM8K_DIR` unset (the data folder comes from the arguments),
+/// run to the end. Paths in `args` should be absolute.
+pub fn output_scratch<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    scratch_in(Path::new("."))
+        .args(args)
+        .env_remove("SERVEBENCH_GSM8K_DIR")
+        .output()
+        .unwrap()
+}
+
+/// Runs `f` (typically a `servebench` child run to the end) on tokio's blocking pool, so that a
+/// mock server on the test's own runtime keeps answering while it waits.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+/// [`output_in`] on tokio's blocking pool (see [`blocking`]).
+pub async fn output_in_async<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Output {
+    let dir = dir.to_path_buf();
+    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+    blocking(move || output_in(&dir, &args)).await
+}
+
+/// [`output_scratch`] on tokio's blocking pool (see [`blocking`]).
+pub async fn output_scratch_async(args: Vec<String>) -> Output {
+    blocking(move || output_scratch(&args)).await
+}
+
+/// `http://127.0.0.1:PORT` of a port that was free a moment ago and has nothing listening.
+pub fn dead_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    drop(l);
+    url
+}
+
+/// Waits (at most 60 s, then panics) until `file` has at least `n` lines.
+pub fn wait_lines(file: &Path, n: usize) {
+    let t = std::time::Instant::now();
+    while std::fs::read_to_string(file)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+        < n
+    {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "{} never reached {n} lines",
+            file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Sends SIGINT (Ctrl-C) to `pid` with `kill -INT`, asserting it was delivered.
+pub fn sigint(pid: u32) {
+    let ok = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
         .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
+    assert!(ok.success());
+}
+
+/// A minimal OpenAI-compatible mock handler: `/health` ok, `/v1/models` with one model
+/// `mock-model`, `/tokenize` counting one token per whitespace-separated word of `prompt`;
+/// every other request is answered by `rest` (completions, chat, errors).
+pub fn openai_mock(
+    rest: impl Fn(&servebench_client::mock::Captured) -> servebench_client::mock::Reply
+        + Send
+        + Sync
+        + 'static,
+) -> servebench_client::mock::Handler {
+    std::sync::Arc::new(
+        move |c: &servebench_client::mock::Captured| match c.path.as_str() {
+            "/health" => json_reply(serde_json::json!({"status": "ok"})),
+            "/v1/models" => json_reply(serde_json::json!({"data": [{"id": "mock-model"}]})),
+            "/tokenize" => {
+                let words = c.json()["prompt"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .count();
+                json_reply(serde_json::json!({"count": words, "tokens": vec![1; words]}))
+            }
+            _ => rest(c),
+        },
     )
 }
 
