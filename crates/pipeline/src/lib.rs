@@ -27,6 +27,7 @@ pub mod plan;
 pub mod preflight;
 pub mod record;
 pub mod report;
+pub mod report_charts;
 pub mod resume;
 pub mod sides;
 pub mod sweep;

@@ -101,7 +101,20 @@ pub fn write_run_report(
         title_prefix: None,
         target_image: None,
     };
-    let doc = document(&req)?;
+    let mut doc = document(&req)?;
+    if format == Format::Html {
+        // Latency CDFs and goodput (under the sweep's own --slo) from the run's records.
+        crate::report_charts::add_charts(
+            &mut doc,
+            &crate::report_charts::ChartRequest {
+                db: db.to_path_buf(),
+                run: run.to_string(),
+                runs: None,
+                slo: None,
+                stat,
+            },
+        )?;
+    }
     let text = servebench_report::render(&doc, format, Lang::EnZh, false);
     std::fs::write(path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
 }

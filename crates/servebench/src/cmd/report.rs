@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use servebench_compare::Stat;
 use servebench_pipeline::report::{document, ReportRequest};
+use servebench_pipeline::report_charts;
 use servebench_report::{Format, Lang};
 
 /// Arguments of `servebench report`.
@@ -52,6 +53,14 @@ pub struct Args {
     /// Target image of a planned bump, for the Goal line of a baseline body.
     #[arg(long, value_name = "REF")]
     pub target_image: Option<String>,
+    /// Stored runs (`12,15,19`) drawn together on the throughput-vs-interactivity Pareto chart
+    /// (HTML); without RUN the report is about the last of them.
+    #[arg(long, value_name = "IDS")]
+    pub runs: Option<String>,
+    /// SLO for the goodput curve of the HTML report (`ttft=500ms,tpot=50ms@p90`; default: the
+    /// sweep's own `--slo`).
+    #[arg(long, value_name = "SPEC")]
+    pub slo: Option<String>,
 }
 
 fn parse_stat(s: &str) -> Result<Stat, String> {
@@ -60,8 +69,15 @@ fn parse_stat(s: &str) -> Result<Stat, String> {
 
 /// Runs `servebench report`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let doc = document(&ReportRequest {
-        run: args.run.clone(),
+    let run = match &args.runs {
+        // `report --runs 12,15` without RUN: the report of the last listed run.
+        Some(ids) if args.run == "latest" => report_charts::parse_runs(ids)?
+            .last()
+            .map_or(args.run.clone(), |id| id.to_string()),
+        _ => args.run.clone(),
+    };
+    let mut doc = document(&ReportRequest {
+        run: run.clone(),
         db: args.db.clone(),
         baseline: args.baseline.clone(),
         stat: args.stat,
@@ -69,6 +85,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         title_prefix: args.title_prefix.clone(),
         target_image: args.target_image.clone(),
     })?;
+    if args.format == Format::Html {
+        report_charts::add_charts(
+            &mut doc,
+            &report_charts::ChartRequest {
+                db: args.db.clone(),
+                run,
+                runs: args.runs.clone(),
+                slo: args.slo.clone(),
+                stat: args.stat,
+            },
+        )?;
+    }
     let colored = args.output.is_none()
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none();
