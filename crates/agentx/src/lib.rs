@@ -2,7 +2,8 @@
 //! (MEASUREMENT.md Part 2 §5; agentx-harness 1.0.12 is the reference).
 //!
 //! Owns: the Weka trace loader ([`trace`]), token-exact prompt synthesis and the harness's
-//! role reconstruction ([`synth`]), per-trace conversation plans and lane snapshots ([`plan`]),
+//! role reconstruction ([`synth`]), the harness's flattened-agent chain splitting
+//! ([`chains`]), per-trace conversation plans and lane snapshots ([`plan`]),
 //! numpy-compatible start-point draws ([`rng`]), the lane scheduler that drives the measuring
 //! client ([`replay`]), Prometheus scraping of the engine ([`prom`]) and the AgentX aggregate
 //! with InferenceX's key sets ([`aggregate`]). [`point`] ties them together for one
@@ -14,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod aggregate;
+pub mod chains;
 pub mod plan;
 pub mod point;
 pub mod prom;

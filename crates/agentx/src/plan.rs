@@ -13,15 +13,19 @@
 //! * theoretical hits: one seen-set of hash ids per trace, requests in (t, outer index,
 //!   chain, k) order; hits = leading ids already seen.
 //!
-//! Not implemented (documented gap): the harness's hash-chain detection that splits flat
-//! top-level fan-outs into `::fa:` conversations and a subagent's inner chains into
-//! `:fa:`/`:aux:` siblings; servebench replays what the harness replays with
-//! `AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS=0` (one root, one child per subagent).
+//! * flattened agents (harness default `WEKA_SPLIT_FLATTENED_AGENTS=1`, [`crate::chains`]):
+//!   the top-level requests split into the main chain (the root) and `::fa:`/`::aux:`/`::wg:`
+//!   children, spawned by the last root turn before their first request (turn 0 when none)
+//!   and joined by the first later root turn at/after their end, grouped by (spawn, join)
+//!   apart from subagents; a subagent's inner requests split into `::sa:<id>` plus
+//!   `:fa:`/`:aux:`/`:wg:` siblings in the subagent's branch. [`build_with`] with
+//!   [`SplitOptions::off`] replays one root and one child per subagent.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::synth::{reconstruct, BlockSource, Corpus, Segment, TokenCodec, TurnShape};
+use crate::chains::{self, SplitOptions};
+use crate::synth::{reconstruct, BlockSource, Corpus, Segment, TokenCodec, TurnShape, BLOCK};
 use crate::trace::{Trace, TraceEntry, TraceRequest};
 
 /// One turn of a conversation.
@@ -92,20 +96,20 @@ fn end_to_start(t: f64, prev: &TraceRequest) -> f64 {
     ((t - prev.t) * 1000.0 - prev.api_time * 1000.0).max(0.0)
 }
 
-/// Builds the plan of one trace.
+/// Builds the plan of one trace with the harness's default chain splitting.
 pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<TracePlan, String> {
-    let mut src = BlockSource::new(corpus, codec, &trace.id);
-    // root requests with outer indices
-    let normals: Vec<(usize, &TraceRequest)> = trace
-        .entries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| match e {
-            TraceEntry::Request(r) => Some((i, r)),
-            _ => None,
-        })
-        .collect();
-    let shapes: Vec<TurnShape<'_>> = normals
+    build_with(trace, corpus, codec, &SplitOptions::default())
+}
+
+/// Turns of one conversation (messages reconstructed from `reqs` in order).
+fn make_turns(
+    src: &mut BlockSource<'_>,
+    conv_id: &str,
+    reqs: &[(usize, &TraceRequest)],
+    tool: u32,
+    system: u32,
+) -> Result<Vec<Turn>, String> {
+    let shapes: Vec<TurnShape<'_>> = reqs
         .iter()
         .map(|(_, r)| TurnShape {
             hash_ids: &r.hash_ids,
@@ -113,19 +117,14 @@ pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<T
             output: r.output_tokens as usize,
         })
         .collect();
-    let msgs = reconstruct(
-        &mut src,
-        &trace.id,
-        &shapes,
-        trace.tool_tokens as usize,
-        trace.system_tokens as usize,
-    )
-    .map_err(|e| format!("trace {}: {e}", trace.id))?;
-    let mut root_turns: Vec<Turn> = Vec::with_capacity(normals.len());
-    for (k, ((_, r), m)) in normals.iter().zip(msgs).enumerate() {
-        root_turns.push(Turn {
+    let msgs = reconstruct(src, conv_id, &shapes, tool as usize, system as usize)?;
+    Ok(reqs
+        .iter()
+        .zip(msgs)
+        .enumerate()
+        .map(|(k, ((_, r), m))| Turn {
             t_ms: r.t * 1000.0,
-            delay_ms: (k > 0).then(|| end_to_start(r.t, normals[k - 1].1)),
+            delay_ms: (k > 0).then(|| end_to_start(r.t, reqs[k - 1].1)),
             api_ms: r.api_time * 1000.0,
             max_tokens: r.output_tokens.max(1),
             input_tokens: r.input_tokens,
@@ -134,13 +133,88 @@ pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<T
             total_blocks: r.hash_ids.len() as u32,
             spawns: Vec::new(),
             joins: Vec::new(),
-        });
+        })
+        .collect())
+}
+
+fn req_end(r: &TraceRequest) -> f64 {
+    r.t + if r.api_time.is_finite() {
+        r.api_time.max(0.0)
+    } else {
+        0.0
     }
+}
+
+fn first_hash<'a>(reqs: &[(usize, &'a TraceRequest)]) -> &'a [u64] {
+    reqs.iter()
+        .find(|(_, r)| !r.hash_ids.is_empty())
+        .map(|(_, r)| r.hash_ids.as_slice())
+        .unwrap_or(&[])
+}
+
+/// Builds the plan of one trace; `split` = the harness's flattened-agent chain splitting
+/// ([`crate::chains`]; [`SplitOptions::off`] = one root, one child per subagent).
+pub fn build_with(
+    trace: &Trace,
+    corpus: &Corpus,
+    codec: &dyn TokenCodec,
+    split: &SplitOptions,
+) -> Result<TracePlan, String> {
+    let mut src = BlockSource::new(corpus, codec, &trace.id);
+    // root requests with outer indices
+    let all_normals: Vec<(usize, &TraceRequest)> = trace
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            TraceEntry::Request(r) => Some((i, r)),
+            _ => None,
+        })
+        .collect();
+    // flattened agents at the top level: the main chain stays the root, workers are children
+    let (normals, flat) = if split.enabled && all_normals.len() > 1 {
+        let s = chains::split(&all_normals, split);
+        if s.workers.is_empty() {
+            (all_normals.clone(), None)
+        } else {
+            (s.main.clone(), Some(s))
+        }
+    } else {
+        (all_normals.clone(), None)
+    };
+    let root_turns = make_turns(
+        &mut src,
+        &trace.id,
+        &normals,
+        trace.tool_tokens,
+        trace.system_tokens,
+    )
+    .map_err(|e| format!("trace {}: {e}", trace.id))?;
     let mut convs = vec![Conversation {
         id: trace.id.clone(),
         turns: root_turns,
         branch: None,
     }];
+    // root turns by outer index (the harness looks spawns and joins up in that order)
+    let mut by_outer: Vec<(usize, usize)> = normals
+        .iter()
+        .enumerate()
+        .map(|(pos, (o, _))| (*o, pos))
+        .collect();
+    by_outer.sort();
+    let preceding_of = |outer: usize| {
+        by_outer
+            .iter()
+            .filter(|(o, _)| *o < outer)
+            .map(|(_, p)| *p)
+            .max()
+    };
+    let join_of = |outer: usize, end_s: f64| {
+        by_outer
+            .iter()
+            .find(|(o, p)| *o > outer && normals[*p].1.t + JOIN_EPS >= end_s)
+            .map(|(_, p)| *p)
+    };
     // metric records: (t, outer, chain, k, conv, turn)
     type MetricRow = (f64, usize, usize, usize, usize, usize, Vec<u64>);
     let mut metric: Vec<MetricRow> = normals
@@ -156,7 +230,7 @@ pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<T
         let TraceEntry::Subagent(sa) = e else {
             continue;
         };
-        let Some(preceding) = normals.iter().rposition(|(o, _)| *o < oi) else {
+        let Some(preceding) = preceding_of(oi) else {
             continue; // no spawning parent turn: dropped (as the harness does)
         };
         if !seen_agents.insert(sa.agent_id.clone()) {
@@ -172,64 +246,52 @@ pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<T
                 r.t
             }
         };
-        let mut reqs: Vec<(usize, TraceRequest)> = sa
+        let normalized: Vec<TraceRequest> = sa
             .requests
             .iter()
-            .enumerate()
-            .map(|(i, r)| {
+            .map(|r| {
                 let mut r = r.clone();
                 r.t = abs(&r);
-                (i, r)
+                r
             })
             .collect();
-        reqs.sort_by(|a, b| a.1.t.total_cmp(&b.1.t).then(a.0.cmp(&b.0)));
+        let items: Vec<(usize, &TraceRequest)> = normalized.iter().enumerate().collect();
         let sa_end = match sa.duration_ms {
             Some(d) => sa.t + (d / 1000.0).max(0.0),
-            None => reqs
-                .iter()
-                .map(|(_, r)| r.t + r.api_time)
-                .fold(sa.t, f64::max),
+            None => normalized.iter().map(req_end).fold(sa.t, f64::max),
         };
-        let join = normals
-            .iter()
-            .enumerate()
-            .find(|(_, (o, r))| *o > oi && r.t + JOIN_EPS >= sa_end)
-            .map(|(pos, _)| pos);
-        let conv_id = format!("{}::sa:{}", trace.id, sa.agent_id);
-        let shapes: Vec<TurnShape<'_>> = reqs
-            .iter()
-            .map(|(_, r)| TurnShape {
-                hash_ids: &r.hash_ids,
-                input: r.input_tokens as usize,
-                output: r.output_tokens as usize,
-            })
-            .collect();
-        let msgs = reconstruct(
-            &mut src,
-            &conv_id,
-            &shapes,
-            sa.tool_tokens as usize,
-            sa.system_tokens as usize,
-        )
-        .map_err(|e| format!("trace {}: subagent {}: {e}", trace.id, sa.agent_id))?;
-        let ci = convs.len();
-        let mut turns = Vec::with_capacity(reqs.len());
-        for (k, ((_, r), m)) in reqs.iter().zip(msgs).enumerate() {
-            turns.push(Turn {
-                t_ms: r.t * 1000.0,
-                delay_ms: (k > 0).then(|| end_to_start(r.t, &reqs[k - 1].1)),
-                api_ms: r.api_time * 1000.0,
-                max_tokens: r.output_tokens.max(1),
-                input_tokens: r.input_tokens,
-                messages: m,
-                hit_blocks: 0,
-                total_blocks: r.hash_ids.len() as u32,
-                spawns: Vec::new(),
-                joins: Vec::new(),
-            });
-        }
-        for (k, (_, r)) in reqs.iter().enumerate() {
-            metric.push((r.t, oi, 0, k, ci, k, r.hash_ids.clone()));
+        let join = join_of(oi, sa_end);
+        // the subagent's context chains: its main chain keeps `::sa:<id>`, split-off
+        // chains are siblings in the same branch
+        let mut chains_of: Vec<(String, Vec<(usize, &TraceRequest)>, u32, u32)> = Vec::new();
+        let base = format!("{}::sa:{}", trace.id, sa.agent_id);
+        if split.enabled && !items.is_empty() {
+            let s = chains::split(&items, split);
+            chains_of.push((
+                base.clone(),
+                s.main.clone(),
+                sa.tool_tokens,
+                sa.system_tokens,
+            ));
+            for w in &s.workers {
+                let (tool, system) = chains::chain_init_tokens(
+                    sa.tool_tokens,
+                    sa.system_tokens,
+                    BLOCK,
+                    &s.main_first_hash,
+                    first_hash(&w.requests),
+                );
+                chains_of.push((
+                    format!("{base}:{}", w.kind.suffix(w.n)),
+                    w.requests.clone(),
+                    tool,
+                    system,
+                ));
+            }
+        } else {
+            let mut reqs = items.clone();
+            reqs.sort_by(|a, b| a.1.t.total_cmp(&b.1.t).then(a.0.cmp(&b.0)));
+            chains_of.push((base, reqs, sa.tool_tokens, sa.system_tokens));
         }
         let key = (preceding, join);
         let bi = match keys.iter().position(|k| *k == key) {
@@ -245,13 +307,73 @@ pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<T
                 branches.len() - 1
             }
         };
-        branches[bi].children.push(ci);
         branches[bi].start_ms = branches[bi].start_ms.min(sa.t * 1000.0);
-        convs.push(Conversation {
-            id: conv_id,
-            turns,
-            branch: Some(bi),
-        });
+        for (chain_index, (conv_id, reqs, tool, system)) in chains_of.into_iter().enumerate() {
+            let turns = make_turns(&mut src, &conv_id, &reqs, tool, system)
+                .map_err(|e| format!("trace {}: subagent {}: {e}", trace.id, sa.agent_id))?;
+            let ci = convs.len();
+            for (k, (_, r)) in reqs.iter().enumerate() {
+                metric.push((r.t, oi, chain_index, k, ci, k, r.hash_ids.clone()));
+            }
+            branches[bi].children.push(ci);
+            convs.push(Conversation {
+                id: conv_id,
+                turns,
+                branch: Some(bi),
+            });
+        }
+    }
+    // split-off top-level chains: spawned by the last root turn before their first request
+    // (turn 0 when none), joined by the first later root turn at/after their end
+    if let Some(s) = &flat {
+        let mut flat_keys: Vec<(usize, Option<usize>)> = Vec::new();
+        let mut flat_branch: Vec<usize> = Vec::new();
+        let main_first = s.main_first_hash.as_slice();
+        for w in &s.workers {
+            let first_outer = w.requests[0].0;
+            let preceding = preceding_of(first_outer).unwrap_or(0);
+            let end = w
+                .requests
+                .iter()
+                .map(|(_, r)| req_end(r))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let key = (preceding, join_of(first_outer, end));
+            let bi = match flat_keys.iter().position(|k| *k == key) {
+                Some(i) => flat_branch[i],
+                None => {
+                    flat_keys.push(key);
+                    branches.push(Branch {
+                        children: Vec::new(),
+                        spawning_turn: key.0,
+                        join_turn: key.1,
+                        start_ms: f64::INFINITY,
+                    });
+                    flat_branch.push(branches.len() - 1);
+                    branches.len() - 1
+                }
+            };
+            let conv_id = format!("{}::{}", trace.id, w.kind.suffix(w.n));
+            let (tool, system) = chains::chain_init_tokens(
+                trace.tool_tokens,
+                trace.system_tokens,
+                BLOCK,
+                main_first,
+                &w.requests[0].1.hash_ids,
+            );
+            let turns = make_turns(&mut src, &conv_id, &w.requests, tool, system)
+                .map_err(|e| format!("trace {}: {conv_id}: {e}", trace.id))?;
+            let ci = convs.len();
+            for (k, (o, r)) in w.requests.iter().enumerate() {
+                metric.push((r.t, *o, 0, 0, ci, k, r.hash_ids.clone()));
+            }
+            branches[bi].children.push(ci);
+            branches[bi].start_ms = branches[bi].start_ms.min(w.requests[0].1.t * 1000.0);
+            convs.push(Conversation {
+                id: conv_id,
+                turns,
+                branch: Some(bi),
+            });
+        }
     }
     for (bi, b) in branches.iter().enumerate() {
         convs[0].turns[b.spawning_turn].spawns.push(bi);
@@ -275,7 +397,7 @@ pub fn build(trace: &Trace, corpus: &Corpus, codec: &dyn TokenCodec) -> Result<T
         trace_id: trace.id.clone(),
         convs,
         branches,
-        expected_out: normals.iter().map(|(_, r)| r.output_tokens).collect(),
+        expected_out: all_normals.iter().map(|(_, r)| r.output_tokens).collect(),
     })
 }
 

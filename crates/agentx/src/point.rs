@@ -11,7 +11,8 @@ use servebench_client::{Cancel, ClientCtx};
 use crate::aggregate::{
     aggregate, error_gate, to_json_text, AgentxAggregate, AggIdentity, AggInputs, Gate, RecordPhase,
 };
-use crate::plan::{build, TracePlan};
+use crate::chains::SplitOptions;
+use crate::plan::{build_with, TracePlan};
 use crate::prom::{scrape_until, ServerMetrics};
 use crate::replay::{run, ReplayConfig, ReplayRecord};
 use crate::synth::{Corpus, TokenCodec};
@@ -104,13 +105,24 @@ pub fn to_modelled(mut r: ReplayRecord, time_scale: f64) -> ReplayRecord {
     r
 }
 
-/// Loads every trace of `path` and builds its plan (sorted by trace id = sampler order).
+/// Loads every trace of `path` and builds its plan (sorted by trace id = sampler order), with
+/// the harness's default chain splitting.
 pub fn load_plans(path: &Path, codec: &dyn TokenCodec) -> Result<Vec<Arc<TracePlan>>, PointError> {
+    load_plans_with(path, codec, &SplitOptions::default())
+}
+
+/// [`load_plans`] with explicit chain-splitting settings ([`SplitOptions::off`] = the harness
+/// with `AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS=0`).
+pub fn load_plans_with(
+    path: &Path,
+    codec: &dyn TokenCodec,
+    split: &SplitOptions,
+) -> Result<Vec<Arc<TracePlan>>, PointError> {
     let corpus = Corpus::build(codec);
     let mut plans = Vec::new();
     for t in TraceSource::open(path)?.iter() {
         let t = t?;
-        let p = build(&t, &corpus, codec)
+        let p = build_with(&t, &corpus, codec, split)
             .map_err(|e| PointError::Plan(format!("{}: {e}", t.origin)))?;
         plans.push(Arc::new(p));
     }

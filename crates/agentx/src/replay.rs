@@ -5,10 +5,11 @@
 //! * `conc` lanes; lane i takes the next trace of the sequential sampler (sorted trace ids,
 //!   wrapping), draws its start instant t* ([`TracePlan::t_star`]) and warms up: one snapshot
 //!   primer per live stream (its last turn before t*, full prefix, 1 output token), then
-//!   `warmup_per_lane` more 1-token turns with no idle delay; warmup records are phase
-//!   `warmup`.
-//! * Profiling: every stream resumes with its next turn's recorded delay (capped), the earliest
-//!   firing at once; a turn waits `t_k − (t_{k−1} + api_{k−1})` after the previous one
+//!   `warmup_per_lane` more 1-token turns with no idle delay (a tree that drains meanwhile
+//!   recycles at once and its fresh play takes the rest of the lane's quota); warmup records
+//!   are phase `warmup`.
+//! * Profiling: every stream resumes on its tree's recorded clock (next turn's time − the
+//!   play's origin t*, one phase-wide minimum subtracted, as the harness's warmup handoff); a turn waits `t_k − (t_{k−1} + api_{k−1})` after the previous one
 //!   completes; a root turn's completion spawns its subagent branches (a child's first turn at
 //!   its offset from the branch start), and a gated root turn waits for its branch to finish.
 //!   Idle caps: when a tree has nothing in flight its timers shift so the next fires within
@@ -239,6 +240,10 @@ struct Lane {
     outstanding: HashMap<usize, usize>,
     in_flight: usize,
     play: u64,
+    /// The play's replay clock origin, ms of the recorded timeline: t* for a lane's first play,
+    /// turn 0's time for a play recycled during warmup (harness `_replay_origin_ms_by_root`);
+    /// `None` once profiling recycles it.
+    origin_ms: Option<f64>,
 }
 
 impl Lane {
@@ -522,6 +527,7 @@ pub async fn run(
             outstanding,
             in_flight: 0,
             play: out.plays,
+            origin_ms: Some(t_star),
         });
         out.plays += 1;
         snaps.push(states);
@@ -611,6 +617,24 @@ pub async fn run(
             continue;
         }
         advance_after(&mut lanes[li], d.conv, d.turn, None, Wall(1.0));
+        if lanes[li].drained() {
+            // the harness recycles a tree that drains during warmup at once; the fresh play
+            // takes the lane's remaining warmup quota from its turn 0 (with none left, its turn 0
+            // waits for profiling) and resumes on its own recorded clock
+            recycle(
+                &mut lanes[li],
+                &mut sampler,
+                &cfg,
+                li,
+                &mut out,
+                Instant::now(),
+            );
+            for s in lanes[li].streams.iter_mut() {
+                s.st = St::Blocked;
+            }
+            let origin = lanes[li].plan.convs[0].turns.first().map(|t| t.t_ms);
+            lanes[li].origin_ms = origin;
+        }
         if left[li] > 0 {
             if let Some((c, t)) = pick(&lanes[li]) {
                 ctx.send(&mut lanes, li, c, t, true);
@@ -637,17 +661,37 @@ pub async fn run(
         n.notify_one();
     }
     out.profiling_end_ns = out.profiling_start_ns + duration.as_nanos() as u64;
-    // every live stream resumes with its next turn's delay (capped); earliest fires at once
+    // every live stream resumes on its tree's recorded clock (harness warmup handoff): offset
+    // = t(next turn) − the play's origin (without one, the next turn's recorded delay); one
+    // phase-wide minimum over the streams not gated on children is subtracted, so the earliest
+    // fires at once and the spacing within and across trees is kept; the idle caps below then
+    // bound each tree's and the system's wait
     let mut offsets: Vec<(usize, usize, Duration)> = Vec::new();
     for (li, lane) in lanes.iter().enumerate() {
         for s in &lane.streams {
             if s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len() {
-                let d = wall.of(delay_of(&lane.plan, s.conv, s.next)).min(tree_cap);
-                offsets.push((li, s.conv, d));
+                let d = match lane.origin_ms {
+                    Some(o) => Duration::from_secs_f64(
+                        ((lane.plan.convs[s.conv].turns[s.next].t_ms - o) / 1000.0).max(0.0),
+                    ),
+                    None => delay_of(&lane.plan, s.conv, s.next),
+                };
+                offsets.push((li, s.conv, wall.of(d)));
             }
         }
     }
-    let min_off = offsets.iter().map(|o| o.2).min().unwrap_or(Duration::ZERO);
+    let min_off = offsets
+        .iter()
+        .filter(|(li, conv, _)| {
+            let lane = &lanes[*li];
+            lane.streams
+                .iter()
+                .find(|s| s.conv == *conv)
+                .is_some_and(|s| lane.gate_open(*conv, s.next))
+        })
+        .map(|o| o.2)
+        .min()
+        .unwrap_or(Duration::ZERO);
     for (li, conv, d) in offsets {
         let lane = &mut lanes[li];
         let next = lane.stream_mut(conv).map(|s| s.next).unwrap_or(0);
@@ -871,6 +915,7 @@ fn recycle(
     lane.outstanding.clear();
     lane.plan = plan;
     lane.play = out.plays;
+    lane.origin_ms = None;
     out.plays += 1;
 }
 

@@ -39,6 +39,9 @@ pub struct TraceRequest {
     pub api_time: f64,
     /// Recorded think time before this request, seconds (`think_time`; 0 when absent).
     pub think_time: f64,
+    /// Recorded model (`model`; empty when absent). Chain detection never continues a chain
+    /// across models.
+    pub model: String,
 }
 
 /// A spawned subagent (`type: "subagent"`): a child conversation started at `t`.
@@ -255,6 +258,11 @@ fn parse_request(r: &Value, path: &str) -> Result<TraceRequest, String> {
     };
     let api_time = opt_f64(r.get("api_time"), &format!("{path}.api_time"))?.unwrap_or(0.0);
     let think_time = opt_f64(r.get("think_time"), &format!("{path}.think_time"))?.unwrap_or(0.0);
+    let model = match r.get("model") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(m)) => m.clone(),
+        Some(_) => return Err(format!("field `{path}.model`: expected a string")),
+    };
     Ok(TraceRequest {
         t,
         streaming,
@@ -263,6 +271,7 @@ fn parse_request(r: &Value, path: &str) -> Result<TraceRequest, String> {
         hash_ids,
         api_time,
         think_time,
+        model,
     })
 }
 
