@@ -31,6 +31,8 @@ pub struct FixedSequence {
     base_ctx: ClientCtx,
     tokenizer: Option<Arc<LocalTokenizer>>,
     template: Option<Arc<ChatTemplate>>,
+    /// `--flush-cache` and the prompts sent so far (warm-cache warnings).
+    cache: crate::cache::CacheControl,
 }
 
 impl FixedSequence {
@@ -92,6 +94,7 @@ impl FixedSequence {
             },
             tokenizer,
             template,
+            cache: crate::cache::CacheControl::new(plan.flush_cache.clone(), plan.engine),
         })
     }
 }
@@ -173,6 +176,16 @@ impl Executor for FixedSequence {
             writer.finish()?;
             bail!(Interrupted);
         }
+        // after the warmup (it repeats prompt 0), right before the measured phase
+        let prompts: Vec<u64> = dataset
+            .entries
+            .iter()
+            .map(|e| crate::cache::fingerprint(&e.text))
+            .collect();
+        let cache_before = self
+            .cache
+            .before_measured(&ctx.target.endpoint, &label, c.seed, &prompts)
+            .await;
         let bar = progress(ctx.tty, num_prompts as u64, &label);
         let wall_start = chrono::Utc::now();
         let res = run_phase(
@@ -187,6 +200,11 @@ impl Executor for FixedSequence {
         bar.finish_and_clear();
         let wall_end = chrono::Utc::now();
         writer.finish()?;
+        let prefix_cache = self
+            .cache
+            .after_measured(&ctx.target.endpoint, &label, cache_before)
+            .await;
+        self.cache.sent(&prompts);
         let mut m = compute(
             &res.records,
             &PointOptions {
@@ -226,7 +244,7 @@ impl Executor for FixedSequence {
             benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
             benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
         };
-        let block = json!({
+        let mut block = json!({
             "schema_version": SCHEMA_VERSION,
             "compat": compat.as_str(),
             "itl_mode": itl_mode.as_str(),
@@ -256,6 +274,9 @@ impl Executor for FixedSequence {
             "repeat": point.repeat,
             "repeats": point.repeats,
         });
+        if let Some(pc) = prefix_cache {
+            block["prefix_cache"] = pc;
+        }
         let result = result_json(&info, &m, block);
         Ok(PointOutput {
             spec: point.clone(),

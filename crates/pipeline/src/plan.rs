@@ -127,6 +127,9 @@ pub struct SweepPlan {
     pub eval_plan: EvalPlan,
     /// `--scenario agentx`: replay AgentX traces instead of the fixed-sequence workload.
     pub agentx: Option<AgentxPlan>,
+    /// `--flush-cache`: flush the server's prefix cache before each measured phase and report
+    /// its hit rate (`None`: flag not given; nothing flushed or reported).
+    pub flush_cache: Option<crate::cache::FlushCache>,
 }
 
 /// `--scenario agentx` settings (MEASUREMENT.md Part 2 §5).
@@ -263,6 +266,7 @@ impl Default for SweepPlan {
             baseline: None,
             eval: None,
             agentx: None,
+            flush_cache: None,
             eval_plan: EvalPlan {
                 conc: 16,
                 limit: None,

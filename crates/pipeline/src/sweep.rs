@@ -276,6 +276,7 @@ async fn measure(
         return Err(e);
     }
     crate::table::print_table(&done, c);
+    crate::cache::print_table(&done);
     if let Some(r) = &eval_done {
         println!();
         print!("{}", servebench_eval::render_summary(r));

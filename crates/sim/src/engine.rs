@@ -132,6 +132,8 @@ pub struct EngineCounters {
     pub prefix_cache_hits: u64,
     /// Cached blocks evicted (LRU).
     pub prefix_cache_evictions: u64,
+    /// Successful [`Engine::reset_prefix_cache`] calls (vLLM `POST /reset_prefix_cache`).
+    pub prefix_cache_resets: u64,
 }
 
 /// The scheduler state. `P` is the caller's per-sequence handle (cloned into [`Emit`]).
@@ -197,6 +199,20 @@ impl<P: Clone> Engine<P> {
     /// Blocks currently in the prefix cache.
     pub fn cached_blocks(&self) -> usize {
         self.cache.last_use.len()
+    }
+
+    /// Drops every cached prefix block (vLLM `reset_prefix_cache`). Like vLLM, which refuses
+    /// while blocks are still in use, it only resets an idle engine: `Ok(blocks dropped)`, or
+    /// `Err(sequences queued or running)` with the cache untouched.
+    pub fn reset_prefix_cache(&mut self) -> Result<usize, usize> {
+        if !self.is_idle() {
+            return Err(self.running.len() + self.waiting.len());
+        }
+        let n = self.cache.last_use.len();
+        self.cache.last_use.clear();
+        self.cache.by_age.clear();
+        self.counters.prefix_cache_resets += 1;
+        Ok(n)
     }
 
     /// Drops every sequence for which `keep` returns false (cancelled by the client), freeing
@@ -692,6 +708,40 @@ mod tests {
             "after eviction the prompt is prefilled again: {again} vs {warm}"
         );
         assert!(e.cached_blocks() <= 64);
+    }
+
+    #[test]
+    fn reset_prefix_cache_makes_a_repeated_prompt_miss_and_is_refused_while_busy() {
+        let mut c = (*cfg("h200", "qwen3-8b")).clone();
+        c.kv_blocks = 64;
+        let bs = c.kv_block_size;
+        let mut e: Engine<u32> = Engine::new(Arc::new(c));
+        let a: Vec<u64> = (1..=10).collect();
+        let cold = run_one(&mut e, 1, 10 * bs, a.clone());
+        assert_eq!(e.cached_blocks(), 10);
+        assert_eq!(e.reset_prefix_cache(), Ok(10));
+        assert_eq!(e.cached_blocks(), 0);
+        let again = run_one(&mut e, 2, 10 * bs, a.clone());
+        let k = e.counters();
+        assert_eq!(
+            k.prefix_cache_hits, 0,
+            "after the reset the same prompt misses"
+        );
+        assert_eq!(k.prefix_cache_resets, 1);
+        assert!((again - cold).abs() < 1e-9, "cold again: {again} vs {cold}");
+        // a queued sequence blocks the reset (vLLM refuses while blocks are in use)
+        e.submit_with_prefix(
+            3,
+            SeqSpec {
+                prompt_tokens: 10 * bs,
+                output_tokens: 4,
+                ready_at_s: e.now_s(),
+            },
+            a,
+        );
+        assert_eq!(e.reset_prefix_cache(), Err(1));
+        assert_eq!(e.cached_blocks(), 10, "untouched");
+        assert_eq!(e.counters().prefix_cache_resets, 1);
     }
 
     #[test]

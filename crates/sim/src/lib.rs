@@ -13,7 +13,7 @@
 //! modelled time; [`engine::simulate_closed_loop`] runs a workload without any I/O) →
 //! `runtime` (one OS thread maps modelled time to wall time) → `server` (hyper HTTP/1.1:
 //! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
-//! `/detokenize`). Formulas and the published numbers they are checked against:
+//! `/detokenize`, `/reset_prefix_cache`). Formulas and the published numbers they are checked against:
 //! docs/simulator.md.
 #![warn(missing_docs)]
 

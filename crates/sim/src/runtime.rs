@@ -71,6 +71,8 @@ pub(crate) struct Submission {
 /// Messages to the engine thread.
 pub(crate) enum Msg {
     Submit(Submission),
+    /// `POST /reset_prefix_cache`: answered with [`Engine::reset_prefix_cache`]'s result.
+    ResetPrefixCache(tokio::sync::oneshot::Sender<Result<usize, usize>>),
     Stop,
 }
 
@@ -85,6 +87,8 @@ pub(crate) struct Stats {
     pub preemptions: AtomicU64,
     pub prefix_cache_queries: AtomicU64,
     pub prefix_cache_hits: AtomicU64,
+    /// Successful prefix-cache resets.
+    pub prefix_cache_resets: AtomicU64,
     pub steps: AtomicU64,
     /// Modelled time, ns.
     pub modelled_ns: AtomicU64,
@@ -107,6 +111,20 @@ fn sleep_until(target: Instant, stop: &AtomicBool) {
         }
         std::thread::sleep((target - now).min(Duration::from_millis(50)));
     }
+}
+
+/// Answers a reset request (the counter is published before the reply, so a client that sees
+/// its answer also sees the reset in `/metrics`).
+fn reset(
+    engine: &mut Engine<Arc<ReqShared>>,
+    stats: &Stats,
+    reply: tokio::sync::oneshot::Sender<Result<usize, usize>>,
+) {
+    let r = engine.reset_prefix_cache();
+    stats
+        .prefix_cache_resets
+        .store(engine.counters().prefix_cache_resets, Ordering::Relaxed);
+    let _ = reply.send(r);
 }
 
 /// Runs the engine loop until [`Msg::Stop`] (or `stop`), then aborts what is left.
@@ -148,6 +166,10 @@ pub(crate) fn run_engine(
             stats.kv_used_blocks.store(0, Ordering::Relaxed);
             match rx.blocking_recv() {
                 None | Some(Msg::Stop) => break,
+                Some(Msg::ResetPrefixCache(reply)) => {
+                    reset(&mut engine, &stats, reply);
+                    continue;
+                }
                 Some(Msg::Submit(s)) => {
                     anchor_wall = s.arrival;
                     anchor_vt = engine.now_s();
@@ -158,6 +180,7 @@ pub(crate) fn run_engine(
         loop {
             match rx.try_recv() {
                 Ok(Msg::Submit(s)) => submit(&mut engine, s, anchor_wall, anchor_vt),
+                Ok(Msg::ResetPrefixCache(reply)) => reset(&mut engine, &stats, reply),
                 Ok(Msg::Stop) | Err(TryRecvError::Disconnected) => break 'outer,
                 Err(TryRecvError::Empty) => break,
             }

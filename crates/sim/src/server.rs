@@ -765,6 +765,12 @@ fn metrics(st: &AppState) -> Response<SimBody> {
         &[("", g(&s.prefix_cache_hits).to_string())],
     );
     metric(
+        "servebench_sim_prefix_cache_resets_total",
+        "counter",
+        "Prefix-cache resets (POST /reset_prefix_cache) that dropped the cache.",
+        &[("", g(&s.prefix_cache_resets).to_string())],
+    );
+    metric(
         "vllm:num_preemptions_total",
         "counter",
         "Cumulative number of preemptions (recompute).",
@@ -838,6 +844,38 @@ fn metrics(st: &AppState) -> Response<SimBody> {
     )
 }
 
+/// `POST /reset_prefix_cache` (vLLM's route; vLLM registers it with `VLLM_SERVER_DEV_MODE=1`):
+/// 200 with an empty body once the engine dropped its cached blocks; 503 while requests are
+/// queued or running (vLLM refuses a reset while KV blocks are in use), the cache untouched.
+/// Counted in `servebench_sim_prefix_cache_resets_total`. Zero-delay mode has no cache: 200.
+async fn reset_prefix_cache(st: &AppState) -> Response<SimBody> {
+    let Some(tx) = st.engine_tx.as_ref() else {
+        st.stats.prefix_cache_resets.fetch_add(1, Ordering::Relaxed);
+        return full(StatusCode::OK, "text/plain", Bytes::new());
+    };
+    let (reply, rx) = tokio::sync::oneshot::channel();
+    let answer = if tx.send(Msg::ResetPrefixCache(reply)).is_ok() {
+        rx.await.ok()
+    } else {
+        None
+    };
+    match answer {
+        Some(Ok(_)) => full(StatusCode::OK, "text/plain", Bytes::new()),
+        Some(Err(busy)) => error_response(&ApiError {
+            status: 503,
+            message: format!(
+                "prefix cache not reset: {busy} requests are queued or running (retry when idle)"
+            ),
+            param: None,
+        }),
+        None => error_response(&ApiError {
+            status: 503,
+            message: "server: the simulator is shutting down".into(),
+            param: None,
+        }),
+    }
+}
+
 const ROUTES: &[&str] = &[
     "/health",
     "/health_generate",
@@ -849,6 +887,7 @@ const ROUTES: &[&str] = &[
     "/v1/chat/completions",
     "/tokenize",
     "/detokenize",
+    "/reset_prefix_cache",
 ];
 
 /// Routes one request.
@@ -872,6 +911,7 @@ pub(crate) async fn handle(st: Arc<AppState>, req: Request<Incoming>) -> Respons
         "/v1/chat/completions" if post => generate(st, req, Api::Chat, received).await,
         "/tokenize" if post => tokenize(st, req).await,
         "/detokenize" if post => detokenize(st, req).await,
+        "/reset_prefix_cache" if post => reset_prefix_cache(&st).await,
         p if ROUTES.contains(&p) => error_response(&ApiError {
             status: 405,
             message: format!("method: {method} is not allowed on {p}"),

@@ -187,6 +187,10 @@ pub struct CommonArgs {
     /// marked invalid like --unsafe-override).
     #[arg(long, value_name = "S", default_value_t = 3600)]
     pub duration: u64,
+    /// Flush the server's prefix cache before each measured phase (auto: the engine's endpoint;
+    /// off; or a path to POST) and report its hit rate per point (docs/measurement.md §12.7).
+    #[arg(long, value_name = "auto|off|PATH", value_parser = servebench_pipeline::cache::FlushCache::parse)]
+    pub flush_cache: Option<servebench_pipeline::cache::FlushCache>,
     /// Measure every concurrency N times (stored as N points with the same identity: compare
     /// treats them as repeats and uses their spread); the table shows mean ± sd.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -315,6 +319,7 @@ impl CommonArgs {
             repeats: c.repeats,
             report: c.report,
             baseline: c.baseline,
+            flush_cache: c.flush_cache,
             agentx: (c.scenario == "agentx").then(|| servebench_pipeline::plan::AgentxPlan {
                 traces: c.traces.clone().unwrap_or_default(),
                 duration_s: c.duration,
