@@ -1,6 +1,9 @@
 //! `servebench changelog process|validate|append`: the golden processor cases through real git
 //! refs (the reference's own setup), file mode, and an append → validate round trip.
 
+mod common;
+use common::output_in;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -8,14 +11,6 @@ const DATA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/inferencex"
 );
-
-fn sb(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -104,7 +99,7 @@ fn golden_processor_cases_through_git_refs() {
             .collect();
         let mut full = vec!["changelog", "process"];
         full.extend(argv);
-        let out = sb(d, &full);
+        let out = output_in(d, &full);
         let code = args["exit_code"].as_i64().unwrap() as i32;
         assert_eq!(
             out.status.code(),
@@ -145,7 +140,7 @@ fn append_then_validate_keeps_history() {
     let d = dir.path();
     let orig = std::fs::read(d.join("perf-changelog.yaml")).unwrap();
     std::fs::write(d.join("base.yaml"), &orig).unwrap();
-    let out = sb(
+    let out = output_in(
         d,
         &[
             "changelog",
@@ -172,7 +167,7 @@ fn append_then_validate_keeps_history() {
         "\n- config-keys:\n    - qwen3.5-fp4-b200-sglang-mtp\n  description:\n    - \"Bump to \\\"v0.5.20\\\": --cuda-graph-max-bs → --cuda-graph-max-bs-decode\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n"
     );
     // Inside PR 3363 the placeholder is accepted.
-    let out = sb(
+    let out = output_in(
         d,
         &[
             "changelog",
@@ -196,7 +191,7 @@ fn append_then_validate_keeps_history() {
         "Validated perf-changelog.yaml: 1 appended entry, 0 pr-link corrections\n"
     );
     // On main it is not.
-    let out = sb(
+    let out = output_in(
         d,
         &[
             "changelog",
@@ -217,7 +212,7 @@ fn append_then_validate_keeps_history() {
     let pos = edited.windows(4).position(|w| w == b"6-7%").unwrap();
     edited[pos] = b'5';
     std::fs::write(d.join("edited.yaml"), &edited).unwrap();
-    let out = sb(
+    let out = output_in(
         d,
         &[
             "changelog",
@@ -236,7 +231,7 @@ fn append_then_validate_keeps_history() {
         "ERROR: entry 1 changed; existing entries are immutable except for pr-link-only corrections\n"
     );
     // No change at all.
-    let out = sb(
+    let out = output_in(
         d,
         &[
             "changelog",
@@ -258,7 +253,7 @@ fn append_refuses_a_link_that_validate_would_refuse() {
     let dir = layout();
     let d = dir.path();
     let orig = std::fs::read(d.join("perf-changelog.yaml")).unwrap();
-    let out = sb(
+    let out = output_in(
         d,
         &[
             "changelog",

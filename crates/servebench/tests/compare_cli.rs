@@ -2,24 +2,11 @@
 //! JSON output, B18 and B20 end to end.
 
 mod common;
-use common::BIN;
+use common::{output_in, SHARED};
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
-
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
-
-fn sb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("SERVEBENCH_DB")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
 
 fn out(o: &Output) -> String {
     format!(
@@ -63,7 +50,7 @@ fn scenario_candidate(ttft_factor_c16: f64) -> Value {
 fn scenario_baseline_in_store_vs_candidate_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = format!("{SHARED}/data/scenario/baseline.json");
-    assert!(sb(&["baseline", "import", &file], dir.path())
+    assert!(output_in(dir.path(), &["baseline", "import", &file])
         .status
         .success());
 
@@ -73,9 +60,9 @@ fn scenario_baseline_in_store_vs_candidate_file() {
         scenario_candidate(1.0).to_string(),
     )
     .unwrap();
-    let o = sb(
-        &["compare", "--baseline", "1", "--candidate", "ok.json"],
+    let o = output_in(
         dir.path(),
+        &["compare", "--baseline", "1", "--candidate", "ok.json"],
     );
     let s = out(&o);
     assert_eq!(o.status.code(), Some(0), "{s}");
@@ -94,7 +81,8 @@ fn scenario_baseline_in_store_vs_candidate_file() {
         scenario_candidate(1.313).to_string(),
     )
     .unwrap();
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -102,7 +90,6 @@ fn scenario_baseline_in_store_vs_candidate_file() {
             "--candidate",
             "slow.json",
         ],
-        dir.path(),
     );
     let s = out(&o);
     assert_eq!(o.status.code(), Some(2), "{s}");
@@ -112,7 +99,8 @@ fn scenario_baseline_in_store_vs_candidate_file() {
     );
     assert!(s.contains("Verdict: regression, exit 2"), "{s}");
     // A wider gate lets it pass.
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -122,12 +110,12 @@ fn scenario_baseline_in_store_vs_candidate_file() {
             "--gate",
             "40",
         ],
-        dir.path(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
 
     // --stat median against a mean-only table: statistic mismatch, never a fake delta.
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -138,7 +126,6 @@ fn scenario_baseline_in_store_vs_candidate_file() {
             "median",
             "--json",
         ],
-        dir.path(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     let c: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -182,7 +169,8 @@ fn b18_and_b20_through_the_cli() {
             json!({"api": "chat", "mean_osl": 63.0, "output_tput_per_gpu": 1100.0})
         )]),
     );
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -190,7 +178,6 @@ fn b18_and_b20_through_the_cli() {
             "--candidate",
             "b18-cand.json",
         ],
-        dir.path(),
     );
     let s = out(&o);
     assert_eq!(o.status.code(), Some(0), "not a regression: {s}");
@@ -204,7 +191,8 @@ fn b18_and_b20_through_the_cli() {
     w("b20-base.json", json!(reps));
     w("b20-a.json", json!([row(json!({"median_ttft": 0.115}))]));
     w("b20-b.json", json!([row(json!({"median_ttft": 0.140}))]));
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -215,7 +203,6 @@ fn b18_and_b20_through_the_cli() {
             "median",
             "--json",
         ],
-        dir.path(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     let c: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -229,7 +216,8 @@ fn b18_and_b20_through_the_cli() {
     assert_eq!(m["delta"]["pct"], 7.9);
     assert_eq!(m["verdict"], "no_change");
     assert_eq!(m["baseline_spread"]["n"], 5);
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -239,7 +227,6 @@ fn b18_and_b20_through_the_cli() {
             "--stat",
             "median",
         ],
-        dir.path(),
     );
     let s = out(&o);
     assert_eq!(o.status.code(), Some(2), "{s}");
@@ -251,7 +238,7 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let file = format!("{SHARED}/data/scenario/baseline.json");
     assert!(
-        sb(&["baseline", "import", &file, "--db", "s.db"], dir.path())
+        output_in(dir.path(), &["baseline", "import", &file, "--db", "s.db"])
             .status
             .success()
     );
@@ -270,7 +257,8 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
         }
     }
     std::fs::write(dir.path().join("failed.json"), rows.to_string()).unwrap();
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--db",
@@ -280,13 +268,13 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
             "--candidate",
             "failed.json",
         ],
-        dir.path(),
     );
     let s = out(&o);
     assert_eq!(o.status.code(), Some(3), "{s}");
     assert!(s.contains("c16: candidate_invalid — Δ N/A: failed"), "{s}");
 
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--db",
@@ -296,7 +284,6 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
             "--candidate",
             "failed.json",
         ],
-        dir.path(),
     );
     let s = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(1));
@@ -304,7 +291,8 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
         s.starts_with("error: --baseline: run 7 does not exist in s.db"),
         "{s}"
     );
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--db",
@@ -314,7 +302,6 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
             "--candidate",
             "1",
         ],
-        dir.path(),
     );
     let s = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(
@@ -331,7 +318,8 @@ fn failed_candidate_exits_3_and_errors_are_one_line() {
 fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
     let dir = tempfile::tempdir().unwrap();
     for gpu in ["h200", "h100"] {
-        let o = sb(
+        let o = output_in(
+            dir.path(),
             &[
                 "sweep",
                 "--sim-gpu",
@@ -347,11 +335,11 @@ fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
                 "--db",
                 "g.db",
             ],
-            dir.path(),
         );
         assert!(o.status.success(), "sweep {gpu}: {}", out(&o));
     }
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "compare",
             "--baseline",
@@ -361,7 +349,6 @@ fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
             "--db",
             "g.db",
         ],
-        dir.path(),
     );
     let text = out(&o);
     assert!(text.contains("│ c1 (baseline only)"), "{text}");
@@ -377,7 +364,8 @@ fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
     assert!(!text.contains("c1: Δ N/A"), "{text}");
     assert!(text.contains("Verdict: not_comparable"), "{text}");
 
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "report",
             "2",
@@ -388,7 +376,6 @@ fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
             "--lang",
             "en",
         ],
-        dir.path(),
     );
     let md = out(&o);
     assert!(o.status.success(), "{md}");

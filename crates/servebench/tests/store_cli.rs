@@ -1,36 +1,18 @@
 //! `servebench baseline import` and `servebench runs` through the binary, on real SQLite files.
 
 mod common;
-use common::BIN;
+use common::{output_in, run_in, BIN, SHARED};
 
 use std::path::Path;
-use std::process::{Command, Output};
-
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
-
-fn sb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("SERVEBENCH_DB")
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use std::process::Command;
 
 #[test]
 fn import_scenario_baseline_then_list() {
     let dir = tempfile::tempdir().unwrap();
     let file = format!("{SHARED}/data/scenario/baseline.json");
     // Default store: ./servebench.db in the working directory.
-    let o = sb(&["baseline", "import", &file], dir.path());
-    let (out, err) = text(&o);
+    let o = output_in(dir.path(), &["baseline", "import", &file]);
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
     assert!(o.status.success(), "{out}{err}");
     assert!(
         out.starts_with("imported baseline run 1 from ")
@@ -40,8 +22,8 @@ fn import_scenario_baseline_then_list() {
     assert!(err.contains("identity derived from config key"), "{err}");
     assert!(dir.path().join("servebench.db").exists());
 
-    let o = sb(&["runs", "--json"], dir.path());
-    let (out, err) = text(&o);
+    let o = output_in(dir.path(), &["runs", "--json"]);
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
     assert!(o.status.success(), "{err}");
     let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
     let r = &runs[0];
@@ -55,14 +37,14 @@ fn import_scenario_baseline_then_list() {
         "qwen3.8next-fp4-b200-sglang-agentic-mtp"
     );
 
-    let o = sb(&["runs"], dir.path());
-    let (out, _) = text(&o);
+    let o = output_in(dir.path(), &["runs"]);
+    let out = common::stdout(&o);
     assert!(
         out.contains("2026-09-15 00:00") && out.contains("baseline") && out.contains("AgentX"),
         "{out}"
     );
-    let o = sb(&["runs", "--kind", "sweep"], dir.path());
-    assert_eq!(text(&o).0.trim(), "no runs in servebench.db");
+    let o = output_in(dir.path(), &["runs", "--kind", "sweep"]);
+    assert_eq!(common::stdout(&o).trim(), "no runs in servebench.db");
 }
 
 #[test]
@@ -76,11 +58,11 @@ fn import_inferencex_golden_rows() {
         .collect();
     let f = dir.path().join("agg_bmk.json");
     std::fs::write(&f, serde_json::to_string(&rows).unwrap()).unwrap();
-    let o = sb(
-        &["baseline", "import", "agg_bmk.json", "--db", "x.db"],
+    let o = output_in(
         dir.path(),
+        &["baseline", "import", "agg_bmk.json", "--db", "x.db"],
     );
-    let (out, err) = text(&o);
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
     assert!(o.status.success(), "{err}");
     assert!(
         out.contains("(InferenceX rows) into x.db: 4 points, 0 evals"),
@@ -105,12 +87,12 @@ fn rusqlite_free_read(db: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn bad_inputs_get_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
-    let o = sb(&["baseline", "import", "nope.json"], dir.path());
-    let (_, err) = text(&o);
+    let o = output_in(dir.path(), &["baseline", "import", "nope.json"]);
+    let err = common::stderr(&o);
     assert_eq!(o.status.code(), Some(1));
     assert!(err.starts_with("error: nope.json: cannot read"), "{err}");
     std::fs::write(dir.path().join("bad.json"), "{\n  \"points\": [1,\n").unwrap();
-    let (_, err) = text(&sb(&["baseline", "import", "bad.json"], dir.path()));
+    let (_, _, err) = run_in(dir.path(), &["baseline", "import", "bad.json"]);
     assert!(
         err.starts_with("error: bad.json: not valid JSON (line 3"),
         "{err}"
@@ -120,13 +102,13 @@ fn bad_inputs_get_one_clear_line() {
         r#"[{"hw": "b200", "framework": "vllm", "precision": "fp8", "conc": 4, "tp": 8}]"#,
     )
     .unwrap();
-    let (_, err) = text(&sb(&["baseline", "import", "rows.json"], dir.path()));
+    let (_, _, err) = run_in(dir.path(), &["baseline", "import", "rows.json"]);
     assert!(
         err.contains("rows.json: row 0: missing field `infmax_model_prefix`"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    let (_, err) = text(&sb(&["runs", "--db", "missing.db"], dir.path()));
+    let (_, _, err) = run_in(dir.path(), &["runs", "--db", "missing.db"]);
     assert!(
         err.starts_with("error: missing.db: no results store here"),
         "{err}"
@@ -168,7 +150,8 @@ fn two_processes_importing_into_one_store() {
 #[test]
 fn runs_table_shortens_the_simulator_endpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let o = sb(
+    let o = output_in(
+        dir.path(),
         &[
             "sweep",
             "--isl",
@@ -182,19 +165,18 @@ fn runs_table_shortens_the_simulator_endpoint() {
             "--db",
             "s.db",
         ],
-        dir.path(),
     );
-    let (out, err) = text(&o);
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
     assert!(o.status.success(), "{out}{err}");
-    let o = sb(&["runs", "--db", "s.db"], dir.path());
-    let (out, _) = text(&o);
+    let o = output_in(dir.path(), &["runs", "--db", "s.db"]);
+    let out = common::stdout(&o);
     assert!(out.contains("sim: H200/Qwen3-8B"), "{out}");
     assert!(
         !out.contains("TFLOP/s"),
         "full description only in --json: {out}"
     );
-    let o = sb(&["runs", "--db", "s.db", "--json"], dir.path());
-    let (out, _) = text(&o);
+    let o = output_in(dir.path(), &["runs", "--db", "s.db", "--json"]);
+    let out = common::stdout(&o);
     let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
     let ep = runs[0]["meta"]["endpoint"].as_str().unwrap();
     assert!(

@@ -3,15 +3,14 @@
 //! run. Runs on copies of shared/data/scenario in a temp dir; digests come from its images.json.
 
 mod common;
-use common::{copy_rw, BIN};
+use common::{copy_rw, ok, servebench_in, SCENARIO as SCEN};
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use servebench_store::Store;
 
-const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/inferencex/perf-changelog.yaml"
@@ -32,25 +31,12 @@ fn scenario_copy(d: &Path) {
 }
 
 fn bump(d: &Path, extra: &[&str]) -> Output {
-    Command::new(BIN)
-        .current_dir(d)
-        .env_remove("SERVEBENCH_DB")
+    servebench_in(d)
         .args(["bump", KEY, "--image", NEW, "--catalog", "master.yaml"])
         .args(["--recipes", "recipes", "--changelog", "perf-changelog.yaml"])
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    let s = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "exit {:?}\n{s}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    s
 }
 
 #[test]
@@ -98,9 +84,7 @@ fn bump_records_provenance_and_a_sweep_of_the_image_uses_it() {
     }
 
     // a sweep of the new image finds its digests in the store
-    let o = Command::new(BIN)
-        .current_dir(d)
-        .env_remove("SERVEBENCH_DB")
+    let o = servebench_in(d)
         .args(["sweep", "--conc", "1", "--num-prompts", "2", "--isl", "32"])
         .args([
             "--osl",

@@ -7,26 +7,14 @@
 //! machine has 2 shared cores.
 
 mod common;
-use common::{read_json, BIN};
+use common::{gsm8k_in, ok, read_json};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use servebench_store::{RunKind, RunStatus, Store};
-
-const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
-
-/// The binary in `dir`, with no store or data path inherited from the caller's environment.
-fn sb(dir: &Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.current_dir(dir)
-        .env_remove("SERVEBENCH_DB")
-        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
-        .env("NO_COLOR", "1");
-    c
-}
 
 /// A tiny sweep: `--conc 1,2 --num-prompts 4 --isl 128 --osl 64 --sim-speedup 20`.
 const TINY: &[&str] = &[
@@ -40,21 +28,6 @@ const TINY: &[&str] = &[
     "--sim-speedup",
     "20",
 ];
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    let out = text(&o.stdout);
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout:\n{out}\nstderr:\n{}",
-        o.status.code(),
-        text(&o.stderr)
-    );
-    out
-}
 
 /// The run id printed at the end (`run: 12 (store …, status ok)`), next to `results: DIR`.
 fn printed_run(stdout: &str) -> i64 {
@@ -83,7 +56,7 @@ fn two_concurrent_sweeps_write_one_store_and_both_complete() {
     // they must still get separate directories.
     let spawn = || {
         // speedup ×5 (not ×20): each sweep takes a moment, so the two overlap
-        sb(d)
+        gsm8k_in(d)
             .args(["sweep", "--num-prompts", "4", "--isl", "128", "--osl", "64"])
             .args(["--sim-speedup", "5", "--conc", "1,2", "--db", "shared.db"])
             .stdout(Stdio::piped())
@@ -177,7 +150,7 @@ fn sigkill_mid_sweep_leaves_the_finished_points_stored() {
     let d = tmp.path();
     let db = d.join("k.db");
     // 60 points of 2 requests each: seconds of work; killed after the second is stored.
-    let mut child = sb(d)
+    let mut child = gsm8k_in(d)
         .args([
             "sweep",
             "--conc",
@@ -252,7 +225,7 @@ fn sigkill_mid_sweep_leaves_the_finished_points_stored() {
 fn repeats_are_stored_as_points_of_one_identity_that_compare_uses_as_repeats() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args(TINY)
         .args(["--conc", "1,2", "--repeats", "2", "--out", "r", "--report"])
         .output()
@@ -305,7 +278,7 @@ fn repeats_are_stored_as_points_of_one_identity_that_compare_uses_as_repeats() {
 
     // compare against itself: two matched rows (not four), each metric with a 2-repeat
     // spread on both sides, and no change anywhere.
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args([
             "compare",
             "--baseline",
@@ -332,7 +305,7 @@ fn repeats_are_stored_as_points_of_one_identity_that_compare_uses_as_repeats() {
 fn sweep_eval_is_stored_and_the_report_includes_it() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args([
             "sweep",
             "--conc",
@@ -420,12 +393,12 @@ fn sweep_eval_is_stored_and_the_report_includes_it() {
 fn html_report_against_a_stored_baseline_run() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let base = printed_run(&ok(&sb(d)
+    let base = printed_run(&ok(&gsm8k_in(d)
         .args(TINY)
         .args(["--conc", "1", "--out", "b"])
         .output()
         .unwrap()));
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args(TINY)
         .args(["--conc", "1", "--out", "c", "--report", "cmp.html"])
         .args(["--baseline", &base.to_string()])
@@ -447,13 +420,13 @@ fn html_report_against_a_stored_baseline_run() {
     assert!(html.contains("(+") || html.contains("(-"), "deltas present");
 
     // a bad baseline fails before anything is measured, in one line
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args(TINY)
         .args(["--conc", "1", "--out", "x", "--report", "--baseline", "999"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    let err = text(&o.stderr);
+    let err = common::stderr(&o);
     assert!(
         err.contains("--baseline 999") && err.contains("run 999 does not exist"),
         "{err}"
@@ -461,20 +434,20 @@ fn html_report_against_a_stored_baseline_run() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!d.join("x").exists(), "nothing measured");
     // --report needs the store
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args(TINY)
         .args(["--conc", "1", "--no-store", "--report"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("drop --no-store"));
+    assert!(common::stderr(&o).contains("drop --no-store"));
 }
 
 #[test]
 fn no_store_writes_no_database_and_bench_records_a_bench_run() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let out = ok(&sb(d)
+    let out = ok(&gsm8k_in(d)
         .args(TINY)
         .args(["--conc", "1", "--no-store", "--out", "n"])
         .output()
@@ -484,7 +457,7 @@ fn no_store_writes_no_database_and_bench_records_a_bench_run() {
     assert!(read_json(&d.join("n/summary.json"))["store"].is_null());
 
     let db: PathBuf = d.join("via-env.db");
-    let out = ok(&sb(d)
+    let out = ok(&gsm8k_in(d)
         .env("SERVEBENCH_DB", &db)
         .args([
             "bench",
@@ -537,7 +510,7 @@ fn real_engine_sweep_with_eval_and_report_is_stored() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let digest = format!("sha256:{}", "ab".repeat(32));
-    let o = sb(d)
+    let o = gsm8k_in(d)
         .args(["sweep", "--endpoint", &url, "--engine", "llama.cpp"])
         .args([
             "--conc",

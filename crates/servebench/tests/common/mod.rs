@@ -99,19 +99,35 @@ pub fn scratch_db() -> std::path::PathBuf {
 /// `servebench ARGS` in `dir` (as [`servebench_in`], with `SERVEBENCH_GSM8K_DIR` pointing at the
 /// shared GSM8K files for eval jobs), run to the end.
 pub fn output_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Output {
-    servebench_in(dir)
-        .args(args)
-        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
-        .output()
-        .unwrap()
+    gsm8k_in(dir).args(args).output().unwrap()
+}
+
+/// `servebench` in `dir` as [`servebench_in`], with `SERVEBENCH_GSM8K_DIR` pointing at the
+/// shared GSM8K files (for `eval` and `sweep --eval`).
+pub fn gsm8k_in(dir: &Path) -> Command {
+    let mut c = servebench_in(dir);
+    c.env("SERVEBENCH_GSM8K_DIR", GSM8K);
+    c
+}
+
+/// A finished process's stdout, after asserting it exited 0 (the panic shows the exit code,
+/// stdout and stderr).
+pub fn ok(o: &Output) -> String {
+    let out = stdout(o);
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{out}\nstderr:\n{}",
+        o.status.code(),
+        stderr(o)
+    );
+    out
 }
 
 /// `servebench` in `dir` as [`servebench_in`], with the shared GSM8K files and stdout and stderr
 /// piped: for a child the test spawns, signals and then collects with `wait_with_output`.
 pub fn piped_in(dir: &Path) -> Command {
-    let mut c = servebench_in(dir);
-    c.env("SERVEBENCH_GSM8K_DIR", GSM8K)
-        .stdout(std::process::Stdio::piped())
+    let mut c = gsm8k_in(dir);
+    c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     c
 }
