@@ -86,9 +86,11 @@ fn report_runs_draws_the_pareto_of_both_runs_cdfs_and_goodput() {
     assert!(p.matches("<polyline").count() >= 2, "a frontier per run");
     assert!(p.contains("Interactivity (tok/s/user = 1000 / TPOT ms)"));
     assert!(p.contains("Total tok/s/GPU"));
-    // B200 is faster than H200 in the simulator's model: at every concurrency its point has
-    // more throughput, so the desc's frontier counts are of real data, not placeholders.
-    assert!(p.contains("(3 points, "), "{p}");
+    // The accessible description counts each run's points and frontier points.
+    assert!(
+        p.contains("sim-h200 (3 points, ") && p.contains("sim-b200 (3 points, "),
+        "{p}"
+    );
 
     // CDFs of run 2: one curve per point (c1, c4, c16) with their sample counts (32 requests),
     // the SLO threshold on TTFT and TPOT.
