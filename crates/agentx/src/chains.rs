@@ -536,7 +536,7 @@ impl WorkerKind {
     }
 }
 
-/// A split-off chain: its requests (chain order), kind and turn-0 prefix attribution.
+/// A split-off chain: its requests (chain order) and kind.
 #[derive(Debug, Clone)]
 pub struct Worker<'a> {
     /// Requests with their indices.
@@ -582,10 +582,10 @@ fn is_reduction(reqs: &[Item<'_>], o: &SplitOptions) -> bool {
     r.input_tokens as f64 > o.reduction_ratio * osl as f64
 }
 
-/// Detects and classifies the chains of one request list (top level or one subagent).
-/// `sort_main`: the harness re-sorts the main chain by (t, index) only when a preamble is
-/// re-attached; `keep_whole_when_unsplit`: the top level keeps the original list (order
-/// included) when no worker is found.
+/// Detects and classifies the chains of one request list (top level or one subagent). The main
+/// chain keeps chain order (the harness re-sorts it by (t, index) only when a preamble is
+/// re-attached); at the top level the caller keeps the original list when no worker is found,
+/// as the harness does.
 pub fn split<'a>(items: &[Item<'a>], opts: &SplitOptions) -> Split<'a> {
     let (preamble, rest) = split_off_preamble(items);
     let det = detect(&rest, opts);
@@ -680,8 +680,8 @@ mod tests {
         let reqs = [
             r(0.0, 1.0, &[1, 2, 3], "m", 200_000, 500),       // main
             r(2.0, 1.0, &[1, 2, 3, 4], "m", 200_000, 500),    // main extends
-            r(3.0, 5.0, &[1, 2, 3, 4, 9], "m", 200_000, 500), // worker A forks (main in flight? no: main ended at 3)
-            r(3.5, 1.0, &[1, 2, 3, 4, 5], "m", 200_000, 500), // forks too (A not ended)
+            r(3.0, 5.0, &[1, 2, 3, 4, 9], "m", 200_000, 500), // extends main (it ended at 3.0)
+            r(3.5, 1.0, &[1, 2, 3, 4, 5], "m", 200_000, 500), // forks: main's tail diverges
             r(5.0, 1.0, &[1, 2, 3, 4, 5, 6], "m", 200_000, 500), // extends the 3.5 chain
             r(9.0, 1.0, &[1, 2, 3, 4, 9, 10], "m", 200_000, 500), // extends A
         ];
