@@ -8,8 +8,13 @@
 //! `h = √(h_b² + h_c²)` (the half-widths add in quadrature, as the variances of independent
 //! estimates do; a side without repeats contributes 0). The difference `|c − b|` within `h`
 //! is not distinguishable from run-to-run noise at about the 95 % level.
+//!
+//! A side without repeats that ran with `--ci` has a within-run interval instead: the seeded
+//! request bootstrap of the statistic (`summary.json` `extras.points[].bootstrap`, carried in
+//! [`Point::ci`]); it enters the same formula (with repeats, the t-interval wins: it also
+//! covers run-to-run variation).
 
-use crate::Spread;
+use crate::{Metric, Point, Spread, Stat};
 
 /// Two-sided 95 % Student t quantile `t(0.975, df)`, df ≥ 1 (NaN for 0): a table to 30
 /// degrees of freedom, the Cornish–Fisher expansion beyond (Abramowitz & Stegun 26.7.5). The
@@ -59,6 +64,31 @@ pub fn combined_half_width(base: Option<&Spread>, cand: Option<&Spread>) -> Opti
     Some((hb * hb + hc * hc).sqrt())
 }
 
+/// Half-width of one side's 95 % interval for `metric` at `stat` (display units): the
+/// t-interval over its repeats when it has ≥ 2 ([`t_half_width`]), else the within-run
+/// bootstrap interval of a `--ci` run ([`Point::ci`]), else `None`.
+pub fn side_half_width(
+    p: &Point,
+    spread: Option<&Spread>,
+    metric: Metric,
+    stat: Stat,
+) -> Option<f64> {
+    spread
+        .and_then(t_half_width)
+        .or_else(|| p.ci.get(&metric.agg_key(stat)).copied())
+        .filter(|h| h.is_finite() && *h >= 0.0)
+}
+
+/// Whether `|cand − base|` lies within `√(h_b² + h_c²)` of two sides' half-widths (a side
+/// without an interval contributes 0; neither side: `false`, the rule does not apply).
+pub fn within(base: f64, cand: f64, hb: Option<f64>, hc: Option<f64>) -> bool {
+    if hb.is_none() && hc.is_none() {
+        return false;
+    }
+    let (hb, hc) = (hb.unwrap_or(0.0), hc.unwrap_or(0.0));
+    (cand - base).abs() <= (hb * hb + hc * hc).sqrt()
+}
+
 /// Whether `cand − base` lies within the combined confidence interval of the two sides.
 pub fn within_combined_ci(base: f64, cand: f64, b: Option<&Spread>, c: Option<&Spread>) -> bool {
     combined_half_width(b, c).is_some_and(|h| (cand - base).abs() <= h)
@@ -97,5 +127,9 @@ mod tests {
         // 105: 18 > 7.4525, not noise.
         assert!(within_combined_ci(105.0, 123.0, Some(&b), Some(&c)));
         assert!(!within_combined_ci(105.0, 123.0, None, Some(&c)));
+        // Bootstrap half-widths of two single runs, 3 and 4 ms: combined 5 ms.
+        assert!(within(100.0, 105.0, Some(3.0), Some(4.0)));
+        assert!(!within(100.0, 105.1, Some(3.0), Some(4.0)));
+        assert!(!within(100.0, 100.0, None, None));
     }
 }

@@ -247,7 +247,8 @@ pub fn gates(base: &Point, cand: &Point, opts: &CompareOptions) -> Vec<GateCheck
 /// * baseline with ≥ 2 repeats: candidate inside `[min, max]` or within `mean ± noise_sd·sd`
 ///   → `no_change`;
 /// * `|cand − base|` within the combined 95 % confidence interval of the two sides' means
-///   (`√(h_b² + h_c²)`, t-intervals over repeats, [`crate::ci`]) → `no_change`;
+///   (`√(h_b² + h_c²)`, t-intervals over repeats, else `--ci` bootstrap intervals,
+///   [`crate::ci`]) → `no_change`;
 /// * |Δ%| ≤ `gate_pct` → `no_change`;
 /// * otherwise `regression` / `improvement` by the metric's direction.
 fn noise_verdict(
@@ -256,6 +257,7 @@ fn noise_verdict(
     cand_spread: Option<&Spread>,
     base: f64,
     cand: f64,
+    ci: (Option<f64>, Option<f64>),
     opts: &CompareOptions,
 ) -> Verdict {
     let n = base_spread.map_or(1, |s| s.n);
@@ -278,9 +280,10 @@ fn noise_verdict(
     if cand_spread.is_some_and(|s| inside(s, base)) {
         return Verdict::NoChange;
     }
-    // Rule 2c: the delta within the combined 95 % confidence interval of the two means
-    // (t-intervals over the repeats, as `--repeats N` prints them; crate::ci).
-    if crate::ci::within_combined_ci(base, cand, base_spread, cand_spread) {
+    // Rule 2c: the delta within the combined 95 % confidence interval of the two sides
+    // (t-intervals over the repeats as `--repeats N` prints them, else a `--ci` run's
+    // bootstrap interval; crate::ci).
+    if crate::ci::within(base, cand, ci.0, ci.1) {
         return Verdict::NoChange;
     }
     let pct = match rel_pct(base, cand) {
@@ -407,6 +410,10 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
                 cand_spread.as_ref(),
                 b,
                 c,
+                (
+                    crate::ci::side_half_width(&base, base_spread.as_ref(), metric, opts.stat),
+                    crate::ci::side_half_width(&cand, cand_spread.as_ref(), metric, opts.stat),
+                ),
                 opts,
             ),
             _ => Verdict::NotComparable,

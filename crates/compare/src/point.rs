@@ -393,6 +393,7 @@ impl Point {
             values,
             repeats: Vec::new(),
             extra,
+            ci: BTreeMap::new(),
         })
     }
 
@@ -510,6 +511,8 @@ impl Point {
             values,
             repeats,
             extra: first.extra.clone(),
+            // repeats: the t-interval over them replaces within-run intervals
+            ci: BTreeMap::new(),
         })
     }
 }

@@ -364,6 +364,12 @@ pub struct Point {
     /// The agg row's extra fields that servebench does not interpret (kept for renderers).
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// Within-run 95 % confidence half-widths of the point's latency statistics in display
+    /// units (ms), keyed by agg key (`mean_ttft`, `p90_tpot`): the request bootstrap of a
+    /// sweep run with `--ci` (`summary.json` `extras.points[].bootstrap`, attached by the
+    /// loader); empty otherwise. Used by the noise rule ([`crate::ci`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci: BTreeMap<String, f64>,
 }
 
 /// One compared metric of a matched pair.

@@ -66,3 +66,53 @@ fn a_delta_within_the_combined_ci_is_noise() {
     // Without repeats on either side only the gate applies: 100 → 110 ms (+10 %) regresses.
     assert_eq!(verdict(&[100.0], &[110.0]), Verdict::Regression);
 }
+
+/// Two single runs with `--ci`: their bootstrap half-widths (Point::ci, ms) combine.
+#[test]
+fn bootstrap_intervals_of_single_runs_combine() {
+    let verdict_ci = |base_ms: f64, hb: Option<f64>, cand_ms: f64, hc: Option<f64>| {
+        let pt = |ms: f64, h: Option<f64>| {
+            let mut p = Point::from_agg_row(&row(ms / 1000.0)).unwrap();
+            if let Some(h) = h {
+                p.ci.insert("mean_ttft".into(), h);
+            }
+            vec![p]
+        };
+        let info = |l: &str| RunInfo {
+            label: l.into(),
+            ..Default::default()
+        };
+        let opts = CompareOptions {
+            metrics: vec![Metric::Ttft],
+            ..Default::default()
+        };
+        compare(
+            info("b"),
+            pt(base_ms, hb),
+            vec![],
+            info("c"),
+            pt(cand_ms, hc),
+            vec![],
+            &opts,
+        )
+        .points[0]
+            .metrics[0]
+            .verdict
+    };
+    // Half-widths 6 and 8 ms: combined √(36 + 64) = 10 ms. 100 → 110 ms (+10 %, beyond the
+    // 5 % gate) is within → no_change; 100 → 110.5 is beyond → regression.
+    assert_eq!(
+        verdict_ci(100.0, Some(6.0), 110.0, Some(8.0)),
+        Verdict::NoChange
+    );
+    assert_eq!(
+        verdict_ci(100.0, Some(6.0), 110.5, Some(8.0)),
+        Verdict::Regression
+    );
+    // Only the candidate has an interval (8 ms): 100 → 108 within, 100 → 109 beyond.
+    assert_eq!(verdict_ci(100.0, None, 108.0, Some(8.0)), Verdict::NoChange);
+    assert_eq!(
+        verdict_ci(100.0, None, 109.0, Some(8.0)),
+        Verdict::Regression
+    );
+}

@@ -17,6 +17,7 @@
 pub mod agentx;
 pub mod attempt;
 pub mod attempt_logs;
+pub mod confidence;
 pub mod cache;
 pub mod eval;
 pub mod executor;

@@ -105,10 +105,15 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
             info.image = info.image.or(run.meta.image.clone());
             info.config_key = info.config_key.or(run.meta.config_key.clone());
         }
+        let first = points.len();
         for p in store.points(*id)? {
             points.push(
                 Point::from_agg_row(&p.row).with_context(|| format!("run {id}, point {}", p.id))?,
             );
+        }
+        if let Some(dir) = &run.meta.out_dir {
+            // `--ci` runs: within-run intervals for compare's noise rule.
+            crate::confidence::attach_bootstrap(&mut points[first..], dir);
         }
         for e in store.evals(*id)? {
             evals.push(
