@@ -691,30 +691,11 @@ mod tests {
     fn spec(traces: Option<&str>, duration_s: Option<f64>) -> JobSpec {
         let point = Point {
             id: "k_agentic_conc4".into(),
-            config_key: "qwen3.8next-fp4-b200-sglang-agentic-mtp".into(),
             image: "img".into(),
-            model: "Qwen/Qwen3.8-Flash-Next-NVFP4".into(),
-            model_prefix: "qwen3.8next".into(),
-            precision: "fp4".into(),
-            framework: "sglang".into(),
-            runner: "cluster:b200-nscale".into(),
-            spec_decoding: "mtp".into(),
-            workload: Workload::Agentic {
-                duration_s: 3600,
-                kv_offloading: "none".into(),
-                total_cpu_dram_gb: 0,
-            },
-            tp: 1,
-            pp: 1,
-            dcp: 1,
-            pcp: 1,
-            ep: 1,
-            dp_attn: false,
             conc: 4,
-            max_model_len: None,
             exp_name: "x".into(),
-            eval_only: false,
             recipe_fingerprint: "f".into(),
+            ..crate::plan::scenario_point()
         };
         JobSpec {
             point,

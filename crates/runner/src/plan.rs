@@ -340,3 +340,37 @@ pub fn build_plan(catalog: &Catalog, runners: &Runners, o: &PlanOptions) -> Resu
     }
     Ok(points)
 }
+
+/// Unit-test fixture shared by this crate's modules: the PRODUCT.md scenario's AgentX point at
+/// concurrency 1 (`qwen3.8next-fp4-b200-sglang-agentic-mtp`, TP1/EP1, one hour on
+/// `cluster:b200-nscale`). Tests override the fields they vary with struct-update syntax.
+#[cfg(test)]
+pub(crate) fn scenario_point() -> Point {
+    Point {
+        id: "k_agentic_conc1".into(),
+        config_key: "qwen3.8next-fp4-b200-sglang-agentic-mtp".into(),
+        image: "lmsysorg/sglang:v0.5.20-cu130".into(),
+        model: "Qwen/Qwen3.8-Flash-Next-NVFP4".into(),
+        model_prefix: "qwen3.8next".into(),
+        precision: "fp4".into(),
+        framework: "sglang".into(),
+        runner: "cluster:b200-nscale".into(),
+        spec_decoding: "mtp".into(),
+        workload: Workload::Agentic {
+            duration_s: 3600,
+            kv_offloading: "none".into(),
+            total_cpu_dram_gb: 0,
+        },
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        pcp: 1,
+        ep: 1,
+        dp_attn: false,
+        conc: 1,
+        max_model_len: None,
+        exp_name: "qwen3.8next_tp1_conc1_kvnone_spec-mtp".into(),
+        eval_only: false,
+        recipe_fingerprint: "0123456789abcdef0123".into(),
+    }
+}

@@ -325,36 +325,7 @@ pub fn job_script(i: &ScriptInput<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn point() -> Point {
-        Point {
-            id: "k_agentic_conc1".into(),
-            config_key: "qwen3.8next-fp4-b200-sglang-agentic-mtp".into(),
-            image: "lmsysorg/sglang:v0.5.20-cu130".into(),
-            model: "Qwen/Qwen3.8-Flash-Next-NVFP4".into(),
-            model_prefix: "qwen3.8next".into(),
-            precision: "fp4".into(),
-            framework: "sglang".into(),
-            runner: "cluster:b200-nscale".into(),
-            spec_decoding: "mtp".into(),
-            workload: Workload::Agentic {
-                duration_s: 3600,
-                kv_offloading: "none".into(),
-                total_cpu_dram_gb: 0,
-            },
-            tp: 1,
-            pp: 1,
-            dcp: 1,
-            pcp: 1,
-            ep: 1,
-            dp_attn: false,
-            conc: 1,
-            max_model_len: None,
-            exp_name: "qwen3.8next_tp1_conc1_kvnone_spec-mtp".into(),
-            eval_only: false,
-            recipe_fingerprint: "0123456789abcdef0123".into(),
-        }
-    }
+    use crate::plan::scenario_point;
 
     #[test]
     fn recipe_names_follow_inferencex() {
@@ -362,7 +333,7 @@ mod tests {
         assert_eq!(sku("h200"), "h200");
         assert_eq!(sku("mi355x-amds_3"), "mi355x");
         assert_eq!(
-            recipe_names(&point()),
+            recipe_names(&scenario_point()),
             vec![
                 "qwen3.8next_fp4_b200_sglang_mtp.sh".to_string(),
                 "qwen3.8next_fp4_b200_mtp.sh".to_string()
@@ -373,7 +344,7 @@ mod tests {
     #[test]
     fn scenario_recipe_resolves_in_a_flat_folder() {
         let dir = tempfile::tempdir().unwrap();
-        let err = resolve_recipe(dir.path(), &point())
+        let err = resolve_recipe(dir.path(), &scenario_point())
             .unwrap_err()
             .to_string();
         assert!(err.contains("qwen3.8next_fp4_b200_sglang_mtp.sh"), "{err}");
@@ -382,16 +353,16 @@ mod tests {
             .path()
             .join("benchmarks/single_node/agentic/qwen3.8next_fp4_b200_mtp.sh");
         std::fs::write(&f, "#!/bin/bash\n").unwrap();
-        assert_eq!(resolve_recipe(dir.path(), &point()).unwrap(), f);
+        assert_eq!(resolve_recipe(dir.path(), &scenario_point()).unwrap(), f);
         let flat = dir.path().join("qwen3.8next_fp4_b200_sglang_mtp.sh");
         std::fs::write(&flat, "#!/bin/bash\n").unwrap();
         // the framework-tagged name wins over the legacy one
-        assert_eq!(resolve_recipe(dir.path(), &point()).unwrap(), flat);
+        assert_eq!(resolve_recipe(dir.path(), &scenario_point()).unwrap(), flat);
     }
 
     #[test]
     fn env_contract_and_result_filename() {
-        let p = point();
+        let p = scenario_point();
         let env = recipe_env(&p, "b200-nscale-slurm_00", 8888, Path::new("/r"));
         let get = |k: &str| env.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
         assert_eq!(get("TP").as_deref(), Some("1"));
@@ -409,11 +380,11 @@ mod tests {
 
     #[test]
     fn simulator_from_the_point() {
-        let s = sim_setup(&point(), None);
+        let s = sim_setup(&scenario_point(), None);
         assert_eq!(s.gpu, "b200");
         assert_eq!(s.model, "qwen3-8b");
         assert!(s.notes.iter().any(|n| n.contains("no simulator preset")));
-        let mut p = point();
+        let mut p = scenario_point();
         p.model = "Qwen/Qwen3-30B-A3B".into();
         p.runner = "tpu-v5".into();
         let s = sim_setup(&p, None);
