@@ -16,6 +16,7 @@
 //! per engine; [`tokenize`] counts prompt tokens with the server when no tokenizer is local.
 //! The hot path for benchmarks is [`stream::parse_stream`] (or [`sse::SseFramer`] +
 //! [`stream::StreamState`] directly).
+#![warn(missing_docs)]
 
 pub mod chunk;
 pub mod driver;
