@@ -33,6 +33,7 @@ use crate::profile::BodyBuilder;
 use crate::record::{Phase, RequestRecord};
 use crate::sse::SseFramer;
 use crate::stream::{Compat, StreamState};
+use servebench_contracts::FailureKind;
 use servebench_workload::RequestSpec;
 
 pub use http::Method;
@@ -1036,19 +1037,19 @@ pub async fn execute_body(
         Err(f) => {
             success = false;
             let (cat, msg) = match f {
-                Fail::Connect(m) => ("connect".to_string(), m),
-                Fail::Transport(m) => ("disconnected".to_string(), m),
+                Fail::Connect(m) => (FailureKind::Connect, m),
+                Fail::Transport(m) => (FailureKind::Disconnected, m),
                 // an error answer without a body still says what happened (fuzzing found `""`)
                 Fail::Http(code, body) if body.is_empty() => (
-                    format!("http_{code}"),
+                    FailureKind::Http(code),
                     format!("HTTP {code} with an empty body"),
                 ),
-                Fail::Http(code, body) => (format!("http_{code}"), body),
+                Fail::Http(code, body) => (FailureKind::Http(code), body),
                 Fail::Timeout => (
-                    "timeout".to_string(),
+                    FailureKind::Timeout,
                     format!("no complete response within {:?}", ctx.timeout),
                 ),
-                Fail::Cancelled => ("cancelled".to_string(), "cancelled (Ctrl-C)".to_string()),
+                Fail::Cancelled => (FailureKind::Cancelled, "cancelled (Ctrl-C)".to_string()),
             };
             failure = Some(cat);
             error = Some(truncate(&msg, 2000));

@@ -17,6 +17,7 @@
 
 use crate::chunk::{scan_chunk, Capture, StreamErrorInfo};
 use crate::sse::SseItem;
+use servebench_contracts::FailureKind;
 
 /// Which API the request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -334,29 +335,23 @@ impl StreamState {
         };
         let (failure, error) = if let Some((e, after)) = &self.error {
             let cat = if *after {
-                "stream_error_after_tokens".to_string()
+                FailureKind::StreamErrorAfterTokens
             } else {
-                match &e.code {
-                    Some(c) => format!("stream_error:{c}"),
-                    None => "stream_error".to_string(),
-                }
+                FailureKind::StreamError(e.code.clone())
             };
             (Some(cat), Some(e.message.clone()))
         } else if let Some(te) = transport_error {
             let cat = if n > 0 {
-                "disconnected_after_tokens"
+                FailureKind::DisconnectedAfterTokens
             } else {
-                "disconnected"
+                FailureKind::Disconnected
             };
-            (Some(cat.to_string()), Some(te.to_string()))
+            (Some(cat), Some(te.to_string()))
         } else if self.parse_errors > 0 {
-            (
-                Some("bad_event".to_string()),
-                self.first_parse_error.clone(),
-            )
+            (Some(FailureKind::BadEvent), self.first_parse_error.clone())
         } else if n == 0 {
             (
-                Some("no_token".to_string()),
+                Some(FailureKind::NoToken),
                 Some("stream ended without a token event".to_string()),
             )
         } else {
@@ -409,9 +404,9 @@ impl StreamState {
         let (ttft, e2el, failure) = match self.api {
             Api::Completions => {
                 let fail = if exception.is_some() {
-                    Some("exception".to_string())
+                    Some(FailureKind::Exception)
                 } else if n == 0 {
-                    Some("no_token".to_string())
+                    Some(FailureKind::NoToken)
                 } else {
                     None
                 };
@@ -422,7 +417,7 @@ impl StreamState {
                 )
             }
             Api::Chat => {
-                let fail = exception.as_ref().map(|_| "exception".to_string());
+                let fail = exception.as_ref().map(|_| FailureKind::Exception);
                 // ttft stays 0.0 when no chunk came; latency = last data line − st
                 let ttft = Some(self.token_times.first().map(|&t| ms(t)).unwrap_or(0.0));
                 let e2el = Some(self.ix_last_line.map(ms).unwrap_or(0.0));
@@ -461,47 +456,9 @@ impl StreamState {
     }
 }
 
-/// Output phases of a stream that carried reasoning or tool-call deltas (servebench rules
-/// only; `None` otherwise, so plain streams' records are unchanged). Times are ms after t0, at
-/// event arrival.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct OutputPhases {
-    /// First reasoning (`reasoning_content` / `reasoning`) token event, ms.
-    pub first_reasoning_ms: Option<f64>,
-    /// Last reasoning token event, ms.
-    pub last_reasoning_ms: Option<f64>,
-    /// Token events that carried reasoning.
-    pub reasoning_events: u32,
-    /// `usage.completion_tokens_details.reasoning_tokens`, when the engine reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_tokens: Option<u64>,
-    /// First answer-content token event, ms.
-    pub first_content_ms: Option<f64>,
-    /// First tool-call delta, ms.
-    pub first_tool_call_ms: Option<f64>,
-    /// Token events that carried tool-call deltas.
-    pub tool_call_events: u32,
-}
-
-impl OutputPhases {
-    /// Reasoning span = last − first reasoning token event, ms (0 for a single event; `None`
-    /// without reasoning).
-    pub fn reasoning_span_ms(&self) -> Option<f64> {
-        Some(self.last_reasoning_ms? - self.first_reasoning_ms?)
-    }
-}
-
-/// Where `output_tokens` came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputSource {
-    /// `usage.completion_tokens`.
-    Usage,
-    /// Counted token events (no usage in the stream).
-    Chunks,
-    /// InferenceX compat without usage: 0.
-    None,
-}
+/// Where `output_tokens` came from, and the reasoning / tool-call phase times: defined with the
+/// record in `servebench-contracts`.
+pub use servebench_contracts::record::{OutputPhases, OutputSource};
 
 /// The measured result of one stream (times in ms after t0).
 #[derive(Debug, Clone, PartialEq)]
@@ -510,7 +467,7 @@ pub struct StreamOutcome {
     pub success: bool,
     /// Failure category (`no_token`, `stream_error:400`, `stream_error_after_tokens`,
     /// `disconnected`, `bad_event`, InferenceX compat: `exception`).
-    pub failure: Option<String>,
+    pub failure: Option<FailureKind>,
     /// Error text kept for triage.
     pub error: Option<String>,
     /// Time to first token event, ms.

@@ -351,8 +351,14 @@ async fn b08_live_http_503_and_stream_errors() {
     )
     .await;
     assert!(recs[0].success);
-    assert_eq!(recs[1].failure.as_deref(), Some("stream_error:400"));
-    assert_eq!(recs[2].failure.as_deref(), Some("http_503"));
+    assert_eq!(
+        recs[1].failure.as_ref().map(|f| f.as_str()).as_deref(),
+        Some("stream_error:400")
+    );
+    assert_eq!(
+        recs[2].failure.as_ref().map(|f| f.as_str()).as_deref(),
+        Some("http_503")
+    );
     assert_eq!(recs[2].http_status, Some(503));
     assert!(
         recs[2]
@@ -488,7 +494,10 @@ async fn timeout_connect_failure_and_cancel() {
     let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
     c.timeout = Duration::from_millis(300);
     let r = &run(c, vec![spec(0, 1)], 1).await[0];
-    assert_eq!(r.failure.as_deref(), Some("timeout"));
+    assert_eq!(
+        r.failure.as_ref().map(|f| f.as_str()).as_deref(),
+        Some("timeout")
+    );
     assert!(
         near(r.ttft_ms, 50.0),
         "partial measurements kept: {:?}",
@@ -505,7 +514,10 @@ async fn timeout_connect_failure_and_cancel() {
         1,
     )
     .await[0];
-    assert_eq!(r.failure.as_deref(), Some("connect"));
+    assert_eq!(
+        r.failure.as_ref().map(|f| f.as_str()).as_deref(),
+        Some("connect")
+    );
     assert!(r.error.as_deref().unwrap().contains(&dead), "{:?}", r.error);
 
     // Ctrl-C: in-flight requests are recorded as cancelled, no new ones start
@@ -532,7 +544,7 @@ async fn timeout_connect_failure_and_cancel() {
     assert!(res
         .records
         .iter()
-        .all(|r| r.failure.as_deref() == Some("cancelled")));
+        .all(|r| r.failure.as_ref().map(|f| f.as_str()).as_deref() == Some("cancelled")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -744,7 +756,10 @@ async fn transport_framings_content_length_chunked_eof_and_error_bodies() {
     );
     let (url, _) = raw_server(split_every(wire.as_bytes(), 9), false).await;
     let r = &run(c(&url), vec![spec(0, 2)], 1).await[0];
-    assert_eq!(r.failure.as_deref(), Some("http_400"));
+    assert_eq!(
+        r.failure.as_ref().map(|f| f.as_str()).as_deref(),
+        Some("http_400")
+    );
     assert_eq!(r.http_status, Some(400));
     assert_eq!(r.error.as_deref(), Some(msg));
 }

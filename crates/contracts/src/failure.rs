@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// The failure category of one request. On disk it is a string (`RequestRecord::failure`,
 /// the keys of `failure_reasons`); [`FailureKind::parse`] and [`FailureKind::as_str`] convert
 /// both ways without loss (`http_<status>` and `stream_error:<code>` keep their code, an
@@ -10,8 +12,9 @@ use std::fmt;
 pub enum FailureKind {
     /// The stream ended without a token (`no_token`).
     NoToken,
-    /// The server sent an error event before any token (`stream_error:<code>`).
-    StreamError(String),
+    /// The server sent an error event before any token: `stream_error:<code>`, or
+    /// `stream_error` when the event carried no code.
+    StreamError(Option<String>),
     /// An error event after tokens (`stream_error_after_tokens`).
     StreamErrorAfterTokens,
     /// A non-2xx HTTP status (`http_<status>`).
@@ -47,9 +50,10 @@ impl FailureKind {
             "bad_event" => FailureKind::BadEvent,
             "cancelled" => FailureKind::Cancelled,
             "exception" => FailureKind::Exception,
+            "stream_error" => FailureKind::StreamError(None),
             _ => {
                 if let Some(code) = s.strip_prefix("stream_error:") {
-                    FailureKind::StreamError(code.to_string())
+                    FailureKind::StreamError(Some(code.to_string()))
                 } else if let Some(st) = s.strip_prefix("http_").and_then(|c| c.parse().ok()) {
                     FailureKind::Http(st)
                 } else {
@@ -63,7 +67,8 @@ impl FailureKind {
     pub fn as_str(&self) -> String {
         match self {
             FailureKind::NoToken => "no_token".into(),
-            FailureKind::StreamError(c) => format!("stream_error:{c}"),
+            FailureKind::StreamError(Some(c)) => format!("stream_error:{c}"),
+            FailureKind::StreamError(None) => "stream_error".into(),
             FailureKind::StreamErrorAfterTokens => "stream_error_after_tokens".into(),
             FailureKind::Http(s) => format!("http_{s}"),
             FailureKind::Timeout => "timeout".into(),
@@ -84,6 +89,40 @@ impl FailureKind {
     }
 }
 
+impl Serialize for FailureKind {
+    /// Written as its on-disk string ([`FailureKind::as_str`]).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureKind {
+    /// Read from its on-disk string ([`FailureKind::parse`]; never fails on a string).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(FailureKind::parse(&s))
+    }
+}
+
+impl From<&str> for FailureKind {
+    /// [`FailureKind::parse`].
+    fn from(s: &str) -> FailureKind {
+        FailureKind::parse(s)
+    }
+}
+
+impl PartialEq<str> for FailureKind {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for FailureKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.as_str())
@@ -99,6 +138,7 @@ mod tests {
         for s in [
             "no_token",
             "stream_error:overloaded",
+            "stream_error",
             "stream_error_after_tokens",
             "http_503",
             "timeout",
@@ -115,6 +155,24 @@ mod tests {
         }
         assert_eq!(FailureKind::parse("http_429"), FailureKind::Http(429));
         assert!(FailureKind::parse("cancelled").is_cancelled());
+        assert_eq!(
+            FailureKind::parse("stream_error:400"),
+            FailureKind::StreamError(Some("400".into()))
+        );
+        assert_eq!(
+            FailureKind::parse("stream_error"),
+            FailureKind::StreamError(None)
+        );
+        // serde writes and reads the same strings
+        for s in [
+            "\"http_503\"",
+            "\"stream_error:x\"",
+            "\"timeout\"",
+            "\"new_kind\"",
+        ] {
+            let k: FailureKind = serde_json::from_str(s).unwrap();
+            assert_eq!(serde_json::to_string(&k).unwrap(), s);
+        }
         assert_eq!(
             FailureKind::parse("http_abc"),
             FailureKind::Other("http_abc".into())

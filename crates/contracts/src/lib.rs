@@ -6,7 +6,8 @@
 //! [`AggRow`] (`agg.json`: known keys typed, unknown keys kept in order so files stay byte
 //! for byte what they were) with its JSON schema generated from the same key table
 //! ([`agg::agg_row_schema`], checked in as `docs/schema/agg-row.schema.json`), and
-//! [`FailureKind`] (the request failure categories of `records.jsonl`).
+//! [`FailureKind`] (the request failure categories of `records.jsonl`), the per-request record
+//! [`RequestRecord`] (one line of `records.jsonl`).
 //!
 //! Must not know about: HTTP, SQLite, statistics, rendering. It is a leaf: only serde.
 #![warn(missing_docs)]
@@ -14,11 +15,13 @@
 pub mod agg;
 pub mod failure;
 pub mod identity;
+pub mod record;
 pub mod status;
 
 pub use agg::{AggRow, AggRowError, StatRow};
 pub use failure::FailureKind;
 pub use identity::Identity;
+pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use status::PointStatus;
 
 /// Version of the agg/summary/result schema (`docs/schema/`).

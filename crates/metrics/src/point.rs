@@ -146,9 +146,7 @@ pub fn per_token_itl(r: &RequestRecord) -> Option<Vec<f64>> {
 /// Whether Ctrl-C cancelled the request ([`servebench_contracts::FailureKind::Cancelled`]):
 /// such requests are left out of the point's counts.
 fn is_cancelled(r: &RequestRecord) -> bool {
-    r.failure
-        .as_deref()
-        .is_some_and(|f| servebench_contracts::FailureKind::parse(f).is_cancelled())
+    r.is_cancelled()
 }
 
 /// Computes the point metrics from the measured-phase records (warmup records are ignored).
@@ -168,7 +166,11 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
     let mut failure_reasons = BTreeMap::new();
     for r in measured.iter().filter(|r| !r.success) {
         *failure_reasons
-            .entry(r.failure.clone().unwrap_or_else(|| "unknown".into()))
+            .entry(
+                r.failure
+                    .as_ref()
+                    .map_or_else(|| "unknown".to_string(), |f| f.as_str()),
+            )
             .or_insert(0u64) += 1;
     }
     let prompt = |r: &RequestRecord| -> u64 {

@@ -52,7 +52,7 @@ pub fn ok(id: u64, t0_ms: u64, end_ms: u64, ttft: f64, e2el: f64, out: u64) -> R
 pub fn failed(id: u64, t0_ms: u64, end_ms: u64, why: &str) -> RequestRecord {
     let mut r = ok(id, t0_ms, end_ms, 0.0, 0.0, 0);
     r.success = false;
-    r.failure = Some(why.to_string());
+    r.failure = Some(why.into());
     r.ttft_ms = None;
     r.ttfo_ms = None;
     r.e2el_ms = None;
