@@ -311,8 +311,19 @@ fn spread_of(p: &Point, metric: Metric, opts: &CompareOptions) -> Option<Spread>
     Spread::of(&p.repeat_values(metric, opts.stat)).filter(|s| s.n >= 2)
 }
 
+/// An invalid point's violated rules as one line (`point_status invalid` when the row carries
+/// no reasons).
+fn invalid_text(p: &Point) -> String {
+    let r = p.invalid_reasons();
+    if r.is_empty() {
+        "point_status invalid".to_string()
+    } else {
+        r.join("; ")
+    }
+}
+
 fn unmatched_row(cand: Point, opts: &CompareOptions) -> PointComparison {
-    let failed = cand.status == PointStatus::Failed;
+    let failed = matches!(cand.status, PointStatus::Failed | PointStatus::Invalid);
     let metrics = opts
         .metrics
         .iter()
@@ -359,6 +370,16 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
     } else if cand.status == PointStatus::Failed {
         Some(NaReason::PointFailed {
             side: Side::Candidate,
+        })
+    } else if base.status == PointStatus::Invalid {
+        Some(NaReason::PointInvalid {
+            side: Side::Baseline,
+            reason: invalid_text(&base),
+        })
+    } else if cand.status == PointStatus::Invalid {
+        Some(NaReason::PointInvalid {
+            side: Side::Candidate,
+            reason: invalid_text(&cand),
         })
     } else if matches!((&base.dataset, &cand.dataset), (Some(b), Some(c)) if b != c) {
         Some(NaReason::WorkloadMismatch {
@@ -434,6 +455,10 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
         let v = match r {
             NaReason::PointFailed {
                 side: Side::Candidate,
+            }
+            | NaReason::PointInvalid {
+                side: Side::Candidate,
+                ..
             } => Verdict::CandidateInvalid,
             _ => Verdict::NotComparable,
         };

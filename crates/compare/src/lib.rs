@@ -141,6 +141,14 @@ impl NaReason {
             NaReason::PointFailed {
                 side: Side::Baseline,
             } => "baseline failed".into(),
+            NaReason::PointInvalid {
+                side: Side::Candidate,
+                reason,
+            } => format!("invalid: {reason}"),
+            NaReason::PointInvalid {
+                side: Side::Baseline,
+                reason,
+            } => format!("baseline invalid: {reason}"),
             NaReason::WorkloadMismatch {
                 baseline,
                 candidate,

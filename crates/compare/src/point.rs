@@ -343,7 +343,10 @@ impl Point {
             Some("ok") => PointStatus::Ok,
             Some("partial") => PointStatus::Interrupted,
             Some("failed") => PointStatus::Failed,
-            Some(other) => bail!("field `point_status` is {other:?}, expected ok|partial|failed"),
+            Some("invalid") => PointStatus::Invalid,
+            Some(other) => {
+                bail!("field `point_status` is {other:?}, expected ok|partial|failed|invalid")
+            }
             None if ok == Some(0) => PointStatus::Failed,
             None => PointStatus::Ok,
         };
@@ -444,7 +447,8 @@ impl Point {
     /// Merges repeats of one identity (rows of one run with the same match key, in run order)
     /// into one point: `values` = arithmetic mean per key over the repeats that have it,
     /// `repeats` = each row's values, counts summed, mean lengths averaged, status = worst
-    /// (`failed` if any failed). A single point is returned unchanged.
+    /// (`failed` if any failed, else `invalid` if any was invalid, its reasons kept). A single
+    /// point is returned unchanged.
     pub fn merge_repeats(mut points: Vec<Point>) -> Option<Point> {
         if points.len() <= 1 {
             return points.pop();
@@ -480,6 +484,8 @@ impl Point {
         };
         let status = if points.iter().any(|p| p.status == PointStatus::Failed) {
             PointStatus::Failed
+        } else if points.iter().any(|p| p.status == PointStatus::Invalid) {
+            PointStatus::Invalid
         } else if points.iter().any(|p| p.status == PointStatus::Interrupted) {
             PointStatus::Interrupted
         } else {
@@ -492,6 +498,15 @@ impl Point {
             }
         }
         let first = &points[0];
+        // an invalid repeat's reasons stay with the merged point (compare shows them)
+        let mut extra = first.extra.clone();
+        let reasons: Vec<String> = points.iter().flat_map(|p| p.invalid_reasons()).collect();
+        if !reasons.is_empty() {
+            extra.insert(
+                servebench_contracts::status::INVALID_REASONS_KEY.to_string(),
+                Value::from(reasons),
+            );
+        }
         Some(Point {
             identity: first.identity.clone(),
             image: first.image.clone(),
@@ -510,10 +525,25 @@ impl Point {
             mean_osl: mean_opt(&|p| p.mean_osl),
             values,
             repeats,
-            extra: first.extra.clone(),
+            extra,
             // repeats: the t-interval over them replaces within-run intervals
             ci: BTreeMap::new(),
         })
+    }
+
+    /// The violated validity rules of an `invalid` point (its row's `invalid_reasons`; every
+    /// repeat's, in order, for merged repeats); empty for a valid point.
+    pub fn invalid_reasons(&self) -> Vec<String> {
+        let key = servebench_contracts::status::INVALID_REASONS_KEY;
+        self.extra
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 

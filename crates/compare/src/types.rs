@@ -175,6 +175,15 @@ pub enum NaReason {
         /// Which point failed.
         side: Side,
     },
+    /// A point is `invalid`: the server broke the request's contract (a validity rule of
+    /// docs/measurement.md); no delta is drawn from it. `reason` = its violated rules, `; `
+    /// joined (`fixed length violated: 2/4 short (min 5, want 128)`).
+    PointInvalid {
+        /// Which point is invalid.
+        side: Side,
+        /// The violated rules, one line.
+        reason: String,
+    },
     /// Workload differs (fixed-seq vs agentic, ISL/OSL, or an AgentX trace dataset that differs).
     WorkloadMismatch {
         /// Baseline workload/dataset label.

@@ -372,7 +372,7 @@ impl AggRow {
             .get("point_status")
             .and_then(Value::as_str)
             .and_then(PointStatus::parse)
-            .ok_or_else(|| bad("point_status", "ok, failed or partial"))?;
+            .ok_or_else(|| bad("point_status", "ok, failed, partial or invalid"))?;
         let known = known_keys();
         let extra = m
             .iter()
@@ -507,6 +507,11 @@ pub fn agg_row_schema() -> Value {
     for (k, f) in schema::TAIL {
         props.insert(k.to_string(), frag(f));
     }
+    // optional: present only on an invalid point
+    props.insert(
+        crate::status::INVALID_REASONS_KEY.to_string(),
+        json!({"type": "array", "items": {"type": "string"}, "description": "point_status invalid only: the violated validity rules, one line each (docs/measurement.md \"Validity rules\"), e.g. \"fixed length violated: 2/4 short (min 5, want 128)\""}),
+    );
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://servebench.dev/schema/agg-row.v1.json",
@@ -610,7 +615,7 @@ mod schema {
         ),
         (
             "point_status",
-            r#"{"enum": ["ok", "failed", "partial"], "description": "failed: more than 5 % of requests failed; partial: interrupted"}"#,
+            r#"{"enum": ["ok", "failed", "partial", "invalid"], "description": "failed: more than 5 % of requests failed; partial: interrupted; invalid: a validity rule was violated (reasons under invalid_reasons)"}"#,
         ),
         (
             "duration",

@@ -23,15 +23,39 @@ pub enum PointStatus {
     /// Interrupted (Ctrl-C) before all requests ran; on disk `"partial"`.
     #[serde(rename = "partial")]
     Interrupted,
+    /// Measured, but a validity rule was violated (the server broke the request's contract:
+    /// a fixed output length not honoured, prompt lengths off by more than 5 %); the reasons
+    /// are under [`INVALID_REASONS_KEY`]. Never compared, the exit status is non-zero.
+    #[serde(rename = "invalid")]
+    Invalid,
+}
+
+/// The row key (`agg.json`, `summary.json` points, the store's `row_json`) holding an invalid
+/// point's reasons: an array of one-line strings, e.g. `["fixed length violated: 2/4 short
+/// (min 5, want 128)"]`. Absent on valid points.
+pub const INVALID_REASONS_KEY: &str = "invalid_reasons";
+
+/// The reasons of an invalid point from its row (`[]` when the key is absent or not an array
+/// of strings).
+pub fn invalid_reasons_of(row: &serde_json::Value) -> Vec<String> {
+    row.get(INVALID_REASONS_KEY)
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 impl PointStatus {
-    /// The on-disk string: `"ok"`, `"failed"`, `"partial"` (interrupted).
+    /// The on-disk string: `"ok"`, `"failed"`, `"partial"` (interrupted), `"invalid"`.
     pub fn as_str(self) -> &'static str {
         match self {
             PointStatus::Ok => "ok",
             PointStatus::Failed => "failed",
             PointStatus::Interrupted => "partial",
+            PointStatus::Invalid => "invalid",
         }
     }
 
@@ -41,6 +65,7 @@ impl PointStatus {
             "ok" => Some(PointStatus::Ok),
             "failed" => Some(PointStatus::Failed),
             "partial" | "interrupted" => Some(PointStatus::Interrupted),
+            "invalid" => Some(PointStatus::Invalid),
             _ => None,
         }
     }
@@ -62,6 +87,7 @@ mod tests {
             (PointStatus::Ok, "\"ok\""),
             (PointStatus::Failed, "\"failed\""),
             (PointStatus::Interrupted, "\"partial\""),
+            (PointStatus::Invalid, "\"invalid\""),
         ] {
             assert_eq!(serde_json::to_string(&s).unwrap(), text);
             assert_eq!(serde_json::from_str::<PointStatus>(text).unwrap(), s);

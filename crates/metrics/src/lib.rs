@@ -18,6 +18,8 @@
 //! * [`search`] — the SLO search state machine (bracket, bisect, knee with evidence).
 //! * [`window`] — the steady-state window of a closed loop (ramp-up and drain excluded).
 //! * [`confidence`] — seeded request bootstrap, t-interval across repeats, small-sample rule.
+//! * [`validity`] — contract violations that invalidate a point (fixed output length, prompt
+//!   length vs `usage.prompt_tokens`).
 #![warn(missing_docs)]
 
 pub mod confidence;
@@ -28,9 +30,11 @@ pub mod point;
 pub mod reasoning;
 pub mod search;
 pub mod stats;
+pub mod validity;
 pub mod window;
 
 pub use output::{agg_row, intvty, result_json, AggExtra, Identity, RunInfo, SCHEMA_VERSION};
 pub use point::{compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus};
 pub use servebench_contracts::{AggRow, StatRow};
 pub use stats::{percentile, Stats};
+pub use validity::{PromptCheck, Validity, ValidityOptions};

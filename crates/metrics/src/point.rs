@@ -118,6 +118,11 @@ pub struct PointMetrics {
     /// Each is also in `warnings`; empty when none applies.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Violated validity rules, one line each (`fixed length violated: 2/4 short (min 5, want
+    /// 128)`); non-empty → the point is [`PointStatus::Invalid`] (unless it failed). Set by
+    /// [`PointMetrics::apply_validity`] (`crate::validity`); empty after [`compute`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid_reasons: Vec<String>,
 }
 
 /// Splits one request's chunk gaps into per-token samples (B05): the gap before token event
@@ -381,6 +386,7 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
         warnings,
         peak_concurrency: peak.max(0) as u64,
         notes,
+        invalid_reasons: Vec::new(),
     }
 }
 

@@ -228,10 +228,12 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
                     CStatus::Ok => PointStatus::Passed,
                     CStatus::Interrupted => PointStatus::Partial,
                     CStatus::Failed => PointStatus::Failed,
+                    CStatus::Invalid => PointStatus::Invalid,
                 },
                 has_result: true,
                 request_errors: p.num_requests_failed,
-                first_error: None,
+                // an invalid point's violated rules, quoted in the comment (no delta is drawn)
+                first_error: (p.status == CStatus::Invalid).then(|| p.invalid_reasons().join("; ")),
                 values: BaselinePoint {
                     conc: p.identity.conc,
                     total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),

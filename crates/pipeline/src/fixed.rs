@@ -13,7 +13,8 @@ use servebench_client::{
     RecordWriterThread, RequestRecord,
 };
 use servebench_metrics::{
-    agg_row, compute, result_json, AggExtra, ItlMode, PointOptions, RunInfo, SCHEMA_VERSION,
+    agg_row, compute, result_json, AggExtra, ItlMode, PointOptions, PromptCheck, RunInfo,
+    ValidityOptions, SCHEMA_VERSION,
 };
 use servebench_workload::{
     build_calibrated, build_with_tokenizer, ChatTemplate, Dataset, DatasetSource, LocalTokenizer,
@@ -31,6 +32,8 @@ pub struct FixedSequence {
     base_ctx: ClientCtx,
     tokenizer: Option<Arc<LocalTokenizer>>,
     template: Option<Arc<ChatTemplate>>,
+    /// What the requests promise (fixed output length, prompt lengths): the validity rules.
+    validity: ValidityOptions,
     /// `--flush-cache` and the prompts sent so far (warm-cache warnings).
     cache: crate::cache::CacheControl,
 }
@@ -86,7 +89,10 @@ impl FixedSequence {
             capture_text: false,
             api_key: plan.api_key.clone(),
         };
-        crate::preflight::preflight(&base_ctx, &mut builder, plan.lenient).await?;
+        let preflight_prompt =
+            crate::preflight::preflight(&base_ctx, &mut builder, plan.lenient).await?;
+        let validity = validity_options(&builder, tokenizer.as_deref(), preflight_prompt)?;
+        console.line(&validity_line(&validity));
         Ok(FixedSequence {
             base_ctx: ClientCtx {
                 builder,
@@ -94,6 +100,7 @@ impl FixedSequence {
             },
             tokenizer,
             template,
+            validity,
             cache: crate::cache::CacheControl::new(plan.flush_cache.clone(), plan.engine),
         })
     }
@@ -215,6 +222,8 @@ impl Executor for FixedSequence {
                 cancelled: res.cancelled,
             },
         );
+        let validity = servebench_metrics::validity::check(&res.records, &self.validity);
+        m.apply_validity(&validity, &self.validity);
         let target = ctx.target;
         m.rescale_time(target.sim_speedup);
         let extra = AggExtra {
@@ -268,6 +277,8 @@ impl Executor for FixedSequence {
             "redials": m.redials,
             "itl_token_split_unknown": m.itl_token_split_unknown,
             "warnings": m.warnings,
+            "invalid_reasons": m.invalid_reasons,
+            "validity_not_checked": validity.unchecked,
             "simulator": target.simulator_json(),
             "time_scale": target.sim_speedup,
             "records_file": "records.jsonl",
@@ -286,6 +297,53 @@ impl Executor for FixedSequence {
             wall_s: (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
         })
     }
+}
+
+/// The validity rules this run can apply: the output length is fixed when the body sends
+/// `ignore_eos` or `min_tokens` (= `max_tokens`); the prompt length is checked only with the
+/// model's own tokenizer (`--tokenizer`), against `usage.prompt_tokens` less the fixed overhead
+/// the preflight measured (its one-word prompt: server count − client count).
+fn validity_options(
+    builder: &BodyBuilder,
+    tokenizer: Option<&LocalTokenizer>,
+    preflight_prompt_tokens: Option<u64>,
+) -> Result<ValidityOptions> {
+    let fixed_output =
+        builder.fields.contains("ignore_eos") || builder.fields.contains("min_tokens");
+    let prompt = match (tokenizer, preflight_prompt_tokens) {
+        (None, _) => PromptCheck::NotChecked(
+            "no --tokenizer (prompts were sized with the server's own count)".into(),
+        ),
+        (Some(_), None) => {
+            PromptCheck::NotChecked("the preflight response carried no usage.prompt_tokens".into())
+        }
+        (Some(t), Some(server)) => {
+            let client = t.encode(crate::preflight::PREFLIGHT_PROMPT)?.len() as i64;
+            PromptCheck::Check {
+                overhead: server as i64 - client,
+            }
+        }
+    };
+    Ok(ValidityOptions {
+        fixed_output,
+        prompt,
+    })
+}
+
+/// The one line saying which validity rules apply (docs/measurement.md "Validity rules").
+fn validity_line(v: &ValidityOptions) -> String {
+    let out = if v.fixed_output {
+        "output length fixed by the request: every response must carry exactly max_tokens"
+    } else {
+        "output length not fixed by this engine profile: not checked"
+    };
+    let prompt = match &v.prompt {
+        PromptCheck::Check { overhead } => format!(
+            "prompt length checked: usage.prompt_tokens − {overhead} (server overhead measured by the preflight) within 5 % of the client count"
+        ),
+        PromptCheck::NotChecked(why) => format!("prompt length not checked: {why}"),
+    };
+    format!("validity: {out}; {prompt}")
 }
 
 /// Returned (as the error of [`Executor::run_point`]) when Ctrl-C came before the measured

@@ -135,6 +135,8 @@ impl Observer for ConsoleOutput {
                 PointStatus::Ok => String::new(),
                 PointStatus::Failed => "  → POINT FAILED (more than 5 % of requests failed)".into(),
                 PointStatus::Interrupted => "  → partial (interrupted)".into(),
+                PointStatus::Invalid =>
+                    format!("  → POINT INVALID: {}", m.invalid_reasons.join("; ")),
             }
         );
         for w in &m.warnings {

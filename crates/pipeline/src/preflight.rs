@@ -8,12 +8,22 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use servebench_client::{BodyBuilder, Cancel, ClientCtx, Phase};
 
-/// Sends the preflight; on success `builder` holds the accepted body shape.
-pub async fn preflight(ctx: &ClientCtx, builder: &mut BodyBuilder, lenient: bool) -> Result<()> {
+/// The preflight's prompt: one word, so its server-side count minus its client-side count is
+/// the fixed per-prompt overhead the server adds (chat template, BOS), for the prompt-length
+/// validity rule ([`servebench_metrics::validity`]).
+pub const PREFLIGHT_PROMPT: &str = "Hello";
+
+/// Sends the preflight; on success `builder` holds the accepted body shape and the result is
+/// the response's `usage.prompt_tokens` (`None` when it carried none).
+pub async fn preflight(
+    ctx: &ClientCtx,
+    builder: &mut BodyBuilder,
+    lenient: bool,
+) -> Result<Option<u64>> {
     let spec = servebench_workload::RequestSpec {
         id: 0,
         session: None,
-        prompt: servebench_workload::Prompt::Text(Arc::from("Hello")),
+        prompt: servebench_workload::Prompt::Text(Arc::from(PREFLIGHT_PROMPT)),
         prompt_tokens: None,
         max_tokens: 4,
         delay: Duration::ZERO,
@@ -36,7 +46,7 @@ pub async fn preflight(ctx: &ClientCtx, builder: &mut BodyBuilder, lenient: bool
         )
         .await;
         if rec.success {
-            return Ok(());
+            return Ok(rec.prompt_tokens_server);
         }
         let err = rec.error.clone().unwrap_or_default();
         let one_line: String = err.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -105,16 +105,19 @@ pub fn print_table(points: &[PointOutput], plan: &SweepPlan) {
     }
 }
 
-/// `4`, `4 (FAILED)`, `4 (partial)`, or with repeats `4 ×3 (1 FAILED) (1 partial)`.
+/// `4`, `4 (FAILED)`, `4 (partial)`, `4 (INVALID)`, or with repeats `4 ×3 (1 FAILED) (1
+/// partial)`.
 fn conc_cell(g: &[PointOutput]) -> String {
     let mut conc = g[0].spec.conc.to_string();
     let count = |s: PointStatus| g.iter().filter(|p| p.metrics.point_status == s).count();
     let (failed, partial) = (count(PointStatus::Failed), count(PointStatus::Interrupted));
+    let invalid = count(PointStatus::Invalid);
     if g.len() == 1 {
         match g[0].metrics.point_status {
             PointStatus::Ok => {}
             PointStatus::Failed => conc.push_str(" (FAILED)"),
             PointStatus::Interrupted => conc.push_str(" (partial)"),
+            PointStatus::Invalid => conc.push_str(" (INVALID)"),
         }
     } else {
         conc.push_str(&format!(" ×{}", g.len()));
@@ -123,6 +126,9 @@ fn conc_cell(g: &[PointOutput]) -> String {
         }
         if partial > 0 {
             conc.push_str(&format!(" ({partial} partial)"));
+        }
+        if invalid > 0 {
+            conc.push_str(&format!(" ({invalid} INVALID)"));
         }
     }
     conc

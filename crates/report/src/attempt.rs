@@ -361,6 +361,11 @@ pub fn cell_delta(
     };
     match cand.status {
         PointStatus::Failed => return Delta::Na(NaReason::PointFailed),
+        PointStatus::Invalid => {
+            return Delta::Na(NaReason::CandidateInvalid(
+                cand.first_error.clone().unwrap_or_default(),
+            ))
+        }
         PointStatus::Unavailable | PointStatus::BaselineOnly => {
             return Delta::Na(NaReason::PointUnavailable)
         }

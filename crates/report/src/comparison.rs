@@ -46,6 +46,14 @@ pub fn na_reason(r: &cmp::NaReason) -> NaReason {
         cmp::NaReason::PointFailed {
             side: cmp::Side::Baseline,
         } => NaReason::BaselineFailed,
+        cmp::NaReason::PointInvalid {
+            side: cmp::Side::Candidate,
+            reason,
+        } => NaReason::CandidateInvalid(reason.clone()),
+        cmp::NaReason::PointInvalid {
+            side: cmp::Side::Baseline,
+            reason,
+        } => NaReason::NotComparable(format!("baseline invalid: {reason}")),
         cmp::NaReason::WorkloadMismatch {
             baseline,
             candidate,
@@ -69,7 +77,25 @@ fn status(s: cmp::PointStatus) -> PointStatus {
         cmp::PointStatus::Ok => PointStatus::Passed,
         cmp::PointStatus::Interrupted => PointStatus::Partial,
         cmp::PointStatus::Failed => PointStatus::Failed,
+        cmp::PointStatus::Invalid => PointStatus::Invalid,
     }
+}
+
+/// Whether a candidate point's values may be shown and charted (not failed, not invalid).
+fn usable(s: cmp::PointStatus) -> bool {
+    !matches!(s, cmp::PointStatus::Failed | cmp::PointStatus::Invalid)
+}
+
+/// An invalid point's violated rules, quoted in its row's notes.
+fn invalid_note(p: &cmp::Point) -> Option<String> {
+    (p.status == cmp::PointStatus::Invalid).then(|| {
+        let r = p.invalid_reasons();
+        if r.is_empty() {
+            "point_status invalid".to_string()
+        } else {
+            r.join("; ")
+        }
+    })
 }
 
 fn tone(v: cmp::Verdict) -> Option<Tone> {
@@ -316,7 +342,7 @@ pub fn point_rows(
             .iter()
             .map(|&m| {
                 let mc = pc.metrics.iter().find(|x| x.metric == to_cmp_metric(m));
-                let usable = cand.status != cmp::PointStatus::Failed;
+                let usable = usable(cand.status);
                 match mc {
                     Some(mc) => Cell {
                         value: if usable { mc.candidate } else { None },
@@ -383,7 +409,7 @@ pub fn point_rows(
                 cand_only.then_some("candidate only"),
             ),
             status: status(cand.status),
-            first_error: None,
+            first_error: invalid_note(cand),
             request_errors: cand.num_requests_failed,
             request_error_reasons: cand
                 .failure_reasons
@@ -396,7 +422,7 @@ pub fn point_rows(
         if let Some(b) = &pc.baseline {
             curves.baseline.push(curve(b, stat));
         }
-        if cand.status != cmp::PointStatus::Failed {
+        if usable(cand.status) {
             curves.candidate.push(curve(cand, stat));
         }
     }
@@ -688,7 +714,7 @@ pub fn build_run(
                 )
             }),
             status: status(p.status),
-            first_error: None,
+            first_error: invalid_note(p),
             request_errors: p.num_requests_failed,
             request_error_reasons: p
                 .failure_reasons
@@ -698,12 +724,12 @@ pub fn build_run(
             cells: columns
                 .iter()
                 .map(|&m| Cell {
-                    value: if p.status == cmp::PointStatus::Failed {
+                    value: if !usable(p.status) {
                         None
                     } else {
                         p.value(to_cmp_metric(m), stat)
                     },
-                    sd: if p.status == cmp::PointStatus::Failed {
+                    sd: if !usable(p.status) {
                         None
                     } else {
                         repeat_sd(p, m, stat)
@@ -768,7 +794,7 @@ pub fn build_run(
             baseline: vec![],
             candidate: pts
                 .iter()
-                .filter(|p| p.status != cmp::PointStatus::Failed)
+                .filter(|p| usable(p.status))
                 .map(|p| curve(p, stat))
                 .collect(),
         },

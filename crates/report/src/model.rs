@@ -174,6 +174,10 @@ pub enum PointStatus {
     Partial,
     /// Failed (no usable measurement).
     Failed,
+    /// Measured, but the server broke the request's contract (a validity rule of
+    /// docs/measurement.md; agg `point_status` `invalid`): no value or delta is shown, the
+    /// row's `first_error` carries the violated rules.
+    Invalid,
     /// Not produced (not dispatched, not run, or its result is missing).
     Unavailable,
     /// A baseline point no candidate point matched (the row shows the baseline's values).

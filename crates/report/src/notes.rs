@@ -89,7 +89,11 @@ fn status_remark(r: &Row) -> Option<Remark> {
     if let Some(err) = &r.first_error {
         e.push(t(" — "));
         e.push(code(err.clone()));
-        z.push(t("，首个错误："));
+        z.push(t(if r.status == PointStatus::Invalid {
+            "，原因："
+        } else {
+            "，首个错误："
+        }));
         z.push(code(err.clone()));
     }
     Some((e, z))

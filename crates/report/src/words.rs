@@ -111,6 +111,7 @@ pub fn point_status_en(s: PointStatus) -> Option<&'static str> {
         PointStatus::Passed => None,
         PointStatus::Partial => Some("partial"),
         PointStatus::Failed => Some("failed"),
+        PointStatus::Invalid => Some("invalid (a validity rule was violated)"),
         PointStatus::Unavailable => Some("unavailable"),
         PointStatus::BaselineOnly => {
             Some("baseline values; the candidate has no point with this identity")
@@ -124,6 +125,7 @@ pub fn point_status_zh(s: PointStatus) -> Option<&'static str> {
         PointStatus::Passed => None,
         PointStatus::Partial => Some("部分完成（已中断）"),
         PointStatus::Failed => Some("失败"),
+        PointStatus::Invalid => Some("无效（违反有效性规则）"),
         PointStatus::Unavailable => Some("没有结果"),
         PointStatus::BaselineOnly => Some("仅为基线数值，候选结果中没有相同标识的点"),
     }

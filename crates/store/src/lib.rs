@@ -23,7 +23,7 @@ mod resume;
 
 /// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
 /// with a clear message instead of guessing.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// How long a writer waits for another process's lock before failing (SQLite busy timeout).
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -120,6 +120,12 @@ CREATE TABLE image_provenance (
 );
 CREATE INDEX image_provenance_image ON image_provenance(image, id);
 CREATE INDEX image_provenance_config ON image_provenance(config_key, id);
+"#,
+    // 2 → 3: invalid points (a validity rule of docs/measurement.md was violated): the point's
+    // reasons, and on the run every invalid point's `conc N: reason` (NULL = none invalid).
+    r#"
+ALTER TABLE points ADD COLUMN invalid_reason TEXT;
+ALTER TABLE runs ADD COLUMN invalid_reason TEXT;
 "#,
 ];
 
@@ -285,6 +291,10 @@ pub struct RunRecord {
     pub n_points: u64,
     /// Number of stored eval rows.
     pub n_evals: u64,
+    /// Why the run is flagged invalid: `conc N: <violated rule>` of each invalid point, `; `
+    /// joined; `None` when no point was invalid (schema ≥ 3).
+    #[serde(default)]
+    pub invalid_reason: Option<String>,
 }
 
 /// A stored point: the agg row as written, plus the columns the store extracted.
@@ -298,6 +308,9 @@ pub struct StoredPoint {
     pub status: String,
     /// `records_file` of the row (relative to the point dir), when present.
     pub records_file: Option<String>,
+    /// An invalid point's violated rules (`invalid_reasons` of the row, `; ` joined).
+    #[serde(default)]
+    pub invalid_reason: Option<String>,
     /// The agg row, exactly as added.
     pub row: Value,
 }
@@ -588,12 +601,27 @@ impl Store {
         if exists.is_none() {
             bail!("{}: run {run} does not exist", self.path.display());
         }
+        // an invalid point flags its run too, in the same transaction (a crash later keeps both)
+        let invalid = servebench_contracts::status::invalid_reasons_of(row);
+        let invalid = (!invalid.is_empty()).then(|| invalid.join("; "));
+        if let Some(reason) = &invalid {
+            let tag = match row_int(row, "conc") {
+                Some(c) => format!("conc {c}: {reason}"),
+                None => reason.clone(),
+            };
+            tx.execute(
+                "UPDATE runs SET invalid_reason = CASE WHEN invalid_reason IS NULL THEN ?1
+                     ELSE invalid_reason || '; ' || ?1 END
+                 WHERE id = ?2",
+                params![tag, run.0],
+            )?;
+        }
         tx.execute(
             "INSERT INTO points (run_id, created_at, hw, framework, model_prefix, precision,
                 spec_decoding, disagg, is_multinode, tp, ep, dp_attention, benchmark_type, isl,
-                osl, conc, image, status, records_file, row_json)
+                osl, conc, image, status, records_file, row_json, invalid_reason)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19, ?20)",
+                ?18, ?19, ?20, ?21)",
             params![
                 run.0,
                 now_utc(),
@@ -615,6 +643,7 @@ impl Store {
                 row_str(row, "point_status").unwrap_or_else(|| "ok".into()),
                 row_str(row, "records_file"),
                 serde_json::to_string(row)?,
+                invalid,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -737,6 +766,7 @@ impl Store {
             (SELECT COUNT(*) FROM points WHERE points.run_id = runs.id) AS n_points,
             (SELECT COUNT(*) FROM evals WHERE evals.run_id = runs.id) AS n_evals
          FROM runs";
+            invalid_reason: r.get("invalid_reason")?,
 
     /// Runs, newest first (by id), optionally only of `kind`, at most `limit` (`None` = all).
     pub fn list_runs(&self, kind: Option<RunKind>, limit: Option<usize>) -> Result<Vec<RunRecord>> {
@@ -767,7 +797,8 @@ impl Store {
     /// A run's points in insertion order.
     pub fn points(&self, run: RunId) -> Result<Vec<StoredPoint>> {
         let mut st = self.conn.prepare(
-            "SELECT id, status, records_file, row_json FROM points WHERE run_id = ?1 ORDER BY id",
+            "SELECT id, status, records_file, row_json, invalid_reason FROM points
+             WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = st.query_map([run.0], |r| {
             Ok((
@@ -779,9 +810,10 @@ impl Store {
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, status, records_file, json) = row?;
+            let (id, status, records_file, json, invalid_reason) = row?;
             let row = serde_json::from_str(&json).with_context(|| {
                 format!("{}: point {id} has a corrupt row", self.path.display())
+                r.get::<_, Option<String>>(4)?,
             })?;
             out.push(StoredPoint {
                 id,
@@ -795,6 +827,7 @@ impl Store {
     }
 
     /// A run's eval rows in insertion order.
+                invalid_reason,
     pub fn evals(&self, run: RunId) -> Result<Vec<StoredEval>> {
         let mut st = self
             .conn

@@ -42,7 +42,7 @@ fn prov(image: &str, role: Option<&str>, digest: Option<&str>) -> ImageProvenanc
 fn record_and_look_up_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(dir.path().join("s.db")).unwrap();
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
     let img = "lmsysorg/sglang:v0.5.20-cu130";
     let a = s
         .record_image_provenance(&prov(img, Some("new"), Some(IDX)))
@@ -105,11 +105,14 @@ fn version_1_file_migrates_and_keeps_its_runs() {
     // Turn the file back into a version-1 store (what servebench ≤ the previous build wrote).
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute_batch("DROP TABLE image_provenance; PRAGMA user_version = 1;")
-            .unwrap();
+        conn.execute_batch(
+            "DROP TABLE image_provenance; ALTER TABLE points DROP COLUMN invalid_reason;
+             ALTER TABLE runs DROP COLUMN invalid_reason; PRAGMA user_version = 1;",
+        )
+        .unwrap();
     }
     let mut s = Store::open(&db).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 2);
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     let runs = s.list_runs(None, None).unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].meta.label.as_deref(), Some("before"));

@@ -74,7 +74,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             r.id.to_string(),
             created,
             r.kind.as_str().to_string(),
-            r.status.as_str().to_string(),
+            // a run with an invalid point says so (the reasons: `runs --json`, `compare`)
+            match r.invalid_reason {
+                Some(_) => format!("{} (INVALID)", r.status.as_str()),
+                None => r.status.as_str().to_string(),
+            },
             r.n_points.to_string(),
             r.n_evals.to_string(),
             m.image.clone().unwrap_or_default(),
