@@ -7,18 +7,20 @@
 //! for byte what they were) with its JSON schema generated from the same key table
 //! ([`agg::agg_row_schema`], checked in as `docs/schema/agg-row.schema.json`), and
 //! [`FailureKind`] (the request failure categories of `records.jsonl`), the per-request record
-//! [`RequestRecord`] (one line of `records.jsonl`).
+//! [`RequestRecord`] (one line of `records.jsonl`), and the eval result row [`EvalRow`].
 //!
 //! Must not know about: HTTP, SQLite, statistics, rendering. It is a leaf: only serde.
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod eval;
 pub mod failure;
 pub mod identity;
 pub mod record;
 pub mod status;
 
 pub use agg::{AggRow, AggRowError, StatRow};
+pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use identity::Identity;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};

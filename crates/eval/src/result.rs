@@ -35,73 +35,9 @@ pub struct EvalMeta {
     pub dp_attention: Option<bool>,
 }
 
-/// One row of InferenceX's eval aggregate, field for field (§4.4). Scores are fractions in
-/// [0, 1]; `*_se` are lm-eval's standard error of the mean (`null` when n < 2).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct EvalRow {
-    /// Always `false` here (single endpoint).
-    pub is_multinode: bool,
-    /// See [`EvalMeta::model_prefix`].
-    pub model_prefix: Option<String>,
-    /// The `model` sent in requests.
-    pub model: String,
-    /// Upper-case hardware name.
-    pub hw: Option<String>,
-    /// Serving framework.
-    pub framework: Option<String>,
-    /// Precision.
-    pub precision: Option<String>,
-    /// Speculative decoding.
-    pub spec_decoding: Option<String>,
-    /// Input length of the point (tokens).
-    pub isl: Option<u32>,
-    /// Output length of the point (tokens).
-    pub osl: Option<u32>,
-    /// Tensor parallelism.
-    pub tp: Option<u32>,
-    /// Expert parallelism.
-    pub ep: Option<u32>,
-    /// Multi-node prefill fields (null for single-node).
-    pub prefill_tp: Option<u32>,
-    /// See `prefill_tp`.
-    pub prefill_ep: Option<u32>,
-    /// See `prefill_tp`.
-    pub prefill_num_workers: Option<u32>,
-    /// Multi-node decode fields (null for single-node).
-    pub decode_tp: Option<u32>,
-    /// See `decode_tp`.
-    pub decode_ep: Option<u32>,
-    /// See `decode_tp`.
-    pub decode_num_workers: Option<u32>,
-    /// Requests in flight during the eval.
-    pub conc: u32,
-    /// DP-attention.
-    pub dp_attention: Option<bool>,
-    /// Multi-node only.
-    pub prefill_dp_attention: Option<bool>,
-    /// Multi-node only.
-    pub decode_dp_attention: Option<bool>,
-    /// `gsm8k`.
-    pub task: String,
-    /// `exact_match,strict-match`.
-    pub em_strict: Option<f64>,
-    /// `exact_match_stderr,strict-match`.
-    pub em_strict_se: Option<f64>,
-    /// `exact_match,flexible-extract`.
-    pub em_flexible: Option<f64>,
-    /// `exact_match_stderr,flexible-extract`.
-    pub em_flexible_se: Option<f64>,
-    /// `n-samples.gsm8k.effective`: documents scored.
-    pub n_eff: usize,
-    /// Where the numbers come from (the result file, relative to the output folder).
-    pub source: String,
-    /// `em_strict`.
-    pub score: Option<f64>,
-    /// `"em_strict"`.
-    pub score_name: String,
-    /// `em_strict_se`.
-    pub score_se: Option<f64>,
-}
+/// The eval row (InferenceX `agg_eval` fields, §4.4): defined in `servebench-contracts`, the
+/// one definition the pipeline, store and compare read.
+pub use servebench_contracts::EvalRow;
 
 /// One document's outcome: a line of `samples.jsonl`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

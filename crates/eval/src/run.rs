@@ -597,6 +597,7 @@ async fn run_on_target(
         score: em_strict,
         score_name: "em_strict".into(),
         score_se: em_strict_se,
+        extra: Default::default(),
     };
     let result = EvalResult {
         row,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde_json::{json, Value};
+use serde_json::json;
 use servebench_metrics::{Identity, PointStatus};
 use servebench_store::{RunId, RunMeta, RunStatus, Store};
 
@@ -95,8 +95,8 @@ impl StoreRecorder {
     }
 
     /// Adds an eval row (see [`eval_store_row`]).
-    pub fn add_eval(&mut self, row: &Value) {
-        if let Err(e) = self.store.add_eval(self.run, row) {
+    pub fn add_eval(&mut self, row: &servebench_eval::EvalRow) {
+        if let Err(e) = self.store.add_eval_row(self.run, row) {
             eprintln!(
                 "warning: {}: the eval row was not stored: {e:#}",
                 self.db.display()
@@ -218,16 +218,17 @@ pub fn run_status(
 
 /// The stored eval row: InferenceX's eval aggregate row (§4.4) plus the gate outcome
 /// (`threshold`, `threshold_source`, `passed`, read by compare) and the image.
-pub fn eval_store_row(r: &servebench_eval::EvalResult, image: Option<&str>) -> Value {
-    let mut v = serde_json::to_value(&r.row).unwrap_or_else(|_| json!({}));
-    if let Some(o) = v.as_object_mut() {
-        o.insert("threshold".into(), json!(r.gate.threshold.value));
-        o.insert("threshold_source".into(), json!(r.gate.threshold.source));
-        o.insert("passed".into(), json!(r.gate.pass));
-        if let Some(i) = image {
-            o.insert("image".into(), json!(i));
-        }
-        o.insert("target".into(), json!(r.target));
+pub fn eval_store_row(
+    r: &servebench_eval::EvalResult,
+    image: Option<&str>,
+) -> servebench_eval::EvalRow {
+    let mut row = r.row.clone();
+    row.set_extra("threshold", json!(r.gate.threshold.value));
+    row.set_extra("threshold_source", json!(r.gate.threshold.source));
+    row.set_extra("passed", json!(r.gate.pass));
+    if let Some(i) = image {
+        row.set_extra("image", json!(i));
     }
-    v
+    row.set_extra("target", json!(r.target));
+    row
 }

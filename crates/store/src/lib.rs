@@ -657,6 +657,13 @@ impl Store {
         self.add_point(run, &row.to_value())
     }
 
+    /// Adds one eval row servebench wrote ([`servebench_contracts::EvalRow`], with the stage's
+    /// extra keys), stored exactly as its JSON (see [`Store::add_eval`], which also takes
+    /// foreign rows).
+    pub fn add_eval_row(&mut self, run: RunId, row: &servebench_contracts::EvalRow) -> Result<i64> {
+        self.add_eval(run, &row.to_value())
+    }
+
     /// Adds one eval row (MEASUREMENT §4.4 fields: `task`, `score`, `score_name`, `n_eff`,
     /// `conc`, identity…) to `run`, in its own transaction.
     pub fn add_eval(&mut self, run: RunId, row: &Value) -> Result<i64> {

@@ -105,7 +105,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     }
     let row = store_row(&args, &r);
     let stored = st
-        .add_eval(run, &row)
+        .add_eval_row(run, &row)
         .and_then(|_| st.finish_run(run, RunStatus::Ok));
     match stored {
         Ok(()) => println!("run         {run} (store {})", args.db.display()),
@@ -206,40 +206,33 @@ fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
 /// identity fields the flags left empty get the sweep's defaults (simulator: `sim-<gpu>`,
 /// `sim`, `bf16`; endpoint: `unknown`; model prefix = the model; TP 1), listed in
 /// `identity_defaults`, so compare and report can match the row.
-fn store_row(args: &Gsm8kArgs, r: &servebench_eval::EvalResult) -> serde_json::Value {
-    let mut v = super::sweep::eval_store_row(r, args.image.as_deref());
+fn store_row(args: &Gsm8kArgs, r: &servebench_eval::EvalResult) -> servebench_eval::EvalRow {
+    let mut row = super::sweep::eval_store_row(r, args.image.as_deref());
     let sim = args.endpoint.is_none();
-    let defaults = [
-        (
-            "hw",
-            serde_json::json!(if sim {
-                format!("sim-{}", args.sim_gpu)
-            } else {
-                "unknown".into()
-            }),
-        ),
-        (
-            "framework",
-            serde_json::json!(if sim { "sim" } else { "unknown" }),
-        ),
-        (
-            "precision",
-            serde_json::json!(if sim { "bf16" } else { "unknown" }),
-        ),
-        ("model_prefix", serde_json::json!(r.row.model)),
-        ("tp", serde_json::json!(1)),
-    ];
+    let text = |sim_value: String| Some(if sim { sim_value } else { "unknown".into() });
     let mut filled = Vec::new();
-    if let Some(o) = v.as_object_mut() {
-        for (k, d) in defaults {
-            if o.get(k).is_none_or(|x| x.is_null()) {
-                o.insert(k.into(), d);
-                filled.push(k);
-            }
-        }
-        if !filled.is_empty() {
-            o.insert("identity_defaults".into(), serde_json::json!(filled));
-        }
+    if row.hw.is_none() {
+        row.hw = text(format!("sim-{}", args.sim_gpu));
+        filled.push("hw");
     }
-    v
+    if row.framework.is_none() {
+        row.framework = text("sim".into());
+        filled.push("framework");
+    }
+    if row.precision.is_none() {
+        row.precision = text("bf16".into());
+        filled.push("precision");
+    }
+    if row.model_prefix.is_none() {
+        row.model_prefix = Some(r.row.model.clone());
+        filled.push("model_prefix");
+    }
+    if row.tp.is_none() {
+        row.tp = Some(1);
+        filled.push("tp");
+    }
+    if !filled.is_empty() {
+        row.set_extra("identity_defaults", serde_json::json!(filled));
+    }
+    row
 }
