@@ -7,7 +7,8 @@
 //! for byte what they were) with its JSON schema generated from the same key table
 //! ([`agg::agg_row_schema`], checked in as `docs/schema/agg-row.schema.json`), and
 //! [`FailureKind`] (the request failure categories of `records.jsonl`), the per-request record
-//! [`RequestRecord`] (one line of `records.jsonl`), and the eval result row [`EvalRow`].
+//! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], and the
+//! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]).
 //!
 //! Must not know about: HTTP, SQLite, statistics, rendering. It is a leaf: only serde.
 #![warn(missing_docs)]
@@ -17,6 +18,7 @@ pub mod eval;
 pub mod failure;
 pub mod identity;
 pub mod record;
+pub mod schema;
 pub mod status;
 
 pub use agg::{AggRow, AggRowError, StatRow};

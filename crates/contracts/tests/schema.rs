@@ -135,3 +135,87 @@ fn a_bad_row_names_the_key() {
         "agg row is not a JSON object"
     );
 }
+
+/// Checks (or, with `SERVEBENCH_UPDATE_SCHEMA=1`, rewrites) one checked-in schema file.
+fn check_generated(file: &str, generated: &str, from: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema")
+        .join(file);
+    if std::env::var_os("SERVEBENCH_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        checked_in == generated,
+        "docs/schema/{file} differs from the schema generated from {from}; \
+         regenerate with SERVEBENCH_UPDATE_SCHEMA=1 cargo test -p servebench-contracts --test schema"
+    );
+}
+
+#[test]
+fn checked_in_record_result_summary_schemas_are_the_generated_ones() {
+    use servebench_contracts::schema::{record_schema, result_schema, schema_text, summary_schema};
+    check_generated(
+        "record.schema.json",
+        &schema_text(&record_schema()),
+        "RequestRecord (contracts/src/schema.rs)",
+    );
+    check_generated(
+        "result.schema.json",
+        &schema_text(&result_schema()),
+        "contracts/src/schema.rs",
+    );
+    check_generated(
+        "summary.schema.json",
+        &schema_text(&summary_schema()),
+        "contracts/src/schema.rs",
+    );
+}
+
+fn keys_of(v: &serde_json::Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn record_schema_lists_exactly_the_keys_a_record_writes_in_order() {
+    use servebench_contracts::schema::record_schema;
+    use servebench_contracts::{FailureKind, OutputPhases, RequestRecord};
+    let schema = record_schema();
+    let props = keys_of(&schema["properties"]);
+    let required: Vec<String> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect();
+    let line = include_str!("data/records.jsonl").lines().next().unwrap();
+    let mut r: RequestRecord = serde_json::from_str(line).unwrap();
+    // a plain record writes exactly the required keys, in schema order
+    assert_eq!(keys_of(&serde_json::to_value(&r).unwrap()), required);
+    // with every optional key present: every property; written in the record's own order
+    r.session = Some((1, 2));
+    r.tokens_per_chunk = Some(vec![2]);
+    r.failure = Some(FailureKind::Timeout);
+    r.warnings = vec!["usage_missing".into()];
+    r.phases = Some(OutputPhases {
+        first_reasoning_ms: None,
+        last_reasoning_ms: None,
+        reasoning_events: 0,
+        reasoning_tokens: Some(3),
+        first_content_ms: None,
+        first_tool_call_ms: Some(1.0),
+        tool_call_events: 1,
+    });
+    r.text = Some("x".into());
+    let v = serde_json::to_value(&r).unwrap();
+    let mut written = keys_of(&v);
+    let mut all = props.clone();
+    written.sort();
+    all.sort();
+    assert_eq!(written, all);
+    // the phases object writes the keys its schema lists
+    let phase_props = keys_of(&schema["properties"]["phases"]["properties"]);
+    assert_eq!(keys_of(&v["phases"]), phase_props);
+    // the failure strings the schema documents are FailureKind's
+    assert_eq!(v["failure"], "timeout");
+}
