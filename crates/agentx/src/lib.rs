@@ -28,5 +28,5 @@ pub use aggregate::{
     aggregate, error_gate, AgentxAggregate, AgentxRecord, AggIdentity, AggInputs, RecordPhase,
 };
 pub use point::{run_point, PointConfig, PointResult};
-pub use replay::{ReplayConfig, ReplayRecord};
+pub use replay::{BodyFields, ReplayConfig, ReplayRecord};
 pub use trace::{Trace, TraceError, TraceSource};

@@ -75,6 +75,31 @@ pub struct ReplayConfig {
     /// Notified once when the profiling window opens (warmup drained); the engine's
     /// `/metrics` scraper waits for it so server counters cover the window only.
     pub profiling_started: Option<Arc<tokio::sync::Notify>>,
+    /// Which optional body fields the engine accepts (InferenceX's by default).
+    pub body: BodyFields,
+}
+
+/// The engine-dependent part of an AgentX request body. InferenceX sends
+/// `max_completion_tokens` and `ignore_eos: true` (MEASUREMENT.md Part 2 §5.4); an engine that
+/// rejects unknown fields (Hugging Face `transformers serve` answers HTTP 422 to `ignore_eos`)
+/// gets the output cap as `max_tokens` and no `ignore_eos`, and its outputs may then end early at
+/// EOS (the records keep the server's `completion_tokens`, so the aggregate still counts what was
+/// produced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyFields {
+    /// Name of the output-cap field: `"max_completion_tokens"` or `"max_tokens"`.
+    pub cap_field: &'static str,
+    /// Send `"ignore_eos": true`.
+    pub ignore_eos: bool,
+}
+
+impl Default for BodyFields {
+    fn default() -> Self {
+        Self {
+            cap_field: "max_completion_tokens",
+            ignore_eos: true,
+        }
+    }
 }
 
 impl Default for ReplayConfig {
@@ -93,6 +118,7 @@ impl Default for ReplayConfig {
             grace: Duration::from_secs(30),
             profiling_started: None,
             time_scale: 1.0,
+            body: BodyFields::default(),
         }
     }
 }
@@ -168,6 +194,7 @@ pub fn write_body(
     messages: &[Arc<crate::synth::Segment>],
     marker: &str,
     max_tokens: u32,
+    fields: BodyFields,
 ) {
     out.clear();
     out.extend_from_slice(b"{\"messages\":[");
@@ -192,9 +219,14 @@ pub fn write_body(
     }
     out.extend_from_slice(b"],\"model\":");
     serde_json::to_writer(&mut *out, model).expect("string serialises");
-    out.extend_from_slice(b",\"stream\":true,\"max_completion_tokens\":");
+    out.extend_from_slice(b",\"stream\":true,\"");
+    out.extend_from_slice(fields.cap_field.as_bytes());
+    out.extend_from_slice(b"\":");
     out.extend_from_slice(max_tokens.to_string().as_bytes());
-    out.extend_from_slice(b",\"ignore_eos\":true,\"stream_options\":{\"include_usage\":true}}");
+    if fields.ignore_eos {
+        out.extend_from_slice(b",\"ignore_eos\":true");
+    }
+    out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}}");
 }
 
 /// `[rid:<digest>]\n\n`.
@@ -323,6 +355,7 @@ impl Ctx {
         let pool = self.pool.clone();
         let tx = self.tx.clone();
         let model = self.cfg.model.clone();
+        let fields = self.cfg.body;
         let mut cancel = self.cancel.clone();
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         let corr = format!("{}-{}-{}", lane.play, li, conv);
@@ -333,7 +366,7 @@ impl Ctx {
             let mut body = Vec::with_capacity(
                 t.messages.iter().map(|m| m.text.len() + 40).sum::<usize>() + 256,
             );
-            write_body(&mut body, &model, &t.messages, &marker, max_tokens);
+            write_body(&mut body, &model, &t.messages, &marker, max_tokens, fields);
             let body = Bytes::from(body);
             let spec = RequestSpec {
                 id: n,
@@ -940,7 +973,7 @@ mod tests {
             seg(Role::User, "u2"),
         ];
         let mut b = Vec::new();
-        write_body(&mut b, "m", &msgs, "[rid:abc]\n\n", 7);
+        write_body(&mut b, "m", &msgs, "[rid:abc]\n\n", 7, BodyFields::default());
         let s = String::from_utf8(b).unwrap();
         assert_eq!(
             s,
@@ -948,6 +981,26 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert!(v.get("temperature").is_none());
+    }
+
+    #[test]
+    fn an_engine_without_ignore_eos_gets_max_tokens_and_no_ignore_eos() {
+        let msgs = vec![Arc::new(Segment {
+            role: Role::User,
+            text: "u".into(),
+            tokens: 1,
+        })];
+        let mut b = Vec::new();
+        let f = BodyFields {
+            cap_field: "max_tokens",
+            ignore_eos: false,
+        };
+        write_body(&mut b, "m", &msgs, "[rid:abc]\n\n", 9, f);
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert_eq!(v["max_tokens"], 9);
+        assert!(v.get("ignore_eos").is_none(), "{v}");
+        assert!(v.get("max_completion_tokens").is_none(), "{v}");
+        assert_eq!(v["stream_options"]["include_usage"], true);
     }
 
     #[test]

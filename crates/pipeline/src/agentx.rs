@@ -122,6 +122,7 @@ impl Executor for AgentxExecutor {
                 benchmark_id: benchmark_id(),
                 // recorded think times, caps and the window are modelled time
                 time_scale: ctx.target.sim_speedup,
+                body: agentx_body_fields(ctx.plan.engine),
                 ..Default::default()
             },
             identity: AggIdentity {
@@ -304,5 +305,24 @@ impl Executor for AnyExecutor {
             (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.run_point(ctx, w, point).await,
             _ => unreachable!("workload built by the same executor"),
         }
+    }
+}
+
+/// The AgentX body fields for an engine profile: InferenceX's (`max_completion_tokens`,
+/// `ignore_eos`) for every engine that accepts them; `transformers serve` rejects `ignore_eos`
+/// with HTTP 422 and gets `max_tokens`; the `openai` profile sends no `ignore_eos`
+/// (crates/client/src/profile.rs has the same table for fixed-sequence bodies).
+fn agentx_body_fields(engine: servebench_client::Engine) -> servebench_agentx::BodyFields {
+    use servebench_client::Engine;
+    match engine {
+        Engine::Transformers => servebench_agentx::BodyFields {
+            cap_field: "max_tokens",
+            ignore_eos: false,
+        },
+        Engine::Openai => servebench_agentx::BodyFields {
+            cap_field: "max_completion_tokens",
+            ignore_eos: false,
+        },
+        _ => servebench_agentx::BodyFields::default(),
     }
 }
