@@ -973,7 +973,14 @@ mod tests {
             seg(Role::User, "u2"),
         ];
         let mut b = Vec::new();
-        write_body(&mut b, "m", &msgs, "[rid:abc]\n\n", 7, BodyFields::default());
+        write_body(
+            &mut b,
+            "m",
+            &msgs,
+            "[rid:abc]\n\n",
+            7,
+            BodyFields::default(),
+        );
         let s = String::from_utf8(b).unwrap();
         assert_eq!(
             s,
