@@ -404,3 +404,106 @@ fn the_simulator_happy_path_stays_valid() {
             .all(|r| r["output_tokens"] == r["requested_output_tokens"]));
     }
 }
+
+/// The real llama.cpp engine (`SERVEBENCH_REAL_ENGINE_URL`, `…_MODEL_DIR`), or `None` (skipped;
+/// a failure under `SERVEBENCH_REQUIRE_SERVICES=1`).
+fn real_engine() -> Option<(String, std::path::PathBuf)> {
+    let get = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+    match (
+        get("SERVEBENCH_REAL_ENGINE_URL"),
+        get("SERVEBENCH_REAL_ENGINE_MODEL_DIR"),
+    ) {
+        (Some(u), Some(d)) => Some((u, d.into())),
+        _ => {
+            let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
+            assert!(
+                std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                "{why} (SERVEBENCH_REQUIRE_SERVICES=1)"
+            );
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
+fn real_sweep(dir: &Path, url: &str, tokenizer: &Path, extra: &[&str]) -> (i32, String) {
+    let o = servebench_in(dir)
+        .args([
+            "sweep", "--endpoint", url, "--engine", "llama.cpp", "--gpus", "1", "--isl", "128",
+            "--osl", "16", "--conc", "2", "--no-store", "--out", "o", "--tokenizer",
+        ])
+        .arg(tokenizer)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        format!(
+            "stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+#[test]
+fn real_engine_chat_template_overhead_does_not_trip_the_prompt_rule() {
+    let Some((url, model)) = real_engine() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (code, text) = real_sweep(
+        dir.path(),
+        &url,
+        &model.join("tokenizer.json"),
+        &["--api", "chat"],
+    );
+    assert_eq!(code, 0, "{text}");
+    let recs = read_jsonl(&dir.path().join("o/conc2/records.jsonl"));
+    let diffs: Vec<(i64, i64)> = recs
+        .iter()
+        .filter(|r| r["phase"] == "measured")
+        .map(|r| {
+            let c = r["prompt_tokens_client"].as_i64().unwrap();
+            (r["prompt_tokens_server"].as_i64().unwrap() - c, c)
+        })
+        .collect();
+    // the server's chat template adds the same tokens to every prompt: the overhead the
+    // preflight measured, and more than 5 % of these prompts (an uncorrected rule would trip)
+    let overhead = diffs[0].0;
+    assert!(diffs.iter().all(|d| d.0 == overhead), "{diffs:?}");
+    assert!(
+        diffs.iter().any(|&(o, c)| o as f64 / c as f64 > 0.05),
+        "{diffs:?}"
+    );
+    assert!(
+        text.contains(&format!(
+            "prompt length checked: usage.prompt_tokens − {overhead} (server overhead"
+        )),
+        "{text}"
+    );
+    let agg = read_json(&dir.path().join("o/conc2/agg.json"));
+    assert_eq!(agg["point_status"], "ok", "{text}");
+}
+
+#[test]
+fn real_engine_with_the_wrong_tokenizer_is_invalid() {
+    // a word-level tokenizer (one token per `wN` word) against llama.cpp's BPE: the server
+    // counts each prompt differently from the client — the prompt rule invalidates the point
+    let Some((url, _)) = real_engine() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tok = write_tokenizer(dir.path());
+    let (code, text) = real_sweep(dir.path(), &url, &tok, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("→ POINT INVALID: prompt length violated: 20/20 off by more than 5 %"),
+        "{text}"
+    );
+    let agg = read_json(&dir.path().join("o/conc2/agg.json"));
+    assert_eq!(agg["point_status"], "invalid");
+    // the output length is honoured by the real engine: no fixed-length violation
+    let reasons = agg["invalid_reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+}
