@@ -5,13 +5,14 @@
 //! `skopeo copy --all --preserve-digests`, and checks servebench resolves exactly the digests it
 //! wrote. Also: the 404 line for a missing tag and the unreachable-registry line.
 
+mod common;
+use common::run_in;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
-
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
 fn registry() -> Option<String> {
     match std::env::var("SERVEBENCH_REGISTRY") {
@@ -134,15 +135,6 @@ fn write_layout(dir: &Path, tag: &str, commit: &str) -> Layout {
     }
 }
 
-fn servebench(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(BIN).args(args).output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
-
 fn push(layout: &Path, tag: &str, dest: &str) {
     let o = Command::new("skopeo")
         .args([
@@ -181,7 +173,10 @@ fn real_registry_resolves_exactly_the_pushed_digests() {
     push(&tmp.path().join("layout"), &tag, &reference);
 
     // JSON: exactly the digests written.
-    let (rc, out, err) = servebench(&["image", "inspect", &reference, "--json", "--plain-http"]);
+    let (rc, out, err) = run_in(
+        Path::new("."),
+        &["image", "inspect", &reference, "--json", "--plain-http"],
+    );
     assert_eq!(rc, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["digest"], lay.index);
@@ -209,14 +204,17 @@ fn real_registry_resolves_exactly_the_pushed_digests() {
     );
 
     // Text output, arm64 selected.
-    let (rc, out, err) = servebench(&[
-        "image",
-        "inspect",
-        &reference,
-        "--plain-http",
-        "--platform",
-        "linux/arm64",
-    ]);
+    let (rc, out, err) = run_in(
+        Path::new("."),
+        &[
+            "image",
+            "inspect",
+            &reference,
+            "--plain-http",
+            "--platform",
+            "linux/arm64",
+        ],
+    );
     assert_eq!(rc, 0, "{err}");
     assert!(out.contains(&format!("Index:     {}", lay.index)), "{out}");
     assert!(
@@ -229,23 +227,29 @@ fn real_registry_resolves_exactly_the_pushed_digests() {
     );
 
     // By digest.
-    let (rc, out, err) = servebench(&[
-        "image",
-        "inspect",
-        &format!("{reg}/servebench/engine@{}", lay.index),
-        "--json",
-        "--plain-http",
-    ]);
+    let (rc, out, err) = run_in(
+        Path::new("."),
+        &[
+            "image",
+            "inspect",
+            &format!("{reg}/servebench/engine@{}", lay.index),
+            "--json",
+            "--plain-http",
+        ],
+    );
     assert_eq!(rc, 0, "{err}");
     assert!(out.contains(&lay.platforms[1].1));
 
     // 404: one line naming the tag, the URL and the registry's code.
-    let (rc, out, err) = servebench(&[
-        "image",
-        "inspect",
-        &format!("{reg}/servebench/engine:missing-{uniq}"),
-        "--plain-http",
-    ]);
+    let (rc, out, err) = run_in(
+        Path::new("."),
+        &[
+            "image",
+            "inspect",
+            &format!("{reg}/servebench/engine:missing-{uniq}"),
+            "--plain-http",
+        ],
+    );
     assert_eq!(rc, 1);
     assert!(out.is_empty());
     assert_eq!(
@@ -263,16 +267,19 @@ fn real_registry_resolves_exactly_the_pushed_digests() {
         format!("k-fp8-h200-sglang:\n  image: {reg}/servebench/engine:old-{uniq}\n  model: org/m\n  model-prefix: k\n  runner: h200-cw\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 8192\n      osl: 1024\n      search-space:\n      - {{ tp: 8, conc-list: [4] }}\n"),
     )
     .unwrap();
-    let (rc, out, err) = servebench(&[
-        "bump",
-        "k-fp8-h200-sglang",
-        "--image",
-        &reference,
-        "--catalog",
-        cat.to_str().unwrap(),
-        "--plain-http",
-        "--dry-run",
-    ]);
+    let (rc, out, err) = run_in(
+        Path::new("."),
+        &[
+            "bump",
+            "k-fp8-h200-sglang",
+            "--image",
+            &reference,
+            "--catalog",
+            cat.to_str().unwrap(),
+            "--plain-http",
+            "--dry-run",
+        ],
+    );
     assert_eq!(rc, 0, "{err}");
     assert!(
         out.contains(&format!(
@@ -297,12 +304,15 @@ fn unreachable_registry_is_one_line_naming_the_url() {
         .local_addr()
         .unwrap()
         .port();
-    let (rc, out, err) = servebench(&[
-        "image",
-        "inspect",
-        &format!("127.0.0.1:{port}/x/y:1"),
-        "--plain-http",
-    ]);
+    let (rc, out, err) = run_in(
+        Path::new("."),
+        &[
+            "image",
+            "inspect",
+            &format!("127.0.0.1:{port}/x/y:1"),
+            "--plain-http",
+        ],
+    );
     assert_eq!(rc, 1);
     assert!(out.is_empty());
     assert!(
@@ -313,7 +323,7 @@ fn unreachable_registry_is_one_line_naming_the_url() {
     );
     assert_eq!(err.trim_end().lines().count(), 1);
     // Malformed reference: the reason, one line.
-    let (rc, _, err) = servebench(&["image", "inspect", "Foo/Bar:1"]);
+    let (rc, _, err) = run_in(Path::new("."), &["image", "inspect", "Foo/Bar:1"]);
     assert_eq!(rc, 1);
     assert_eq!(
         err.trim_end(),

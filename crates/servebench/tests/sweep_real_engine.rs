@@ -5,10 +5,9 @@
 //! tests print `skipped: …`, or fail when `SERVEBENCH_REQUIRE_SERVICES=1`.
 
 mod common;
-use common::{read_json, read_jsonl};
+use common::{read_json, read_jsonl, scratch_in};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -33,11 +32,7 @@ fn service() -> Option<(String, PathBuf)> {
 }
 
 fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
-        .env(
-            "SERVEBENCH_DB",
-            std::env::temp_dir().join("servebench-tests-scratch.db"),
-        )
+    let o = scratch_in(Path::new("."))
         .args([
             "sweep",
             "--endpoint",
