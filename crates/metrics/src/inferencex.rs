@@ -41,7 +41,24 @@ pub mod pyjson;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use anyhow::{anyhow, bail, Result};
+/// Why a raw result could not be processed: one line, InferenceX's own message (or the variable
+/// or raw key prefixed where its Python exception would not name it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProcessError(pub String);
+
+/// `Result` of this module: [`ProcessError`] unless said otherwise.
+pub type Result<T, E = ProcessError> = std::result::Result<T, E>;
+
+/// A [`ProcessError`] with a formatted message.
+macro_rules! err {
+    ($($t:tt)*) => { ProcessError(format!($($t)*)) };
+}
+
+/// Returns a [`ProcessError`] with a formatted message.
+macro_rules! fail {
+    ($($t:tt)*) => { return Err(err!($($t)*)) };
+}
 use serde_json::{json, Map, Value};
 
 pub use pyjson::{dumps_indent2, py_float_repr, py_repr_str, py_round};
@@ -188,7 +205,7 @@ pub fn process_result(
 ) -> Result<Processed> {
     let raw = raw
         .as_object()
-        .ok_or_else(|| anyhow!("raw result is not a JSON object"))?;
+        .ok_or_else(|| err!("raw result is not a JSON object"))?;
     require_env(env, &BASE_ENV_VARS)?;
     let var = |name: &str| env[name].as_str();
     let result_filename = var("RESULT_FILENAME").to_string();
@@ -197,7 +214,7 @@ pub fn process_result(
     let mut data = Map::new();
     data.insert("hw".into(), json!(var("RUNNER_TYPE")));
     let conc = py_int_value(raw_key(raw, "max_concurrency")?)
-        .map_err(|e| anyhow!("raw result key 'max_concurrency': {e}"))?;
+        .map_err(|e| err!("raw result key 'max_concurrency': {e}"))?;
     data.insert("conc".into(), json!(conc));
     data.insert("image".into(), json!(var("IMAGE")));
     data.insert("model".into(), raw_key(raw, "model_id")?.clone());
@@ -229,19 +246,19 @@ pub fn process_result(
         multinode_fields(raw, env, &mut data)?
     } else {
         if disagg {
-            bail!("Disaggregated mode requires multinode setup.");
+            fail!("Disaggregated mode requires multinode setup.");
         }
         single_node_fields(raw, env, &mut data)?
     };
 
     for (key, value) in raw {
         if key.ends_with("ms") {
-            let x = py_float_value(value).map_err(|e| anyhow!("raw result key '{key}': {e}"))?;
+            let x = py_float_value(value).map_err(|e| err!("raw result key '{key}': {e}"))?;
             data.insert(key.replace("_ms", ""), finite(x / 1000.0, key)?);
         }
         if key.contains("tpot") {
-            let x = py_float_value(value).map_err(|e| anyhow!("raw result key '{key}': {e}"))?;
-            let v = py_div(1000.0, x).map_err(|e| anyhow!("raw result key '{key}': {e}"))?;
+            let x = py_float_value(value).map_err(|e| err!("raw result key '{key}': {e}"))?;
+            let v = py_div(1000.0, x).map_err(|e| err!("raw result key '{key}': {e}"))?;
             data.insert(
                 key.replace("_ms", "").replace("tpot", "intvty"),
                 finite(v, key)?,
@@ -265,7 +282,7 @@ pub fn process_result(
         }
         Topology::Multi => {
             if power.is_some() {
-                bail!(
+                fail!(
                     "power measurements for multinode results are not supported: InferenceX \
                      validates srt-slurm dcgm-power packages (utils/aggregate_power_multinode.py), \
                      which servebench does not read"
@@ -294,7 +311,7 @@ fn require_env(env: &BTreeMap<String, String>, names: &[&str]) -> Result<()> {
         .filter(|n| !env.contains_key(*n))
         .collect();
     if !missing.is_empty() {
-        bail!(
+        fail!(
             "Missing required environment variables: {}",
             missing.join(", ")
         );
@@ -307,25 +324,25 @@ fn env_int(env: &BTreeMap<String, String>, name: &str, default: Option<&str>) ->
     let s = match (env.get(name), default) {
         (Some(v), _) => v.as_str(),
         (None, Some(d)) => d,
-        (None, None) => bail!("Missing required environment variables: {name}"),
+        (None, None) => fail!("Missing required environment variables: {name}"),
     };
-    py_int_str(s).map_err(|e| anyhow!("{name}: {e}"))
+    py_int_str(s).map_err(|e| err!("{name}: {e}"))
 }
 
 fn raw_key<'a>(raw: &'a Map<String, Value>, key: &str) -> Result<&'a Value> {
     raw.get(key)
-        .ok_or_else(|| anyhow!("raw result has no key '{key}' (KeyError: '{key}')"))
+        .ok_or_else(|| err!("raw result has no key '{key}' (KeyError: '{key}')"))
 }
 
 fn raw_float(raw: &Map<String, Value>, key: &str) -> Result<f64> {
-    py_float_value(raw_key(raw, key)?).map_err(|e| anyhow!("raw result key '{key}': {e}"))
+    py_float_value(raw_key(raw, key)?).map_err(|e| err!("raw result key '{key}': {e}"))
 }
 
 fn finite(x: f64, what: &str) -> Result<Value> {
     if x.is_finite() {
         Ok(json!(x))
     } else {
-        bail!(
+        fail!(
             "{what}: the result is {} (process_result.py would write the non-JSON token {})",
             py_float_repr(x),
             if x.is_nan() {
@@ -361,16 +378,16 @@ fn single_node_fields(
     let dcp = env_int(env, "DCP_SIZE", Some("1"))?;
     let pcp = env_int(env, "PCP_SIZE", Some("1"))?;
     if pp <= 0 || dcp <= 0 || pcp <= 0 {
-        bail!("PP_SIZE, DCP_SIZE, and PCP_SIZE must be positive integers.");
+        fail!("PP_SIZE, DCP_SIZE, and PCP_SIZE must be positive integers.");
     }
     let num_gpus = tp
         .checked_mul(pp)
         .and_then(|x| x.checked_mul(pcp))
-        .ok_or_else(|| anyhow!("TP × PP_SIZE × PCP_SIZE overflows a 64-bit integer"))?;
+        .ok_or_else(|| err!("TP × PP_SIZE × PCP_SIZE overflows a 64-bit integer"))?;
     let g = num_gpus as f64;
     let per_gpu = |x: Result<f64>| -> Result<Value> {
         let v = py_div(x?, g)
-            .map_err(|e| anyhow!("per-GPU throughput (TP × PP × PCP = {num_gpus}): {e}"))?;
+            .map_err(|e| err!("per-GPU throughput (TP × PP × PCP = {num_gpus}): {e}"))?;
         finite(v, "per-GPU throughput")
     };
     data.insert("is_multinode".into(), json!(false));
@@ -401,7 +418,7 @@ fn multinode_fields(
     let prefill_hw = env.get("PREFILL_HARDWARE").map_or("", String::as_str);
     let decode_hw = env.get("DECODE_HARDWARE").map_or("", String::as_str);
     if prefill_hw.is_empty() != decode_hw.is_empty() {
-        bail!("PREFILL_HARDWARE and DECODE_HARDWARE must be specified together.");
+        fail!("PREFILL_HARDWARE and DECODE_HARDWARE must be specified together.");
     }
     let int = |name: &str| env_int(env, name, None);
     let int1 = |name: &str| env_int(env, name, Some("1"));
@@ -432,16 +449,16 @@ fn multinode_fields(
     .iter()
     .any(|v| *v <= 0)
     {
-        bail!("Multinode PP, DCP, and PCP sizes must be positive integers.");
+        fail!("Multinode PP, DCP, and PCP sizes must be positive integers.");
     }
     let total_gpus = prefill_gpus
         .checked_add(decode_gpus)
-        .ok_or_else(|| anyhow!("PREFILL_GPUS + DECODE_GPUS overflows a 64-bit integer"))?;
+        .ok_or_else(|| err!("PREFILL_GPUS + DECODE_GPUS overflows a 64-bit integer"))?;
     if total_gpus <= 0 {
-        bail!("Multinode results require at least one GPU.");
+        fail!("Multinode results require at least one GPU.");
     }
     if prefill_gpus <= 0 {
-        bail!("Multinode results require at least one prefill GPU.");
+        fail!("Multinode results require at least one prefill GPU.");
     }
     let has_decode = decode_gpus > 0;
     let output_denominator = if has_decode { decode_gpus } else { total_gpus };
@@ -496,13 +513,13 @@ fn router_metadata(raw: Option<&str>) -> Result<Option<Value>> {
         None | Some("") | Some("null") => return Ok(None),
         Some(s) => s,
     };
-    let value: Value = serde_json::from_str(raw)
-        .map_err(|_| anyhow!("ROUTER_METADATA must contain valid JSON"))?;
+    let value: Value =
+        serde_json::from_str(raw).map_err(|_| err!("ROUTER_METADATA must contain valid JSON"))?;
     let ok_keys = value
         .as_object()
         .is_some_and(|o| o.len() == 2 && o.contains_key("name") && o.contains_key("version"));
     if !ok_keys {
-        bail!("ROUTER_METADATA must contain exactly 'name' and 'version'");
+        fail!("ROUTER_METADATA must contain exactly 'name' and 'version'");
     }
     let strings = value
         .as_object()
@@ -510,7 +527,7 @@ fn router_metadata(raw: Option<&str>) -> Result<Option<Value>> {
         .values()
         .all(|v| v.as_str().is_some_and(|s| !s.is_empty()));
     if !strings {
-        bail!("ROUTER_METADATA name and version must be non-empty strings");
+        fail!("ROUTER_METADATA name and version must be non-empty strings");
     }
     Ok(Some(value))
 }
