@@ -12,7 +12,7 @@
 //!    (`"AgentX"`, `"8k/1k"`, or `{"isl":…, "osl":…}`), `topology` (`{"tp","ep"[,"dp_attention"]}`),
 //!    `statistic` (`mean|median|p90|p99`), optional `identity`, `points`, `evals`.
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{err, fail, Context, Result};
 use serde_json::{json, Map, Value};
 
 use crate::{EvalPoint, Point, Stat};
@@ -74,7 +74,7 @@ pub struct BaselineImport {
 /// (`"baseline.json: points[2]: unknown field `ttft`"`).
 pub fn parse_baseline(text: &str, source: &str, ov: &IdentityOverrides) -> Result<BaselineImport> {
     let v: Value = serde_json::from_str(text).map_err(|e| {
-        anyhow!(
+        err!(
             "{source}: not valid JSON (line {}, column {}): {e}",
             e.line(),
             e.column()
@@ -86,13 +86,13 @@ pub fn parse_baseline(text: &str, source: &str, ov: &IdentityOverrides) -> Resul
             table_import(m, source, ov)
         }
         Value::Object(_) => rows_import(vec![v], source),
-        _ => bail!("{source}: expected a JSON array of InferenceX rows or a baseline table object"),
+        _ => fail!("{source}: expected a JSON array of InferenceX rows or a baseline table object"),
     }
 }
 
 fn rows_import(rows: Vec<Value>, source: &str) -> Result<BaselineImport> {
     if rows.is_empty() {
-        bail!("{source}: the array has no rows");
+        fail!("{source}: the array has no rows");
     }
     let mut points = Vec::new();
     let mut evals = Vec::new();
@@ -178,7 +178,7 @@ pub fn identity_from_config_key(key: &str) -> Option<[(&'static str, String); 5]
 fn known_keys(m: &Map<String, Value>, allowed: &[&str], at: &str) -> Result<()> {
     for k in m.keys() {
         if !allowed.contains(&k.as_str()) {
-            bail!(
+            fail!(
                 "{at}: unknown field `{k}` (allowed: {})",
                 allowed.join(", ")
             );
@@ -191,7 +191,7 @@ fn num(m: &Map<String, Value>, k: &str, at: &str) -> Result<Option<f64>> {
     match m.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(other) => bail!("{at}: field `{k}` is {other}, expected a number"),
+        Some(other) => fail!("{at}: field `{k}` is {other}, expected a number"),
     }
 }
 
@@ -226,9 +226,9 @@ fn table_import(
     let statistic = match m.get("statistic") {
         None => Stat::Mean,
         Some(Value::String(s)) => Stat::parse(s).ok_or_else(|| {
-            anyhow!("{source}: field `statistic` is {s:?}, expected mean|median|p90|p99")
+            err!("{source}: field `statistic` is {s:?}, expected mean|median|p90|p99")
         })?,
-        Some(other) => bail!("{source}: field `statistic` is {other}, expected a string"),
+        Some(other) => fail!("{source}: field `statistic` is {other}, expected a string"),
     };
 
     // Identity: CLI overrides > table `identity` > derived from config_key.
@@ -245,7 +245,7 @@ fn table_import(
     if let Some(idv) = m.get("identity") {
         let id = idv
             .as_object()
-            .ok_or_else(|| anyhow!("{source}: field `identity` must be an object"))?;
+            .ok_or_else(|| err!("{source}: field `identity` must be an object"))?;
         let at = format!("{source}: identity");
         known_keys(
             id,
@@ -299,7 +299,7 @@ fn table_import(
     }
     for req in ["hw", "framework", "infmax_model_prefix", "precision"] {
         if !ident.contains_key(req) {
-            bail!(
+            fail!(
                 "{source}: cannot tell the baseline's `{req}`: add an \"identity\" object or pass \
                  --{} (config_key {} does not follow <model-prefix>-<precision>-<sku>-<framework>)",
                 match req {
@@ -333,7 +333,7 @@ fn table_import(
                 .split_once('/')
                 .and_then(|(a, b)| Some((parse(a)?, parse(b)?)))
                 .ok_or_else(|| {
-                    anyhow!("{source}: field `workload` is {s:?}, expected \"AgentX\", \"8k/1k\" or {{\"isl\":…,\"osl\":…}}")
+                    err!("{source}: field `workload` is {s:?}, expected \"AgentX\", \"8k/1k\" or {{\"isl\":…,\"osl\":…}}")
                 })?;
             ("single_turn", json!(i), json!(o), s.clone())
         }
@@ -342,13 +342,13 @@ fn table_import(
             let o = w.get("osl").and_then(Value::as_u64);
             match (i, o) {
                 (Some(i), Some(o)) => ("single_turn", json!(i), json!(o), format!("{i}/{o}")),
-                _ => bail!("{source}: field `workload` object needs integer `isl` and `osl`"),
+                _ => fail!("{source}: field `workload` object needs integer `isl` and `osl`"),
             }
         }
-        None => bail!(
+        None => fail!(
             "{source}: missing field `workload` (\"AgentX\", \"8k/1k\" or {{\"isl\",\"osl\"}})"
         ),
-        Some(other) => bail!("{source}: field `workload` is {other}, expected a string or object"),
+        Some(other) => fail!("{source}: field `workload` is {other}, expected a string or object"),
     };
 
     // Topology.
@@ -356,7 +356,7 @@ fn table_import(
         .get("topology")
         .and_then(Value::as_object)
         .ok_or_else(|| {
-            anyhow!("{source}: missing field `topology` (e.g. {{\"tp\": 1, \"ep\": 1}})")
+            err!("{source}: missing field `topology` (e.g. {{\"tp\": 1, \"ep\": 1}})")
         })?;
     known_keys(
         topo,
@@ -366,7 +366,7 @@ fn table_import(
     let tp = topo
         .get("tp")
         .and_then(Value::as_u64)
-        .ok_or_else(|| anyhow!("{source}: topology: missing integer field `tp`"))?;
+        .ok_or_else(|| err!("{source}: topology: missing integer field `tp`"))?;
     let ep = topo.get("ep").and_then(Value::as_u64).unwrap_or(1);
     let dpa = topo
         .get("dp_attention")
@@ -416,13 +416,13 @@ fn table_import(
     let pts = match m.get("points") {
         None => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
-        Some(_) => bail!("{source}: field `points` must be an array"),
+        Some(_) => fail!("{source}: field `points` must be an array"),
     };
     for (i, p) in pts.iter().enumerate() {
         let at = format!("{source}: points[{i}]");
         let pm = p
             .as_object()
-            .ok_or_else(|| anyhow!("{at}: expected an object"))?;
+            .ok_or_else(|| err!("{at}: expected an object"))?;
         known_keys(
             pm,
             &[
@@ -448,7 +448,7 @@ fn table_import(
         let conc = pm
             .get("conc")
             .and_then(Value::as_u64)
-            .ok_or_else(|| anyhow!("{at}: missing integer field `conc`"))?;
+            .ok_or_else(|| err!("{at}: missing integer field `conc`"))?;
         let mut r = base_row(conc);
         let stat = statistic.to_string();
         for (src, dst, factor) in [
@@ -482,7 +482,7 @@ fn table_import(
         }
         let status = pm.get("status").and_then(Value::as_str).unwrap_or("ok");
         if !matches!(status, "ok" | "partial" | "failed") {
-            bail!("{at}: field `status` is {status:?}, expected ok|partial|failed");
+            fail!("{at}: field `status` is {status:?}, expected ok|partial|failed");
         }
         r.insert("point_status".into(), json!(status));
         r.insert("statistic".into(), json!(stat));
@@ -498,13 +498,13 @@ fn table_import(
     let evs = match m.get("evals") {
         None => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
-        Some(_) => bail!("{source}: field `evals` must be an array"),
+        Some(_) => fail!("{source}: field `evals` must be an array"),
     };
     for (i, e) in evs.iter().enumerate() {
         let at = format!("{source}: evals[{i}]");
         let em = e
             .as_object()
-            .ok_or_else(|| anyhow!("{at}: expected an object"))?;
+            .ok_or_else(|| err!("{at}: expected an object"))?;
         known_keys(
             em,
             &[
@@ -522,11 +522,11 @@ fn table_import(
         let conc = em
             .get("conc")
             .and_then(Value::as_u64)
-            .ok_or_else(|| anyhow!("{at}: missing integer field `conc`"))?;
+            .ok_or_else(|| err!("{at}: missing integer field `conc`"))?;
         let task = em
             .get("task")
             .and_then(Value::as_str)
-            .ok_or_else(|| anyhow!("{at}: missing string field `task`"))?;
+            .ok_or_else(|| err!("{at}: missing string field `task`"))?;
         let mut r = base_row(conc);
         r.insert("model_prefix".into(), ident["infmax_model_prefix"].clone());
         r.insert("task".into(), json!(task));
@@ -537,7 +537,7 @@ fn table_import(
         r.insert("score_name".into(), json!(metric));
         if let Some(s) = num(em, "score", &at)? {
             if !(0.0..=1.0).contains(&s) {
-                bail!("{at}: field `score` is {s}, expected a fraction between 0 and 1 (97.95 % → 0.9795)");
+                fail!("{at}: field `score` is {s}, expected a fraction between 0 and 1 (97.95 % → 0.9795)");
             }
             r.insert("score".into(), json!(s));
             r.insert(metric.to_string(), json!(s));
@@ -560,7 +560,7 @@ fn table_import(
         evals.push(row);
     }
     if points.is_empty() && evals.is_empty() {
-        bail!("{source}: the baseline table has no points and no evals");
+        fail!("{source}: the baseline table has no points and no evals");
     }
     Ok(BaselineImport {
         format: BaselineFormat::Table,

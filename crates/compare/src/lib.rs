@@ -280,6 +280,7 @@ impl Default for CompareOptions {
 }
 
 pub mod ci;
+pub mod error;
 mod engine;
 mod import;
 mod point;
@@ -288,4 +289,5 @@ pub use engine::{compare, compare_eval, compare_pair, delta, gates, group_repeat
 pub use import::{
     identity_from_config_key, parse_baseline, BaselineFormat, BaselineImport, IdentityOverrides,
 };
+pub use error::CompareError;
 pub use point::eval_threshold;

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{anyhow, bail, Result};
+use crate::error::{err, fail, Result};
 use serde_json::{Map, Value};
 
 use crate::{
@@ -60,7 +60,7 @@ const NON_METRIC_KEYS: &[&str] = &[
 
 fn obj(row: &Value) -> Result<&Map<String, Value>> {
     row.as_object()
-        .ok_or_else(|| anyhow!("row is not a JSON object"))
+        .ok_or_else(|| err!("row is not a JSON object"))
 }
 
 fn get_str(m: &Map<String, Value>, key: &str) -> Option<String> {
@@ -73,7 +73,7 @@ fn get_str(m: &Map<String, Value>, key: &str) -> Option<String> {
 }
 
 fn req_str(m: &Map<String, Value>, key: &str) -> Result<String> {
-    get_str(m, key).ok_or_else(|| anyhow!("missing or non-string field `{key}`"))
+    get_str(m, key).ok_or_else(|| err!("missing or non-string field `{key}`"))
 }
 
 /// Reads a non-negative integer that may be written as a number or a numeric string.
@@ -86,15 +86,15 @@ fn get_u64(m: &Map<String, Value>, key: &str) -> Result<Option<u64>> {
             } else if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0) {
                 Ok(Some(f as u64))
             } else {
-                bail!("field `{key}` is {n}, expected a non-negative integer")
+                fail!("field `{key}` is {n}, expected a non-negative integer")
             }
         }
         Some(Value::String(s)) => s
             .trim()
             .parse::<u64>()
             .map(Some)
-            .map_err(|_| anyhow!("field `{key}` is {s:?}, expected a non-negative integer")),
-        Some(other) => bail!("field `{key}` is {other}, expected a non-negative integer"),
+            .map_err(|_| err!("field `{key}` is {s:?}, expected a non-negative integer")),
+        Some(other) => fail!("field `{key}` is {other}, expected a non-negative integer"),
     }
 }
 
@@ -103,7 +103,7 @@ fn get_u32(m: &Map<String, Value>, key: &str) -> Result<Option<u32>> {
         None => Ok(None),
         Some(v) => u32::try_from(v)
             .map(Some)
-            .map_err(|_| anyhow!("field `{key}` is {v}, too large")),
+            .map_err(|_| err!("field `{key}` is {v}, too large")),
     }
 }
 
@@ -124,16 +124,16 @@ fn get_bool(m: &Map<String, Value>, key: &str) -> Result<Option<bool>> {
         Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" => Ok(Some(true)),
             "false" | "0" | "no" | "" => Ok(Some(false)),
-            _ => bail!("field `{key}` is {s:?}, expected true or false"),
+            _ => fail!("field `{key}` is {s:?}, expected true or false"),
         },
         Some(Value::Number(n)) => Ok(Some(n.as_f64() != Some(0.0))),
-        Some(other) => bail!("field `{key}` is {other}, expected true or false"),
+        Some(other) => fail!("field `{key}` is {other}, expected true or false"),
     }
 }
 
 fn parallelism(m: &Map<String, Value>, prefix: &str) -> Result<Parallelism> {
     let tp =
-        get_u32(m, &format!("{prefix}tp"))?.ok_or_else(|| anyhow!("missing field `{prefix}tp`"))?;
+        get_u32(m, &format!("{prefix}tp"))?.ok_or_else(|| err!("missing field `{prefix}tp`"))?;
     Ok(Parallelism {
         tp,
         ep: get_u32(m, &format!("{prefix}ep"))?.unwrap_or(1),
@@ -182,7 +182,7 @@ impl Identity {
         };
         let model_prefix = get_str(m, "infmax_model_prefix")
             .or_else(|| get_str(m, "model_prefix"))
-            .ok_or_else(|| anyhow!("missing field `infmax_model_prefix` (or `model_prefix`)"))?;
+            .ok_or_else(|| err!("missing field `infmax_model_prefix` (or `model_prefix`)"))?;
         let spec = get_str(m, "spec_decoding")
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "none".into());
@@ -202,7 +202,7 @@ impl Identity {
             benchmark_type,
             isl,
             osl,
-            conc: get_u32(m, "conc")?.ok_or_else(|| anyhow!("missing field `conc`"))?,
+            conc: get_u32(m, "conc")?.ok_or_else(|| err!("missing field `conc`"))?,
         })
     }
 
@@ -345,7 +345,7 @@ impl Point {
             Some("failed") => PointStatus::Failed,
             Some("invalid") => PointStatus::Invalid,
             Some(other) => {
-                bail!("field `point_status` is {other:?}, expected ok|partial|failed|invalid")
+                fail!("field `point_status` is {other:?}, expected ok|partial|failed|invalid")
             }
             None if ok == Some(0) => PointStatus::Failed,
             None => PointStatus::Ok,
@@ -353,7 +353,7 @@ impl Point {
         let api = match get_str(m, "api").as_deref() {
             Some("completions") => Some(ApiKind::Completions),
             Some("chat") => Some(ApiKind::Chat),
-            Some(other) => bail!("field `api` is {other:?}, expected completions|chat"),
+            Some(other) => fail!("field `api` is {other:?}, expected completions|chat"),
             None if agentic => Some(ApiKind::Chat),
             None => None,
         };

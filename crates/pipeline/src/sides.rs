@@ -159,12 +159,12 @@ fn side_from_file(path: &Path) -> Result<Side> {
         .points
         .iter()
         .map(Point::from_agg_row)
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let evals = imp
         .evals
         .iter()
         .map(EvalPoint::from_eval_row)
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Side {
         info: RunInfo {
             run_id: None,
