@@ -307,6 +307,31 @@ async fn contract_violations_invalidate_the_point_the_run_and_the_comparison() {
     for m in metrics {
         assert_eq!(m["delta"]["pct"], Value::Null, "{m}");
     }
+    // the report of the invalid run against the clean one: no value, no delta, the reason
+    let (code, md) = sb(
+        d,
+        &[
+            "report",
+            "2",
+            "--db",
+            "s.db",
+            "--baseline",
+            "1",
+            "--lang",
+            "en",
+        ],
+    );
+    assert_eq!(code, 0, "{md}");
+    assert!(
+        md.contains(&format!(
+            "invalid (a validity rule was violated) — `{short}`"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("candidate invalid: {short}")),
+        "the N/A reason names the rule: {md}"
+    );
     // … and from an invalid baseline
     let (code, text) = sb(
         d,
@@ -429,8 +454,23 @@ fn real_engine() -> Option<(String, std::path::PathBuf)> {
 fn real_sweep(dir: &Path, url: &str, tokenizer: &Path, extra: &[&str]) -> (i32, String) {
     let o = servebench_in(dir)
         .args([
-            "sweep", "--endpoint", url, "--engine", "llama.cpp", "--gpus", "1", "--isl", "128",
-            "--osl", "16", "--conc", "2", "--no-store", "--out", "o", "--tokenizer",
+            "sweep",
+            "--endpoint",
+            url,
+            "--engine",
+            "llama.cpp",
+            "--gpus",
+            "1",
+            "--isl",
+            "128",
+            "--osl",
+            "16",
+            "--conc",
+            "2",
+            "--no-store",
+            "--out",
+            "o",
+            "--tokenizer",
         ])
         .arg(tokenizer)
         .args(extra)
