@@ -766,6 +766,7 @@ impl Store {
             },
             n_points: r.get::<_, i64>("n_points")? as u64,
             n_evals: r.get::<_, i64>("n_evals")? as u64,
+            invalid_reason: r.get("invalid_reason")?,
         })
     }
 
@@ -773,7 +774,6 @@ impl Store {
             (SELECT COUNT(*) FROM points WHERE points.run_id = runs.id) AS n_points,
             (SELECT COUNT(*) FROM evals WHERE evals.run_id = runs.id) AS n_evals
          FROM runs";
-            invalid_reason: r.get("invalid_reason")?,
 
     /// Runs, newest first (by id), optionally only of `kind`, at most `limit` (`None` = all).
     pub fn list_runs(&self, kind: Option<RunKind>, limit: Option<usize>) -> Result<Vec<RunRecord>> {
@@ -813,6 +813,7 @@ impl Store {
                 r.get::<_, String>(1)?,
                 r.get::<_, Option<String>>(2)?,
                 r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
             ))
         })?;
         let mut out = Vec::new();
@@ -820,13 +821,13 @@ impl Store {
             let (id, status, records_file, json, invalid_reason) = row?;
             let row = serde_json::from_str(&json).with_context(|| {
                 format!("{}: point {id} has a corrupt row", self.path.display())
-                r.get::<_, Option<String>>(4)?,
             })?;
             out.push(StoredPoint {
                 id,
                 run_id: run,
                 status,
                 records_file,
+                invalid_reason,
                 row,
             });
         }
@@ -834,7 +835,6 @@ impl Store {
     }
 
     /// A run's eval rows in insertion order.
-                invalid_reason,
     pub fn evals(&self, run: RunId) -> Result<Vec<StoredEval>> {
         let mut st = self
             .conn
