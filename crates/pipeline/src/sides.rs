@@ -66,7 +66,7 @@ pub fn open_store(db: &Path) -> Result<Store> {
             db.display()
         );
     }
-    Store::open(db)
+    Ok(Store::open(db)?)
 }
 
 /// One side of a comparison, loaded.

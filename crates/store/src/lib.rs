@@ -14,11 +14,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{err, fail, Context};
+pub use crate::error::{Result, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod error;
 mod resume;
 
 /// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
@@ -431,7 +433,7 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.exists() {
-                bail!(
+                fail!(
                     "{}: directory {} does not exist",
                     path.display(),
                     parent.display()
@@ -483,14 +485,14 @@ impl Store {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Err(e) => {
-                    return Err(anyhow::Error::new(e).context(format!(
+                    return Err(StoreError::context(e, format!(
                         "{p}: not a SQLite database, or it cannot be written"
                     )))
                 }
             }
         };
         if mode != "wal" && mode != "memory" {
-            bail!("{p}: cannot switch the store to WAL (journal_mode is {mode})");
+            fail!("{p}: cannot switch the store to WAL (journal_mode is {mode})");
         }
         self.conn
             .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
@@ -506,7 +508,7 @@ impl Store {
             .with_context(|| format!("{p}: locking for migration"))?;
         let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
-            bail!(
+            fail!(
                 "{p}: store schema version {version} is newer than this servebench \
                  understands ({SCHEMA_VERSION}); upgrade servebench"
             );
@@ -571,7 +573,7 @@ impl Store {
             .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
             .optional()?;
         if exists.is_none() {
-            bail!("{}: run {run} does not exist", self.path.display());
+            fail!("{}: run {run} does not exist", self.path.display());
         }
         Ok(())
     }
@@ -586,7 +588,7 @@ impl Store {
     /// Errors: the row is not a JSON object, or the run does not exist.
     pub fn add_point(&mut self, run: RunId, row: &Value) -> Result<i64> {
         if !row.is_object() {
-            bail!("point row for run {run} is not a JSON object");
+            fail!("point row for run {run} is not a JSON object");
         }
         let benchmark_type = row_str(row, "benchmark_type").or_else(|| {
             (row_str(row, "scenario_type").as_deref() == Some("agentic-coding"))
@@ -599,7 +601,7 @@ impl Store {
             .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
             .optional()?;
         if exists.is_none() {
-            bail!("{}: run {run} does not exist", self.path.display());
+            fail!("{}: run {run} does not exist", self.path.display());
         }
         // an invalid point flags its run too, in the same transaction (a crash later keeps both)
         let invalid = servebench_contracts::status::invalid_reasons_of(row);
@@ -668,10 +670,10 @@ impl Store {
     /// `conc`, identity…) to `run`, in its own transaction.
     pub fn add_eval(&mut self, run: RunId, row: &Value) -> Result<i64> {
         if !row.is_object() {
-            bail!("eval row for run {run} is not a JSON object");
+            fail!("eval row for run {run} is not a JSON object");
         }
         let task = row_str(row, "task")
-            .ok_or_else(|| anyhow!("eval row for run {run}: missing field `task`"))?;
+            .ok_or_else(|| err!("eval row for run {run}: missing field `task`"))?;
         let score = row
             .get("score")
             .and_then(Value::as_f64)
@@ -683,7 +685,7 @@ impl Store {
             .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
             .optional()?;
         if exists.is_none() {
-            bail!("{}: run {run} does not exist", self.path.display());
+            fail!("{}: run {run} does not exist", self.path.display());
         }
         tx.execute(
             "INSERT INTO evals (run_id, created_at, task, score_name, conc, score, n_eff, row_json)
@@ -732,7 +734,7 @@ impl Store {
             params![status.as_str(), now_utc(), run.0],
         )?;
         if n == 0 {
-            bail!("{}: run {run} does not exist", self.path.display());
+            fail!("{}: run {run} does not exist", self.path.display());
         }
         Ok(())
     }
@@ -862,11 +864,11 @@ impl Store {
     /// Errors: empty image reference; the database cannot be written.
     pub fn record_image_provenance(&mut self, p: &ImageProvenance) -> Result<i64> {
         if p.image.trim().is_empty() {
-            bail!("image provenance without an image reference");
+            fail!("image provenance without an image reference");
         }
         if let Some(r) = p.role.as_deref() {
             if r != "old" && r != "new" {
-                bail!("image provenance role {r:?}: expected `old` or `new`");
+                fail!("image provenance role {r:?}: expected `old` or `new`");
             }
         }
         let tx = self
@@ -973,7 +975,7 @@ impl Store {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
         if r != "ok" {
-            bail!("{}: integrity check failed: {r}", self.path.display());
+            fail!("{}: integrity check failed: {r}", self.path.display());
         }
         Ok(())
     }

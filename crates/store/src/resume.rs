@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Result};
+use crate::error::{fail, Result};
 use rusqlite::params;
 
 use crate::{RunId, RunKind, RunRecord, Store};
@@ -35,7 +35,7 @@ impl Store {
             [run.0],
         )?;
         if n == 0 {
-            bail!("{}: run {run} does not exist", self.path.display());
+            fail!("{}: run {run} does not exist", self.path.display());
         }
         Ok(())
     }

@@ -121,7 +121,8 @@ fn store_provenance(store: &mut Store, record: &ChangeRecord) -> anyhow::Result<
     provenance_rows(record)
         .iter()
         .map(|r| store.record_image_provenance(r))
-        .collect()
+        .collect::<Result<_, _>>()
+        .map_err(Into::into)
 }
 
 fn default_if_exists(p: &str) -> Option<PathBuf> {

@@ -135,7 +135,7 @@ fn continue_or_record(
             .next(),
     };
     let Some(r) = earlier else {
-        return st.record_run(&meta);
+        return Ok(st.record_run(&meta)?);
     };
     st.reopen_run(r.id)?;
     let removed = st.delete_evals(r.id)?;
