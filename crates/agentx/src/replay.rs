@@ -495,7 +495,18 @@ fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> Repl
     }
 }
 
-/// Runs the replay. `plans` in sampler order (sorted by trace id).
+/// Aborts the task when dropped (the Ctrl-C forwarder of [`run`] ends with the replay).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs the replay. `plans` in sampler order (sorted by trace id). `cancel` is the caller's
+/// Ctrl-C token: it is only read here, never cancelled (requests still in flight when the grace
+/// after the window ends are stopped through a token of the replay's own).
 pub async fn run(
     client: ClientCtx,
     plans: Vec<Arc<TracePlan>>,
@@ -504,6 +515,19 @@ pub async fn run(
     mut on_record: impl FnMut(&ReplayRecord),
 ) -> Result<ReplayOutcome, ReplayError> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Done>();
+    // In-flight requests stop on `stop`: on the user's Ctrl-C (`cancel`, forwarded below) or
+    // when the grace after the window runs out. The grace must not cancel the caller's token:
+    // that one means "the user interrupted", and the point would be reported as interrupted.
+    let stop = Cancel::new();
+    let forward = tokio::spawn({
+        let (user, stop) = (cancel.clone(), stop.clone());
+        async move {
+            user.cancelled().await;
+            stop.cancel();
+        }
+    });
+    let _forward = AbortOnDrop(forward);
+    let cancel = stop;
     let ctx = Ctx {
         client: Arc::new(client),
         cfg: cfg.clone(),

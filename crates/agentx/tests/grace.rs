@@ -1,0 +1,109 @@
+//! The grace after the profiling window stops requests still in flight without touching the
+//! caller's Ctrl-C token: a slow engine (found on the H200 with `transformers serve`, where
+//! requests outlast the 30 s grace) must give a finished point, not an interrupted one
+//! (exit 130 and "partial" before the fix).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use servebench_agentx::point::{load_plans, run_point, PointConfig};
+use servebench_agentx::synth::WordCodec;
+use servebench_agentx::{AggIdentity, ReplayConfig};
+use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
+use servebench_client::{Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine};
+
+/// One root session of 5 turns, 1 s apart.
+fn trace() -> String {
+    let reqs: Vec<String> = (0..5usize)
+        .map(|k| {
+            let ids: Vec<String> = (1..=(k + 2)).map(|i| i.to_string()).collect();
+            format!(
+                r#"{{"t":{}.0,"type":"s","in":{},"out":2,"hash_ids":[{}],"api_time":0.1}}"#,
+                k,
+                (k + 2) * 64,
+                ids.join(",")
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"id":"g1","block_size":64,"requests":[{}]}}"#,
+        reqs.join(",")
+    )
+}
+
+/// The first content after 50 ms, the rest only after 5 s: longer than window + grace.
+fn reply(_: &Captured) -> Reply {
+    let chunk =
+        r#"{"id":"c","choices":[{"index":0,"delta":{"content":"ab"},"finish_reason":null}]}"#;
+    let usage = r#"{"id":"c","choices":[],"usage":{"prompt_tokens":200,"completion_tokens":2,"total_tokens":202}}"#;
+    Reply::Stream {
+        status: 200,
+        steps: vec![
+            event(50, chunk),
+            event(5_000, chunk),
+            event(5_001, usage),
+            Step {
+                at_ms: 5_001,
+                bytes: b"data: [DONE]\n\n".to_vec(),
+            },
+        ],
+    }
+}
+
+#[test]
+fn requests_cut_by_the_grace_do_not_cancel_the_callers_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    std::fs::create_dir(&traces).unwrap();
+    std::fs::write(traces.join("trace_g1.json"), trace()).unwrap();
+    let plans = load_plans(&traces, &WordCodec).unwrap();
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let user = Cancel::new();
+    let (res, wall) = rt.block_on(async {
+        let srv = MockServer::start(Arc::new(reply), false).await.unwrap();
+        let client = ClientCtx {
+            endpoint: Endpoint::parse(&srv.base_url()).unwrap(),
+            builder: BodyBuilder::new("m", Api::Chat, Engine::Openai, Compat::Servebench, false),
+            compat: Compat::Servebench,
+            new_connection_per_request: false,
+            timeout: Duration::from_secs(30),
+            clock: Clock::start(),
+            capture_text: false,
+            api_key: None,
+        };
+        let cfg = PointConfig {
+            replay: ReplayConfig {
+                conc: 1,
+                duration: Duration::from_millis(500),
+                grace: Duration::from_millis(500),
+                warmup_per_lane: 0,
+                start_min: 0.0,
+                start_max: 0.0,
+                model: "m".into(),
+                ..Default::default()
+            },
+            identity: AggIdentity::default(),
+            scrape_metrics: false,
+            out_dir: dir.path().join("out"),
+        };
+        let t = std::time::Instant::now();
+        let res = run_point(client, plans, cfg, user.clone()).await.unwrap();
+        (res, t.elapsed())
+    });
+    // the replay ended at window + grace (0.5 + 0.5 s), not after the 5 s responses
+    assert!(
+        wall < Duration::from_millis(4_000),
+        "the grace did not stop the in-flight request: {wall:?}"
+    );
+    assert!(
+        !user.is_cancelled(),
+        "the grace cancelled the caller's Ctrl-C token (the point would be 'interrupted')"
+    );
+    // the request cut by the grace is recorded as cancelled (left out of the counts)
+    let cut: Vec<_> = res.raw.iter().filter(|r| r.is_cancelled()).collect();
+    assert!(
+        !cut.is_empty(),
+        "one request was in flight at the end of the grace"
+    );
+}
