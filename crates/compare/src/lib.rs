@@ -280,14 +280,14 @@ impl Default for CompareOptions {
 }
 
 pub mod ci;
-pub mod error;
 mod engine;
+pub mod error;
 mod import;
 mod point;
 
 pub use engine::{compare, compare_eval, compare_pair, delta, gates, group_repeats, round_to};
+pub use error::CompareError;
 pub use import::{
     identity_from_config_key, parse_baseline, BaselineFormat, BaselineImport, IdentityOverrides,
 };
-pub use error::CompareError;
 pub use point::eval_threshold;

@@ -17,8 +17,8 @@
 pub mod agentx;
 pub mod attempt;
 pub mod attempt_logs;
-pub mod confidence;
 pub mod cache;
+pub mod confidence;
 pub mod eval;
 pub mod executor;
 pub mod fixed;

@@ -485,9 +485,10 @@ impl Store {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Err(e) => {
-                    return Err(StoreError::context(e, format!(
-                        "{p}: not a SQLite database, or it cannot be written"
-                    )))
+                    return Err(StoreError::context(
+                        e,
+                        format!("{p}: not a SQLite database, or it cannot be written"),
+                    ))
                 }
             }
         };
