@@ -19,6 +19,7 @@ pub mod failure;
 pub mod identity;
 pub mod record;
 pub mod schema;
+pub mod stats;
 pub mod status;
 
 pub use agg::{AggRow, AggRowError, StatRow};

@@ -301,14 +301,10 @@ fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData)
 mod tests {
     use super::*;
 
-    /// compare's noise rule uses the same t quantiles as the intervals `--repeats N` prints.
+    /// compare's noise rule gives the same half-width as the interval `--repeats N` prints
+    /// (both use `servebench_contracts::stats::t_975`; the spreads are computed apart).
     #[test]
-    fn compare_and_metrics_t_quantiles_agree() {
-        for df in 1..200 {
-            let a = servebench_compare::ci::t_975(df);
-            let b = servebench_metrics::confidence::t_975(df);
-            assert_eq!(a, b, "df {df}");
-        }
+    fn compare_and_metrics_half_widths_agree() {
         let s = servebench_compare::Spread::of(&[100.0, 112.0, 95.0, 108.0, 118.0]).unwrap();
         let ci = servebench_metrics::confidence::t_interval(&[100.0, 112.0, 95.0, 108.0, 118.0])
             .unwrap();
