@@ -13,7 +13,7 @@ mod common;
 use common::read_json;
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,20 +24,6 @@ fn require(why: &str) {
         panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
     }
     println!("skipped: {why}");
-}
-
-fn service() -> Option<(String, PathBuf)> {
-    let get = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    match (
-        get("SERVEBENCH_REAL_ENGINE_URL"),
-        get("SERVEBENCH_REAL_ENGINE_MODEL_DIR"),
-    ) {
-        (Some(u), Some(d)) => Some((u, PathBuf::from(d))),
-        _ => {
-            require("SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set");
-            None
-        }
-    }
 }
 
 fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> Output {
@@ -85,7 +71,9 @@ fn block(out: &Path, point: &str) -> Value {
 
 #[test]
 fn the_shared_engine_has_no_flush_and_reports_its_hit_rate() {
-    let Some((url, dir)) = service() else { return };
+    let Some((url, dir)) = common::real_engine() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("shared");
     // a seed of its own: earlier runs against the shared engine must not have warmed it
@@ -211,7 +199,9 @@ fn own_llama(model_dir: &Path, slots: &Path, extra: &[&str]) -> Option<Llama> {
 
 #[test]
 fn slot_erase_flushes_a_llama_server_started_with_slot_save_path() {
-    let Some((_, dir)) = service() else { return };
+    let Some((_, dir)) = common::real_engine() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     // --cache-ram 0: the slots are the only cache, erasing them makes every point cold
     let Some(l) = own_llama(&dir, tmp.path(), &["--cache-ram", "0"]) else {

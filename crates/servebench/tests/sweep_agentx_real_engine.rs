@@ -26,26 +26,6 @@ const MAX_OUT: u64 = 8;
 /// Recorded times (t, api_time, think times, subagent durations) are divided by this.
 const TIME_SCALE: f64 = 4.0;
 
-fn service() -> Option<(String, PathBuf)> {
-    let url = std::env::var("SERVEBENCH_REAL_ENGINE_URL")
-        .ok()
-        .filter(|s| !s.is_empty());
-    let dir = std::env::var("SERVEBENCH_REAL_ENGINE_MODEL_DIR")
-        .ok()
-        .filter(|s| !s.is_empty());
-    match (url, dir) {
-        (Some(u), Some(d)) => Some((u, PathBuf::from(d))),
-        _ => {
-            let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
-            }
-            println!("skipped: {why}");
-            None
-        }
-    }
-}
-
 fn shared() -> PathBuf {
     std::env::var_os("SERVEBENCH_SHARED")
         .map(PathBuf::from)
@@ -111,7 +91,7 @@ fn scale_trace(name: &str, dir: &Path) {
 
 #[test]
 fn agentx_replay_on_llama_cpp_hits_the_servers_prefix_cache() {
-    let Some((url, model_dir)) = service() else {
+    let Some((url, model_dir)) = common::real_engine() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

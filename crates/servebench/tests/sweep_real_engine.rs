@@ -7,29 +7,9 @@
 mod common;
 use common::{read_json, read_jsonl, scratch_in};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
-
-fn service() -> Option<(String, PathBuf)> {
-    let url = std::env::var("SERVEBENCH_REAL_ENGINE_URL")
-        .ok()
-        .filter(|s| !s.is_empty());
-    let dir = std::env::var("SERVEBENCH_REAL_ENGINE_MODEL_DIR")
-        .ok()
-        .filter(|s| !s.is_empty());
-    match (url, dir) {
-        (Some(u), Some(d)) => Some((u, PathBuf::from(d))),
-        _ => {
-            let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
-            }
-            println!("skipped: {why}");
-            None
-        }
-    }
-}
 
 fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {
     let o = scratch_in(Path::new("."))
@@ -64,7 +44,9 @@ fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {
 
 #[test]
 fn completions_sweep_counts_usage_and_sanity() {
-    let Some((url, dir)) = service() else { return };
+    let Some((url, dir)) = common::real_engine() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("re");
     let stdout = sweep(&url, &dir, &out, &["--conc", "1,2,4"]);
@@ -180,7 +162,9 @@ fn completions_sweep_counts_usage_and_sanity() {
 
 #[test]
 fn chat_and_inferencex_compat_against_the_real_engine() {
-    let Some((url, dir)) = service() else { return };
+    let Some((url, dir)) = common::real_engine() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     // chat: the server applies its ChatML template, usage comes in a separate choices:[] chunk
     let out = tmp.path().join("chat");

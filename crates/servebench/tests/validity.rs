@@ -430,27 +430,6 @@ fn the_simulator_happy_path_stays_valid() {
     }
 }
 
-/// The real llama.cpp engine (`SERVEBENCH_REAL_ENGINE_URL`, `…_MODEL_DIR`), or `None` (skipped;
-/// a failure under `SERVEBENCH_REQUIRE_SERVICES=1`).
-fn real_engine() -> Option<(String, std::path::PathBuf)> {
-    let get = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    match (
-        get("SERVEBENCH_REAL_ENGINE_URL"),
-        get("SERVEBENCH_REAL_ENGINE_MODEL_DIR"),
-    ) {
-        (Some(u), Some(d)) => Some((u, d.into())),
-        _ => {
-            let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
-            assert!(
-                std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
-                "{why} (SERVEBENCH_REQUIRE_SERVICES=1)"
-            );
-            println!("skipped: {why}");
-            None
-        }
-    }
-}
-
 fn real_sweep(dir: &Path, url: &str, tokenizer: &Path, extra: &[&str]) -> (i32, String) {
     let o = servebench_in(dir)
         .args([
@@ -488,7 +467,7 @@ fn real_sweep(dir: &Path, url: &str, tokenizer: &Path, extra: &[&str]) -> (i32, 
 
 #[test]
 fn real_engine_chat_template_overhead_does_not_trip_the_prompt_rule() {
-    let Some((url, model)) = real_engine() else {
+    let Some((url, model)) = common::real_engine() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -530,7 +509,7 @@ fn real_engine_chat_template_overhead_does_not_trip_the_prompt_rule() {
 fn real_engine_with_the_wrong_tokenizer_is_invalid() {
     // a word-level tokenizer (one token per `wN` word) against llama.cpp's BPE: the server
     // counts each prompt differently from the client — the prompt rule invalidates the point
-    let Some((url, _)) = real_engine() else {
+    let Some((url, _)) = common::real_engine() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

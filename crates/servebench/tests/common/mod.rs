@@ -245,4 +245,25 @@ pub fn openai_mock(
 }
 
 /// Crash-test helpers (SIGKILL at seeded moments, store soundness, torn JSON lines).
+/// The real llama.cpp engine of `scripts/services/real-engine.sh`: (`SERVEBENCH_REAL_ENGINE_URL`,
+/// `SERVEBENCH_REAL_ENGINE_MODEL_DIR`), or `None` with `skipped: …` printed — a panic instead
+/// under `SERVEBENCH_REQUIRE_SERVICES=1`, so CI cannot pass by skipping.
+pub fn real_engine() -> Option<(String, std::path::PathBuf)> {
+    let get = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+    match (
+        get("SERVEBENCH_REAL_ENGINE_URL"),
+        get("SERVEBENCH_REAL_ENGINE_MODEL_DIR"),
+    ) {
+        (Some(u), Some(d)) => Some((u, d.into())),
+        _ => {
+            let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
+            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+                panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
+            }
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
 pub mod crash;
