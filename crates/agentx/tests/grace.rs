@@ -3,14 +3,16 @@
 //! requests outlast the 30 s grace) must give a finished point, not an interrupted one
 //! (exit 130 and "partial" before the fix).
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use servebench_agentx::point::{load_plans, run_point, PointConfig};
 use servebench_agentx::synth::WordCodec;
 use servebench_agentx::{AggIdentity, ReplayConfig};
-use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
-use servebench_client::{Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine};
+use servebench_client::mock::{Captured, MockServer, Reply};
+use servebench_client::Cancel;
 
 /// One root session of 5 turns, 1 s apart.
 fn trace() -> String {
@@ -33,21 +35,7 @@ fn trace() -> String {
 
 /// The first content after 50 ms, the rest only after 5 s: longer than window + grace.
 fn reply(_: &Captured) -> Reply {
-    let chunk =
-        r#"{"id":"c","choices":[{"index":0,"delta":{"content":"ab"},"finish_reason":null}]}"#;
-    let usage = r#"{"id":"c","choices":[],"usage":{"prompt_tokens":200,"completion_tokens":2,"total_tokens":202}}"#;
-    Reply::Stream {
-        status: 200,
-        steps: vec![
-            event(50, chunk),
-            event(5_000, chunk),
-            event(5_001, usage),
-            Step {
-                at_ms: 5_001,
-                bytes: b"data: [DONE]\n\n".to_vec(),
-            },
-        ],
-    }
+    support::two_token_reply(50, 5000)
 }
 
 #[test]
@@ -62,16 +50,7 @@ fn requests_cut_by_the_grace_do_not_cancel_the_callers_token() {
     let user = Cancel::new();
     let (res, wall) = rt.block_on(async {
         let srv = MockServer::start(Arc::new(reply), false).await.unwrap();
-        let client = ClientCtx {
-            endpoint: Endpoint::parse(&srv.base_url()).unwrap(),
-            builder: BodyBuilder::new("m", Api::Chat, Engine::Openai, Compat::Servebench, false),
-            compat: Compat::Servebench,
-            new_connection_per_request: false,
-            timeout: Duration::from_secs(30),
-            clock: Clock::start(),
-            capture_text: false,
-            api_key: None,
-        };
+        let client = support::client(&srv.base_url(), Duration::from_secs(30));
         let cfg = PointConfig {
             replay: ReplayConfig {
                 conc: 1,

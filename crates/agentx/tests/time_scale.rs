@@ -6,14 +6,16 @@
 //! recorded think times and one 100 s gap that the 10 s system-wide idle cap shortens. With
 //! `time_scale` 10 the 30 s window takes 3 s of wall time.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use servebench_agentx::point::{load_plans, run_point, PointConfig};
 use servebench_agentx::synth::WordCodec;
 use servebench_agentx::{AggIdentity, ReplayConfig};
-use servebench_client::mock::{event, Captured, MockServer, Reply, Step};
-use servebench_client::{Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine};
+use servebench_client::mock::{Captured, MockServer, Reply};
+use servebench_client::Cancel;
 
 const SCALE: f64 = 10.0;
 /// Recorded API time of every turn, s.
@@ -44,21 +46,7 @@ fn trace() -> String {
 }
 
 fn reply(_: &Captured) -> Reply {
-    let chunk =
-        r#"{"id":"c","choices":[{"index":0,"delta":{"content":"ab"},"finish_reason":null}]}"#;
-    let usage = r#"{"id":"c","choices":[],"usage":{"prompt_tokens":200,"completion_tokens":2,"total_tokens":202}}"#;
-    Reply::Stream {
-        status: 200,
-        steps: vec![
-            event(20, chunk),
-            event(30, chunk),
-            event(31, usage),
-            Step {
-                at_ms: 31,
-                bytes: b"data: [DONE]\n\n".to_vec(),
-            },
-        ],
-    }
+    support::two_token_reply(20, 30)
 }
 
 #[test]
@@ -72,16 +60,7 @@ fn think_times_caps_and_window_are_modelled_time_under_a_speedup() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (res, wall) = rt.block_on(async {
         let srv = MockServer::start(Arc::new(reply), false).await.unwrap();
-        let client = ClientCtx {
-            endpoint: Endpoint::parse(&srv.base_url()).unwrap(),
-            builder: BodyBuilder::new("m", Api::Chat, Engine::Openai, Compat::Servebench, false),
-            compat: Compat::Servebench,
-            new_connection_per_request: false,
-            timeout: Duration::from_secs(10),
-            clock: Clock::start(),
-            capture_text: false,
-            api_key: None,
-        };
+        let client = support::client(&srv.base_url(), Duration::from_secs(10));
         let cfg = PointConfig {
             replay: ReplayConfig {
                 conc: 1,
