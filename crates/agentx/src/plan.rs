@@ -8,7 +8,14 @@
 //! * a subagent spawns on completion of the last root turn before it (none → dropped) and joins
 //!   the first later root turn whose `t` ≥ its recorded end (`t + duration_ms`, else the end of
 //!   its last request); none → background. Subagents with the same (spawning, join) turns
-//!   form one branch, whose start is the earliest spawn time;
+//!   form one branch, whose start is the earliest spawn time; a branch whose start lies inside
+//!   its spawning turn's recorded interval (`start < t + api_time`, `api_time` > 0) starts when
+//!   that turn is sent ([`Branch::at_send`], harness `BranchOrchestrator.on_credit_issued`);
+//! * replay barriers (harness `weka_trace._install_replay_dependencies`,
+//!   `replay_dependencies.infer_cross_stream_predecessors`): within a replay scope (the root
+//!   with its top-level split-off chains; each subagent with its own chains) every request
+//!   waits for the latest request of each other stream that ended by its recorded start
+//!   ([`Turn::after`], [`replay_predecessors`]);
 //! * `max_completion_tokens` = recorded `out` (0 → 1);
 //! * theoretical hits: one seen-set of hash ids per trace, requests in (t, outer index,
 //!   chain, k) order; hits = leading ids already seen.
@@ -51,6 +58,10 @@ pub struct Turn {
     pub spawns: Vec<usize>,
     /// Branches that must complete before this turn starts.
     pub joins: Vec<usize>,
+    /// Recorded completion frontier on the other streams of its replay scope, as (conversation,
+    /// turn): the turn is held, once due, until these have completed (harness
+    /// `replay_dependencies.infer_cross_stream_predecessors`; see [`replay_predecessors`]).
+    pub after: Vec<(usize, usize)>,
 }
 
 /// A conversation (root or subagent child).
@@ -75,6 +86,12 @@ pub struct Branch {
     pub join_turn: Option<usize>,
     /// Earliest spawn time, ms.
     pub start_ms: f64,
+    /// The branch starts while its spawning turn still runs in the recording (`start_ms` <
+    /// the turn's `t + api_time`, with `api_time` > 0): the harness starts it when that turn is
+    /// *sent*, each child's first turn `t0 − t(spawning turn)` later
+    /// (`BranchOrchestrator.on_credit_issued`); otherwise it starts when the turn completes, each
+    /// child `t0 − start_ms` later.
+    pub at_send: bool,
 }
 
 /// Everything replayed for one trace; conversation 0 is the root.
@@ -133,6 +150,7 @@ fn make_turns(
             total_blocks: r.hash_ids.len() as u32,
             spawns: Vec::new(),
             joins: Vec::new(),
+            after: Vec::new(),
         })
         .collect())
 }
@@ -303,6 +321,7 @@ pub fn build_with(
                     spawning_turn: preceding,
                     join_turn: join,
                     start_ms: f64::INFINITY,
+                    at_send: false,
                 });
                 branches.len() - 1
             }
@@ -347,6 +366,7 @@ pub fn build_with(
                         spawning_turn: key.0,
                         join_turn: key.1,
                         start_ms: f64::INFINITY,
+                        at_send: false,
                     });
                     flat_branch.push(branches.len() - 1);
                     branches.len() - 1
@@ -375,7 +395,9 @@ pub fn build_with(
             });
         }
     }
-    for (bi, b) in branches.iter().enumerate() {
+    for (bi, b) in branches.iter_mut().enumerate() {
+        let st = &convs[0].turns[b.spawning_turn];
+        b.at_send = st.api_ms > 0.0 && b.start_ms < st.t_ms + st.api_ms;
         convs[0].turns[b.spawning_turn].spawns.push(bi);
         if let Some(j) = b.join_turn {
             convs[0].turns[j].joins.push(bi);
@@ -393,12 +415,101 @@ pub fn build_with(
         convs[*c].turns[*k].hit_blocks = hits as u32;
         seen.extend(ids.iter().copied());
     }
+    replay_predecessors(&trace.id, &mut convs);
     Ok(TracePlan {
         trace_id: trace.id.clone(),
         convs,
         branches,
         expected_out: all_normals.iter().map(|(_, r)| r.output_tokens).collect(),
     })
+}
+
+/// Replay scope of a conversation (harness `weka_trace._replay_scope_for_session`): the root and
+/// its top-level split-off chains share the trace's scope; a subagent and its own split-off
+/// chains share `<trace>::sa:<agent id>`.
+fn replay_scope(conv_id: &str, trace_id: &str) -> String {
+    let Some((head, agent)) = conv_id.split_once("::sa:") else {
+        return trace_id.to_string();
+    };
+    let mut agent = agent;
+    for m in [":aux:", ":fa:", ":wg:"] {
+        if let Some(i) = agent.rfind(m) {
+            agent = &agent[..i];
+        }
+    }
+    format!("{head}::sa:{agent}")
+}
+
+/// Fills [`Turn::after`] (harness `infer_cross_stream_predecessors`, per replay scope): each
+/// request's interval is `[t, t + api_time]` (no API time: zero width); for every other stream of
+/// its scope, the request depends on that stream's latest request that started before it and
+/// ended by its start (latest by end, then start, then conversation id and turn); a candidate
+/// that ended by the start of another candidate is implied by it and dropped. Overlapping
+/// requests and equal starts add no edge.
+pub fn replay_predecessors(trace_id: &str, convs: &mut [Conversation]) {
+    let interval = |t: &Turn| (t.t_ms, t.t_ms + t.api_ms.max(0.0));
+    let mut scopes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (ci, c) in convs.iter().enumerate() {
+        let sc = replay_scope(&c.id, trace_id);
+        match scopes.iter_mut().find(|(s, _)| *s == sc) {
+            Some((_, v)) => v.push(ci),
+            None => scopes.push((sc, vec![ci])),
+        }
+    }
+    for (_, members) in &scopes {
+        if members.len() < 2 {
+            continue;
+        }
+        // per stream: turns sorted by (end, start, turn)
+        let sorted: Vec<(usize, Vec<(f64, f64, usize)>)> = members
+            .iter()
+            .map(|&c| {
+                let mut v: Vec<(f64, f64, usize)> = convs[c]
+                    .turns
+                    .iter()
+                    .enumerate()
+                    .map(|(k, t)| {
+                        let (a, b) = interval(t);
+                        (b, a, k)
+                    })
+                    .collect();
+                v.sort_by(|x, y| {
+                    x.0.total_cmp(&y.0)
+                        .then(x.1.total_cmp(&y.1))
+                        .then(x.2.cmp(&y.2))
+                });
+                (c, v)
+            })
+            .collect();
+        for &c in members {
+            for k in 0..convs[c].turns.len() {
+                let start = convs[c].turns[k].t_ms;
+                // (start, end, conv id, conv, turn) of each other stream's latest completed
+                let mut frontier: Vec<(f64, f64, &str, usize, usize)> = Vec::new();
+                for (c2, v) in &sorted {
+                    if *c2 == c {
+                        continue;
+                    }
+                    let upto = v.partition_point(|x| x.0 <= start);
+                    if let Some(&(e, a, k2)) = v[..upto].iter().rev().find(|x| x.1 < start) {
+                        frontier.push((a, e, convs[*c2].id.as_str(), *c2, k2));
+                    }
+                }
+                let mut after: Vec<(&str, usize, usize)> = frontier
+                    .iter()
+                    .filter(|cand| {
+                        !frontier.iter().any(|later| {
+                            !std::ptr::eq(*cand, later) && cand.0 < later.0 && cand.1 <= later.0
+                        })
+                    })
+                    .map(|f| (f.2, f.4, f.3))
+                    .collect();
+                after.sort();
+                let after: Vec<(usize, usize)> = after.into_iter().map(|a| (a.2, a.1)).collect();
+                convs[c].turns[k].after = after;
+            }
+        }
+    }
 }
 
 /// One live stream at t*.

@@ -9,14 +9,24 @@
 //!   recycles at once and its fresh play takes the rest of the lane's quota); warmup records
 //!   are phase `warmup`.
 //! * Profiling: every stream resumes on its tree's recorded clock (next turn's time − the
-//!   play's origin t*, one phase-wide minimum subtracted, as the harness's warmup handoff); a turn waits `t_k − (t_{k−1} + api_{k−1})` after the previous one
-//!   completes; a root turn's completion spawns its subagent branches (a child's first turn at
-//!   its offset from the branch start), and a gated root turn waits for its branch to finish.
-//!   Idle caps: when a tree has nothing in flight its timers shift so the next fires within
-//!   `tree_idle_cap`; when nothing is in flight anywhere, all timers shift so the next fires
-//!   within `system_idle_cap`. A drained tree recycles its lane from turn 0 of the next trace
-//!   with a new cache-bust marker. No request starts after the window; in-flight ones finish
-//!   (up to `grace`) and count.
+//!   play's origin t*, one phase-wide minimum subtracted, as the harness's warmup handoff); a
+//!   turn waits `t_k − (t_{k−1} + api_{k−1})` after the previous one completes. Branches
+//!   (agentx-harness 1.0.12 `timing/branch_orchestrator.py`): a branch whose recorded start lies
+//!   inside its spawning root turn (`start < t + api_time`) starts when that turn is *sent*,
+//!   each child's first turn `t0 − t(spawning turn)` later (`on_credit_issued`); any other
+//!   starts when the turn completes, each child `t0 − branch start` later. A root turn gated on
+//!   a branch starts at the later of its replay deadline (its recorded delay, counted from the
+//!   completion of the turn before it; a timer like any other) and its last child's completion
+//!   (`PendingBranchJoin.can_release`). Barriers (`timing/replay_dependencies.py`): a due turn
+//!   is held until its recorded predecessors on the other streams of its replay scope completed
+//!   ([`crate::plan::Turn::after`]). Idle caps: a tree's watchdog fires `tree_idle_cap` after
+//!   its last request completed with nothing of it in flight and shifts all its timers (turns,
+//!   child starts, join deadlines) by one amount so the earliest fires at once; it re-arms only
+//!   on the next completion (or at once when a due turn is held while the tree idles past its
+//!   cap); with nothing in flight anywhere, every timer shifts so the earliest fires within
+//!   `system_idle_cap` of the moment the system went idle. A drained tree recycles its lane
+//!   from turn 0 of the next trace with a new cache-bust marker. No request starts after the
+//!   window; in-flight ones finish (up to `grace`) and count.
 //! * Cache bust: `[rid:<sha256(benchmark_id:pass:lane:trace)[:12]>]\n\n` before the first user
 //!   message of every request of a tree play (pass counts plays per trace).
 //! * Time scale ([`ReplayConfig::time_scale`], the simulator's speedup S): recorded think
@@ -26,7 +36,7 @@
 //! * Context overflow (HTTP 400/413 whose body says the prompt is too long) ends that tree and
 //!   is counted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -254,6 +264,8 @@ enum St {
     Wait(Instant),
     /// Waiting for its join gate, then its delay.
     Blocked,
+    /// Due, held until its recorded predecessors on other streams completed ([`crate::plan::Turn::after`]).
+    Held,
     InFlight,
     Done,
 }
@@ -262,6 +274,22 @@ struct Stream {
     conv: usize,
     next: usize,
     st: St,
+    /// A root turn blocked on its join gate: when its recorded delay runs out (harness
+    /// `PendingBranchJoin` replay deadline, armed when the turn before it completes and shifted
+    /// by the idle caps like every timer of the tree); the turn starts at the later of this and
+    /// its last child's completion. `None` once elapsed or when the delay is 0.
+    deadline: Option<Instant>,
+}
+
+impl Stream {
+    fn new(conv: usize, next: usize, st: St) -> Self {
+        Stream {
+            conv,
+            next,
+            st,
+            deadline: None,
+        }
+    }
 }
 
 struct Lane {
@@ -276,9 +304,35 @@ struct Lane {
     /// turn 0's time for a play recycled during warmup (harness `_replay_origin_ms_by_root`);
     /// `None` once profiling recycles it.
     origin_ms: Option<f64>,
+    /// Per-tree idle watchdog (harness `ReplayBarrierCoordinator._arm_root_idle_watchdog`):
+    /// armed `tree_idle_cap` after the tree's last request completes with nothing else of the
+    /// tree in flight, cleared when one is sent; when it fires with the tree still idle, every
+    /// timer of the tree shifts so the earliest fires at once. It is not re-armed until the
+    /// next completion.
+    watchdog: Option<Instant>,
+    /// The watchdog fired while the tree was idle and no request has been sent since (harness
+    /// `_RootBarrierState.idle_cap_expired`): a turn held by its predecessors then re-arms it at
+    /// once.
+    idle_cap_expired: bool,
+    /// Turns completed in this play, (conversation, turn).
+    done: HashSet<(usize, usize)>,
+    /// Per conversation, the turns before the play's start instant t* (completed history of a
+    /// lane's first play, harness `seed_completed_prefixes`); empty for a recycled play.
+    seeded: Vec<usize>,
 }
 
 impl Lane {
+    /// Whether `turn` of `conv` has completed in this play (or lies before its start instant).
+    fn completed(&self, conv: usize, turn: usize) -> bool {
+        self.seeded.get(conv).is_some_and(|&n| turn < n) || self.done.contains(&(conv, turn))
+    }
+    /// Whether every recorded predecessor of `turn` of `conv` on other streams has completed.
+    fn ready(&self, conv: usize, turn: usize) -> bool {
+        self.plan.convs[conv].turns[turn]
+            .after
+            .iter()
+            .all(|&(c, k)| self.completed(c, k))
+    }
     fn stream_mut(&mut self, conv: usize) -> Option<&mut Stream> {
         self.streams.iter_mut().find(|s| s.conv == conv)
     }
@@ -343,9 +397,37 @@ impl Wall {
 }
 
 impl Ctx {
+    /// [`Ctx::send`], then (root turns) start the branches that overlapped this turn in the
+    /// recording (`Branch::at_send`); `now` = `None` in warmup (no delays: children are ready).
+    #[allow(clippy::too_many_arguments)]
+    fn send_and_spawn(
+        &self,
+        lanes: &mut [Lane],
+        li: usize,
+        conv: usize,
+        turn: usize,
+        one_token: bool,
+        now: Option<Instant>,
+        wall: Wall,
+    ) {
+        self.send(lanes, li, conv, turn, one_token);
+        if conv == 0 {
+            let lane = &mut lanes[li];
+            let plan = lane.plan.clone();
+            let origin = plan.convs[0].turns[turn].t_ms;
+            for &b in &plan.convs[0].turns[turn].spawns {
+                if plan.branches[b].at_send {
+                    spawn_branch(lane, &plan, b, origin, now, wall);
+                }
+            }
+        }
+    }
+
     fn send(&self, lanes: &mut [Lane], li: usize, conv: usize, turn: usize, one_token: bool) {
         let lane = &mut lanes[li];
         lane.in_flight += 1;
+        lane.watchdog = None;
+        lane.idle_cap_expired = false;
         if let Some(s) = lane.stream_mut(conv) {
             s.st = St::InFlight;
         }
@@ -564,11 +646,7 @@ pub async fn run(
         tracing::info!(lane = li, trace = %plan.trace_id, t_star_ms = t_star, "lane start");
         let streams = states
             .iter()
-            .map(|s| Stream {
-                conv: s.conv,
-                next: s.next_turn,
-                st: St::Blocked,
-            })
+            .map(|s| Stream::new(s.conv, s.next_turn, St::Blocked))
             .collect();
         // branches already running at t*: their children are live
         let mut outstanding = HashMap::new();
@@ -577,6 +655,16 @@ pub async fn run(
                 *outstanding.entry(b).or_insert(0) += 1;
             }
         }
+        let seeded = plan
+            .convs
+            .iter()
+            .map(|c| {
+                c.turns
+                    .iter()
+                    .position(|t| t.t_ms >= t_star)
+                    .unwrap_or(c.turns.len())
+            })
+            .collect();
         lanes.push(Lane {
             plan,
             marker: mk.into(),
@@ -585,6 +673,10 @@ pub async fn run(
             in_flight: 0,
             play: out.plays,
             origin_ms: Some(t_star),
+            watchdog: None,
+            idle_cap_expired: false,
+            done: HashSet::new(),
+            seeded,
         });
         out.plays += 1;
         snaps.push(states);
@@ -641,7 +733,7 @@ pub async fn run(
         lane.streams
             .iter()
             .filter(|s| s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len())
-            .filter(|s| lane.gate_open(s.conv, s.next))
+            .filter(|s| lane.gate_open(s.conv, s.next) && lane.ready(s.conv, s.next))
             .min_by(|a, b| {
                 let ta = lane.plan.convs[a.conv].turns[a.next].t_ms;
                 let tb = lane.plan.convs[b.conv].turns[b.next].t_ms;
@@ -652,7 +744,7 @@ pub async fn run(
     for li in 0..lanes.len() {
         if left[li] > 0 {
             if let Some((c, t)) = pick(&lanes[li]) {
-                ctx.send(&mut lanes, li, c, t, true);
+                ctx.send_and_spawn(&mut lanes, li, c, t, true, None, Wall(1.0));
                 left[li] -= 1;
                 busy += 1;
             }
@@ -694,7 +786,7 @@ pub async fn run(
         }
         if left[li] > 0 {
             if let Some((c, t)) = pick(&lanes[li]) {
-                ctx.send(&mut lanes, li, c, t, true);
+                ctx.send_and_spawn(&mut lanes, li, c, t, true, None, Wall(1.0));
                 left[li] -= 1;
                 busy += 1;
             }
@@ -752,12 +844,24 @@ pub async fn run(
     for (li, conv, d) in offsets {
         let lane = &mut lanes[li];
         let next = lane.stream_mut(conv).map(|s| s.next).unwrap_or(0);
-        if lane.gate_open(conv, next) {
-            if let Some(s) = lane.stream_mut(conv) {
-                s.st = St::Wait(t0 + (d - min_off));
+        let open = lane.gate_open(conv, next);
+        if let Some(s) = lane.stream_mut(conv) {
+            let at = t0 + d.saturating_sub(min_off);
+            if open {
+                s.st = St::Wait(at);
+            } else {
+                // a parent gated on children (harness `seed_snapshot`): its join deadline is
+                // its place on the same timeline
+                s.deadline = (at > t0).then_some(at);
             }
         }
     }
+    // every tree starts idle: its watchdog runs from the window's start (harness
+    // `observe_idle_root`), and so does the system's idle interval
+    for lane in lanes.iter_mut() {
+        lane.watchdog = Some(t0 + tree_cap);
+    }
+    let mut system_idle_since = Some(t0);
     // lanes whose tree finished during warmup start a fresh play
     for li in 0..lanes.len() {
         if lanes[li].drained() {
@@ -771,6 +875,11 @@ pub async fn run(
         if now >= end && !closing {
             closing = true;
         }
+        for s in lanes.iter_mut().flat_map(|l| l.streams.iter_mut()) {
+            if s.deadline.is_some_and(|d| d <= now) {
+                s.deadline = None; // a join deadline that elapsed
+            }
+        }
         // dispatch everything due
         if !closing {
             for li in 0..lanes.len() {
@@ -783,38 +892,70 @@ pub async fn run(
                     })
                     .collect();
                 for (c, t) in due {
-                    ctx.send(&mut lanes, li, c, t, false);
-                    in_flight_total += 1;
+                    if lanes[li].ready(c, t) {
+                        ctx.send_and_spawn(&mut lanes, li, c, t, false, Some(now), wall);
+                        in_flight_total += 1;
+                        continue;
+                    }
+                    // held by the replay barrier until its predecessors complete; a tree already
+                    // idle past its cap advances its next timer at once
+                    let lane = &mut lanes[li];
+                    if let Some(s) = lane.stream_mut(c) {
+                        s.st = St::Held;
+                    }
+                    if lane.in_flight == 0 && lane.idle_cap_expired && lane.watchdog.is_none() {
+                        lane.watchdog = Some(now);
+                    }
                 }
             }
         }
         if closing && in_flight_total == 0 {
             break;
         }
-        // idle caps
+        if in_flight_total > 0 {
+            system_idle_since = None;
+        }
+        // idle caps: a tree whose watchdog fires while it is idle has all its timers shifted so
+        // the earliest fires now; with nothing in flight anywhere, every timer shifts so the
+        // earliest fires within the system cap of the moment the system went idle
+        let mut shifted = false;
         if !closing {
             for lane in lanes.iter_mut() {
-                if lane.in_flight == 0 {
-                    shift_to_cap(lane.streams.iter_mut(), now, tree_cap);
+                if lane.watchdog.is_some_and(|w| w <= now) {
+                    lane.watchdog = None;
+                    if lane.in_flight == 0 {
+                        lane.idle_cap_expired = true;
+                        shift_to(lane.streams.iter_mut(), now, now);
+                        shifted = true;
+                    }
                 }
             }
-            if in_flight_total == 0 {
-                shift_to_cap(
+            if let Some(since) = system_idle_since {
+                shift_to(
                     lanes.iter_mut().flat_map(|l| l.streams.iter_mut()),
                     now,
-                    system_cap,
+                    (since + system_cap).max(now),
                 );
             }
         }
         let next_due = if closing {
             None
+        } else if shifted {
+            Some(now)
         } else {
             lanes
                 .iter()
-                .flat_map(|l| l.streams.iter())
-                .filter_map(|s| match s.st {
-                    St::Wait(at) => Some(at),
-                    _ => None,
+                .flat_map(|l| {
+                    l.streams
+                        .iter()
+                        .flat_map(|s| {
+                            let w = match s.st {
+                                St::Wait(at) => Some(at),
+                                _ => None,
+                            };
+                            w.into_iter().chain(s.deadline)
+                        })
+                        .chain(l.watchdog)
                 })
                 .min()
                 .map(|t| t.min(end))
@@ -848,6 +989,28 @@ pub async fn run(
         } else {
             advance_after(&mut lanes[li], d.conv, d.turn, Some(now), wall);
         }
+        // held turns whose predecessors have now completed go at once
+        let lane = &mut lanes[li];
+        let ready: Vec<usize> = lane
+            .streams
+            .iter()
+            .filter(|s| s.st == St::Held && lane.ready(s.conv, s.next))
+            .map(|s| s.conv)
+            .collect();
+        for c in ready {
+            if let Some(s) = lane.stream_mut(c) {
+                s.st = St::Wait(now);
+            }
+        }
+        if lane.in_flight == 0 {
+            lane.idle_cap_expired = false;
+            if lane.watchdog.is_none() {
+                lane.watchdog = Some(now + tree_cap);
+            }
+        }
+        if in_flight_total == 0 {
+            system_idle_since = Some(now);
+        }
         if lanes[li].drained() && now < end {
             recycle(&mut lanes[li], &mut sampler, &cfg, li, &mut out, now);
         }
@@ -872,22 +1035,36 @@ fn with_phase(r: &RequestRecord, phase: servebench_client::Phase) -> RequestReco
     r
 }
 
-/// Shifts the waiting timers so the earliest fires within `cap` of `now`.
-fn shift_to_cap<'a>(streams: impl Iterator<Item = &'a mut Stream>, now: Instant, cap: Duration) {
+/// Shifts every pending timer of `streams` (waiting turns and join deadlines still ahead of
+/// `now`) by one amount so the earliest fires no later than `limit` (harness
+/// `LoopScheduler.cap_pending_delay[_for_group]`: a uniform shift keeps their order and spacing).
+fn shift_to<'a>(streams: impl Iterator<Item = &'a mut Stream>, now: Instant, limit: Instant) {
     let mut v: Vec<&mut Stream> = streams.collect();
+    for s in v.iter_mut() {
+        if s.deadline.is_some_and(|d| d <= now) {
+            s.deadline = None; // elapsed
+        }
+    }
     let earliest = v
         .iter()
-        .filter_map(|s| match s.st {
-            St::Wait(at) => Some(at),
-            _ => None,
+        .flat_map(|s| {
+            let w = match s.st {
+                St::Wait(at) => Some(at),
+                _ => None,
+            };
+            w.into_iter().chain(s.deadline)
         })
         .min();
     if let Some(e) = earliest {
-        if e > now + cap {
-            let shift = e - (now + cap);
+        if e > limit {
+            let shift = e - limit;
             for s in v.iter_mut() {
                 if let St::Wait(at) = s.st {
                     s.st = St::Wait(at - shift);
+                }
+                if let Some(d) = s.deadline {
+                    let d = d - shift;
+                    s.deadline = (d > now).then_some(d);
                 }
             }
         }
@@ -898,24 +1075,15 @@ fn shift_to_cap<'a>(streams: impl Iterator<Item = &'a mut Stream>, now: Instant,
 /// (`now` = `None` in warmup: nothing is timed, streams just become ready), release joins.
 fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>, wall: Wall) {
     lane.in_flight -= 1;
+    lane.done.insert((conv, turn));
     let plan = lane.plan.clone();
     let c = &plan.convs[conv];
-    // spawns
+    // spawns (branches that overlapped this turn in the recording started when it was sent)
     if conv == 0 {
         for &b in &c.turns[turn].spawns {
-            let br = &plan.branches[b];
-            *lane.outstanding.entry(b).or_insert(0) += br.children.len();
-            for &child in &br.children {
-                let off = ((plan.convs[child].turns[0].t_ms - br.start_ms).max(0.0)) / 1000.0;
-                let st = match now {
-                    Some(n) => St::Wait(n + wall.of(Duration::from_secs_f64(off))),
-                    None => St::Blocked,
-                };
-                lane.streams.push(Stream {
-                    conv: child,
-                    next: 0,
-                    st,
-                });
+            if !plan.branches[b].at_send {
+                let origin = plan.branches[b].start_ms;
+                spawn_branch(lane, &plan, b, origin, now, wall);
             }
         }
     }
@@ -924,12 +1092,20 @@ fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>
     let gate_open = finished || lane.gate_open(conv, next);
     if let Some(s) = lane.stream_mut(conv) {
         s.next = next;
+        s.deadline = None;
         s.st = if finished {
             St::Done
         } else {
             match now {
                 Some(n) if gate_open => St::Wait(n + wall.of(delay_of(&plan, conv, next))),
-                _ => St::Blocked,
+                Some(n) => {
+                    // suspended on its join: the recorded delay runs from now as the replay
+                    // deadline; the turn starts at the later of it and the last child's end
+                    let d = wall.of(delay_of(&plan, conv, next));
+                    s.deadline = (!d.is_zero()).then_some(n + d);
+                    St::Blocked
+                }
+                None => St::Blocked,
             }
         };
     }
@@ -943,13 +1119,37 @@ fn advance_after(lane: &mut Lane, conv: usize, turn: usize, now: Option<Instant>
                     if let Some((rn, St::Blocked)) = root_next {
                         if rn < plan.convs[0].turns.len() && lane.gate_open(0, rn) {
                             if let (Some(n), Some(s)) = (now, lane.stream_mut(0)) {
-                                s.st = St::Wait(n + wall.of(delay_of(&plan, 0, rn)));
+                                // harness `PendingBranchJoin.can_release`: children done and
+                                // the replay deadline elapsed
+                                s.st = St::Wait(s.deadline.take().map_or(n, |d| d.max(n)));
                             }
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// Starts branch `b` of the lane's play: its children become streams, each first turn
+/// `t0 − origin_ms` (recorded) after `now` (`None` in warmup: ready at once).
+fn spawn_branch(
+    lane: &mut Lane,
+    plan: &TracePlan,
+    b: usize,
+    origin_ms: f64,
+    now: Option<Instant>,
+    wall: Wall,
+) {
+    let br = &plan.branches[b];
+    *lane.outstanding.entry(b).or_insert(0) += br.children.len();
+    for &child in &br.children {
+        let off = ((plan.convs[child].turns[0].t_ms - origin_ms).max(0.0)) / 1000.0;
+        let st = match now {
+            Some(n) => St::Wait(n + wall.of(Duration::from_secs_f64(off))),
+            None => St::Blocked,
+        };
+        lane.streams.push(Stream::new(child, 0, st));
     }
 }
 
@@ -964,11 +1164,11 @@ fn recycle(
     let plan = sampler.draw();
     let pass = sampler.pass(&plan.trace_id);
     lane.marker = marker(&cfg.benchmark_id, pass, li, &plan.trace_id).into();
-    lane.streams = vec![Stream {
-        conv: 0,
-        next: 0,
-        st: St::Wait(now),
-    }];
+    lane.streams = vec![Stream::new(0, 0, St::Wait(now))];
+    lane.watchdog = None;
+    lane.idle_cap_expired = false;
+    lane.done.clear();
+    lane.seeded.clear();
     lane.outstanding.clear();
     lane.plan = plan;
     lane.play = out.plays;

@@ -234,37 +234,150 @@ fn header<'a>(w: &'a Value, name: &str) -> Option<&'a str> {
         .and_then(|(_, v)| v.as_str())
 }
 
-/// Idle gap before each profiling request: its arrival − the end of the same conversation's
-/// previous turn (both server-side), when that turn was a profiling request too (a gap across
-/// the warmup → profiling boundary includes the warmup drain, which depends on the server).
-/// Idle gap before each profiling turn, ms: from the end of the conversation's previous turn to
-/// the arrival of this one. A root turn that joins child conversations (`joins`: (root id, turn))
-/// waits for them, so its gap is taken from the later of the previous turn's end and the last
-/// child request of the same tree that ended before it arrived: the children's run time depends
-/// on the machine (both clients hit the same mock at different moments), the idle time after
-/// the join does not.
+/// Idle gaps before each profiling turn, ms, measured two ways (both server-side):
+/// * `own`: from the end of the event that schedules the turn on its own stream: the
+///   conversation's previous turn (turn 0 of a child: its spawning root turn; signed, a branch
+///   that overlapped its spawning turn in the recording may start before that turn ends); a root
+///   turn that joins child conversations (`joins`: (root id, turn)) waits for them, so its gap is
+///   taken from the later of the previous turn's end and the last child request of the same tree
+///   that ended before it arrived;
+/// * `tree`: from the last request of the same tree play (same `[rid:]` marker) that ended
+///   before it arrived: the reference of a turn released by an event elsewhere in its tree (the
+///   per-tree idle cap after the tree's last completion, a join).
+///
+/// A turn is on the harness's schedule when either agrees: how long the *other* streams of the
+/// tree ran (which shifts `own` of a cap-released turn) depends on the machine, the idle time after
+/// the releasing event does not. Only turns whose reference request was a profiling request too
+/// are measured (a gap across the warmup → profiling boundary includes the warmup drain).
 fn gaps(
     ws: &[Wire],
     joins: &std::collections::HashSet<(String, u64)>,
-) -> HashMap<(String, u64, String), f64> {
+    spawned_by: &HashMap<String, (String, u64)>,
+) -> HashMap<(String, u64, String), (f64, f64)> {
     let by_key: HashMap<(String, u64, String), &Wire> =
         ws.iter().map(|w| (w.key.clone(), w)).collect();
     ws.iter()
-        .filter(|w| w.key.1 > 0 && w.key.2 == "profiling")
+        .filter(|w| w.key.2 == "profiling")
         .filter_map(|w| {
-            let prev = by_key.get(&(w.key.0.clone(), w.key.1 - 1, "profiling".to_string()))?;
+            let prof = "profiling".to_string();
+            let prev = if w.key.1 > 0 {
+                by_key.get(&(w.key.0.clone(), w.key.1 - 1, prof))?
+            } else {
+                let (root, turn) = spawned_by.get(&w.key.0)?;
+                by_key.get(&(root.clone(), *turn, prof))?
+            };
+            if prev.marker != w.marker {
+                return None; // another play of the trace
+            }
             let mut from = prev.done_ns;
             if joins.contains(&(w.key.0.clone(), w.key.1)) {
                 let tree = format!("{}::", w.key.0);
                 for c in ws.iter().filter(|c| c.key.0.starts_with(&tree)) {
-                    if c.done_ns <= w.arrive_ns {
+                    if c.done_ns <= w.arrive_ns && c.marker == w.marker {
                         from = from.max(c.done_ns);
                     }
                 }
             }
-            Some((w.key.clone(), (w.arrive_ns as f64 - from as f64) / 1e6))
+            let last = ws
+                .iter()
+                .filter(|c| c.marker == w.marker && c.done_ns <= w.arrive_ns)
+                .map(|c| c.done_ns)
+                .max()?;
+            let ms = |t: u64| (w.arrive_ns as f64 - t as f64) / 1e6;
+            Some((w.key.clone(), (ms(from), ms(last))))
         })
         .collect()
+}
+
+/// The dependency graph the harness built (its dataset metadata, stored in the run's mmap
+/// cache `manifest.json`) equals servebench's plans: per turn, the replay-barrier predecessors
+/// (`replay_predecessors` vs [`Turn::after`]); per branch, background or joined (harness
+/// `is_background` vs `join_turn`), the same children and start.
+///
+/// [`Turn::after`]: servebench_agentx::plan::Turn::after
+fn same_dependencies_as_the_harness(
+    work: &Path,
+    plans: &[Arc<servebench_agentx::plan::TracePlan>],
+) {
+    let manifests: Vec<PathBuf> = std::fs::read_dir(work.join("mmap-cache"))
+        .expect("the harness's mmap cache")
+        .map(|e| e.unwrap().path().join("manifest.json"))
+        .filter(|p| p.exists())
+        .collect();
+    assert_eq!(manifests.len(), 1, "{manifests:?}");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&manifests[0]).unwrap()).unwrap();
+    let md: Value = match &m["dataset_metadata_json"] {
+        Value::String(s) => serde_json::from_str(s).unwrap(),
+        v => v.clone(),
+    };
+    let theirs: HashMap<&str, &Value> = md["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["conversation_id"].as_str().unwrap(), c))
+        .collect();
+    let (mut edges, mut branches) = (0, 0);
+    for p in plans {
+        for c in &p.convs {
+            let h = theirs
+                .get(c.id.as_str())
+                .unwrap_or_else(|| panic!("{} not in the harness's dataset", c.id));
+            let ht = h["turns"].as_array().unwrap();
+            assert_eq!(ht.len(), c.turns.len(), "{}: turns", c.id);
+            for (k, (t, x)) in c.turns.iter().zip(ht).enumerate() {
+                let mut want: Vec<(String, u64)> = x["replay_predecessors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        (
+                            r["conversation_id"].as_str().unwrap().to_string(),
+                            r["turn_index"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect();
+                let mut got: Vec<(String, u64)> = t
+                    .after
+                    .iter()
+                    .map(|&(c2, k2)| (p.convs[c2].id.clone(), k2 as u64))
+                    .collect();
+                want.sort();
+                got.sort();
+                assert_eq!(got, want, "{} turn {k}: replay predecessors", c.id);
+                edges += got.len();
+            }
+        }
+        let hb = theirs[p.trace_id.as_str()]["branches"].as_array().unwrap();
+        assert_eq!(hb.len(), p.branches.len(), "{}: branches", p.trace_id);
+        for b in &p.branches {
+            let kids: BTreeSet<&str> = b.children.iter().map(|&c| p.convs[c].id.as_str()).collect();
+            let h = hb
+                .iter()
+                .find(|x| {
+                    x["child_conversation_ids"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap())
+                        .collect::<BTreeSet<_>>()
+                        == kids
+                })
+                .unwrap_or_else(|| {
+                    panic!("{}: no harness branch with children {kids:?}", p.trace_id)
+                });
+            assert_eq!(
+                h["is_background"].as_bool().unwrap(),
+                b.join_turn.is_none(),
+                "{kids:?}: background"
+            );
+            assert!(
+                (h["start_timestamp_ms"].as_f64().unwrap() - b.start_ms).abs() < 1e-6,
+                "{kids:?}: branch start"
+            );
+            branches += 1;
+        }
+    }
+    eprintln!("dependency graph as the harness's: {edges} barrier edges, {branches} branches");
 }
 
 #[test]
@@ -378,6 +491,7 @@ fn parity(names: &[&str], child: &str) {
         out_h.display()
     );
     std::thread::sleep(Duration::from_millis(300));
+    same_dependencies_as_the_harness(dir.path(), &plans);
 
     // ---- join wire logs to (conversation, turn, phase)
     let export = read_jsonl(&out_h.join("profile_export.jsonl"));
@@ -565,11 +679,13 @@ fn parity(names: &[&str], child: &str) {
     }
 
     // ---- idle gaps
-    // Each common gap must agree within 50 ms. The harness's own timers run late now and then
-    // on a loaded 2-core machine (seen: +40 ms, +90 ms); such a gap, more than 50 ms away from
-    // both schedules the recording allows (recorded delay, or the 3 s tree cap), is counted as
-    // the harness's miss when servebench's gap is within 50 ms of the recording, and those
-    // misses must stay a small minority.
+    // Each common gap must agree within 50 ms, from its own stream's scheduling event or from
+    // the tree event that released it (see `gaps`). The harness's own timers run late now and
+    // then on a loaded 2-core machine (seen: +40 ms, +90 ms); a gap the harness took more than
+    // 50 ms later than servebench while servebench is on a schedule the recording allows
+    // (recorded delay, the 3 s tree cap after the previous turn, or the 3 s tree cap after the
+    // tree's last completion) is counted as the harness's miss, and those must stay a small
+    // minority.
     let joins: std::collections::HashSet<(String, u64)> = plans
         .iter()
         .flat_map(|p| {
@@ -581,43 +697,70 @@ fn parity(names: &[&str], child: &str) {
                 .map(move |(i, _)| (root.id.clone(), i as u64))
         })
         .collect();
-    let (gh, gs) = (gaps(&wh, &joins), gaps(&ws, &joins));
+    let spawned_by: HashMap<String, (String, u64)> = plans
+        .iter()
+        .flat_map(|p| {
+            p.convs.iter().filter_map(move |c| {
+                let b = &p.branches[c.branch?];
+                Some((c.id.clone(), (p.trace_id.clone(), b.spawning_turn as u64)))
+            })
+        })
+        .collect();
+    let (gh, gs) = (
+        gaps(&wh, &joins, &spawned_by),
+        gaps(&ws, &joins, &spawned_by),
+    );
     let recorded: HashMap<String, &servebench_agentx::plan::Conversation> = plans
         .iter()
         .flat_map(|p| p.convs.iter().map(|c| (c.id.clone(), c)))
         .collect();
-    let (mut n_gaps, mut harness_late, mut both_off) = (0, 0, 0);
+    let (mut n_gaps, mut by_tree, mut harness_late) = (0, 0, 0);
     let mut worst_gap = 0f64;
-    for (k, h) in &gh {
-        let Some(s) = gs.get(k) else { continue };
+    let mut keys: Vec<_> = gh.keys().filter(|k| gs.contains_key(*k)).collect();
+    keys.sort();
+    for k in keys {
+        let ((h_own, h_tree), (s_own, s_tree)) = (gh[k], gs[k]);
         n_gaps += 1;
-        let d = recorded[&k.0].turns[k.1 as usize].delay_ms.unwrap_or(0.0);
-        let near_schedule = |x: f64| (x - d).abs().min((x - d.min(3000.0)).abs()) <= 50.0;
-        if (h - s).abs() <= 50.0 {
-            worst_gap = worst_gap.max((h - s).abs());
-        } else if !near_schedule(*h) && near_schedule(*s) {
+        let turn = &recorded[&k.0].turns[k.1 as usize];
+        let d = turn.delay_ms.unwrap_or(0.0);
+        let on_schedule = |own: f64, tree: f64| {
+            (own - d).abs() <= 50.0
+                || (own - d.min(3000.0)).abs() <= 50.0
+                || (tree - 3000.0).abs() <= 50.0
+        };
+        let (d_own, d_tree) = ((h_own - s_own).abs(), (h_tree - s_tree).abs());
+        if d_own <= 50.0 {
+            worst_gap = worst_gap.max(d_own);
+        } else if d_tree <= 50.0 {
+            by_tree += 1;
+            worst_gap = worst_gap.max(d_tree);
+            eprintln!(
+                "{k:?}: released by its tree {h_tree:.1} ms (harness) / {s_tree:.1} ms \
+                 (servebench) after the tree's last completion; from its own stream \
+                 {h_own:.1} / {s_own:.1} ms (recorded {d:.1} ms)"
+            );
+        } else if h_own > s_own + 50.0 && !on_schedule(h_own, h_tree) && on_schedule(s_own, s_tree)
+        {
             harness_late += 1;
             eprintln!(
-                "{k:?}: harness gap {h:.1} ms off its schedule ({d:.1} ms); servebench {s:.1} ms"
-            );
-        } else if !near_schedule(*h) && !near_schedule(*s) {
-            // neither client is on a schedule the recording allows: the gap is set by something
-            // else (seen: trace_0365 turn 4 after the split-off ::fa: agent, recorded 640 s,
-            // harness 19.05–19.09 s, servebench 17.5–19.25 s on an idle machine). Not understood
-            // yet; counted and printed, and such gaps must stay a small minority.
-            both_off += 1;
-            eprintln!(
-                "{k:?}: both off the recorded schedule ({d:.1} ms): harness {h:.1} ms, servebench {s:.1} ms"
+                "{k:?}: harness gap {h_own:.1} ms (tree {h_tree:.1}) off its schedule \
+                 ({d:.1} ms); servebench {s_own:.1} ms (tree {s_tree:.1})"
             );
         } else {
-            panic!("{k:?}: idle gap {s:.1} ms vs the harness's {h:.1} ms (recorded {d:.1} ms)");
+            panic!(
+                "{k:?}: idle gap {s_own:.1} ms (tree {s_tree:.1}) vs the harness's {h_own:.1} \
+                 ms (tree {h_tree:.1}); recorded {d:.1} ms"
+            );
         }
     }
-    eprintln!("{n_gaps} common idle gaps, worst difference {worst_gap:.1} ms, harness late {harness_late}, both off schedule {both_off}");
+    eprintln!(
+        "{n_gaps} common idle gaps ({by_tree} released by their tree), worst difference \
+         {worst_gap:.1} ms, harness late {harness_late}"
+    );
     assert!(n_gaps >= 5, "too few common idle gaps ({n_gaps})");
     assert!(
-        (harness_late + both_off) * 5 <= n_gaps,
-        "{harness_late} + {both_off} of {n_gaps} gaps off"
+        harness_late * 5 <= n_gaps,
+        "{harness_late} of {n_gaps} gaps late in the harness"
     );
 
     // ---- aggregate from the harness's records vs the harness's own statistics
