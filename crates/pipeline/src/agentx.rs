@@ -13,7 +13,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use serde_json::json;
 use servebench_agentx::aggregate::{to_rounded_value, AggIdentity};
 use servebench_agentx::plan::TracePlan;
@@ -21,9 +20,10 @@ use servebench_agentx::point::{load_plans, run_point, PointConfig};
 use servebench_agentx::synth::{TokenCodec, WordCodec};
 use servebench_agentx::ReplayConfig;
 use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, JsonlWriter};
-use servebench_metrics::{agg_row, compute, AggExtra, ItlMode, PointOptions};
+use servebench_metrics::{agg_row, compute, AggExtra, ItlMode, PointOptions, ResultFile};
 use servebench_workload::LocalTokenizer;
 
+use crate::error::{flag, io, IoOp, PipelineError, Result};
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
 use crate::fixed::FixedSequence;
 use crate::observe::Console;
@@ -49,10 +49,12 @@ impl AgentxExecutor {
         console: &dyn Console,
     ) -> Result<AgentxExecutor> {
         if ax.traces.as_os_str().is_empty() {
-            anyhow::bail!("--scenario agentx needs --traces PATH (a folder of Weka trace_*.json files or a traces.jsonl)");
+            return Err(flag!("--scenario agentx needs --traces PATH (a folder of Weka trace_*.json files or a traces.jsonl)"));
         }
         let codec: Arc<dyn TokenCodec> = match &plan.tokenizer {
-            Some(p) => Arc::new(LocalTokenizer::from_path(p)?),
+            Some(p) => Arc::new(
+                LocalTokenizer::from_path(p).map_err(|e| PipelineError::Workload(e.into()))?,
+            ),
             None => {
                 console.line("no --tokenizer: AgentX prompts are sized in 4-character words, not the served model's tokens (pass --tokenizer DIR for token-exact prompts)");
                 Arc::new(WordCodec)
@@ -63,8 +65,10 @@ impl AgentxExecutor {
         let c2 = codec.clone();
         let plans = tokio::task::spawn_blocking(move || load_plans(&traces, &*c2))
             .await?
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(|| format!("--traces {}", ax.traces.display()))?;
+            .map_err(|source| PipelineError::Traces {
+                path: ax.traces.clone(),
+                source,
+            })?;
         let base_ctx = ClientCtx {
             endpoint: target.endpoint.clone(),
             builder: BodyBuilder::new(model, Api::Chat, plan.engine, Compat::Servebench, false),
@@ -154,7 +158,10 @@ impl Executor for AgentxExecutor {
             ctx.cancel.clone(),
         )
         .await
-        .map_err(|e| anyhow::anyhow!("{}: {e}", point.label()))?;
+        .map_err(|source| PipelineError::Agentx {
+            point: point.label(),
+            source,
+        })?;
         write_client_records(&point.dir.join("records.jsonl"), &res.raw)?;
         let mut m = compute(
             &res.raw,
@@ -216,17 +223,16 @@ impl Executor for AgentxExecutor {
             spec: point.clone(),
             metrics: m,
             agg,
-            result,
+            result: ResultFile::Other(result),
             wall_s: wall_start.elapsed().as_secs_f64(),
         })
     }
 }
 
 fn write_client_records(path: &Path, recs: &[servebench_client::RequestRecord]) -> Result<()> {
-    let w = JsonlWriter::create(path)?;
+    let w = JsonlWriter::create(path).map_err(|e| PipelineError::Client(e.into()))?;
     for r in recs {
-        w.write(r)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        w.write(r).map_err(io(IoOp::Write, path))?;
     }
     Ok(())
 }

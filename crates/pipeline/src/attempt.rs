@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
 use servebench_compare::{CompareOptions, Metric as CMetric, PointStatus as CStatus, Stat};
 use servebench_report::attempt::{
     AttemptEval, AttemptInput, AttemptPoint, BaselineEval, BaselinePoint, BaselineTable,
@@ -18,6 +17,7 @@ use crate::attempt_logs::{
     change_from_record, failure_summary, image_from_logs, job_point, launcher_from_logs, next_step,
     recipe_edit,
 };
+use crate::error::{flag, io, Context, IoOp, PipelineError, Result};
 use crate::sides::load_side;
 
 /// What the attempt comment is built from (the `attempt` flags).
@@ -92,17 +92,15 @@ pub fn fmt_utc(s: &str) -> String {
 fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
     let path = Path::new(arg);
     if path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(io(IoOp::Read, path))?;
         if let Ok(t) = serde_json::from_str::<BaselineTable>(&text) {
             return Ok(t);
         }
     }
     let side = load_side(db, arg).context("--baseline")?;
-    let first = side
-        .points
-        .first()
-        .ok_or_else(|| anyhow!("--baseline {arg}: has no benchmark points"))?;
+    let first = side.points.first().ok_or_else(|| {
+        PipelineError::Invalid(format!("--baseline {arg}: has no benchmark points"))
+    })?;
     let mut points: Vec<BaselinePoint> = side
         .points
         .iter()
@@ -155,29 +153,32 @@ fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
 fn load_change(args: &AttemptRequest) -> Result<Option<ChangeInput>> {
     let mut change = match &args.change {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("{}: cannot read", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(io(IoOp::Read, p))?;
             let c: ChangeInput = serde_json::from_str(&text).map_err(|e| {
-                anyhow!(
+                PipelineError::Invalid(format!(
                     "{}: line {}, column {}: {e} (expected {{\"old\": {{\"ref\": …}}, \"new\": {{\"ref\": …}}}})",
                     p.display(),
                     e.line(),
                     e.column()
-                )
+                ))
             })?;
             Some(c)
         }
         None => None,
     };
     if let Some(p) = &args.provenance {
-        let records = servebench_bump::load_change_records(p)?;
+        let records =
+            servebench_bump::load_change_records(p).map_err(|e| PipelineError::Bump(e.into()))?;
         let rec = records
             .iter()
             .rev()
             .find(|r| args.image.as_deref().is_none_or(|i| r.new_image == i))
             .ok_or_else(|| match &args.image {
-                Some(i) => anyhow!("{}: no bump record for image {i}", p.display()),
-                None => anyhow!("{}: no bump record", p.display()),
+                Some(i) => PipelineError::NotFound(format!(
+                    "{}: no bump record for image {i}",
+                    p.display()
+                )),
+                None => PipelineError::NotFound(format!("{}: no bump record", p.display())),
             })?;
         change = Some(change_from_record(rec));
     }
@@ -185,7 +186,11 @@ fn load_change(args: &AttemptRequest) -> Result<Option<ChangeInput>> {
         let edit = recipe_edit(spec, args.edit_evidence.as_deref())?;
         match &mut change {
             Some(c) => c.recipe_edits.push(edit),
-            None => bail!("--recipe-edit {spec}: needs --change FILE (the image provenance)"),
+            None => {
+                return Err(flag!(
+                    "--recipe-edit {spec}: needs --change FILE (the image provenance)"
+                ))
+            }
         }
     }
     Ok(change)
@@ -285,20 +290,21 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             repairs_used,
             ..TriageOptions::default()
         };
-        let report = servebench_triage::triage_logs_with(&args.logs, &opts)?;
+        let report = servebench_triage::triage_logs_with(&args.logs, &opts)
+            .map_err(|e| PipelineError::Triage(e.into()))?;
         let main_error = report.first_error.as_ref().map(|f| f.line.clone());
         for log in &report.logs {
             let job = log.job.as_deref().ok_or_else(|| {
-                anyhow!(
+                PipelineError::Invalid(format!(
                     "{}: no `Job: …` line naming the point (conc<N>); cannot tell which row it is",
                     log.file
-                )
+                ))
             })?;
             let (conc, eval) = job_point(job).ok_or_else(|| {
-                anyhow!(
+                PipelineError::Invalid(format!(
                     "{}: job line {job:?} names no concurrency (conc<N>)",
                     log.file
-                )
+                ))
             })?;
             let failed = log.first_error.is_some();
             let own_error = log
@@ -396,7 +402,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
         run,
         time,
         image: image.ok_or_else(|| {
-            anyhow!("the candidate image is unknown: pass --image REF or --change FILE")
+            flag!("the candidate image is unknown: pass --image REF or --change FILE")
         })?,
         head: args.head.clone(),
         workload: args

@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
 use servebench_report::attempt::{ChangeInput, ImageInfo, RecipeEdit};
 use servebench_report::model::{Bilingual, FailureSummary, Span};
 use servebench_report::words;
 use servebench_triage::{Action, Layer, TriageReport};
+
+use crate::error::{flag, io, IoOp, PipelineError, Result};
 
 /// Library-version labels (plain names like `sgl-kernel`, `flashinfer`, `cuda`; dotted OCI
 /// label keys are left out) and the build commit of an image's labels.
@@ -75,23 +76,27 @@ pub fn change_from_record(r: &servebench_bump::ChangeRecord) -> ChangeInput {
 pub(crate) fn recipe_edit(spec: &str, evidence: Option<&str>) -> Result<RecipeEdit> {
     let (file, flags) = spec
         .rsplit_once(':')
-        .ok_or_else(|| anyhow!("--recipe-edit {spec}: expected RECIPE:OLD=NEW"))?;
+        .ok_or_else(|| flag!("--recipe-edit {spec}: expected RECIPE:OLD=NEW"))?;
     let (old, new) = flags
         .split_once('=')
-        .ok_or_else(|| anyhow!("--recipe-edit {spec}: expected RECIPE:OLD=NEW"))?;
+        .ok_or_else(|| flag!("--recipe-edit {spec}: expected RECIPE:OLD=NEW"))?;
     if !old.starts_with('-') {
-        bail!("--recipe-edit {spec}: `{old}` is not a flag");
+        return Err(flag!("--recipe-edit {spec}: `{old}` is not a flag"));
     }
-    let text = std::fs::read_to_string(file).with_context(|| format!("{file}: cannot read"))?;
+    let text = std::fs::read_to_string(file).map_err(io(IoOp::Read, Path::new(file)))?;
     // Before the bump the recipe has OLD; after it (the usual case once `servebench bump` has
     // run) it has NEW: the value is the same either way.
     let value = flag_value(&text, old)
         .or_else(|| (!new.is_empty()).then(|| flag_value(&text, new)).flatten())
         .ok_or_else(|| {
             if new.is_empty() {
-                anyhow!("{file}: flag {old} not found (--recipe-edit {spec})")
+                PipelineError::Invalid(format!(
+                    "{file}: flag {old} not found (--recipe-edit {spec})"
+                ))
             } else {
-                anyhow!("{file}: flag {old} not found, nor {new} (--recipe-edit {spec})")
+                PipelineError::Invalid(format!(
+                    "{file}: flag {old} not found, nor {new} (--recipe-edit {spec})"
+                ))
             }
         })?;
     let name = Path::new(file)

@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Result;
 use servebench_metrics::Identity;
 
+use crate::error::{PipelineError, Result};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
@@ -62,5 +62,7 @@ pub async fn run_eval(
             "the same endpoint"
         }
     );
-    servebench_eval::run_gsm8k(&target.inner, opts).await
+    servebench_eval::run_gsm8k(&target.inner, opts)
+        .await
+        .map_err(|e| PipelineError::Eval(e.into()))
 }

@@ -6,11 +6,10 @@
 use std::future::Future;
 use std::path::PathBuf;
 
-use anyhow::Result;
-use serde_json::Value;
 use servebench_client::Cancel;
-use servebench_metrics::{AggRow, Identity, PointMetrics};
+use servebench_metrics::{AggRow, Identity, PointMetrics, ResultFile};
 
+use crate::error::Result;
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
@@ -60,8 +59,9 @@ pub struct PointOutput {
     pub metrics: PointMetrics,
     /// The aggregated row (`agg.json`, the store's point row).
     pub agg: AggRow,
-    /// The raw result (`result.json`: InferenceX keys plus the `servebench` block).
-    pub result: Value,
+    /// The raw result (`result.json`): a fixed-sequence point's InferenceX keys plus the
+    /// `servebench` block ([`servebench_metrics::ResultDoc`]), or another workload's result.
+    pub result: ResultFile,
     /// Measured phase wall time, s.
     pub wall_s: f64,
 }

@@ -6,21 +6,20 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-use serde_json::json;
 use servebench_client::{
     run_phase, Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Engine, Load, Phase,
     RecordWriterThread, RequestRecord,
 };
 use servebench_metrics::{
-    agg_row, compute, result_json, AggExtra, ItlMode, PointOptions, PromptCheck, RunInfo,
-    ValidityOptions, SCHEMA_VERSION,
+    agg_row, compute, result_doc, AggExtra, ItlMode, PointOptions, PromptCheck, ResultFile,
+    ResultSetup, RunInfo, ValidityOptions,
 };
 use servebench_workload::{
     build_calibrated, build_with_tokenizer, ChatTemplate, Dataset, DatasetSource, LocalTokenizer,
     RandomDatasetConfig,
 };
 
+use crate::error::{Context, PipelineError, Result};
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
 use crate::observe::{progress, Console};
 use crate::plan::SweepPlan;
@@ -48,7 +47,9 @@ impl FixedSequence {
         console: &dyn Console,
     ) -> Result<FixedSequence> {
         let tokenizer: Option<Arc<LocalTokenizer>> = match &plan.tokenizer {
-            Some(p) => Some(Arc::new(LocalTokenizer::from_path(p)?)),
+            Some(p) => Some(Arc::new(
+                LocalTokenizer::from_path(p).map_err(|e| PipelineError::Workload(e.into()))?,
+            )),
             None => None,
         };
         let template: Option<Arc<ChatTemplate>> = match (&plan.tokenizer, plan.chat_template) {
@@ -58,9 +59,10 @@ impl FixedSequence {
                 } else {
                     tp.parent().map(Path::to_path_buf).unwrap_or_default()
                 };
-                Some(Arc::new(ChatTemplate::from_tokenizer_config(
-                    &dir.join("tokenizer_config.json"),
-                )?))
+                Some(Arc::new(
+                    ChatTemplate::from_tokenizer_config(&dir.join("tokenizer_config.json"))
+                        .map_err(|e| PipelineError::Workload(e.into()))?,
+                ))
             }
             _ => None,
         };
@@ -144,7 +146,8 @@ impl Executor for FixedSequence {
         let num_prompts = c.prompts_at(conc);
         let num_warmups = c.warmups_at(conc);
         let base_ctx = &self.base_ctx;
-        let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))?;
+        let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))
+            .map_err(|e| PipelineError::Client(e.into()))?;
         let load = match c.request_rate {
             // against the simulator the rate is in modelled time: wall rate = rate × speedup
             Some(rate) => Load::Open {
@@ -180,8 +183,10 @@ impl Executor for FixedSequence {
             }
         }
         if ctx.cancel.is_cancelled() {
-            writer.finish()?;
-            bail!(Interrupted);
+            writer
+                .finish()
+                .map_err(|e| PipelineError::Client(e.into()))?;
+            return Err(PipelineError::Interrupted);
         }
         // after the warmup (it repeats prompt 0), right before the measured phase
         let prompts: Vec<u64> = dataset
@@ -206,7 +211,9 @@ impl Executor for FixedSequence {
         .await;
         bar.finish_and_clear();
         let wall_end = chrono::Utc::now();
-        writer.finish()?;
+        writer
+            .finish()
+            .map_err(|e| PipelineError::Client(e.into()))?;
         let prefix_cache = self
             .cache
             .after_measured(&ctx.target.endpoint, &label, cache_before)
@@ -253,42 +260,28 @@ impl Executor for FixedSequence {
             benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
             benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
         };
-        let mut block = json!({
-            "schema_version": SCHEMA_VERSION,
-            "compat": compat.as_str(),
-            "itl_mode": itl_mode.as_str(),
-            "api": api.as_str(),
-            "engine": c.engine.name(),
-            "endpoint": target.endpoint.base_url,
-            "request_fields": base_ctx.builder.sent_optional(),
-            "new_connection_per_request": base_ctx.new_connection_per_request,
-            "point_status": m.point_status.as_str(),
-            "num_requests_failed": m.failed,
-            "failure_reasons": m.failure_reasons,
-            "cancelled_requests": m.cancelled,
-            "num_warmups": num_warmups,
-            "dataset": dataset.describe(),
-            "mean_isl": m.mean_isl,
-            "mean_isl_server": m.mean_isl_server,
-            "mean_osl": m.mean_osl,
-            "ttfo_ms": m.ttfo,
-            "queue_ms": m.queue,
-            "peak_concurrency": m.peak_concurrency,
-            "redials": m.redials,
-            "itl_token_split_unknown": m.itl_token_split_unknown,
-            "warnings": m.warnings,
-            "invalid_reasons": m.invalid_reasons,
-            "validity_not_checked": validity.unchecked,
-            "simulator": target.simulator_json(),
-            "time_scale": target.sim_speedup,
-            "records_file": "records.jsonl",
-            "repeat": point.repeat,
-            "repeats": point.repeats,
-        });
-        if let Some(pc) = prefix_cache {
-            block["prefix_cache"] = pc;
-        }
-        let result = result_json(&info, &m, block);
+        let setup = ResultSetup {
+            api: api.as_str().into(),
+            engine: c.engine.name().into(),
+            endpoint: target.endpoint.base_url.clone(),
+            request_fields: base_ctx
+                .builder
+                .sent_optional()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            new_connection_per_request: base_ctx.new_connection_per_request,
+            num_warmups: num_warmups as u64,
+            dataset: dataset.describe(),
+            validity_not_checked: validity.unchecked.clone(),
+            simulator: target.simulator_info(),
+            time_scale: target.sim_speedup,
+            records_file: "records.jsonl".into(),
+            repeat: point.repeat,
+            repeats: point.repeats,
+            prefix_cache,
+        };
+        let result = ResultFile::Single(Box::new(result_doc(&info, &m, setup)));
         Ok(PointOutput {
             spec: point.clone(),
             metrics: m,
@@ -318,7 +311,10 @@ fn validity_options(
             PromptCheck::NotChecked("the preflight response carried no usage.prompt_tokens".into())
         }
         (Some(t), Some(server)) => {
-            let client = t.encode(crate::preflight::PREFLIGHT_PROMPT)?.len() as i64;
+            let client = t
+                .encode(crate::preflight::PREFLIGHT_PROMPT)
+                .map_err(|e| PipelineError::Workload(e.into()))?
+                .len() as i64;
             PromptCheck::Check {
                 overhead: server as i64 - client,
             }
@@ -346,19 +342,6 @@ fn validity_line(v: &ValidityOptions) -> String {
     format!("validity: {out}; {prompt}")
 }
 
-/// Returned (as the error of [`Executor::run_point`]) when Ctrl-C came before the measured
-/// phase started: the scheduler stops without a point.
-#[derive(Debug)]
-pub struct Interrupted;
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted before the measured phase")
-    }
-}
-
-impl std::error::Error for Interrupted {}
-
 async fn build_dataset(
     cfg: &RandomDatasetConfig,
     tokenizer: Option<Arc<LocalTokenizer>>,
@@ -380,6 +363,7 @@ async fn build_dataset(
     })
     .await
     .context("dataset builder panicked")?
+    .map_err(|e| PipelineError::Workload(e.into()))
 }
 
 fn sink(

@@ -2,9 +2,9 @@
 //! what was measured (`sim-<gpu>`, `servebench-sim`, `sim`, `bf16` on the simulator;
 //! `unknown` or the engine profile otherwise).
 
-use anyhow::{bail, Result};
 use servebench_metrics::Identity;
 
+use crate::error::{flag, Result};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
@@ -38,10 +38,10 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
     };
     if let Some(g) = plan.gpus {
         if c.tp.is_some() && g != identity.num_gpus() {
-            bail!(
+            return Err(flag!(
                 "--gpus {g} disagrees with TP×PP×PCP = {} (InferenceX per-GPU divisor); drop one of them",
                 identity.num_gpus()
-            );
+            ));
         }
     }
     Ok(identity)

@@ -10,8 +10,8 @@
 //!
 //! Must not know about: clap or any command-line parsing (the binary builds the requests), how
 //! a stage computes (metrics, compare, rendering live in their crates), SQL (the store crate).
-//! Errors are `anyhow` for now, as the stage crates it calls return (a typed error enum is
-//! listed as follow-up in docs/ARCHITECTURE.md).
+//! Errors are [`PipelineError`] (one variant per kind of failure, the called crates' errors as
+//! sources); the binary turns them into `anyhow` at its edge.
 #![warn(missing_docs)]
 
 pub mod agentx;
@@ -19,6 +19,7 @@ pub mod attempt;
 pub mod attempt_logs;
 pub mod cache;
 pub mod confidence;
+pub mod error;
 pub mod eval;
 pub mod executor;
 pub mod fixed;
@@ -36,9 +37,10 @@ pub mod sweep;
 pub mod table;
 pub mod target;
 
+pub use error::{BoxError, IoOp, PipelineError};
 pub use executor::{Executor, PointOutput, PointSpec, SweepCtx};
 pub use fixed::FixedSequence;
-pub use observe::{Console, Observer, StdConsole, SweepSummary};
+pub use observe::{Console, Observer, ObserverError, StdConsole, SweepSummary};
 pub use plan::{EvalPlan, EvalTask, IdentityPlan, SimPlan, SweepPlan, DEFAULT_SIM_SPEEDUP};
 pub use sweep::{run_sweep, SweepOutcome, EXIT_EVAL_GATE, EXIT_INTERRUPTED};
 pub use target::Target;

@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
+use servebench_contracts::{SimulatorInfo, StoreRef, SummaryDoc};
 use servebench_metrics::{PointStatus, SCHEMA_VERSION};
 
+use crate::error::{io, IoOp, Result};
 use crate::executor::{point_label, PointOutput};
 use crate::plan::SweepPlan;
 
@@ -39,8 +40,8 @@ pub struct SweepSummary<'a> {
     pub plan: &'a SweepPlan,
     /// Endpoint base URL measured.
     pub endpoint: &'a str,
-    /// `{"describe", "speedup"}` of the simulator, or null.
-    pub simulator: Value,
+    /// The embedded simulator, `None` against an endpoint.
+    pub simulator: Option<SimulatorInfo>,
     /// Model name.
     pub model: &'a str,
     /// When the sweep started.
@@ -55,14 +56,19 @@ pub struct SweepSummary<'a> {
     pub points: &'a [PointOutput],
 }
 
+/// The error of an [`Observer`]: any error (`?` converts one). A
+/// [`crate::PipelineError`] in it (the built-in observers') comes back out of the sweep as
+/// itself, any other as [`crate::PipelineError::Observer`].
+pub type ObserverError = crate::error::BoxError;
+
 /// Receives finished points and the finished sweep.
 pub trait Observer {
     /// A point finished (its files are the observer's business). An error stops the sweep.
-    fn point_done(&mut self, _point: &PointOutput) -> Result<()> {
+    fn point_done(&mut self, _point: &PointOutput) -> Result<(), ObserverError> {
         Ok(())
     }
     /// The sweep finished (points and eval). An error marks the run failed.
-    fn sweep_done(&mut self, _summary: &SweepSummary<'_>) -> Result<()> {
+    fn sweep_done(&mut self, _summary: &SweepSummary<'_>) -> Result<(), ObserverError> {
         Ok(())
     }
 }
@@ -74,41 +80,45 @@ pub struct FileOutput {
 }
 
 impl Observer for FileOutput {
-    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
-        write_json(&p.spec.dir.join("result.json"), &p.result)?;
-        write_json(&p.spec.dir.join("agg.json"), &p.agg.to_value())
+    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
+        write_text(&p.spec.dir.join("result.json"), p.result.file_text())?;
+        Ok(write_json(&p.spec.dir.join("agg.json"), &p.agg.to_value())?)
     }
 
-    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<()> {
+    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<(), ObserverError> {
         let c = s.plan;
-        let summary = json!({
-            "schema_version": SCHEMA_VERSION,
-            "tool": format!("servebench {}", env!("CARGO_PKG_VERSION")),
-            "started": s.started.to_rfc3339(),
-            "finished": chrono::Utc::now().to_rfc3339(),
-            "endpoint": s.endpoint,
-            "model": s.model,
-            "api": c.api.as_str(),
-            "engine": c.engine.name(),
-            "compat": c.compat.as_str(),
-            "itl_mode": c.itl_mode.as_str(),
-            "isl": c.isl,
-            "osl": c.osl,
-            "range_ratio": c.range_ratio,
-            "seed": c.seed,
-            "concurrencies": c.concurrencies,
-            "request_rate": c.request_rate,
-            "burstiness": c.burstiness(),
-            "datasets": s.datasets,
-            "simulator": s.simulator,
-            "interrupted": s.interrupted,
-            "repeats": c.repeats,
-            "store": s.store.as_ref().map(|(db, run)| json!({"db": db.display().to_string(), "run_id": run})),
-            "points": s.points.iter().map(|p| p.agg.to_value()).collect::<Vec<_>>(),
-            "notes": table_notes(s.points, c.repeats),
-        });
-        write_json(&self.dir.join("summary.json"), &summary)?;
-        write_csv(&self.dir.join("summary.csv"), s.points)
+        let summary = SummaryDoc {
+            schema_version: SCHEMA_VERSION,
+            tool: format!("servebench {}", env!("CARGO_PKG_VERSION")),
+            started: s.started.to_rfc3339(),
+            finished: chrono::Utc::now().to_rfc3339(),
+            endpoint: s.endpoint.to_string(),
+            model: s.model.to_string(),
+            api: c.api.as_str().into(),
+            engine: c.engine.name().into(),
+            compat: c.compat.as_str().into(),
+            itl_mode: c.itl_mode.as_str().into(),
+            isl: c.isl,
+            osl: c.osl,
+            range_ratio: c.range_ratio,
+            seed: u64::from(c.seed),
+            concurrencies: c.concurrencies.clone(),
+            request_rate: c.request_rate,
+            burstiness: c.burstiness(),
+            datasets: s.datasets.to_vec(),
+            simulator: s.simulator.clone(),
+            interrupted: s.interrupted,
+            repeats: c.repeats,
+            store: s.store.as_ref().map(|(db, run)| StoreRef {
+                db: db.display().to_string(),
+                run_id: *run,
+            }),
+            points: s.points.iter().map(|p| p.agg.clone()).collect(),
+            notes: table_notes(s.points, c.repeats),
+            extras: None,
+        };
+        write_text(&self.dir.join("summary.json"), summary.file_text())?;
+        Ok(write_csv(&self.dir.join("summary.csv"), s.points)?)
     }
 }
 
@@ -117,7 +127,7 @@ impl Observer for FileOutput {
 pub struct ConsoleOutput;
 
 impl Observer for ConsoleOutput {
-    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
         let m = &p.metrics;
         println!(
             "{}: {} ok, {} failed{} in {:.1} s wall, peak {} in flight{}",
@@ -188,13 +198,18 @@ pub fn table_notes(points: &[PointOutput], repeats: u32) -> Vec<String> {
 pub fn write_json(path: &Path, v: &Value) -> Result<()> {
     let mut s = serde_json::to_string_pretty(v)?;
     s.push('\n');
-    std::fs::write(path, s).with_context(|| format!("cannot write {}", path.display()))
+    write_text(path, s)
+}
+
+/// A file's text (a typed document's [`file_text`](servebench_contracts::SummaryDoc::file_text)).
+fn write_text(path: &Path, text: String) -> Result<()> {
+    std::fs::write(path, text).map_err(io(IoOp::Write, path))
 }
 
 fn write_csv(path: &Path, points: &[PointOutput]) -> Result<()> {
     let mut w = String::new();
     if points.is_empty() {
-        std::fs::write(path, "").with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, "").map_err(io(IoOp::Write, path))?;
         return Ok(());
     };
     let rows: Vec<Value> = points.iter().map(|p| p.agg.to_value()).collect();
@@ -223,5 +238,5 @@ fn write_csv(path: &Path, points: &[PointOutput]) -> Result<()> {
         w.push_str(&row.join(","));
         w.push('\n');
     }
-    std::fs::write(path, w).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(path, w).map_err(io(IoOp::Write, path))
 }

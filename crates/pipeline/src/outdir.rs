@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{io, IoOp, PipelineError, Result};
 
 /// Whether `dir` holds a sweep's results: `summary.json`, or a `conc*` directory with files.
 pub fn holds_results(dir: &Path) -> bool {
@@ -27,10 +27,9 @@ pub fn check_out_dir(dir: &Path, overwrite: bool) -> Result<()> {
         return Ok(());
     }
     if !overwrite {
-        bail!(
-            "--out {}: already holds a sweep's results (summary.json or conc*/records.jsonl); choose another directory, omit --out for a new timestamped one, or pass --overwrite to replace them",
-            dir.display()
-        );
+        return Err(PipelineError::OutDirTaken {
+            dir: dir.to_path_buf(),
+        });
     }
     eprintln!(
         "warning: --overwrite: replacing the earlier results in {}",
@@ -43,8 +42,7 @@ pub fn check_out_dir(dir: &Path, overwrite: bool) -> Result<()> {
 /// second (two processes writing one store) gets `<timestamp>-2`, `-3`, … instead of sharing it.
 pub fn new_default_out_dir() -> Result<PathBuf> {
     let base = PathBuf::from("servebench-out");
-    std::fs::create_dir_all(&base)
-        .with_context(|| format!("cannot create output directory {}", base.display()))?;
+    std::fs::create_dir_all(&base).map_err(io(IoOp::CreateOutDir, &base))?;
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     for k in 1..1000 {
         let d = if k == 1 {
@@ -55,16 +53,13 @@ pub fn new_default_out_dir() -> Result<PathBuf> {
         match std::fs::create_dir(&d) {
             Ok(()) => return Ok(d),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot create output directory {}", d.display()))
-            }
+            Err(e) => return Err(PipelineError::io(IoOp::CreateOutDir, &d, e)),
         }
     }
-    bail!(
+    Err(PipelineError::Msg(format!(
         "{}: 999 output directories for {stamp} already exist; pass --out DIR",
         base.display()
-    )
+    )))
 }
 
 #[cfg(test)]

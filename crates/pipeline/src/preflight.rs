@@ -5,8 +5,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
 use servebench_client::{BodyBuilder, Cancel, ClientCtx, Phase};
+
+use crate::error::{PipelineError, Result};
+
+/// Returns a [`PipelineError::Preflight`] with a formatted message.
+macro_rules! bail {
+    ($($t:tt)*) => {
+        return Err(PipelineError::Preflight(format!($($t)*)))
+    };
+}
 
 /// The preflight's prompt: one word, so its server-side count minus its client-side count is
 /// the fixed per-prompt overhead the server adds (chat template, BOS), for the prompt-length

@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
 use serde_json::json;
 use servebench_metrics::{Identity, PointStatus};
 use servebench_store::{RunId, RunMeta, RunStatus, Store};
 
+use crate::error::Result;
 use crate::executor::PointOutput;
-use crate::observe::Observer;
+use crate::observe::{Observer, ObserverError};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
@@ -96,7 +96,7 @@ impl StoreRecorder {
 
     /// Adds an eval row (see [`eval_store_row`]).
     pub fn add_eval(&mut self, row: &servebench_eval::EvalRow) {
-        if let Err(e) = self.store.add_eval_row(self.run, row) {
+        if let Err(e) = self.store.add_eval(self.run, row) {
             eprintln!(
                 "warning: {}: the eval row was not stored: {e:#}",
                 self.db.display()
@@ -120,8 +120,8 @@ impl StoreRecorder {
 }
 
 impl Observer for StoreRecorder {
-    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
-        if let Err(e) = self.store.add_agg_row(self.run, &p.agg) {
+    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
+        if let Err(e) = self.store.add_point(self.run, &p.agg) {
             eprintln!(
                 "warning: {}: {} was not stored: {e:#}",
                 self.db.display(),

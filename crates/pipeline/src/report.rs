@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context, Result};
 use servebench_compare::Stat;
 use servebench_report::attempt::{build_baseline_body, BaselineTable};
 use servebench_report::comparison::{build, build_run, BuildOptions};
 use servebench_report::{Document, Format, Lang};
 use servebench_store::RunId;
 
+use crate::error::{io, IoOp, Result};
 use crate::sides::{build_comparison, load_side, CompareRequest};
 
 /// Which report to build (the `report` flags that shape the document).
@@ -49,8 +49,7 @@ pub fn document(req: &ReportRequest) -> Result<Document> {
     }
     let path = Path::new(&req.run);
     if path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(io(IoOp::Read, path))?;
         if let Ok(t) = serde_json::from_str::<BaselineTable>(&text) {
             return Ok(build_baseline_body(
                 &t,
@@ -116,7 +115,7 @@ pub fn write_run_report(
         )?;
     }
     let text = servebench_report::render(&doc, format, Lang::EnZh, false);
-    std::fs::write(path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, text).map_err(io(IoOp::Write, path))
 }
 
 #[cfg(test)]

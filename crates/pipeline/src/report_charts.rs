@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
 use servebench_client::{read_records, RequestRecord};
 use servebench_compare::Stat;
 use servebench_metrics::goodput::{goodput, Slo};
@@ -21,6 +20,7 @@ use servebench_report::model::{ChartData, GoodputCurve, GoodputPoint, ParetoRun,
 use servebench_report::Document;
 use servebench_store::{RunId, RunKind, Store};
 
+use crate::error::{flag, PipelineError, Result};
 use crate::sides::{load_side, open_store};
 
 /// Which chart data to load.
@@ -49,11 +49,11 @@ pub fn parse_runs(s: &str) -> Result<Vec<RunId>> {
                 .ok()
                 .filter(|v| *v > 0)
                 .map(RunId)
-                .ok_or_else(|| anyhow!("--runs {s:?}: {:?} is not a run id", p.trim()))
+                .ok_or_else(|| flag!("--runs {s:?}: {:?} is not a run id", p.trim()))
         })
         .collect::<Result<_>>()?;
     if ids.is_empty() {
-        bail!("--runs {s:?}: no run id");
+        return Err(flag!("--runs {s:?}: no run id"));
     }
     Ok(ids)
 }
@@ -63,7 +63,7 @@ pub fn parse_runs(s: &str) -> Result<Vec<RunId>> {
 /// [`ChartData::notes`]; an unknown run id in `--runs` or a bad `--slo` is an error.
 pub fn add_charts(doc: &mut Document, req: &ChartRequest) -> Result<()> {
     let slo = match &req.slo {
-        Some(s) => Some(Slo::parse(s).map_err(|e| anyhow!("{e}"))?),
+        Some(s) => Some(Slo::parse(s)?),
         None => None,
     };
     let mut data = ChartData::default();
@@ -106,10 +106,10 @@ fn pareto_runs(store: &Store, db: &Path, ids: &[RunId], stat: Stat) -> Result<Ve
     let mut out = Vec::new();
     for id in ids {
         let run = store.get_run(*id)?.ok_or_else(|| {
-            anyhow!(
+            PipelineError::NotFound(format!(
                 "--runs: run {id} does not exist in {} (see `servebench runs`)",
                 db.display()
-            )
+            ))
         })?;
         let side = load_side(db, &id.to_string())?;
         let doc = build_run(
@@ -119,10 +119,7 @@ fn pareto_runs(store: &Store, db: &Path, ids: &[RunId], stat: Stat) -> Result<Ve
             stat,
             &BuildOptions::default(),
         );
-        let hw = store
-            .points(*id)?
-            .first()
-            .and_then(|p| p.row.get("hw").and_then(|v| v.as_str()).map(str::to_string));
+        let hw = store.points(*id)?.first().and_then(|p| p.hw.clone());
         let mut label = format!("run {id}");
         if let Some(l) = run.meta.label.as_deref().or(hw.as_deref()) {
             label.push_str(&format!(" · {l}"));
@@ -156,16 +153,16 @@ fn point_dirs(out_dir: &Path, conc: u64) -> Vec<(Option<u32>, PathBuf)> {
 fn time_scale(dir: &Path) -> f64 {
     std::fs::read_to_string(dir.join("result.json"))
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("servebench")?.get("time_scale")?.as_f64())
+        .and_then(|t| serde_json::from_str::<servebench_contracts::ResultFile>(&t).ok())
+        .map(|r| r.time_scale())
         .filter(|x| x.is_finite() && *x > 0.0)
         .unwrap_or(1.0)
 }
 
 fn sweep_slo(out_dir: &Path) -> Option<Slo> {
     let t = std::fs::read_to_string(out_dir.join("summary.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&t).ok()?;
-    Slo::parse(v.get("extras")?.get("slo")?.as_str()?).ok()
+    let extras = servebench_contracts::summary::summary_extras(&t).ok()??;
+    Slo::parse(extras.slo.as_deref()?).ok()
 }
 
 /// CDFs of one point's successful measured requests, in modelled time.
@@ -193,10 +190,10 @@ pub fn cdfs_of(conc: u32, label: &str, records: &[RequestRecord], ts: f64) -> Po
 
 fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData) -> Result<()> {
     let Some(run) = store.get_run(id)? else {
-        bail!(
+        return Err(PipelineError::NotFound(format!(
             "run {id} does not exist in {} (see `servebench runs`)",
             store.path().display()
-        );
+        )));
     };
     if run.kind == RunKind::Eval || run.kind == RunKind::Baseline {
         return Ok(());
@@ -209,10 +206,12 @@ fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData)
     };
     let slo = slo.cloned().or_else(|| sweep_slo(&out_dir));
     // Stored rows by concurrency (repeats: several rows, in insertion order).
-    let mut rows: BTreeMap<u64, Vec<serde_json::Value>> = BTreeMap::new();
+    let mut rows: BTreeMap<u64, Vec<servebench_metrics::AggRow>> = BTreeMap::new();
     for p in store.points(id)? {
-        if let Some(c) = p.row.get("conc").and_then(|v| v.as_u64()) {
-            rows.entry(c).or_default().push(p.row);
+        if let servebench_store::StoredRow::Servebench(r) = p.row {
+            if let Some(c) = r.conc {
+                rows.entry(c).or_default().push(r);
+            }
         }
     }
     // goodput per conc: (throughput, goodput, attainment, n) summed over repeats.
@@ -229,11 +228,7 @@ fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData)
         }
         for (k, (repeat, dir)) in dirs.iter().enumerate() {
             let row = conc_rows.get(k).or(conc_rows.first()).expect("non-empty");
-            let file = row
-                .get("records_file")
-                .and_then(|v| v.as_str())
-                .unwrap_or("records.jsonl");
-            let path = dir.join(file);
+            let path = dir.join(&row.records_file);
             let records = match read_records(&path) {
                 Ok(r) => r,
                 Err(e) => {
@@ -249,14 +244,15 @@ fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData)
             let conc32 = u32::try_from(*conc).unwrap_or(u32::MAX);
             data.latency.push(cdfs_of(conc32, &label, &records, ts));
             if let Some(slo) = &slo {
-                let num = |k: &str| row.get(k).and_then(|v| v.as_f64());
-                let duration = num("duration")
-                    .with_context(|| format!("{}: agg row has no duration", dir.display()))?;
-                let gpus = num("num_gpus").unwrap_or(1.0).max(1.0) as u32;
+                let num = |x: f64| x.is_finite().then_some(x);
+                let duration = num(row.duration).ok_or_else(|| {
+                    PipelineError::Invalid(format!("{}: agg row has no duration", dir.display()))
+                })?;
+                let gpus = row.num_gpus.max(1);
                 let g = goodput(&records, slo, duration, gpus, ts);
                 target = g.target_pct;
-                let ok = num("num_requests_successful").unwrap_or(0.0);
-                let thr = num("request_throughput").unwrap_or(if duration > 0.0 {
+                let ok = row.num_requests_successful as f64;
+                let thr = num(row.request_throughput).unwrap_or(if duration > 0.0 {
                     ok / duration
                 } else {
                     0.0

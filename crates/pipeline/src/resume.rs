@@ -18,11 +18,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use servebench_metrics::{AggRow, PointMetrics, PointStatus};
 use servebench_store::{RunId, Store};
 
+use crate::error::{io, Context, IoOp, PipelineError, Result};
 use crate::executor::{point_dir_name, PointOutput, PointSpec};
 use crate::plan::SweepPlan;
 use crate::record::StoreRecorder;
@@ -43,9 +43,8 @@ pub fn mark_finished(p: &PointOutput) -> Result<()> {
     });
     let path = p.spec.dir.join(POINT_MARKER);
     let tmp = p.spec.dir.join(format!("{POINT_MARKER}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec(&v)?)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(&tmp, serde_json::to_vec(&v)?).map_err(io(IoOp::Write, &tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io(IoOp::Write, &path))
 }
 
 /// A finished point read back from its marker.
@@ -64,7 +63,7 @@ pub fn load_finished(spec: &PointSpec) -> Result<Option<Finished>> {
     let text = match std::fs::read(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => return Err(PipelineError::io(IoOp::ReadMarker, &path, e)),
     };
     let v: Value = serde_json::from_slice(&text)
         .with_context(|| format!("{}: not a point marker", path.display()))?;
@@ -72,14 +71,14 @@ pub fn load_finished(spec: &PointSpec) -> Result<Option<Finished>> {
         || v["repeat"].as_u64() != Some(u64::from(spec.repeat))
         || v["repeats"].as_u64() != Some(u64::from(spec.repeats))
     {
-        bail!(
+        return Err(PipelineError::Invalid(format!(
             "{}: written for another point (conc {}, repeat {}/{}) than {}; resume with the flags of the interrupted sweep",
             path.display(),
             v["conc"],
             v["repeat"],
             v["repeats"],
             spec.label()
-        );
+        )));
     }
     let metrics: PointMetrics = serde_json::from_value(v["metrics"].clone())
         .with_context(|| format!("{}: metrics", path.display()))?;
@@ -93,7 +92,8 @@ pub fn load_finished(spec: &PointSpec) -> Result<Option<Finished>> {
             spec: spec.clone(),
             metrics,
             agg,
-            result: v["result"].clone(),
+            result: serde_json::from_value(v["result"].clone())
+                .with_context(|| format!("{}: result", path.display()))?,
             wall_s: v["wall_s"].as_f64().unwrap_or(0.0),
         },
         agg_json: v["agg"].clone(),
@@ -104,9 +104,9 @@ pub fn load_finished(spec: &PointSpec) -> Result<Option<Finished>> {
 /// possibly cut mid-line, must not mix with the new ones) and recreates it.
 pub fn clear_point_dir(dir: &Path) -> Result<()> {
     if dir.exists() {
-        std::fs::remove_dir_all(dir).with_context(|| format!("cannot empty {}", dir.display()))?;
+        std::fs::remove_dir_all(dir).map_err(io(IoOp::Empty, dir))?;
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+    std::fs::create_dir_all(dir).map_err(io(IoOp::Create, dir))
 }
 
 /// What reconciling the store with the finished points did.
@@ -130,12 +130,15 @@ pub fn reconcile_store(store: &mut Store, run: RunId, finished: &[&Finished]) ->
     let mut fix = StoreFix::default();
     let mut to_add = Vec::new();
     for f in finished {
-        match stored.iter().position(|s| s.row == f.agg_json) {
+        let same = |s: &servebench_store::StoredPoint| {
+            s.row.servebench().map(AggRow::to_value).as_ref() == Some(&f.agg_json)
+        };
+        match stored.iter().position(same) {
             Some(i) => {
                 stored.remove(i);
                 fix.kept += 1;
             }
-            None => to_add.push(&f.agg_json),
+            None => to_add.push(&f.point.agg),
         }
     }
     for s in stored {

@@ -4,12 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
 use servebench_compare::{
     compare, parse_baseline, CompareOptions, Comparison, EvalPoint, IdentityOverrides, Point,
     RunInfo, Stat, Verdict,
 };
-use servebench_store::{RunId, Store};
+use servebench_store::{RunId, Store, StoredRow};
+
+use crate::error::{flag, io, Context, IoOp, PipelineError, Result};
 
 /// Exit status when a metric regressed beyond the noise band and the gate.
 pub const EXIT_REGRESSION: u8 = 2;
@@ -60,11 +61,11 @@ impl CompareRequest {
 /// or pass --db)`.
 pub fn open_store(db: &Path) -> Result<Store> {
     if !db.exists() {
-        bail!(
+        return Err(PipelineError::NotFound(format!(
             "{}: no results store here (run `servebench sweep` or `servebench baseline import` \
              first, or pass --db PATH)",
             db.display()
-        );
+        )));
     }
     Ok(Store::open(db)?)
 }
@@ -85,10 +86,10 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
     let mut info = RunInfo::default();
     for (k, id) in ids.iter().enumerate() {
         let run = store.get_run(*id)?.ok_or_else(|| {
-            anyhow!(
+            PipelineError::NotFound(format!(
                 "run {id} does not exist in {} (see `servebench runs`)",
                 store.path().display()
-            )
+            ))
         })?;
         if k == 0 {
             info = RunInfo {
@@ -107,19 +108,22 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
         }
         let first = points.len();
         for p in store.points(*id)? {
-            points.push(
-                Point::from_agg_row(&p.row).with_context(|| format!("run {id}, point {}", p.id))?,
-            );
+            let point = match &p.row {
+                StoredRow::Servebench(r) => Point::from_agg(r),
+                StoredRow::Imported(r) => Point::from_foreign(r),
+            };
+            points.push(point.with_context(|| format!("run {id}, point {}", p.id))?);
         }
         if let Some(dir) = &run.meta.out_dir {
             // `--ci` runs: within-run intervals for compare's noise rule.
             crate::confidence::attach_bootstrap(&mut points[first..], dir);
         }
         for e in store.evals(*id)? {
-            evals.push(
-                EvalPoint::from_eval_row(&e.row)
-                    .with_context(|| format!("run {id}, eval {}", e.id))?,
-            );
+            let eval = match &e.row {
+                StoredRow::Servebench(r) => EvalPoint::from_eval(r),
+                StoredRow::Imported(r) => EvalPoint::from_foreign(r),
+            };
+            evals.push(eval.with_context(|| format!("run {id}, eval {}", e.id))?);
         }
     }
     Ok(Side {
@@ -130,23 +134,26 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
 }
 
 fn side_from_file(path: &Path) -> Result<Side> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(io(IoOp::Read, path))?;
     let name = path.display().to_string();
     // A sweep's summary.json: an object with an array of agg rows.
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        anyhow!(
+        PipelineError::Invalid(format!(
             "{name}: not valid JSON (line {}, column {}): {e}",
             e.line(),
             e.column()
-        )
+        ))
     })?;
     let rows_text = match &v {
         serde_json::Value::Object(m) if m.contains_key("schema_version") => {
             let rows = ["points", "rows"]
                 .iter()
                 .find_map(|k| m.get(*k).filter(|r| r.is_array()))
-                .ok_or_else(|| anyhow!("{name}: summary has no `points` array of agg rows"))?;
+                .ok_or_else(|| {
+                    PipelineError::Invalid(format!(
+                        "{name}: summary has no `points` array of agg rows"
+                    ))
+                })?;
             rows.to_string()
         }
         _ => text,
@@ -158,12 +165,12 @@ fn side_from_file(path: &Path) -> Result<Side> {
     let points = imp
         .points
         .iter()
-        .map(Point::from_agg_row)
+        .map(Point::from_foreign)
         .collect::<Result<Vec<_>, _>>()?;
     let evals = imp
         .evals
         .iter()
-        .map(EvalPoint::from_eval_row)
+        .map(EvalPoint::from_foreign)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Side {
         info: RunInfo {
@@ -198,7 +205,7 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
             .iter()
             .find(|r| (r.kind == servebench_store::RunKind::Baseline) == want_baseline)
             .ok_or_else(|| {
-                anyhow!(
+                PipelineError::NotFound(format!(
                     "{}: no {} run in the store",
                     db.display(),
                     if want_baseline {
@@ -206,7 +213,7 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
                     } else {
                         "non-baseline"
                     }
-                )
+                ))
             })?;
         return side_from_runs(&store, &[run.id]);
     }
@@ -215,7 +222,7 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
             .split(',')
             .map(|s| s.trim().parse().map(RunId))
             .collect::<Result<_, _>>()
-            .map_err(|e| anyhow!("run id {arg:?}: {e}"))?;
+            .map_err(|e| flag!("run id {arg:?}: {e}"))?;
         let store = open_store(db)?;
         return side_from_runs(&store, &ids);
     }
@@ -223,17 +230,24 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
     if path.exists() {
         return side_from_file(path);
     }
-    bail!("{arg}: neither a run id nor an existing file")
+    Err(PipelineError::NotFound(format!(
+        "{arg}: neither a run id nor an existing file"
+    )))
 }
 
 /// Builds the comparison `req` asks for (the `compare` command, reports with a baseline).
 pub fn build_comparison(args: &CompareRequest) -> Result<Comparison> {
     if args.gate.is_nan() || args.gate < 0.0 {
-        bail!("--gate {}: must be a non-negative percentage", args.gate);
+        return Err(flag!(
+            "--gate {}: must be a non-negative percentage",
+            args.gate
+        ));
     }
     if let Some(f) = args.max_failure_rate {
         if !(0.0..=1.0).contains(&f) {
-            bail!("--max-failure-rate {f}: must be a fraction between 0 and 1");
+            return Err(flag!(
+                "--max-failure-rate {f}: must be a fraction between 0 and 1"
+            ));
         }
     }
     let base = load_side(&args.db, &args.baseline).context("--baseline")?;

@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
 use servebench_metrics::PointStatus;
 use servebench_store::{RunId, Store};
 
+use crate::error::{io, Context, IoOp, PipelineError, Result};
 use crate::executor::{point_dir_name, Executor, PointOutput, PointSpec, SweepCtx};
-use crate::fixed::Interrupted;
 use crate::observe::{ConsoleOutput, FileOutput, Observer, StdConsole, SweepSummary};
 use crate::outdir;
 use crate::plan::{EvalTask, SweepPlan};
@@ -46,7 +45,8 @@ pub fn run_sweep(mut plan: SweepPlan, extra: Vec<Box<dyn Observer>>) -> Result<S
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(PipelineError::Runtime)?;
     rt.block_on(run_async(plan, endpoint, extra))
 }
 
@@ -79,8 +79,7 @@ async fn run_async(
     let (out_dir, created) = match &c.out {
         Some(d) => {
             let existed = d.exists();
-            std::fs::create_dir_all(d)
-                .with_context(|| format!("cannot create output directory {}", d.display()))?;
+            std::fs::create_dir_all(d).map_err(io(IoOp::CreateOutDir, d))?;
             (d.clone(), !existed)
         }
         None => (outdir::new_default_out_dir()?, true),
@@ -108,10 +107,13 @@ async fn measure(
     let console = StdConsole;
     // The simulator replays recorded GSM8K solutions when the sweep runs the eval against it.
     let answers = match (c.eval, endpoint.is_none()) {
-        (Some(EvalTask::Gsm8k), true) => Some(servebench_eval::sim_answers::load_from(
-            &c.eval_plan.sim_answers,
-            c.eval_plan.gsm8k_dir.as_deref(),
-        )?),
+        (Some(EvalTask::Gsm8k), true) => Some(
+            servebench_eval::sim_answers::load_from(
+                &c.eval_plan.sim_answers,
+                c.eval_plan.gsm8k_dir.as_deref(),
+            )
+            .map_err(|e| PipelineError::Eval(e.into()))?,
+        ),
         _ => None,
     };
     // the one cancel token of the run: Ctrl-C stops the point in flight, or the eval
@@ -190,15 +192,15 @@ async fn measure(
                     // --resume: finished before the interruption, kept as it is
                     println!("{}: finished earlier, kept", f.point.spec.label());
                     for o in extra.iter_mut() {
-                        o.point_done(&f.point)?;
+                        o.point_done(&f.point)
+                            .map_err(PipelineError::from_observer)?;
                     }
                     done.push(f.point);
                     continue;
                 } else if c.resume {
                     resume::clear_point_dir(&dir)?;
                 }
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                std::fs::create_dir_all(&dir).map_err(io(IoOp::Create, &dir))?;
                 let spec = PointSpec {
                     conc,
                     repeat,
@@ -207,19 +209,21 @@ async fn measure(
                 };
                 let p = match executor.run_point(&ctx, &workload, &spec).await {
                     Ok(p) => p,
-                    Err(e) if e.is::<Interrupted>() => break 'points,
+                    Err(PipelineError::Interrupted) => break 'points,
                     Err(e) => return Err(e),
                 };
-                files.point_done(&p)?;
+                files.point_done(&p).map_err(PipelineError::from_observer)?;
                 // the point's completion marker (--resume keeps the points that have one)
                 resume::mark_finished(&p)?;
                 // stored as soon as it is measured: a crash later keeps it
                 if let Some(r) = recorder.as_mut() {
-                    r.point_done(&p)?;
+                    r.point_done(&p).map_err(PipelineError::from_observer)?;
                 }
-                console_out.point_done(&p)?;
+                console_out
+                    .point_done(&p)
+                    .map_err(PipelineError::from_observer)?;
                 for o in extra.iter_mut() {
-                    o.point_done(&p)?;
+                    o.point_done(&p).map_err(PipelineError::from_observer)?;
                 }
                 done.push(p);
             }
@@ -244,7 +248,7 @@ async fn measure(
         let summary = SweepSummary {
             plan: c,
             endpoint: &target.endpoint.base_url,
-            simulator: target.simulator_json(),
+            simulator: target.simulator_info(),
             model: &model,
             started,
             datasets: &datasets,
@@ -252,9 +256,12 @@ async fn measure(
             store: recorder.as_ref().map(|r| (r.db.clone(), r.run.0)),
             points: &done,
         };
-        files.sweep_done(&summary)?;
+        files
+            .sweep_done(&summary)
+            .map_err(PipelineError::from_observer)?;
         for o in extra.iter_mut() {
-            o.sweep_done(&summary)?;
+            o.sweep_done(&summary)
+                .map_err(PipelineError::from_observer)?;
         }
         Ok(())
     }

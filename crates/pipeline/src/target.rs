@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Result};
 use serde_json::{json, Value};
 use servebench_endpoint::{answer_book, CancelToken, Endpoint, Readiness, SimOptions};
 
+use crate::error::{flag, Result};
 use crate::observe::Console;
 use crate::plan::{SweepPlan, DEFAULT_SIM_SPEEDUP};
 
@@ -39,7 +39,9 @@ impl Target {
         let inner = match endpoint {
             Some(ep) => {
                 if plan.sim.speedup.is_some() {
-                    bail!("--sim-speedup applies only to the embedded simulator (no --endpoint)");
+                    return Err(flag!(
+                        "--sim-speedup applies only to the embedded simulator (no --endpoint)"
+                    ));
                 }
                 let t = servebench_endpoint::Target::remote(ep);
                 t.wait_ready(&Readiness::seconds(plan.ready_timeout_s), cancel)
@@ -91,6 +93,17 @@ impl Target {
             Some(d) => json!({"describe": d, "speedup": self.sim_speedup}),
             None => Value::Null,
         }
+    }
+
+    /// The simulator (`describe`, `speedup`), `None` for an endpoint (typed
+    /// [`Target::simulator_json`]: `result.json` and `summary.json`).
+    pub fn simulator_info(&self) -> Option<servebench_contracts::SimulatorInfo> {
+        self.sim_describe
+            .as_ref()
+            .map(|d| servebench_contracts::SimulatorInfo {
+                describe: d.clone(),
+                speedup: self.sim_speedup,
+            })
     }
 
     /// Stops the simulator, if any.
