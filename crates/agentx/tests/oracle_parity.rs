@@ -234,17 +234,16 @@ fn header<'a>(w: &'a Value, name: &str) -> Option<&'a str> {
         .and_then(|(_, v)| v.as_str())
 }
 
-/// Idle gaps before each profiling turn, ms, measured two ways (both server-side):
+/// Idle gaps before each profiling turn, ms, measured three ways (all server-side):
 /// * `own`: from the end of the event that schedules the turn on its own stream: the
-///   conversation's previous turn (turn 0 of a child: its spawning root turn; signed, a branch
-///   that overlapped its spawning turn in the recording may start before that turn ends); a root
+///   conversation's previous turn (turn 0 of a child: its spawning root turn; of a child whose
+///   branch started at that turn's *send*, from its arrival, its timer's origin); a root
 ///   turn that joins child conversations (`joins`: (root id, turn)) waits for them, so its gap is
 ///   taken from the later of the previous turn's end and the last child request of the same tree
 ///   that ended before it arrived;
 /// * `tree`: from the last request of the same tree play (same `[rid:]` marker) that ended
 ///   before it arrived: the reference of a turn released by an event elsewhere in its tree (the
-///   per-tree idle cap after the tree's last completion, a join).
-///
+///   per-tree idle cap after the tree's last completion, a join);
 /// * `shifted` (only for a root turn whose previous turn started a branch at its send,
 ///   `after_send`): `own` less the previous turn's run time d. The branch's first request waits
 ///   its recorded offset from that send; when the previous turn completes first, the tree idles
@@ -259,7 +258,7 @@ fn header<'a>(w: &'a Value, name: &str) -> Option<&'a str> {
 fn gaps(
     ws: &[Wire],
     joins: &std::collections::HashSet<(String, u64)>,
-    spawned_by: &HashMap<String, (String, u64)>,
+    spawned_by: &HashMap<String, (String, u64, bool)>,
     after_send: &std::collections::HashSet<(String, u64)>,
 ) -> HashMap<(String, u64, String), (f64, f64, Option<f64>)> {
     let by_key: HashMap<(String, u64, String), &Wire> =
@@ -268,16 +267,22 @@ fn gaps(
         .filter(|w| w.key.2 == "profiling")
         .filter_map(|w| {
             let prof = "profiling".to_string();
+            let mut from_send = false;
             let prev = if w.key.1 > 0 {
                 by_key.get(&(w.key.0.clone(), w.key.1 - 1, prof))?
             } else {
-                let (root, turn) = spawned_by.get(&w.key.0)?;
+                let (root, turn, at_send) = spawned_by.get(&w.key.0)?;
+                from_send = *at_send;
                 by_key.get(&(root.clone(), *turn, prof))?
             };
             if prev.marker != w.marker {
                 return None; // another play of the trace
             }
-            let mut from = prev.done_ns;
+            let mut from = if from_send {
+                prev.arrive_ns
+            } else {
+                prev.done_ns
+            };
             if joins.contains(&(w.key.0.clone(), w.key.1)) {
                 let tree = format!("{}::", w.key.0);
                 for c in ws.iter().filter(|c| c.key.0.starts_with(&tree)) {
@@ -720,17 +725,20 @@ fn parity(names: &[&str], child: &str) {
                 .map(move |(i, _)| (root.id.clone(), i as u64))
         })
         .collect();
-    let spawned_by: HashMap<String, (String, u64)> = plans
+    let spawned_by: HashMap<String, (String, u64, bool)> = plans
         .iter()
         .flat_map(|p| {
             p.convs.iter().filter_map(move |c| {
                 let b = &p.branches[c.branch?];
-                Some((c.id.clone(), (p.trace_id.clone(), b.spawning_turn as u64)))
+                Some((
+                    c.id.clone(),
+                    (p.trace_id.clone(), b.spawning_turn as u64, b.at_send),
+                ))
             })
         })
         .collect();
     // a child's first turn after its spawning turn's end, recorded: its offset from the branch
-    // start, or (a branch started at the spawning turn's send) from that turn's recorded end
+    // start, or (a branch started at the spawning turn's send) after that turn's recorded start
     let spawn_delay: HashMap<String, f64> = plans
         .iter()
         .flat_map(|p| {
@@ -739,7 +747,7 @@ fn parity(names: &[&str], child: &str) {
                 let st = &p.convs[0].turns[b.spawning_turn];
                 let t0 = c.turns.first()?.t_ms;
                 let d = if b.at_send {
-                    t0 - (st.t_ms + st.api_ms)
+                    t0 - st.t_ms
                 } else {
                     t0 - b.start_ms
                 };
