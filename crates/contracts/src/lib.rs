@@ -10,24 +10,34 @@
 //! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], and the
 //! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]).
 //!
+//! The sweep's own files are typed too: a point's raw result [`ResultDoc`] (`result.json`)
+//! and the sweep summary [`SummaryDoc`] (`summary.json`) are serde structs whose field order
+//! is the files' key order (read and written back byte for byte) and whose schemas are
+//! generated from their fields ([`doc`], [`json_doc!`]).
+//!
 //! Must not know about: HTTP, SQLite, statistics, rendering. It is a leaf: only serde.
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod doc;
 pub mod eval;
 pub mod failure;
 pub mod identity;
 pub mod record;
+pub mod result;
 pub mod schema;
 pub mod stats;
 pub mod status;
+pub mod summary;
 
 pub use agg::{AggRow, AggRowError, StatRow};
 pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use identity::Identity;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
+pub use result::{DistStats, RequestRate, ResultDoc, ResultFile, ResultServebench, SimulatorInfo};
 pub use status::PointStatus;
+pub use summary::{ConfidenceSettings, ExtrasPoint, StoreRef, SummaryDoc, SummaryExtras};
 
 /// Version of the agg/summary/result schema (`docs/schema/`).
 pub const SCHEMA_VERSION: u32 = 1;
