@@ -33,8 +33,15 @@ pub mod stats;
 pub mod validity;
 pub mod window;
 
-pub use output::{agg_row, intvty, result_json, AggExtra, Identity, RunInfo, SCHEMA_VERSION};
+pub use output::{
+    agg_row, dist_stats, intvty, result_doc, AggExtra, Identity, ResultSetup, RunInfo,
+    SCHEMA_VERSION,
+};
 pub use point::{compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus};
-pub use servebench_contracts::{AggRow, StatRow};
+/// The typed files the numbers land in (`servebench-contracts`): `agg.json` rows, a point's
+/// `result.json`, the sweep's `summary.json`.
+pub use servebench_contracts::{
+    AggRow, RequestRate, ResultDoc, ResultFile, SimulatorInfo, StatRow, SummaryDoc,
+};
 pub use stats::{percentile, Stats};
 pub use validity::{PromptCheck, Validity, ValidityOptions};

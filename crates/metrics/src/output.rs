@@ -2,12 +2,14 @@
 //! servebench keys of contract.md).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use servebench_contracts::{AggRow, StatRow};
+use servebench_contracts::{
+    AggRow, DistStats, RequestRate, ResultDoc, ResultServebench, SimulatorInfo, StatRow,
+};
 
 use crate::point::PointMetrics;
-use crate::stats::{Stats, STAT_KEYS};
+use crate::stats::Stats;
 
 /// Version of the agg/summary/result schema (`docs/schema/`).
 pub use servebench_contracts::SCHEMA_VERSION;
@@ -37,66 +39,142 @@ pub struct RunInfo {
     pub benchmark_end_time_unix: f64,
 }
 
-fn num(x: Option<f64>) -> Value {
-    match x {
-        Some(v) if v.is_finite() => json!(v),
-        _ => Value::Null,
+/// What the `servebench` block of a point's result records besides the metrics: the
+/// pipeline's facts about the point (all passed through as given).
+#[derive(Debug, Clone, Default)]
+pub struct ResultSetup {
+    /// `completions` or `chat`.
+    pub api: String,
+    /// Engine profile name.
+    pub engine: String,
+    /// Endpoint base URL.
+    pub endpoint: String,
+    /// Optional request body fields the engine profile sent.
+    pub request_fields: Vec<String>,
+    /// Whether every request opened a new connection.
+    pub new_connection_per_request: bool,
+    /// Warmup requests sent before the measured phase.
+    pub num_warmups: u64,
+    /// One line describing the dataset.
+    pub dataset: String,
+    /// Validity rules that could not be applied ([`crate::validity`]).
+    pub validity_not_checked: Vec<String>,
+    /// The embedded simulator, `None` against an endpoint.
+    pub simulator: Option<SimulatorInfo>,
+    /// Factor from wall to modelled time (1 against an endpoint).
+    pub time_scale: f64,
+    /// Records file relative to the point dir.
+    pub records_file: String,
+    /// Repeat of the point (1-based).
+    pub repeat: u32,
+    /// Repeats per concurrency.
+    pub repeats: u32,
+    /// The prefix-cache check (`--flush-cache`), as the pipeline's cache module writes it.
+    pub prefix_cache: Option<Value>,
+}
+
+/// A distribution as the result file writes it.
+pub fn dist_stats(s: &Stats) -> DistStats {
+    DistStats {
+        n: s.n as u64,
+        mean: s.mean,
+        median: s.median,
+        std: s.std,
+        p90: s.p90,
+        p99: s.p99,
+        p999: s.p999,
+        min: s.min,
+        max: s.max,
     }
 }
 
-/// The raw result JSON, InferenceX key names and order (`"request_goodput:"` with its trailing
-/// colon, `p99.9_*_ms`), followed by a `servebench` block (`extra`).
-pub fn result_json(info: &RunInfo, m: &PointMetrics, extra: Value) -> Value {
-    let mut o = Map::new();
-    o.insert("date".into(), json!(info.date));
-    o.insert("backend".into(), json!(info.backend));
-    o.insert("model_id".into(), json!(info.model_id));
-    o.insert("tokenizer_id".into(), json!(info.tokenizer_id));
-    o.insert("best_of".into(), json!(1));
-    o.insert("num_prompts".into(), json!(info.num_prompts));
-    o.insert(
-        "request_rate".into(),
-        match info.request_rate {
-            Some(r) if r.is_finite() => json!(r),
-            _ => json!("inf"),
-        },
-    );
-    o.insert("burstiness".into(), json!(info.burstiness));
-    o.insert("max_concurrency".into(), json!(info.max_concurrency));
-    o.insert("duration".into(), json!(m.duration_s));
-    o.insert(
-        "benchmark_start_time_unix".into(),
-        json!(info.benchmark_start_time_unix),
-    );
-    o.insert(
-        "benchmark_end_time_unix".into(),
-        json!(info.benchmark_end_time_unix),
-    );
-    o.insert("completed".into(), json!(m.completed));
-    o.insert("total_input_tokens".into(), json!(m.total_input_tokens));
-    o.insert("total_output_tokens".into(), json!(m.total_output_tokens));
-    o.insert("request_throughput".into(), json!(m.request_throughput));
-    // inherited upstream typo, kept for compatibility (MEASUREMENT.md Part 2 §1.7)
-    o.insert("request_goodput:".into(), Value::Null);
-    o.insert("output_throughput".into(), json!(m.output_throughput));
-    o.insert(
-        "total_token_throughput".into(),
-        json!(m.total_token_throughput),
-    );
-    o.insert("input_lens".into(), json!(m.input_lens));
-    o.insert("output_lens".into(), json!(m.output_lens));
-    for (name, s) in [
-        ("ttft", &m.ttft),
-        ("tpot", &m.tpot),
-        ("itl", &m.itl),
-        ("e2el", &m.e2el),
-    ] {
-        for (stat, prefix) in STAT_KEYS {
-            o.insert(format!("{prefix}_{name}_ms"), num(s.get(stat)));
-        }
+/// The raw result (`result.json`): InferenceX key names and order (`"request_goodput:"` with
+/// its trailing colon, `p99.9_*_ms`; MEASUREMENT.md Part 2 §1.7), latencies in ms, followed by
+/// the `servebench` block (metrics of the point and `setup`).
+pub fn result_doc(info: &RunInfo, m: &PointMetrics, setup: ResultSetup) -> ResultDoc {
+    let servebench = ResultServebench {
+        schema_version: SCHEMA_VERSION,
+        compat: m.compat.as_str().into(),
+        itl_mode: m.itl_mode.as_str().into(),
+        api: setup.api,
+        engine: setup.engine,
+        endpoint: setup.endpoint,
+        request_fields: setup.request_fields,
+        new_connection_per_request: setup.new_connection_per_request,
+        point_status: m.point_status,
+        num_requests_failed: m.failed,
+        failure_reasons: m.failure_reasons.clone(),
+        cancelled_requests: m.cancelled,
+        num_warmups: setup.num_warmups,
+        dataset: setup.dataset,
+        mean_isl: m.mean_isl,
+        mean_isl_server: m.mean_isl_server,
+        mean_osl: m.mean_osl,
+        ttfo_ms: dist_stats(&m.ttfo),
+        queue_ms: dist_stats(&m.queue),
+        peak_concurrency: m.peak_concurrency,
+        redials: m.redials,
+        itl_token_split_unknown: m.itl_token_split_unknown,
+        warnings: m.warnings.clone(),
+        invalid_reasons: m.invalid_reasons.clone(),
+        validity_not_checked: setup.validity_not_checked,
+        simulator: setup.simulator,
+        time_scale: setup.time_scale,
+        records_file: setup.records_file,
+        repeat: setup.repeat,
+        repeats: setup.repeats,
+        prefix_cache: setup.prefix_cache,
+    };
+    let (ttft, tpot, itl, e2el) = (&m.ttft, &m.tpot, &m.itl, &m.e2el);
+    ResultDoc {
+        date: info.date.clone(),
+        backend: info.backend.clone(),
+        model_id: info.model_id.clone(),
+        tokenizer_id: info.tokenizer_id.clone(),
+        best_of: 1,
+        num_prompts: info.num_prompts,
+        request_rate: RequestRate::from_option(info.request_rate),
+        burstiness: info.burstiness,
+        max_concurrency: info.max_concurrency,
+        duration: m.duration_s,
+        benchmark_start_time_unix: info.benchmark_start_time_unix,
+        benchmark_end_time_unix: info.benchmark_end_time_unix,
+        completed: m.completed,
+        total_input_tokens: m.total_input_tokens,
+        total_output_tokens: m.total_output_tokens,
+        request_throughput: m.request_throughput,
+        // inherited upstream typo, kept for compatibility (MEASUREMENT.md Part 2 §1.7)
+        request_goodput: (),
+        output_throughput: m.output_throughput,
+        total_token_throughput: m.total_token_throughput,
+        input_lens: m.input_lens.clone(),
+        output_lens: m.output_lens.clone(),
+        mean_ttft_ms: ttft.mean,
+        median_ttft_ms: ttft.median,
+        std_ttft_ms: ttft.std,
+        p90_ttft_ms: ttft.p90,
+        p99_ttft_ms: ttft.p99,
+        p99_9_ttft_ms: ttft.p999,
+        mean_tpot_ms: tpot.mean,
+        median_tpot_ms: tpot.median,
+        std_tpot_ms: tpot.std,
+        p90_tpot_ms: tpot.p90,
+        p99_tpot_ms: tpot.p99,
+        p99_9_tpot_ms: tpot.p999,
+        mean_itl_ms: itl.mean,
+        median_itl_ms: itl.median,
+        std_itl_ms: itl.std,
+        p90_itl_ms: itl.p90,
+        p99_itl_ms: itl.p99,
+        p99_9_itl_ms: itl.p999,
+        mean_e2el_ms: e2el.mean,
+        median_e2el_ms: e2el.median,
+        std_e2el_ms: e2el.std,
+        p90_e2el_ms: e2el.p90,
+        p99_e2el_ms: e2el.p99,
+        p99_9_e2el_ms: e2el.p999,
+        servebench,
     }
-    o.insert("servebench".into(), extra);
-    Value::Object(o)
 }
 
 /// Identity and topology of a point: the one definition lives in `servebench-contracts`.

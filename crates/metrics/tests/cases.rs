@@ -11,7 +11,8 @@ use servebench_client::{
     OutputSource, Phase, RequestRecord,
 };
 use servebench_metrics::{
-    agg_row, compute, result_json, AggExtra, Identity, ItlMode, PointOptions, PointStatus, RunInfo,
+    agg_row, compute, result_doc, AggExtra, Identity, ItlMode, PointOptions, PointStatus,
+    ResultSetup, RunInfo,
 };
 use servebench_workload::{DatasetSource, Prompt, RequestSpec};
 
@@ -186,7 +187,7 @@ fn empty_stats_are_null_and_inferencex_zero() {
         benchmark_start_time_unix: 0.0,
         benchmark_end_time_unix: 1.0,
     };
-    let raw = result_json(&info, &m, serde_json::json!({}));
+    let raw = serde_json::to_value(result_doc(&info, &m, ResultSetup::default())).unwrap();
     assert!(raw["mean_tpot_ms"].is_null());
     assert_eq!(raw["request_rate"], "inf");
     assert!(raw.as_object().unwrap().contains_key("request_goodput:"));

@@ -497,7 +497,8 @@ pub fn print_table(points: &[PointOutput]) {
         .iter()
         .filter_map(|p| {
             p.result
-                .pointer("/servebench/prefix_cache")
+                .single()
+                .and_then(|r| r.servebench.prefix_cache.as_ref())
                 .filter(|v| v.is_object())
                 .map(|v| (p, v))
         })

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
 use servebench_compare::Point;
+use servebench_contracts::summary::summary_extras;
 
 /// Sets [`Point::ci`] of `points` (one run's, in stored order) from `out_dir/summary.json`:
 /// the k-th point of concurrency C gets the bootstrap of the extras point with `conc` C and
@@ -16,41 +16,26 @@ use servebench_compare::Point;
 pub fn attach_bootstrap(points: &mut [Point], out_dir: &Path) {
     let Some(extras) = std::fs::read_to_string(out_dir.join("summary.json"))
         .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| v.get("extras").cloned())
+        .and_then(|t| summary_extras(&t).ok().flatten())
     else {
         return;
     };
-    let Some(list) = extras.get("points").and_then(Value::as_array) else {
-        return;
-    };
-    let mut seen: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut seen: BTreeMap<u32, u32> = BTreeMap::new();
     for p in points.iter_mut() {
         let conc = p.identity.conc;
         let k = seen.entry(conc).or_insert(0);
         *k += 1;
         let repeat = *k;
-        let Some(e) = list.iter().find(|e| {
-            e.get("conc").and_then(Value::as_u64) == Some(u64::from(conc))
-                && e.get("repeat").and_then(Value::as_u64).unwrap_or(1) == repeat
-        }) else {
+        let Some(e) = extras
+            .points
+            .iter()
+            .find(|e| e.conc == u64::from(conc) && e.repeat == repeat)
+        else {
             continue;
         };
-        for b in e
-            .get("bootstrap")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let key = b.get("key").and_then(Value::as_str);
-            let h = b
-                .get("ci")
-                .and_then(|c| c.get("half_width"))
-                .and_then(Value::as_f64);
-            if let (Some(key), Some(h)) = (key, h) {
-                let agg = key.strip_suffix("_ms").unwrap_or(key);
-                p.ci.insert(agg.to_string(), h);
-            }
+        for (key, h) in e.bootstrap_half_widths() {
+            let agg = key.strip_suffix("_ms").unwrap_or(&key);
+            p.ci.insert(agg.to_string(), h);
         }
     }
 }

@@ -152,12 +152,7 @@ impl ExtrasObserver {
 /// The per-GPU divisor (agg row `num_gpus`) and `servebench.time_scale` (raw result) of a point.
 fn gpus_and_scale(p: &PointOutput) -> (f64, f64) {
     let g = f64::from(p.agg.num_gpus);
-    let ts = p
-        .result
-        .get("servebench")
-        .and_then(|b| b.get("time_scale"))
-        .and_then(Value::as_f64)
-        .unwrap_or(1.0);
+    let ts = p.result.time_scale();
     (g.max(1.0), ts)
 }
 

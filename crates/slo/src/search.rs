@@ -40,12 +40,7 @@ impl Observer for Capture {
     fn point_done(&mut self, p: &PointOutput) -> Result<()> {
         let records = read_records(&p.spec.dir.join("records.jsonl"))?;
         let g = p.agg.num_gpus.max(1);
-        let ts = p
-            .result
-            .get("servebench")
-            .and_then(|b| b.get("time_scale"))
-            .and_then(|v| v.as_f64())
-            .unwrap_or(1.0);
+        let ts = p.result.time_scale();
         self.got = Some(goodput(&records, &self.slo, p.metrics.duration_s, g, ts));
         Ok(())
     }
