@@ -16,10 +16,13 @@
 //! ```no_run
 //! let report = servebench_triage::triage_logs(&["logs/agentic-c1.log", "logs/eval-c16.log"])?;
 //! println!("{}", report.render_text());
-//! # anyhow::Ok(())
+//! # Ok::<(), servebench_triage::TriageError>(())
 //! ```
+//!
+//! Errors are [`TriageError`] (one line naming the log, or the table file and signature).
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod preflight;
 pub mod report;
 pub mod scan;
@@ -30,6 +33,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
+pub use error::TriageError;
 pub use preflight::{preflight_env, required_env, PreflightFinding};
 pub use report::{build_report, TriageOptions, TriageReport};
 pub use scan::{
@@ -46,30 +50,36 @@ const READ_BUFFER: usize = 256 * 1024;
 
 /// Triage of the logs of one attempt with default options (phase `targeted`, 0 repairs used).
 ///
-/// Errors: a log that cannot be opened or read (`cannot read log <path>: <reason>`).
-pub fn triage_logs<P: AsRef<Path>>(paths: &[P]) -> anyhow::Result<TriageReport> {
+/// Errors: a log that cannot be opened or read ([`TriageError::ReadLog`],
+/// `cannot read log <path>: <reason>`).
+pub fn triage_logs<P: AsRef<Path>>(paths: &[P]) -> Result<TriageReport, TriageError> {
     triage_logs_with(paths, &TriageOptions::default())
 }
 
 /// Triage of the logs of one attempt (see [`TriageReport`] for what is returned).
 ///
 /// Each log is streamed once through a 256 KiB buffer; memory does not grow with file size.
-/// Errors: a log that cannot be opened or read, or no path given.
+/// Errors: a log that cannot be opened or read ([`TriageError::ReadLog`]), or no path given
+/// ([`TriageError::NoLog`]).
 pub fn triage_logs_with<P: AsRef<Path>>(
     paths: &[P],
     opts: &TriageOptions,
-) -> anyhow::Result<TriageReport> {
+) -> Result<TriageReport, TriageError> {
     if paths.is_empty() {
-        anyhow::bail!("no log given");
+        return Err(TriageError::NoLog);
     }
     let table = SignatureTable::builtin();
     let mut logs = Vec::with_capacity(paths.len());
     for p in paths {
         let p = p.as_ref();
         let name = p.display().to_string();
-        let f = File::open(p).map_err(|e| anyhow::anyhow!("cannot read log {name}: {e}"))?;
+        let read_err = |error| TriageError::ReadLog {
+            path: name.clone(),
+            error,
+        };
+        let f = File::open(p).map_err(read_err)?;
         let log = scan_reader(BufReader::with_capacity(READ_BUFFER, f), &name, table)
-            .map_err(|e| anyhow::anyhow!("cannot read log {name}: {e}"))?;
+            .map_err(read_err)?;
         logs.push(log);
     }
     Ok(build_report(logs, table, opts))

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
+use crate::error::TriageError;
 use crate::types::{Action, Layer, Outcome, Persistence, Phase};
 
 /// The embedded table (AUTOMATION.md §5.4 + cases/README.md triage categories).
@@ -155,100 +156,93 @@ impl SignatureTable {
     ///
     /// Errors: TOML syntax, unknown fields, duplicate ids, unknown layer/persistence/action/
     /// outcome/phase words, `outcome` without `action = "stop"`, invalid regexes (each error
-    /// names the signature id and the pattern).
-    pub fn from_toml(text: &str, source: &str) -> anyhow::Result<SignatureTable> {
-        let raw: RawTable = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{source}: {}", e.to_string().trim()))?;
+    /// names the signature id and the pattern): [`TriageError::TableSyntax`],
+    /// [`TriageError::Signature`], [`TriageError::PatternSet`].
+    pub fn from_toml(text: &str, source: &str) -> Result<SignatureTable, TriageError> {
+        let raw: RawTable = toml::from_str(text).map_err(|e| TriageError::TableSyntax {
+            file: source.to_string(),
+            message: e.to_string().trim().to_string(),
+        })?;
         let mut seen = HashSet::new();
         let mut sigs = Vec::with_capacity(raw.signature.len());
         let mut all_patterns = Vec::new();
         let mut owner = Vec::new();
         for r in raw.signature {
-            let ctx = |what: &str| format!("{source}: signature `{}`: {what}", r.id);
+            let ctx = |what: &str| TriageError::Signature {
+                file: source.to_string(),
+                id: r.id.clone(),
+                problem: what.to_string(),
+            };
             if !seen.insert(r.id.clone()) {
-                anyhow::bail!(ctx("duplicate id"));
+                return Err(ctx("duplicate id"));
             }
             if r.patterns.is_empty() {
-                anyhow::bail!(ctx("no patterns"));
+                return Err(ctx("no patterns"));
             }
             let layer = if r.layer == "context" {
                 let fb = r.fallback_layer.as_deref().unwrap_or("unknown");
                 LayerSpec::Context {
-                    fallback: fb.parse().map_err(|e: String| anyhow::anyhow!(ctx(&e)))?,
+                    fallback: fb.parse().map_err(|e: String| ctx(&e))?,
                 }
             } else {
-                LayerSpec::Fixed(
-                    r.layer
-                        .parse()
-                        .map_err(|e: String| anyhow::anyhow!(ctx(&e)))?,
-                )
+                LayerSpec::Fixed(r.layer.parse().map_err(|e: String| ctx(&e))?)
             };
-            let persistence: Persistence = r
-                .persistence
-                .parse()
-                .map_err(|e: String| anyhow::anyhow!(ctx(&e)))?;
-            let action: Action = r
-                .action
-                .parse()
-                .map_err(|e: String| anyhow::anyhow!(ctx(&e)))?;
+            let persistence: Persistence = r.persistence.parse().map_err(|e: String| ctx(&e))?;
+            let action: Action = r.action.parse().map_err(|e: String| ctx(&e))?;
             let outcome: Option<Outcome> = match r.outcome.as_deref() {
                 None | Some("") => None,
-                Some(s) => Some(s.parse().map_err(|e: String| anyhow::anyhow!(ctx(&e)))?),
+                Some(s) => Some(s.parse().map_err(|e: String| ctx(&e))?),
             };
             if outcome.is_some() && action != Action::Stop {
-                anyhow::bail!(ctx("`outcome` is only meaningful with action = \"stop\""));
+                return Err(ctx("`outcome` is only meaningful with action = \"stop\""));
             }
             let phase: Option<Phase> = match r.phase.as_deref() {
                 None | Some("") => None,
-                Some(s) => Some(s.parse().map_err(|e: String| anyhow::anyhow!(ctx(&e)))?),
+                Some(s) => Some(s.parse().map_err(|e: String| ctx(&e))?),
             };
             let source = r.source.trim().to_string();
             if !(source.starts_with("https://")
                 || source.starts_with("shared: ")
                 || source.starts_with("spec: "))
             {
-                anyhow::bail!(ctx(
-                    "`source` must be an https:// address, `shared: <path>` or `spec: <why>`"
+                return Err(ctx(
+                    "`source` must be an https:// address, `shared: <path>` or `spec: <why>`",
                 ));
             }
             if source.starts_with("https://") && r.source_text.is_none() {
-                anyhow::bail!(ctx("`source_text` (the published error line) is missing"));
+                return Err(ctx("`source_text` (the published error line) is missing"));
             }
             let sig_idx = sigs.len();
             let mut patterns = Vec::new();
             for (pi, p) in r.patterns.iter().enumerate() {
-                let re = Regex::new(p)
-                    .map_err(|e| anyhow::anyhow!(ctx(&format!("pattern `{p}`: {e}"))))?;
+                let re = Regex::new(p).map_err(|e| ctx(&format!("pattern `{p}`: {e}")))?;
                 patterns.push(re);
                 all_patterns.push(p.clone());
                 owner.push((sig_idx, pi, false));
             }
-            let traceback_context =
-                match r.traceback_context.as_deref() {
-                    None | Some("") => None,
-                    Some(p) => Some(Regex::new(p).map_err(|e| {
-                        anyhow::anyhow!(ctx(&format!("traceback_context `{p}`: {e}")))
-                    })?),
-                };
+            let traceback_context = match r.traceback_context.as_deref() {
+                None | Some("") => None,
+                Some(p) => {
+                    Some(Regex::new(p).map_err(|e| ctx(&format!("traceback_context `{p}`: {e}")))?)
+                }
+            };
             if traceback_context.is_none() != r.traceback_patterns.is_empty() {
-                anyhow::bail!(ctx(
-                    "`traceback_patterns` and `traceback_context` go together"
+                return Err(ctx(
+                    "`traceback_patterns` and `traceback_context` go together",
                 ));
             }
             let mut traceback_patterns = Vec::new();
             for (pi, p) in r.traceback_patterns.iter().enumerate() {
-                let re = Regex::new(p)
-                    .map_err(|e| anyhow::anyhow!(ctx(&format!("pattern `{p}`: {e}"))))?;
+                let re = Regex::new(p).map_err(|e| ctx(&format!("pattern `{p}`: {e}")))?;
                 traceback_patterns.push(re);
                 all_patterns.push(p.clone());
                 owner.push((sig_idx, pi, true));
             }
             let continuation = match r.continuation.as_deref() {
                 None | Some("") => None,
-                Some(p) => Some(
-                    Regex::new(p)
-                        .map_err(|e| anyhow::anyhow!(ctx(&format!("continuation `{p}`: {e}"))))?,
-                ),
+                Some(p) => {
+                    Some(Regex::new(p).map_err(|e| ctx(&format!("continuation `{p}`: {e}")))?)
+                }
             };
             sigs.push(Signature {
                 id: r.id,
@@ -273,8 +267,10 @@ impl SignatureTable {
                 traceback_context,
             });
         }
-        let set = RegexSet::new(&all_patterns)
-            .map_err(|e| anyhow::anyhow!("{source}: compiling the pattern set: {e}"))?;
+        let set = RegexSet::new(&all_patterns).map_err(|error| TriageError::PatternSet {
+            file: source.to_string(),
+            error,
+        })?;
         Ok(SignatureTable { sigs, set, owner })
     }
 
