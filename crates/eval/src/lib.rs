@@ -12,9 +12,13 @@
 //! go is the endpoint layer's (`servebench-endpoint`): [`run_gsm8k`] takes its `Target` (an
 //! endpoint with API key and TLS settings, or the simulator the caller started), and uses its
 //! readiness wait, model discovery and cancel token.
+//!
+//! Errors are [`EvalError`]: one line naming the file (and line), the URL or the document;
+//! the endpoint layer's errors pass through unchanged ([`EvalError::Endpoint`]).
 
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod pyrandom;
 pub mod result;
 mod run;
@@ -24,6 +28,7 @@ mod summary;
 pub mod task;
 pub mod thresholds;
 
+pub use error::{DocFailure, EvalError, InputFile, WriteOp};
 pub use result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
 pub use run::{
     backoff, chat_base, chat_url, request_body, request_params, response_text, run_gsm8k,

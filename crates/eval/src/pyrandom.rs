@@ -9,6 +9,8 @@
 
 use rand_mt::Mt19937GenRand32;
 
+use crate::error::EvalError;
+
 /// `random.Random(seed)` with an integer seed.
 #[derive(Clone)]
 pub struct PyRandom {
@@ -65,9 +67,9 @@ impl PyRandom {
     ///
     /// # Errors
     /// `k > n` ("Sample larger than population", as CPython's `ValueError`).
-    pub fn sample_indices(&mut self, n: usize, k: usize) -> anyhow::Result<Vec<usize>> {
+    pub fn sample_indices(&mut self, n: usize, k: usize) -> Result<Vec<usize>, EvalError> {
         if k > n {
-            anyhow::bail!("sample larger than population ({k} > {n})");
+            return Err(EvalError::SampleLargerThanPopulation { k, n });
         }
         let mut setsize: usize = 21;
         if k > 5 {

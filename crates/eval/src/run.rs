@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use servebench_endpoint::{discover_model, CancelToken, Readiness, Target};
 
+use crate::error::{DocFailure, EvalError, InputFile, WriteOp};
 use crate::result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
 use crate::scoring::{mean, mean_stderr};
 use crate::task::{load_docs, resolve_data_dir, Doc, Message, Profile, TaskSpec, REQUEST_SEED};
@@ -162,11 +162,6 @@ pub fn response_text(resp: &Value) -> (String, &'static str) {
     }
 }
 
-enum Failure {
-    Retryable(String),
-    Fatal(String),
-}
-
 struct Sent {
     response: Value,
     attempts: u32,
@@ -179,7 +174,7 @@ async fn send_with_retries(
     api_key: Option<&str>,
     body: Vec<u8>,
     opts: &EvalOptions,
-) -> Result<Sent, String> {
+) -> Result<Sent, DocFailure> {
     let t0 = Instant::now();
     let mut attempt: u32 = 0;
     loop {
@@ -191,7 +186,7 @@ async fn send_with_retries(
         if let Some(k) = api_key {
             req = req.bearer_auth(k);
         }
-        let outcome = match req.send().await {
+        let failure = match req.send().await {
             Ok(resp) => {
                 let status = resp.status();
                 match resp.bytes().await {
@@ -206,41 +201,44 @@ async fn send_with_retries(
                             latency_ms: t0.elapsed().as_secs_f64() * 1e3,
                         });
                     }
-                    Ok(bytes) => {
-                        let snippet: String =
-                            String::from_utf8_lossy(&bytes).chars().take(200).collect();
-                        let msg = format!("HTTP {} from {url}: {snippet}", status.as_u16());
-                        if status.is_server_error() || status.as_u16() == 429 {
-                            Failure::Retryable(msg)
-                        } else {
-                            Failure::Fatal(msg)
-                        }
-                    }
-                    Err(e) if e.is_timeout() => Failure::Fatal(format!(
-                        "timed out after {} s reading the response from {url}",
-                        opts.request_timeout.as_secs_f64()
-                    )),
-                    Err(e) => Failure::Retryable(format!("reading the response from {url}: {e}")),
+                    Ok(bytes) => DocFailure::Http {
+                        url: url.to_string(),
+                        status: status.as_u16(),
+                        body: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
+                    },
+                    Err(e) if e.is_timeout() => DocFailure::BodyTimeout {
+                        url: url.to_string(),
+                        timeout_s: opts.request_timeout.as_secs_f64(),
+                    },
+                    Err(error) => DocFailure::Body {
+                        url: url.to_string(),
+                        error,
+                    },
                 }
             }
-            Err(e) if e.is_timeout() => Failure::Fatal(format!(
-                "timed out after {} s waiting for {url}",
-                opts.request_timeout.as_secs_f64()
-            )),
-            Err(e) if e.is_connect() || e.is_request() => {
-                Failure::Retryable(format!("connection to {url} failed: {}", error_chain(&e)))
-            }
-            Err(e) => Failure::Fatal(format!("request to {url} failed: {}", error_chain(&e))),
+            Err(e) if e.is_timeout() => DocFailure::Timeout {
+                url: url.to_string(),
+                timeout_s: opts.request_timeout.as_secs_f64(),
+            },
+            Err(error) if error.is_connect() || error.is_request() => DocFailure::Connect {
+                url: url.to_string(),
+                error,
+            },
+            Err(error) => DocFailure::Request {
+                url: url.to_string(),
+                error,
+            },
         };
-        match outcome {
-            Failure::Fatal(m) => return Err(m),
-            Failure::Retryable(m) if attempt > opts.max_retries => {
-                return Err(format!("{m} (gave up after {attempt} attempts)"))
-            }
-            Failure::Retryable(_) => {
-                tokio::time::sleep(backoff(attempt, opts.retry_backoff_min)).await
-            }
+        if !failure.is_retryable() {
+            return Err(failure);
         }
+        if attempt > opts.max_retries {
+            return Err(DocFailure::GaveUp {
+                last: Box::new(failure),
+                attempts: attempt,
+            });
+        }
+        tokio::time::sleep(backoff(attempt, opts.retry_backoff_min)).await;
     }
 }
 
@@ -249,17 +247,6 @@ async fn send_with_retries(
 pub fn backoff(attempt: u32, min: Duration) -> Duration {
     let factor = (0.5 * 2f64.powi(attempt.min(30) as i32)).clamp(1.0, 10.0);
     min.mul_f64(factor)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(x) = src {
-        s.push_str(": ");
-        s.push_str(&x.to_string());
-        src = x.source();
-    }
-    s
 }
 
 /// Reads `samples.jsonl` from an earlier run and keeps the records that belong to this run
@@ -272,14 +259,20 @@ fn resume(
     prompts: &[Vec<Message>],
     params: &Value,
     profile: Profile,
-) -> anyhow::Result<(BTreeMap<usize, SampleRecord>, usize, usize)> {
+) -> Result<(BTreeMap<usize, SampleRecord>, usize, usize), EvalError> {
     let mut kept = BTreeMap::new();
     let mut dropped = 0;
     let mut torn = 0;
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((kept, 0, 0)),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        Err(error) => {
+            return Err(EvalError::Read {
+                file: InputFile::Samples,
+                path: path.to_path_buf(),
+                error,
+            })
+        }
     };
     for line in text.lines() {
         let Ok(rec) = serde_json::from_str::<SampleRecord>(line) else {
@@ -299,15 +292,14 @@ fn resume(
     }
     let tmp = path.with_extension("jsonl.tmp");
     {
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut f = std::fs::File::create(&tmp).map_err(write_err(WriteOp::Write, &tmp))?;
         for rec in kept.values() {
             serde_json::to_writer(&mut f, rec)?;
             f.write_all(b"\n")?;
         }
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+    std::fs::rename(&tmp, path).map_err(write_err(WriteOp::Replace, path))?;
     Ok((kept, dropped, torn))
 }
 
@@ -328,8 +320,10 @@ fn resume(
 /// `samples.jsonl` and a rerun with the same `out_dir` resumes), unwritable output folder.
 /// A cancelled [`EvalOptions::cancel`] is not an error: the result of the samples finished so far comes back
 /// with `interrupted = true` and `result.json` says `"partial": true`.
-pub async fn run_gsm8k(target: &Target, opts: EvalOptions) -> anyhow::Result<EvalResult> {
-    anyhow::ensure!(opts.conc >= 1, "--conc must be at least 1");
+pub async fn run_gsm8k(target: &Target, opts: EvalOptions) -> Result<EvalResult, EvalError> {
+    if opts.conc < 1 {
+        return Err(EvalError::ZeroConcurrency);
+    }
     let spec = TaskSpec::new(opts.profile);
     let dir = resolve_data_dir(opts.data_dir.as_deref());
     let test = load_docs(&dir.join("test.jsonl"))?;
@@ -338,7 +332,7 @@ pub async fn run_gsm8k(target: &Target, opts: EvalOptions) -> anyhow::Result<Eva
     let prompts = spec.build_prompts(&test, &train, n)?;
 
     std::fs::create_dir_all(&opts.out_dir)
-        .with_context(|| format!("cannot create output folder {}", opts.out_dir.display()))?;
+        .map_err(write_err(WriteOp::CreateFolder, &opts.out_dir))?;
     let samples_file = opts.out_dir.join("samples.jsonl");
     let result_file = opts.out_dir.join("result.json");
 
@@ -363,7 +357,7 @@ async fn run_on_target(
     target: &Target,
     samples_file: &Path,
     result_file: &Path,
-) -> anyhow::Result<EvalResult> {
+) -> Result<EvalResult, EvalError> {
     let ep = target.endpoint();
     let url = ep.url("/v1/chat/completions");
     let describe = match target.simulator() {
@@ -378,7 +372,7 @@ async fn run_on_target(
         // the endpoint layer's roots and --ca-cert, not reqwest's own
         builder = builder.use_preconfigured_tls((*tls).clone());
     }
-    let client = builder.build().context("cannot build the HTTP client")?;
+    let client = builder.build().map_err(EvalError::HttpClient)?;
     if let Some(max_wait) = opts.ready_timeout {
         target
             .wait_ready(&Readiness { timeout: max_wait }, &opts.cancel)
@@ -429,7 +423,7 @@ async fn run_on_target(
         .create(true)
         .append(true)
         .open(samples_file)
-        .with_context(|| format!("cannot write {}", samples_file.display()))?;
+        .map_err(write_err(WriteOp::Write, samples_file))?;
     let file = Arc::new(Mutex::new(file));
 
     let pb = if opts.progress {
@@ -449,94 +443,96 @@ async fn run_on_target(
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicUsize::new(0));
     let t0 = Instant::now();
-    let results: Vec<Result<SampleRecord, (usize, String)>> = futures_util::stream::iter(todo)
-        .map(|doc_id| {
-            let client = &client;
-            let url = url.as_str();
-            let stop = stop.clone();
-            let sent = sent.clone();
-            let file = file.clone();
-            let params = &params;
-            let pb = &pb;
-            async move {
-                if stop.load(Ordering::Relaxed) || opts.cancel.is_cancelled() {
-                    return Err((doc_id, String::new()));
-                }
-                let messages = &prompts[doc_id];
-                let body =
-                    serde_json::to_vec(&request_body(messages, params)).expect("body serialises");
-                sent.fetch_add(1, Ordering::Relaxed);
-                let r = tokio::select! {
-                    r = send_with_retries(client, url, ep.api_key(), body, opts) => r,
-                    // Ctrl-C: abandon the request; its document stays undone (a rerun resumes it)
-                    () = opts.cancel.cancelled() => return Err((doc_id, String::new())),
-                };
-                let s = match r {
-                    Ok(s) => s,
-                    Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err((doc_id, e));
+    let results: Vec<Result<SampleRecord, (usize, Option<DocFailure>)>> =
+        futures_util::stream::iter(todo)
+            .map(|doc_id| {
+                let client = &client;
+                let url = url.as_str();
+                let stop = stop.clone();
+                let sent = sent.clone();
+                let file = file.clone();
+                let params = &params;
+                let pb = &pb;
+                async move {
+                    if stop.load(Ordering::Relaxed) || opts.cancel.is_cancelled() {
+                        return Err((doc_id, None));
                     }
-                };
-                let (text, source) = response_text(&s.response);
-                let target_text = &test[doc_id].answer;
-                let v = spec.score(&text, target_text);
-                let rec = SampleRecord {
-                    doc_id,
-                    profile: opts.profile,
-                    request: params.clone(),
-                    messages: messages.clone(),
-                    response: s.response,
-                    text,
-                    text_source: source.to_string(),
-                    target: target_text.clone(),
-                    target_normalised: v.reference_normalised,
-                    strict: v.strict,
-                    flexible: v.flexible,
-                    attempts: s.attempts,
-                    latency_ms: s.latency_ms,
-                };
-                let mut line = serde_json::to_vec(&rec).expect("record serialises");
-                line.push(b'\n');
-                {
-                    let mut f = file.lock().expect("samples file lock");
-                    if let Err(e) = f.write_all(&line).and_then(|_| f.flush()) {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err((doc_id, format!("cannot append to the samples file: {e}")));
+                    let messages = &prompts[doc_id];
+                    let body = serde_json::to_vec(&request_body(messages, params))
+                        .expect("body serialises");
+                    sent.fetch_add(1, Ordering::Relaxed);
+                    let r = tokio::select! {
+                        r = send_with_retries(client, url, ep.api_key(), body, opts) => r,
+                        // Ctrl-C: abandon the request; its document stays undone (a rerun resumes it)
+                        () = opts.cancel.cancelled() => return Err((doc_id, None)),
+                    };
+                    let s = match r {
+                        Ok(s) => s,
+                        Err(e) => {
+                            stop.store(true, Ordering::Relaxed);
+                            return Err((doc_id, Some(e)));
+                        }
+                    };
+                    let (text, source) = response_text(&s.response);
+                    let target_text = &test[doc_id].answer;
+                    let v = spec.score(&text, target_text);
+                    let rec = SampleRecord {
+                        doc_id,
+                        profile: opts.profile,
+                        request: params.clone(),
+                        messages: messages.clone(),
+                        response: s.response,
+                        text,
+                        text_source: source.to_string(),
+                        target: target_text.clone(),
+                        target_normalised: v.reference_normalised,
+                        strict: v.strict,
+                        flexible: v.flexible,
+                        attempts: s.attempts,
+                        latency_ms: s.latency_ms,
+                    };
+                    let mut line = serde_json::to_vec(&rec).expect("record serialises");
+                    line.push(b'\n');
+                    {
+                        let mut f = file.lock().expect("samples file lock");
+                        if let Err(e) = f.write_all(&line).and_then(|_| f.flush()) {
+                            stop.store(true, Ordering::Relaxed);
+                            return Err((doc_id, Some(DocFailure::Append(e))));
+                        }
                     }
+                    pb.inc(1);
+                    Ok(rec)
                 }
-                pb.inc(1);
-                Ok(rec)
-            }
-        })
-        .buffer_unordered(opts.conc)
-        .collect()
-        .await;
+            })
+            .buffer_unordered(opts.conc)
+            .collect()
+            .await;
     let duration_s = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
 
-    let mut first_error: Option<(usize, String)> = None;
+    let mut first_error: Option<(usize, DocFailure)> = None;
     for r in results {
         match r {
             Ok(rec) => {
                 done.insert(rec.doc_id, rec);
             }
-            Err((id, msg)) if !msg.is_empty() => {
+            Err((id, Some(failure))) => {
                 if first_error.as_ref().is_none_or(|(fid, _)| id < *fid) {
-                    first_error = Some((id, msg));
+                    first_error = Some((id, failure));
                 }
             }
-            Err(_) => {}
+            Err((_, None)) => {}
         }
     }
     let interrupted = opts.cancel.is_cancelled();
-    if let (Some((id, msg)), false) = (first_error, interrupted) {
-        anyhow::bail!(
-            "doc {id}: {msg}; {} of {} samples are saved in {} — rerun with the same --out to resume",
-            done.len(),
-            prompts.len(),
-            samples_file.display()
-        );
+    if let (Some((doc, failure)), false) = (first_error, interrupted) {
+        return Err(EvalError::Doc {
+            doc,
+            failure,
+            saved: done.len(),
+            total: prompts.len(),
+            samples_file: samples_file.to_path_buf(),
+        });
     }
 
     let strict: Vec<f64> = done
@@ -625,7 +621,7 @@ fn stderr_value(x: Option<f64>) -> Value {
 /// Writes `result.json`: `schema_version`, the §4.4 `row`, lm-eval-shaped `results` /
 /// `n-samples` (so InferenceX's `collect_eval_results.py` logic applies unchanged), the gate,
 /// and run details.
-fn write_result_json(r: &EvalResult, spec: &TaskSpec, n_original: usize) -> anyhow::Result<()> {
+fn write_result_json(r: &EvalResult, spec: &TaskSpec, n_original: usize) -> Result<(), EvalError> {
     let row = &r.row;
     let doc = json!({
         "schema_version": 1,
@@ -659,8 +655,16 @@ fn write_result_json(r: &EvalResult, spec: &TaskSpec, n_original: usize) -> anyh
         }
     });
     let text = serde_json::to_string_pretty(&doc)?;
-    std::fs::write(&r.result_file, text + "\n")
-        .with_context(|| format!("cannot write {}", r.result_file.display()))
+    std::fs::write(&r.result_file, text + "\n").map_err(write_err(WriteOp::Write, &r.result_file))
+}
+
+/// `cannot <op> <path>` over the operating system's error.
+fn write_err(op: WriteOp, path: &Path) -> impl FnOnce(std::io::Error) -> EvalError + '_ {
+    move |source| EvalError::Write {
+        op,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 #[cfg(test)]

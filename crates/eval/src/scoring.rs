@@ -12,7 +12,7 @@
 //! patterns use (`[...]` classes, escapes like `\-` `\,` `\$`, `(?s)`, alternation with
 //! leftmost-first priority, greedy `.*`) means the same in both engines.
 
-use anyhow::Context;
+use crate::error::EvalError;
 
 /// A regular expression with Python `re` semantics for the constructs lm-eval tasks use.
 #[derive(Debug, Clone)]
@@ -76,11 +76,20 @@ impl PyRegex {
     /// Compiles a Python-syntax pattern.
     ///
     /// # Errors
-    /// The pattern does not compile after translation (the message names the pattern).
-    pub fn new(pattern: &str) -> anyhow::Result<PyRegex> {
+    /// The pattern does not compile after translation ([`EvalError::Regex`], naming the
+    /// pattern).
+    pub fn new(pattern: &str) -> Result<PyRegex, EvalError> {
         let translated = translate_python_pattern(pattern);
-        let re = fancy_regex::Regex::new(&translated)
-            .with_context(|| format!("regex {pattern:?} (as {translated:?})"))?;
+        let re = match fancy_regex::Regex::new(&translated) {
+            Ok(re) => re,
+            Err(e) => {
+                return Err(EvalError::Regex {
+                    pattern: pattern.to_string(),
+                    translated,
+                    source: Box::new(e),
+                })
+            }
+        };
         let groups = re.captures_len() - 1;
         Ok(PyRegex {
             pattern: pattern.to_string(),
@@ -150,7 +159,7 @@ impl RegexFilter {
     ///
     /// # Errors
     /// The pattern does not compile.
-    pub fn new(name: &'static str, pattern: &str, group_select: i64) -> anyhow::Result<Self> {
+    pub fn new(name: &'static str, pattern: &str, group_select: i64) -> Result<Self, EvalError> {
         Ok(RegexFilter {
             name,
             regex: PyRegex::new(pattern)?,
@@ -202,12 +211,12 @@ impl ExactMatch {
     ///
     /// # Errors
     /// A pattern does not compile.
-    pub fn new(regexes_to_ignore: &[&str], ignore_case: bool) -> anyhow::Result<Self> {
+    pub fn new(regexes_to_ignore: &[&str], ignore_case: bool) -> Result<Self, EvalError> {
         Ok(ExactMatch {
             regexes_to_ignore: regexes_to_ignore
                 .iter()
                 .map(|p| PyRegex::new(p))
-                .collect::<anyhow::Result<_>>()?,
+                .collect::<Result<_, _>>()?,
             ignore_case,
         })
     }

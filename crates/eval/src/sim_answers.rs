@@ -11,8 +11,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde::Deserialize;
+
+use crate::error::{EvalError, InputFile};
 
 /// The recorded models in `example_model_solutions.jsonl`, in file order.
 pub const MODELS: [&str; 4] = [
@@ -50,43 +51,44 @@ pub struct RecordedSolution {
 /// Reads every recorded solution of one model.
 ///
 /// # Errors
-/// Unknown model name (lists the known ones), missing file (names it), malformed line
-/// (file:line).
-pub fn read_solutions(path: &Path, model: &str) -> anyhow::Result<Vec<RecordedSolution>> {
+/// Unknown model name (lists the known ones, [`EvalError::UnknownSimModel`]), missing file
+/// (names it, [`EvalError::Read`]), malformed line (file:line, [`EvalError::Record`]).
+pub fn read_solutions(path: &Path, model: &str) -> Result<Vec<RecordedSolution>, EvalError> {
     if !MODELS.contains(&model) {
-        anyhow::bail!(
-            "unknown --sim-answers model {model:?} (recorded models: {})",
-            MODELS.join(", ")
-        );
+        return Err(EvalError::UnknownSimModel(model.to_string()));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read recorded GSM8K solutions {}: {e} (set --gsm8k-dir or SERVEBENCH_GSM8K_DIR)",
-            path.display()
-        )
+    let text = std::fs::read_to_string(path).map_err(|error| EvalError::Read {
+        file: InputFile::RecordedSolutions,
+        path: path.to_path_buf(),
+        error,
     })?;
     let mut out = Vec::with_capacity(1319);
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not JSON", path.display(), i + 1))?;
+        let bad = |problem: String, source| EvalError::Record {
+            path: path.to_path_buf(),
+            line: i + 1,
+            problem,
+            source,
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| bad("not JSON".into(), Some(e)))?;
         let question = v
             .get("question")
             .and_then(|q| q.as_str())
-            .with_context(|| format!("{}:{}: no `question`", path.display(), i + 1))?
+            .ok_or_else(|| bad("no `question`".into(), None))?
             .to_string();
         let rec: Recorded = serde_json::from_value(
             v.get(model)
                 .cloned()
-                .with_context(|| format!("{}:{}: no `{model}`", path.display(), i + 1))?,
+                .ok_or_else(|| bad(format!("no `{model}`"), None))?,
         )
-        .with_context(|| {
-            format!(
-                "{}:{}: `{model}` is not {{solution, is_correct}}",
-                path.display(),
-                i + 1
+        .map_err(|e| {
+            bad(
+                format!("`{model}` is not {{solution, is_correct}}"),
+                Some(e),
             )
         })?;
         out.push(RecordedSolution {
@@ -183,7 +185,7 @@ pub fn replay_note(recorded_model: &str) -> String {
 ///
 /// # Errors
 /// Unknown model name, or the file is missing / malformed (one line naming it).
-pub fn load_from(name: &str, data_dir: Option<&Path>) -> anyhow::Result<Gsm8kAnswers> {
+pub fn load_from(name: &str, data_dir: Option<&Path>) -> Result<Gsm8kAnswers, EvalError> {
     let dir: PathBuf = crate::task::resolve_data_dir(data_dir);
     let solutions = read_solutions(&dir.join(SOLUTIONS_FILE), name)?;
     Ok(Gsm8kAnswers::new(name, &solutions))

@@ -17,9 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{EvalError, InputFile};
 use crate::pyrandom::PyRandom;
 use crate::scoring::{ExactMatch, RegexFilter};
 
@@ -49,14 +49,12 @@ impl Profile {
 }
 
 impl std::str::FromStr for Profile {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> anyhow::Result<Profile> {
+    type Err = EvalError;
+    fn from_str(s: &str) -> Result<Profile, EvalError> {
         match s {
             "inferencex" => Ok(Profile::InferenceX),
             "lm-eval" | "lm_eval" | "lmeval" => Ok(Profile::LmEval),
-            other => {
-                anyhow::bail!("unknown GSM8K profile {other:?} (expected inferencex or lm-eval)")
-            }
+            other => Err(EvalError::UnknownProfile(other.to_string())),
         }
     }
 }
@@ -166,13 +164,14 @@ impl TaskSpec {
     /// sampler does. The result for doc *i* does not depend on `n` as long as `n > i`.
     ///
     /// # Errors
-    /// The training pool is smaller than `num_fewshot`.
+    /// The training pool is smaller than `num_fewshot`
+    /// ([`EvalError::SampleLargerThanPopulation`]).
     pub fn build_prompts(
         &self,
         test: &[Doc],
         train: &[Doc],
         n: usize,
-    ) -> anyhow::Result<Vec<Vec<Message>>> {
+    ) -> Result<Vec<Vec<Message>>, EvalError> {
         let mut rng = PyRandom::new(self.fewshot_seed);
         let mut out = Vec::with_capacity(n);
         for doc in test.iter().take(n) {
@@ -263,20 +262,23 @@ pub fn resolve_data_dir(explicit: Option<&Path>) -> PathBuf {
 ///
 /// # Errors
 /// One line naming the file (missing: with the hint to set `SERVEBENCH_GSM8K_DIR`), or the
-/// file and line number of a malformed record.
-pub fn load_docs(path: &Path) -> anyhow::Result<Vec<Doc>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read GSM8K file {}: {e} (set --gsm8k-dir or SERVEBENCH_GSM8K_DIR to the folder with test.jsonl and train.jsonl)",
-            path.display()
-        )
+/// file and line number of a malformed record ([`EvalError::Read`], [`EvalError::Record`]).
+pub fn load_docs(path: &Path) -> Result<Vec<Doc>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|error| EvalError::Read {
+        file: InputFile::Gsm8k,
+        path: path.to_path_buf(),
+        error,
     })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str::<Doc>(l)
-                .with_context(|| format!("{}:{}: not a GSM8K record", path.display(), i + 1))
+            serde_json::from_str::<Doc>(l).map_err(|e| EvalError::Record {
+                path: path.to_path_buf(),
+                line: i + 1,
+                problem: "not a GSM8K record".into(),
+                source: Some(e),
+            })
         })
         .collect()
 }

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use saphyr_parser::{Event, Parser};
 use serde::{Deserialize, Serialize};
 
+use crate::error::{EvalError, InputFile};
+
 /// `validate_scores.py`'s `--min-score` default.
 pub const DEFAULT_MIN_SCORE: f64 = 0.85;
 
@@ -71,10 +73,13 @@ impl Thresholds {
     ///
     /// # Errors
     /// One line naming the file (and the line) when it cannot be read, is not YAML, or a
-    /// threshold is not a number in [0, 1].
-    pub fn load(path: &Path) -> anyhow::Result<Thresholds> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read thresholds file {}: {e}", path.display()))?;
+    /// threshold is not a number in [0, 1] ([`EvalError::Read`], [`EvalError::Thresholds`]).
+    pub fn load(path: &Path) -> Result<Thresholds, EvalError> {
+        let text = std::fs::read_to_string(path).map_err(|error| EvalError::Read {
+            file: InputFile::Thresholds,
+            path: path.to_path_buf(),
+            error,
+        })?;
         Thresholds::parse(&text, path)
     }
 
@@ -82,12 +87,16 @@ impl Thresholds {
     ///
     /// # Errors
     /// See [`Thresholds::load`].
-    pub fn parse(text: &str, path: &Path) -> anyhow::Result<Thresholds> {
+    pub fn parse(text: &str, path: &Path) -> Result<Thresholds, EvalError> {
         let p = path.display().to_string();
         let mut events = Vec::new();
         for ev in Parser::new_from_str(text) {
             let (ev, span) = ev.map_err(|e| {
-                anyhow::anyhow!("{p}:{}: not valid YAML: {}", e.marker().line(), e.info())
+                bad(
+                    &p,
+                    Some(e.marker().line()),
+                    format!("not valid YAML: {}", e.info()),
+                )
             })?;
             events.push((ev, span.start.line()));
         }
@@ -106,7 +115,11 @@ impl Thresholds {
         }
         let root = build(&events, &mut i, &p)?;
         let Node::Map(top) = root else {
-            anyhow::bail!("{p}: expected a mapping with `default:` and `models:`");
+            return Err(bad(
+                &p,
+                None,
+                "expected a mapping with `default:` and `models:`",
+            ));
         };
         let mut out = Thresholds {
             path: path.to_path_buf(),
@@ -117,7 +130,11 @@ impl Thresholds {
                 "default" => out.default = task_map(&v, &p, "default")?,
                 "models" => {
                     let Node::Map(models) = v else {
-                        anyhow::bail!("{p}: `models` must be a mapping of model prefix → tasks");
+                        return Err(bad(
+                            &p,
+                            None,
+                            "`models` must be a mapping of model prefix → tasks",
+                        ));
                     };
                     for (prefix, tasks) in models {
                         let m = task_map(&tasks, &p, &format!("models.{prefix}"))?;
@@ -172,32 +189,59 @@ impl Thresholds {
     }
 }
 
-fn task_map(node: &Node, p: &str, at: &str) -> anyhow::Result<BTreeMap<String, f64>> {
+/// `<file>[:<line>]: <problem>`.
+fn bad(file: &str, line: Option<usize>, problem: impl Into<String>) -> EvalError {
+    EvalError::Thresholds {
+        file: file.to_string(),
+        line,
+        problem: problem.into(),
+    }
+}
+
+fn task_map(node: &Node, p: &str, at: &str) -> Result<BTreeMap<String, f64>, EvalError> {
     let Node::Map(entries) = node else {
-        anyhow::bail!("{p}: `{at}` must be a mapping of task → threshold");
+        return Err(bad(
+            p,
+            None,
+            format!("`{at}` must be a mapping of task → threshold"),
+        ));
     };
     let mut out = BTreeMap::new();
     for (task, v) in entries {
         match v {
             Node::Scalar(s, line) => {
                 let x: f64 = s.trim().parse().map_err(|_| {
-                    anyhow::anyhow!("{p}:{line}: `{at}.{task}` is {s:?}, not a number")
+                    bad(
+                        p,
+                        Some(*line),
+                        format!("`{at}.{task}` is {s:?}, not a number"),
+                    )
                 })?;
                 if !(0.0..=1.0).contains(&x) {
-                    anyhow::bail!("{p}:{line}: `{at}.{task}` = {x} is outside [0, 1]");
+                    return Err(bad(
+                        p,
+                        Some(*line),
+                        format!("`{at}.{task}` = {x} is outside [0, 1]"),
+                    ));
                 }
                 out.insert(task.clone(), x);
             }
-            Node::Seq(line) => anyhow::bail!("{p}:{line}: `{at}.{task}` must be a number"),
-            Node::Map(_) => anyhow::bail!("{p}: `{at}.{task}` must be a number"),
+            Node::Seq(line) => {
+                return Err(bad(
+                    p,
+                    Some(*line),
+                    format!("`{at}.{task}` must be a number"),
+                ))
+            }
+            Node::Map(_) => return Err(bad(p, None, format!("`{at}.{task}` must be a number"))),
         }
     }
     Ok(out)
 }
 
-fn build(events: &[(Event<'_>, usize)], i: &mut usize, p: &str) -> anyhow::Result<Node> {
+fn build(events: &[(Event<'_>, usize)], i: &mut usize, p: &str) -> Result<Node, EvalError> {
     let Some((ev, line)) = events.get(*i) else {
-        anyhow::bail!("{p}: unexpected end of YAML");
+        return Err(bad(p, None, "unexpected end of YAML"));
     };
     let line = *line;
     *i += 1;
@@ -211,11 +255,17 @@ fn build(events: &[(Event<'_>, usize)], i: &mut usize, p: &str) -> anyhow::Resul
                         *i += 1;
                         return Ok(Node::Map(entries));
                     }
-                    None => anyhow::bail!("{p}: unterminated mapping starting at line {line}"),
+                    None => {
+                        return Err(bad(
+                            p,
+                            None,
+                            format!("unterminated mapping starting at line {line}"),
+                        ))
+                    }
                     _ => {
                         let key = match build(events, i, p)? {
                             Node::Scalar(k, _) => k,
-                            _ => anyhow::bail!("{p}:{line}: only plain keys are supported"),
+                            _ => return Err(bad(p, Some(line), "only plain keys are supported")),
                         };
                         let value = build(events, i, p)?;
                         entries.push((key, value));
@@ -229,15 +279,21 @@ fn build(events: &[(Event<'_>, usize)], i: &mut usize, p: &str) -> anyhow::Resul
                 match events.get(*i).map(|e| &e.0) {
                     Some(Event::SequenceStart(..)) => depth += 1,
                     Some(Event::SequenceEnd) => depth -= 1,
-                    None => anyhow::bail!("{p}: unterminated sequence at line {line}"),
+                    None => {
+                        return Err(bad(
+                            p,
+                            None,
+                            format!("unterminated sequence at line {line}"),
+                        ))
+                    }
                     _ => {}
                 }
                 *i += 1;
             }
             Ok(Node::Seq(line))
         }
-        Event::Alias(_) => anyhow::bail!("{p}:{line}: YAML aliases are not supported here"),
-        _ => anyhow::bail!("{p}:{line}: unexpected YAML structure"),
+        Event::Alias(_) => return Err(bad(p, Some(line), "YAML aliases are not supported here")),
+        _ => return Err(bad(p, Some(line), "unexpected YAML structure")),
     }
 }
 

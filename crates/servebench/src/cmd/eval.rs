@@ -71,7 +71,9 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
         if let Some(sim) = target.simulator() {
             opts.model = opts.model.or_else(|| Some(sim.model().to_string()));
         }
-        let r = servebench_eval::run_gsm8k(&target, opts).await;
+        let r = servebench_eval::run_gsm8k(&target, opts)
+            .await
+            .map_err(anyhow::Error::from);
         watcher.abort();
         target.shutdown().await;
         r
