@@ -1,6 +1,18 @@
-//! Baseline files: InferenceX artifacts and the servebench baseline table, turned into agg rows
-//! and eval rows (JSON values the store keeps and [`Point::from_agg_row`] /
-//! [`EvalPoint::from_eval_row`] read).
+//! Foreign rows: the one module of compare that reads JSON keys. Baseline files (InferenceX
+//! artifacts and the servebench baseline table) are turned into [`ForeignRow`]s (what a
+//! baseline run stores), and foreign rows into [`Point`] / [`EvalPoint`]
+//! ([`Point::from_foreign`], [`EvalPoint::from_foreign`]; any JSON row:
+//! [`Point::from_agg_row`], [`EvalPoint::from_eval_row`]). Rows servebench wrote are typed and
+//! read in `point.rs` instead ([`Point::from_agg`], [`EvalPoint::from_eval`]).
+//!
+//! Accepted row shapes:
+//! * servebench `agg.json` rows (contract: InferenceX single-node agg row + servebench keys);
+//! * InferenceX `agg_bmk.json` fixed-seq rows (single-node and multinode, MEASUREMENT §2.6/§2.3);
+//! * InferenceX AgentX aggregates (`scenario_type: "agentic-coding"`, MEASUREMENT §5.8), whose
+//!   nested `request_metrics` are flattened here (`p50` → `median_`, latency blocks already in s,
+//!   `throughput.per_gpu.*` → `tput_per_gpu`/`output_tput_per_gpu`/`input_tput_per_gpu`);
+//! * eval rows: InferenceX `agg_eval_all.json` rows (MEASUREMENT §4.4) and servebench eval rows
+//!   (same fields, optionally `passed`, `threshold`).
 //!
 //! Accepted inputs (detected from the JSON shape; the format is documented in
 //! `docs/compare.md`, "Baseline files"):
@@ -12,10 +24,16 @@
 //!    (`"AgentX"`, `"8k/1k"`, or `{"isl":…, "osl":…}`), `topology` (`{"tp","ep"[,"dp_attention"]}`),
 //!    `statistic` (`mean|median|p90|p99`), optional `identity`, `points`, `evals`.
 
+use std::collections::BTreeMap;
+
 use crate::error::{err, fail, Context, Result};
 use serde_json::{json, Map, Value};
+use servebench_contracts::ForeignRow;
 
-use crate::{EvalPoint, Point, Stat};
+use crate::{
+    eval_threshold, normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metrics,
+    Parallelism, Point, PointStatus, Stat, Topology,
+};
 
 /// Which input shape a baseline file had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -62,10 +80,12 @@ pub struct BaselineImport {
     pub topology: Option<String>,
     /// Latency statistic the table carries (`None` for InferenceX rows, which carry all).
     pub statistic: Option<Stat>,
-    /// Agg rows, ready for `Store::add_point` (validated with [`Point::from_agg_row`]).
-    pub points: Vec<Value>,
-    /// Eval rows, ready for `Store::add_eval` (validated with [`EvalPoint::from_eval_row`]).
-    pub evals: Vec<Value>,
+    /// Agg rows, ready for `Store::add_foreign_point` (validated with
+    /// [`Point::from_foreign`]).
+    pub points: Vec<ForeignRow>,
+    /// Eval rows, ready for `Store::add_foreign_eval` (validated with
+    /// [`EvalPoint::from_foreign`]).
+    pub evals: Vec<ForeignRow>,
     /// Things the user should know (e.g. identity derived from the config key).
     pub notes: Vec<String>,
 }
@@ -96,20 +116,17 @@ fn rows_import(rows: Vec<Value>, source: &str) -> Result<BaselineImport> {
     }
     let mut points = Vec::new();
     let mut evals = Vec::new();
+    let mut parsed = Vec::new();
     for (i, row) in rows.into_iter().enumerate() {
         if row.get("task").is_some() {
             EvalPoint::from_eval_row(&row)
                 .with_context(|| format!("{source}: row {i} (eval row)"))?;
-            evals.push(row);
+            evals.extend(ForeignRow::from_value(row));
         } else {
-            Point::from_agg_row(&row).with_context(|| format!("{source}: row {i}"))?;
-            points.push(row);
+            parsed.push(Point::from_agg_row(&row).with_context(|| format!("{source}: row {i}"))?);
+            points.extend(ForeignRow::from_value(row));
         }
     }
-    let parsed: Vec<Point> = points
-        .iter()
-        .map(|r| Point::from_agg_row(r).expect("validated"))
-        .collect();
     let uniform = |f: &dyn Fn(&Point) -> String| -> Option<String> {
         let first = f(parsed.first()?);
         parsed.iter().all(|p| f(p) == first).then_some(first)
@@ -489,8 +506,8 @@ fn table_import(
         if let Some(d) = &date {
             r.insert("date".into(), json!(d));
         }
-        let row = Value::Object(r);
-        Point::from_agg_row(&row).with_context(|| at.clone())?;
+        let row = ForeignRow::new(r);
+        Point::from_foreign(&row).with_context(|| at.clone())?;
         points.push(row);
     }
 
@@ -555,8 +572,8 @@ fn table_import(
         if let Some(d) = &date {
             r.insert("date".into(), json!(d));
         }
-        let row = Value::Object(r);
-        EvalPoint::from_eval_row(&row).with_context(|| at.clone())?;
+        let row = ForeignRow::new(r);
+        EvalPoint::from_foreign(&row).with_context(|| at.clone())?;
         evals.push(row);
     }
     if points.is_empty() && evals.is_empty() {
@@ -574,4 +591,435 @@ fn table_import(
         evals,
         notes,
     })
+}
+
+/// Top-level agg keys that are identity or counts, not metrics (not copied into
+/// [`Point::values`]).
+pub(crate) const NON_METRIC_KEYS: &[&str] = &[
+    "conc",
+    "isl",
+    "osl",
+    "tp",
+    "pp",
+    "dcp_size",
+    "pcp_size",
+    "ep",
+    "schema_version",
+    "num_gpus",
+    "num_requests_total",
+    "num_requests_successful",
+    "num_requests_failed",
+    "mean_isl",
+    "mean_isl_server",
+    "mean_osl",
+    "power_metric_schema_version",
+    "power_valid",
+    "prefill_tp",
+    "prefill_pp",
+    "prefill_dcp_size",
+    "prefill_pcp_size",
+    "prefill_ep",
+    "prefill_num_workers",
+    "decode_tp",
+    "decode_pp",
+    "decode_dcp_size",
+    "decode_pcp_size",
+    "decode_ep",
+    "decode_num_workers",
+    "num_prefill_gpu",
+    "num_decode_gpu",
+    "allocated_cpu_dram_gb",
+    "kv_cache_pool_tokens",
+];
+
+fn obj(row: &Value) -> Result<&Map<String, Value>> {
+    row.as_object()
+        .ok_or_else(|| err!("row is not a JSON object"))
+}
+
+/// A string, or a number or boolean written as its text (foreign rows mix them).
+pub(crate) fn str_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn get_str(m: &Map<String, Value>, key: &str) -> Option<String> {
+    str_of(m.get(key))
+}
+
+fn req_str(m: &Map<String, Value>, key: &str) -> Result<String> {
+    get_str(m, key).ok_or_else(|| err!("missing or non-string field `{key}`"))
+}
+
+/// Reads a non-negative integer that may be written as a number or a numeric string.
+fn get_u64(m: &Map<String, Value>, key: &str) -> Result<Option<u64>> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => {
+            if let Some(u) = n.as_u64() {
+                Ok(Some(u))
+            } else if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0) {
+                Ok(Some(f as u64))
+            } else {
+                fail!("field `{key}` is {n}, expected a non-negative integer")
+            }
+        }
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| err!("field `{key}` is {s:?}, expected a non-negative integer")),
+        Some(other) => fail!("field `{key}` is {other}, expected a non-negative integer"),
+    }
+}
+
+fn get_u32(m: &Map<String, Value>, key: &str) -> Result<Option<u32>> {
+    match get_u64(m, key)? {
+        None => Ok(None),
+        Some(v) => u32::try_from(v)
+            .map(Some)
+            .map_err(|_| err!("field `{key}` is {v}, too large")),
+    }
+}
+
+/// A number, or a numeric string.
+pub(crate) fn f64_of(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn get_f64(m: &Map<String, Value>, key: &str) -> Option<f64> {
+    f64_of(m.get(key))
+}
+
+/// Booleans written as JSON booleans or as `"true"`/`"false"` strings (InferenceX agg rows
+/// write `dp_attention` as a string).
+fn get_bool(m: &Map<String, Value>, key: &str) -> Result<Option<bool>> {
+    bool_of(key, m.get(key))
+}
+
+/// [`get_bool`] of a value already looked up (`key` names it in errors).
+pub(crate) fn bool_of(key: &str, v: Option<&Value>) -> Result<Option<bool>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(Some(true)),
+            "false" | "0" | "no" | "" => Ok(Some(false)),
+            _ => fail!("field `{key}` is {s:?}, expected true or false"),
+        },
+        Some(Value::Number(n)) => Ok(Some(n.as_f64() != Some(0.0))),
+        Some(other) => fail!("field `{key}` is {other}, expected true or false"),
+    }
+}
+
+fn parallelism(m: &Map<String, Value>, prefix: &str) -> Result<Parallelism> {
+    let tp =
+        get_u32(m, &format!("{prefix}tp"))?.ok_or_else(|| err!("missing field `{prefix}tp`"))?;
+    Ok(Parallelism {
+        tp,
+        ep: get_u32(m, &format!("{prefix}ep"))?.unwrap_or(1),
+        dp_attention: get_bool(m, &format!("{prefix}dp_attention"))?.unwrap_or(false),
+    })
+}
+
+/// `true` when the row is an InferenceX AgentX aggregate (or a servebench agentic row).
+fn is_agentic(m: &Map<String, Value>) -> bool {
+    get_str(m, "scenario_type").as_deref() == Some("agentic-coding")
+        || get_str(m, "benchmark_type").as_deref() == Some("agentic_traces")
+}
+
+impl Identity {
+    /// Reads the match identity from an agg row or an eval row.
+    ///
+    /// Required: `hw`, `framework`, `infmax_model_prefix` (eval rows: `model_prefix`),
+    /// `precision`, `conc`, and `tp` (single-node) or `prefill_tp`/`decode_tp` (multinode).
+    /// Defaults: `spec_decoding` "none", `disagg`/`is_multinode`/`dp_attention` false, `ep` 1.
+    /// `benchmark_type` is read, or `agentic_traces` when `scenario_type == "agentic-coding"`.
+    ///
+    /// Errors name the missing/bad field, e.g. ``missing or non-string field `hw` ``.
+    pub fn from_row(row: &Value) -> Result<Identity> {
+        Identity::from_map(obj(row)?)
+    }
+
+    fn from_map(m: &Map<String, Value>) -> Result<Identity> {
+        let is_multinode = get_bool(m, "is_multinode")?.unwrap_or(false);
+        let topology = if is_multinode {
+            Topology {
+                prefill: parallelism(m, "prefill_")?,
+                decode: parallelism(m, "decode_")?,
+                prefill_workers: get_u32(m, "prefill_num_workers")?,
+                decode_workers: get_u32(m, "decode_num_workers")?,
+            }
+        } else {
+            let p = parallelism(m, "")?;
+            Topology {
+                prefill: p,
+                decode: p,
+                prefill_workers: None,
+                decode_workers: None,
+            }
+        };
+        let benchmark_type = if is_agentic(m) {
+            BenchmarkType::AgenticTraces
+        } else {
+            BenchmarkType::SingleTurn
+        };
+        let model_prefix = get_str(m, "infmax_model_prefix")
+            .or_else(|| get_str(m, "model_prefix"))
+            .ok_or_else(|| err!("missing field `infmax_model_prefix` (or `model_prefix`)"))?;
+        let spec = get_str(m, "spec_decoding")
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "none".into());
+        let (isl, osl) = match benchmark_type {
+            BenchmarkType::AgenticTraces => (None, None),
+            BenchmarkType::SingleTurn => (get_u32(m, "isl")?, get_u32(m, "osl")?),
+        };
+        Ok(Identity {
+            hw: normalize_hw(&req_str(m, "hw")?),
+            framework: req_str(m, "framework")?.to_ascii_lowercase(),
+            model_prefix,
+            precision: req_str(m, "precision")?.to_ascii_lowercase(),
+            spec_decoding: spec.to_ascii_lowercase(),
+            disagg: get_bool(m, "disagg")?.unwrap_or(false),
+            is_multinode,
+            topology,
+            benchmark_type,
+            isl,
+            osl,
+            conc: get_u32(m, "conc")?.ok_or_else(|| err!("missing field `conc`"))?,
+        })
+    }
+
+    /// The match identity of a foreign row ([`Identity::from_row`]).
+    pub fn from_foreign(row: &ForeignRow) -> Result<Identity> {
+        Identity::from_map(row.as_object())
+    }
+}
+
+/// Flattens an AgentX aggregate's `request_metrics` into agg-row keys (seconds, tok/s/GPU).
+fn flatten_agentic(m: &Map<String, Value>, values: &mut Metrics) {
+    let rm = match m.get("request_metrics").and_then(Value::as_object) {
+        Some(rm) => rm,
+        None => return,
+    };
+    if let Some(lat) = rm.get("latency").and_then(Value::as_object) {
+        for (block, name) in [
+            ("ttft", "ttft"),
+            ("e2el", "e2el"),
+            ("itl", "itl"),
+            ("tpot", "tpot"),
+            ("intvty", "intvty"),
+        ] {
+            if let Some(b) = lat.get(block).and_then(Value::as_object) {
+                for (stat, prefix) in [
+                    ("mean", "mean"),
+                    ("p50", "median"),
+                    ("p75", "p75"),
+                    ("p90", "p90"),
+                    ("p95", "p95"),
+                    ("std", "std"),
+                ] {
+                    if let Some(v) = get_f64(b, stat) {
+                        values.entry(format!("{prefix}_{name}")).or_insert(v);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(pg) = rm
+        .get("throughput")
+        .and_then(|t| t.get("per_gpu"))
+        .and_then(Value::as_object)
+    {
+        for (src, dst) in [
+            ("total_tput_tps", "tput_per_gpu"),
+            ("output_tput_tps", "output_tput_per_gpu"),
+            ("input_tput_tps", "input_tput_per_gpu"),
+        ] {
+            if let Some(v) = get_f64(pg, src) {
+                values.entry(dst.to_string()).or_insert(v);
+            }
+        }
+    }
+}
+
+fn agentic_tokens_mean(m: &Map<String, Value>, block: &str) -> Option<f64> {
+    m.get("request_metrics")?
+        .get("tokens")?
+        .get(block)?
+        .get("mean")?
+        .as_f64()
+}
+
+impl Point {
+    /// Reads one agg row (any shape listed in the module docs).
+    ///
+    /// Status: `point_status` when present; else `failed` when `num_requests_successful == 0`;
+    /// else `ok`. Counts: `num_requests_failed` or total − successful. AgentX rows: API kind
+    /// `chat`, `mean_isl_server` / `mean_osl` from `request_metrics.tokens`.
+    pub fn from_agg_row(row: &Value) -> Result<Point> {
+        Self::from_map(obj(row)?)
+    }
+
+    /// Reads one foreign row (what a baseline run stores), as [`Point::from_agg_row`].
+    pub fn from_foreign(row: &ForeignRow) -> Result<Point> {
+        Self::from_map(row.as_object())
+    }
+
+    fn from_map(m: &Map<String, Value>) -> Result<Point> {
+        let identity = Identity::from_map(m)?;
+        let mut values = Metrics::new();
+        let mut extra = BTreeMap::new();
+        for (k, v) in m {
+            match v {
+                Value::Number(n) if !NON_METRIC_KEYS.contains(&k.as_str()) => {
+                    if let Some(f) = n.as_f64() {
+                        values.insert(k.clone(), f);
+                    }
+                }
+                Value::Object(_) | Value::Array(_) => {
+                    extra.insert(k.clone(), v.clone());
+                }
+                _ => {}
+            }
+        }
+        let agentic = is_agentic(m);
+        if agentic {
+            flatten_agentic(m, &mut values);
+        }
+        let total = get_u64(m, "num_requests_total")?;
+        let ok = get_u64(m, "num_requests_successful")?;
+        let failed = get_u64(m, "num_requests_failed")?.or_else(|| match (total, ok) {
+            (Some(t), Some(s)) => Some(t.saturating_sub(s)),
+            _ => None,
+        });
+        let status = match get_str(m, "point_status").as_deref() {
+            Some("ok") => PointStatus::Ok,
+            Some("partial") => PointStatus::Interrupted,
+            Some("failed") => PointStatus::Failed,
+            Some("invalid") => PointStatus::Invalid,
+            Some(other) => {
+                fail!("field `point_status` is {other:?}, expected ok|partial|failed|invalid")
+            }
+            None if ok == Some(0) => PointStatus::Failed,
+            None => PointStatus::Ok,
+        };
+        let api = match get_str(m, "api").as_deref() {
+            Some("completions") => Some(ApiKind::Completions),
+            Some("chat") => Some(ApiKind::Chat),
+            Some(other) => fail!("field `api` is {other:?}, expected completions|chat"),
+            None if agentic => Some(ApiKind::Chat),
+            None => None,
+        };
+        let failure_reasons = match m.get("failure_reasons") {
+            Some(Value::Object(fr)) => fr
+                .iter()
+                .filter_map(|(k, v)| v.as_u64().map(|n| (k.clone(), n)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        let dataset = match m.get("dataset") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Object(d)) => ["name", "hf_dataset_name", "source", "source_type"]
+                .iter()
+                .find_map(|k| get_str(d, k)),
+            _ => None,
+        };
+        let only_stat = get_str(m, "statistic").and_then(|s| Stat::parse(&s));
+        Ok(Point {
+            identity,
+            image: get_str(m, "image"),
+            model: get_str(m, "model"),
+            status,
+            api,
+            endpoint: get_str(m, "endpoint"),
+            dataset,
+            only_stat,
+            num_requests_total: total,
+            num_requests_successful: ok,
+            num_requests_failed: failed,
+            failure_reasons,
+            mean_isl: get_f64(m, "mean_isl"),
+            mean_isl_server: get_f64(m, "mean_isl_server")
+                .or_else(|| agentic.then(|| agentic_tokens_mean(m, "input")).flatten()),
+            mean_osl: get_f64(m, "mean_osl").or_else(|| {
+                agentic
+                    .then(|| agentic_tokens_mean(m, "output_actual"))
+                    .flatten()
+            }),
+            values,
+            repeats: Vec::new(),
+            extra,
+            ci: BTreeMap::new(),
+        })
+    }
+}
+
+impl EvalPoint {
+    /// Reads one eval row. Score: `score` (fraction), else `em_strict`, else `acc`; metric name
+    /// `score_name`, else `metric`, else `"em_strict"`; samples `n_eff` or `samples`;
+    /// `passed` when the row says so, else (InferenceX `validate_scores.py`) every present
+    /// `em_strict`/`em_flexible` (or the score) ≥ `threshold` (row field, else
+    /// [`eval_threshold`]). A row without a score is not passed.
+    pub fn from_eval_row(row: &Value) -> Result<EvalPoint> {
+        Self::from_map(obj(row)?)
+    }
+
+    /// Reads one foreign eval row (what a baseline run stores), as
+    /// [`EvalPoint::from_eval_row`].
+    pub fn from_foreign(row: &ForeignRow) -> Result<EvalPoint> {
+        Self::from_map(row.as_object())
+    }
+
+    fn from_map(m: &Map<String, Value>) -> Result<EvalPoint> {
+        let identity = Identity::from_map(m)?;
+        let task = req_str(m, "task")?;
+        let score = get_f64(m, "score")
+            .or_else(|| get_f64(m, "em_strict"))
+            .or_else(|| get_f64(m, "acc"));
+        let metric = get_str(m, "score_name")
+            .or_else(|| get_str(m, "metric"))
+            .unwrap_or_else(|| "em_strict".into());
+        let score_se = get_f64(m, "score_se").or_else(|| get_f64(m, &format!("{metric}_se")));
+        let samples = match get_u64(m, "n_eff")? {
+            Some(n) => Some(n),
+            None => get_u64(m, "samples")?,
+        };
+        let threshold =
+            get_f64(m, "threshold").or_else(|| Some(eval_threshold(&identity.model_prefix, &task)));
+        let passed = match get_bool(m, "passed")? {
+            Some(p) => Some(p),
+            None => {
+                let t = threshold.unwrap_or(0.85);
+                let gated: Vec<f64> = ["em_strict", "em_flexible"]
+                    .iter()
+                    .filter_map(|k| get_f64(m, k))
+                    .collect();
+                match score {
+                    None => Some(false),
+                    Some(s) if gated.is_empty() => Some(s >= t),
+                    Some(_) => Some(gated.iter().all(|v| *v >= t)),
+                }
+            }
+        };
+        Ok(EvalPoint {
+            identity,
+            task,
+            metric,
+            score,
+            score_se,
+            samples,
+            threshold,
+            passed,
+            image: get_str(m, "image"),
+        })
+    }
 }

@@ -3,8 +3,11 @@
 //!
 //! Must not know about: HTTP, SQLite, rendering.
 //!
-//! Data in: agg rows (`serde_json::Value`, the contract's `agg.json` row, InferenceX
-//! `agg_bmk.json` rows incl. AgentX aggregates) and eval rows, turned into [`Point`] /
+//! Data in: the typed rows servebench writes (`servebench_contracts::AggRow`, `EvalRow`:
+//! [`Point::from_agg`], [`EvalPoint::from_eval`]) and foreign rows (InferenceX `agg_bmk.json`
+//! rows incl. AgentX aggregates, `agg_eval_all.json` rows, baseline tables), which only the
+//! `import` module reads ([`parse_baseline`] → `servebench_contracts::ForeignRow`,
+//! [`Point::from_foreign`], [`EvalPoint::from_foreign`]); all are turned into [`Point`] /
 //! [`EvalPoint`]. Data out: a [`Comparison`] that renderers (the report crate, the terminal
 //! table) read. The rules are documented in `docs/compare.md`.
 #![warn(missing_docs)]

@@ -1,173 +1,101 @@
-//! Turning agg rows and eval rows (JSON) into [`Point`] / [`EvalPoint`].
-//!
-//! Accepted row shapes:
-//! * servebench `agg.json` rows (contract: InferenceX single-node agg row + servebench keys);
-//! * InferenceX `agg_bmk.json` fixed-seq rows (single-node and multinode, MEASUREMENT §2.6/§2.3);
-//! * InferenceX AgentX aggregates (`scenario_type: "agentic-coding"`, MEASUREMENT §5.8), whose
-//!   nested `request_metrics` are flattened here (`p50` → `median_`, latency blocks already in s,
-//!   `throughput.per_gpu.*` → `tput_per_gpu`/`output_tput_per_gpu`/`input_tput_per_gpu`);
-//! * eval rows: InferenceX `agg_eval_all.json` rows (MEASUREMENT §4.4) and servebench eval rows
-//!   (same fields, optionally `passed`, `threshold`).
+//! Turning the typed rows servebench writes ([`AggRow`], [`EvalRow`]) into [`Point`] /
+//! [`EvalPoint`], and what compare does with points (values in display units, merging
+//! repeats, eval thresholds). Foreign rows (InferenceX files, baseline tables) are read in
+//! [`crate::import`], the one module that reads JSON keys.
 
 use std::collections::BTreeMap;
 
 use crate::error::{err, fail, Result};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use servebench_contracts::agg::STAT_PREFIXES;
+use servebench_contracts::{AggRow, EvalRow};
 
+use crate::import::{bool_of, f64_of, str_of, NON_METRIC_KEYS};
 use crate::{
     normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metric, Metrics, Parallelism, Point,
     PointStatus, Spread, Stat, Topology,
 };
 
-/// Top-level agg keys that are identity or counts, not metrics (not copied into
-/// [`Point::values`]).
-const NON_METRIC_KEYS: &[&str] = &[
-    "conc",
-    "isl",
-    "osl",
-    "tp",
-    "pp",
-    "dcp_size",
-    "pcp_size",
-    "ep",
-    "schema_version",
-    "num_gpus",
-    "num_requests_total",
-    "num_requests_successful",
-    "num_requests_failed",
-    "mean_isl",
-    "mean_isl_server",
-    "mean_osl",
-    "power_metric_schema_version",
-    "power_valid",
-    "prefill_tp",
-    "prefill_pp",
-    "prefill_dcp_size",
-    "prefill_pcp_size",
-    "prefill_ep",
-    "prefill_num_workers",
-    "decode_tp",
-    "decode_pp",
-    "decode_dcp_size",
-    "decode_pcp_size",
-    "decode_ep",
-    "decode_num_workers",
-    "num_prefill_gpu",
-    "num_decode_gpu",
-    "allocated_cpu_dram_gb",
-    "kv_cache_pool_tokens",
-];
-
-fn obj(row: &Value) -> Result<&Map<String, Value>> {
-    row.as_object()
-        .ok_or_else(|| err!("row is not a JSON object"))
-}
-
-fn get_str(m: &Map<String, Value>, key: &str) -> Option<String> {
-    match m.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-fn req_str(m: &Map<String, Value>, key: &str) -> Result<String> {
-    get_str(m, key).ok_or_else(|| err!("missing or non-string field `{key}`"))
-}
-
-/// Reads a non-negative integer that may be written as a number or a numeric string.
-fn get_u64(m: &Map<String, Value>, key: &str) -> Result<Option<u64>> {
-    match m.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => {
-            if let Some(u) = n.as_u64() {
-                Ok(Some(u))
-            } else if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0) {
-                Ok(Some(f as u64))
-            } else {
-                fail!("field `{key}` is {n}, expected a non-negative integer")
-            }
-        }
-        Some(Value::String(s)) => s
-            .trim()
-            .parse::<u64>()
-            .map(Some)
-            .map_err(|_| err!("field `{key}` is {s:?}, expected a non-negative integer")),
-        Some(other) => fail!("field `{key}` is {other}, expected a non-negative integer"),
-    }
-}
-
-fn get_u32(m: &Map<String, Value>, key: &str) -> Result<Option<u32>> {
-    match get_u64(m, key)? {
-        None => Ok(None),
-        Some(v) => u32::try_from(v)
-            .map(Some)
-            .map_err(|_| err!("field `{key}` is {v}, too large")),
-    }
-}
-
-fn get_f64(m: &Map<String, Value>, key: &str) -> Option<f64> {
-    match m.get(key)? {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// Booleans written as JSON booleans or as `"true"`/`"false"` strings (InferenceX agg rows
-/// write `dp_attention` as a string).
-fn get_bool(m: &Map<String, Value>, key: &str) -> Result<Option<bool>> {
-    match m.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => Ok(Some(true)),
-            "false" | "0" | "no" | "" => Ok(Some(false)),
-            _ => fail!("field `{key}` is {s:?}, expected true or false"),
-        },
-        Some(Value::Number(n)) => Ok(Some(n.as_f64() != Some(0.0))),
-        Some(other) => fail!("field `{key}` is {other}, expected true or false"),
-    }
-}
-
-fn parallelism(m: &Map<String, Value>, prefix: &str) -> Result<Parallelism> {
-    let tp =
-        get_u32(m, &format!("{prefix}tp"))?.ok_or_else(|| err!("missing field `{prefix}tp`"))?;
-    Ok(Parallelism {
-        tp,
-        ep: get_u32(m, &format!("{prefix}ep"))?.unwrap_or(1),
-        dp_attention: get_bool(m, &format!("{prefix}dp_attention"))?.unwrap_or(false),
-    })
-}
-
-/// `true` when the row is an InferenceX AgentX aggregate (or a servebench agentic row).
-fn is_agentic(m: &Map<String, Value>) -> bool {
-    get_str(m, "scenario_type").as_deref() == Some("agentic-coding")
-        || get_str(m, "benchmark_type").as_deref() == Some("agentic_traces")
-}
-
 impl Identity {
-    /// Reads the match identity from an agg row or an eval row.
+    /// The match identity of a row servebench wrote (single-node: `tp`, `ep`, `dp_attention`
+    /// for both pools; `isl`/`osl` cleared for `agentic_traces`). Same rules as
+    /// [`Identity::from_row`]: `hw` normalised, framework and precision lowercased, an empty
+    /// `spec_decoding` is `"none"`.
     ///
-    /// Required: `hw`, `framework`, `infmax_model_prefix` (eval rows: `model_prefix`),
-    /// `precision`, `conc`, and `tp` (single-node) or `prefill_tp`/`decode_tp` (multinode).
-    /// Defaults: `spec_decoding` "none", `disagg`/`is_multinode`/`dp_attention` false, `ep` 1.
-    /// `benchmark_type` is read, or `agentic_traces` when `scenario_type == "agentic-coding"`.
+    /// Errors: no `conc` (or one over 2^32), or `is_multinode` (servebench writes single-node
+    /// rows only; a multinode row is a foreign one, read by [`Identity::from_row`]).
+    pub fn from_agg(row: &AggRow) -> Result<Identity> {
+        if row.is_multinode {
+            fail!("field `is_multinode` is true: a servebench agg row is single-node");
+        }
+        let p = Parallelism {
+            tp: row.tp,
+            ep: row.ep,
+            dp_attention: row.dp_attention,
+        };
+        let agentic = row.benchmark_type == "agentic_traces";
+        let conc = row.conc.ok_or_else(|| err!("missing field `conc`"))?;
+        Ok(Identity {
+            hw: normalize_hw(&row.hw),
+            framework: row.framework.to_ascii_lowercase(),
+            model_prefix: row.infmax_model_prefix.clone(),
+            precision: row.precision.to_ascii_lowercase(),
+            spec_decoding: spec_or_none(Some(&row.spec_decoding)),
+            disagg: row.disagg,
+            is_multinode: false,
+            topology: Topology {
+                prefill: p,
+                decode: p,
+                prefill_workers: None,
+                decode_workers: None,
+            },
+            benchmark_type: if agentic {
+                BenchmarkType::AgenticTraces
+            } else {
+                BenchmarkType::SingleTurn
+            },
+            isl: if agentic { None } else { row.isl },
+            osl: if agentic { None } else { row.osl },
+            conc: u32::try_from(conc).map_err(|_| err!("field `conc` is {conc}, too large"))?,
+        })
+    }
+
+    /// The identity of an eval row servebench wrote (multinode rows: the `prefill_*` and
+    /// `decode_*` pools). Defaults as [`Identity::from_row`]: `ep` 1, `dp_attention` false,
+    /// `spec_decoding` `"none"`; not disaggregated, single-turn.
     ///
-    /// Errors name the missing/bad field, e.g. ``missing or non-string field `hw` ``.
-    pub fn from_row(row: &Value) -> Result<Identity> {
-        let m = obj(row)?;
-        let is_multinode = get_bool(m, "is_multinode")?.unwrap_or(false);
-        let topology = if is_multinode {
+    /// Errors name the missing field (`hw`, `framework`, `model_prefix`, `precision`, `tp`).
+    pub fn from_eval(row: &EvalRow) -> Result<Identity> {
+        let need = |v: &Option<String>, key: &str| -> Result<String> {
+            v.clone()
+                .ok_or_else(|| err!("missing or non-string field `{key}`"))
+        };
+        let pool = |tp: Option<u32>, ep: Option<u32>, dpa: Option<bool>, prefix: &str| {
+            Ok::<_, crate::CompareError>(Parallelism {
+                tp: tp.ok_or_else(|| err!("missing field `{prefix}tp`"))?,
+                ep: ep.unwrap_or(1),
+                dp_attention: dpa.unwrap_or(false),
+            })
+        };
+        let topology = if row.is_multinode {
             Topology {
-                prefill: parallelism(m, "prefill_")?,
-                decode: parallelism(m, "decode_")?,
-                prefill_workers: get_u32(m, "prefill_num_workers")?,
-                decode_workers: get_u32(m, "decode_num_workers")?,
+                prefill: pool(
+                    row.prefill_tp,
+                    row.prefill_ep,
+                    row.prefill_dp_attention,
+                    "prefill_",
+                )?,
+                decode: pool(
+                    row.decode_tp,
+                    row.decode_ep,
+                    row.decode_dp_attention,
+                    "decode_",
+                )?,
+                prefill_workers: row.prefill_num_workers,
+                decode_workers: row.decode_num_workers,
             }
         } else {
-            let p = parallelism(m, "")?;
+            let p = pool(row.tp, row.ep, row.dp_attention, "")?;
             Topology {
                 prefill: p,
                 decode: p,
@@ -175,34 +103,23 @@ impl Identity {
                 decode_workers: None,
             }
         };
-        let benchmark_type = if is_agentic(m) {
-            BenchmarkType::AgenticTraces
-        } else {
-            BenchmarkType::SingleTurn
-        };
-        let model_prefix = get_str(m, "infmax_model_prefix")
-            .or_else(|| get_str(m, "model_prefix"))
+        let model_prefix = row
+            .model_prefix
+            .clone()
             .ok_or_else(|| err!("missing field `infmax_model_prefix` (or `model_prefix`)"))?;
-        let spec = get_str(m, "spec_decoding")
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "none".into());
-        let (isl, osl) = match benchmark_type {
-            BenchmarkType::AgenticTraces => (None, None),
-            BenchmarkType::SingleTurn => (get_u32(m, "isl")?, get_u32(m, "osl")?),
-        };
         Ok(Identity {
-            hw: normalize_hw(&req_str(m, "hw")?),
-            framework: req_str(m, "framework")?.to_ascii_lowercase(),
+            hw: normalize_hw(&need(&row.hw, "hw")?),
+            framework: need(&row.framework, "framework")?.to_ascii_lowercase(),
             model_prefix,
-            precision: req_str(m, "precision")?.to_ascii_lowercase(),
-            spec_decoding: spec.to_ascii_lowercase(),
-            disagg: get_bool(m, "disagg")?.unwrap_or(false),
-            is_multinode,
+            precision: need(&row.precision, "precision")?.to_ascii_lowercase(),
+            spec_decoding: spec_or_none(row.spec_decoding.as_deref()),
+            disagg: false,
+            is_multinode: row.is_multinode,
             topology,
-            benchmark_type,
-            isl,
-            osl,
-            conc: get_u32(m, "conc")?.ok_or_else(|| err!("missing field `conc`"))?,
+            benchmark_type: BenchmarkType::SingleTurn,
+            isl: row.isl,
+            osl: row.osl,
+            conc: row.conc,
         })
     }
 
@@ -240,83 +157,61 @@ pub fn hw_sku(hw: &str) -> String {
     }
 }
 
-/// Flattens an AgentX aggregate's `request_metrics` into agg-row keys (seconds, tok/s/GPU).
-fn flatten_agentic(m: &Map<String, Value>, values: &mut Metrics) {
-    let rm = match m.get("request_metrics").and_then(Value::as_object) {
-        Some(rm) => rm,
-        None => return,
-    };
-    if let Some(lat) = rm.get("latency").and_then(Value::as_object) {
-        for (block, name) in [
-            ("ttft", "ttft"),
-            ("e2el", "e2el"),
-            ("itl", "itl"),
-            ("tpot", "tpot"),
-            ("intvty", "intvty"),
-        ] {
-            if let Some(b) = lat.get(block).and_then(Value::as_object) {
-                for (stat, prefix) in [
-                    ("mean", "mean"),
-                    ("p50", "median"),
-                    ("p75", "p75"),
-                    ("p90", "p90"),
-                    ("p95", "p95"),
-                    ("std", "std"),
-                ] {
-                    if let Some(v) = get_f64(b, stat) {
-                        values.entry(format!("{prefix}_{name}")).or_insert(v);
-                    }
-                }
-            }
-        }
-    }
-    if let Some(pg) = rm
-        .get("throughput")
-        .and_then(|t| t.get("per_gpu"))
-        .and_then(Value::as_object)
-    {
-        for (src, dst) in [
-            ("total_tput_tps", "tput_per_gpu"),
-            ("output_tput_tps", "output_tput_per_gpu"),
-            ("input_tput_tps", "input_tput_per_gpu"),
-        ] {
-            if let Some(v) = get_f64(pg, src) {
-                values.entry(dst.to_string()).or_insert(v);
-            }
-        }
-    }
+/// `spec_decoding` lowercased, `"none"` when absent or empty.
+fn spec_or_none(s: Option<&str>) -> String {
+    s.filter(|s| !s.is_empty())
+        .unwrap_or("none")
+        .to_ascii_lowercase()
 }
 
-fn agentic_tokens_mean(m: &Map<String, Value>, block: &str) -> Option<f64> {
-    m.get("request_metrics")?
-        .get("tokens")?
-        .get(block)?
-        .get("mean")?
-        .as_f64()
+/// A finite number, else `None` (the row writes non-finite values as `null`).
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 impl Point {
-    /// Reads one agg row (any shape listed in the module docs).
+    /// Reads a row servebench wrote ([`AggRow`]): the typed fields, then the row's open
+    /// remainder ([`AggRow::extra`]): numbers there are metrics too, objects and arrays
+    /// (`invalid_reasons`, an AgentX run's `agentx` aggregate) are kept in [`Point::extra`].
+    /// Gives the point [`Point::from_agg_row`] gives for the row's JSON.
     ///
-    /// Status: `point_status` when present; else `failed` when `num_requests_successful == 0`;
-    /// else `ok`. Counts: `num_requests_failed` or total − successful. AgentX rows: API kind
-    /// `chat`, `mean_isl_server` / `mean_osl` from `request_metrics.tokens`.
-    pub fn from_agg_row(row: &Value) -> Result<Point> {
-        Self::from_row_value(row)
-    }
-
-    /// Reads one typed agg row (a row servebench wrote; see
-    /// [`servebench_contracts::AggRow`]).
-    pub fn from_typed(row: &servebench_contracts::AggRow) -> Result<Point> {
-        Self::from_row_value(&row.to_value())
-    }
-
-    fn from_row_value(row: &Value) -> Result<Point> {
-        let identity = Identity::from_row(row)?;
-        let m = obj(row)?;
+    /// Errors: see [`Identity::from_agg`]; an `api` other than `completions` or `chat`.
+    pub fn from_agg(row: &AggRow) -> Result<Point> {
+        let identity = Identity::from_agg(row)?;
         let mut values = Metrics::new();
+        for (key, v) in [
+            ("tput_per_gpu", row.tput_per_gpu),
+            ("output_tput_per_gpu", row.output_tput_per_gpu),
+            ("input_tput_per_gpu", row.input_tput_per_gpu),
+            ("duration", row.duration),
+            ("request_throughput", row.request_throughput),
+            ("output_throughput", row.output_throughput),
+            ("total_token_throughput", row.total_token_throughput),
+            ("input_throughput", row.input_throughput),
+        ] {
+            if let Some(v) = finite(v) {
+                values.insert(key.to_string(), v);
+            }
+        }
+        for (name, fam) in [
+            ("ttft", &row.ttft),
+            ("tpot", &row.tpot),
+            ("itl", &row.itl),
+            ("e2el", &row.e2el),
+            ("intvty", &row.intvty),
+        ] {
+            for (prefix, v) in STAT_PREFIXES.iter().zip(fam.values()) {
+                if let Some(v) = v.and_then(finite) {
+                    values.insert(format!("{prefix}_{name}"), v);
+                }
+            }
+        }
         let mut extra = BTreeMap::new();
-        for (k, v) in m {
+        extra.insert(
+            "failure_reasons".to_string(),
+            serde_json::to_value(&row.failure_reasons).expect("a map of counts serialises"),
+        );
+        for (k, v) in &row.extra {
             match v {
                 Value::Number(n) if !NON_METRIC_KEYS.contains(&k.as_str()) => {
                     if let Some(f) = n.as_f64() {
@@ -329,70 +224,27 @@ impl Point {
                 _ => {}
             }
         }
-        let agentic = is_agentic(m);
-        if agentic {
-            flatten_agentic(m, &mut values);
-        }
-        let total = get_u64(m, "num_requests_total")?;
-        let ok = get_u64(m, "num_requests_successful")?;
-        let failed = get_u64(m, "num_requests_failed")?.or_else(|| match (total, ok) {
-            (Some(t), Some(s)) => Some(t.saturating_sub(s)),
-            _ => None,
-        });
-        let status = match get_str(m, "point_status").as_deref() {
-            Some("ok") => PointStatus::Ok,
-            Some("partial") => PointStatus::Interrupted,
-            Some("failed") => PointStatus::Failed,
-            Some("invalid") => PointStatus::Invalid,
-            Some(other) => {
-                fail!("field `point_status` is {other:?}, expected ok|partial|failed|invalid")
-            }
-            None if ok == Some(0) => PointStatus::Failed,
-            None => PointStatus::Ok,
+        let api = match row.api.as_str() {
+            "completions" => ApiKind::Completions,
+            "chat" => ApiKind::Chat,
+            other => fail!("field `api` is {other:?}, expected completions|chat"),
         };
-        let api = match get_str(m, "api").as_deref() {
-            Some("completions") => Some(ApiKind::Completions),
-            Some("chat") => Some(ApiKind::Chat),
-            Some(other) => fail!("field `api` is {other:?}, expected completions|chat"),
-            None if agentic => Some(ApiKind::Chat),
-            None => None,
-        };
-        let failure_reasons = match m.get("failure_reasons") {
-            Some(Value::Object(fr)) => fr
-                .iter()
-                .filter_map(|(k, v)| v.as_u64().map(|n| (k.clone(), n)))
-                .collect(),
-            _ => BTreeMap::new(),
-        };
-        let dataset = match m.get("dataset") {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Object(d)) => ["name", "hf_dataset_name", "source", "source_type"]
-                .iter()
-                .find_map(|k| get_str(d, k)),
-            _ => None,
-        };
-        let only_stat = get_str(m, "statistic").and_then(|s| Stat::parse(&s));
         Ok(Point {
             identity,
-            image: get_str(m, "image"),
-            model: get_str(m, "model"),
-            status,
-            api,
-            endpoint: get_str(m, "endpoint"),
-            dataset,
-            only_stat,
-            num_requests_total: total,
-            num_requests_successful: ok,
-            num_requests_failed: failed,
-            failure_reasons,
-            mean_isl: get_f64(m, "mean_isl"),
-            mean_isl_server: get_f64(m, "mean_isl_server")
-                .or_else(|| agentic.then(|| agentic_tokens_mean(m, "input")).flatten()),
-            mean_osl: get_f64(m, "mean_osl").or_else(|| {
-                agentic
-                    .then(|| agentic_tokens_mean(m, "output_actual"))
-                    .flatten()
-            }),
+            image: Some(row.image.clone()),
+            model: Some(row.model.clone()),
+            status: row.point_status,
+            api: Some(api),
+            endpoint: Some(row.endpoint.clone()),
+            dataset: None,
+            only_stat: None,
+            num_requests_total: Some(row.num_requests_total),
+            num_requests_successful: Some(row.num_requests_successful),
+            num_requests_failed: Some(row.num_requests_failed),
+            failure_reasons: row.failure_reasons.clone(),
+            mean_isl: row.mean_isl.and_then(finite),
+            mean_isl_server: row.mean_isl_server.and_then(finite),
+            mean_osl: row.mean_osl.and_then(finite),
             values,
             repeats: Vec::new(),
             extra,
@@ -595,35 +447,33 @@ pub fn eval_threshold(model_prefix: &str, task: &str) -> f64 {
 }
 
 impl EvalPoint {
-    /// Reads one eval row. Score: `score` (fraction), else `em_strict`, else `acc`; metric name
-    /// `score_name`, else `metric`, else `"em_strict"`; samples `n_eff` or `samples`;
-    /// `passed` when the row says so, else (InferenceX `validate_scores.py`) every present
-    /// `em_strict`/`em_flexible` (or the score) ≥ `threshold` (row field, else
-    /// [`eval_threshold`]). A row without a score is not passed.
-    pub fn from_eval_row(row: &Value) -> Result<EvalPoint> {
-        let identity = Identity::from_row(row)?;
-        let m = obj(row)?;
-        let task = req_str(m, "task")?;
-        let score = get_f64(m, "score")
-            .or_else(|| get_f64(m, "em_strict"))
-            .or_else(|| get_f64(m, "acc"));
-        let metric = get_str(m, "score_name")
-            .or_else(|| get_str(m, "metric"))
-            .unwrap_or_else(|| "em_strict".into());
-        let score_se = get_f64(m, "score_se").or_else(|| get_f64(m, &format!("{metric}_se")));
-        let samples = match get_u64(m, "n_eff")? {
-            Some(n) => Some(n),
-            None => get_u64(m, "samples")?,
+    /// Reads an eval row servebench wrote ([`EvalRow`]) with the rules of
+    /// [`EvalPoint::from_eval_row`]: score `score`, else `em_strict`; standard error
+    /// `score_se`, else the score's own (`em_strict_se`, …); samples `n_eff`; the gate's
+    /// `threshold`, `passed` and `image` from the keys the eval stage adds to
+    /// [`EvalRow::extra`] (threshold otherwise [`eval_threshold`]; passed otherwise every
+    /// present `em_strict`/`em_flexible`, or the score, ≥ the threshold; no score: not passed).
+    pub fn from_eval(row: &EvalRow) -> Result<EvalPoint> {
+        let identity = Identity::from_eval(row)?;
+        let fin = |x: Option<f64>| x.and_then(finite);
+        let score = fin(row.score).or(fin(row.em_strict));
+        let metric = row.score_name.clone();
+        let own_se = match metric.as_str() {
+            "em_strict" => fin(row.em_strict_se),
+            "em_flexible" => fin(row.em_flexible_se),
+            "score" => fin(row.score_se),
+            other => f64_of(row.extra.get(&format!("{other}_se"))),
         };
-        let threshold =
-            get_f64(m, "threshold").or_else(|| Some(eval_threshold(&identity.model_prefix, &task)));
-        let passed = match get_bool(m, "passed")? {
+        let score_se = fin(row.score_se).or(own_se);
+        let threshold = f64_of(row.extra.get("threshold"))
+            .or_else(|| Some(eval_threshold(&identity.model_prefix, &row.task)));
+        let passed = match bool_of("passed", row.extra.get("passed"))? {
             Some(p) => Some(p),
             None => {
                 let t = threshold.unwrap_or(0.85);
-                let gated: Vec<f64> = ["em_strict", "em_flexible"]
-                    .iter()
-                    .filter_map(|k| get_f64(m, k))
+                let gated: Vec<f64> = [row.em_strict, row.em_flexible]
+                    .into_iter()
+                    .filter_map(fin)
                     .collect();
                 match score {
                     None => Some(false),
@@ -634,14 +484,14 @@ impl EvalPoint {
         };
         Ok(EvalPoint {
             identity,
-            task,
+            task: row.task.clone(),
             metric,
             score,
             score_se,
-            samples,
+            samples: Some(row.n_eff as u64),
             threshold,
             passed,
-            image: get_str(m, "image"),
+            image: str_of(row.extra.get("image")),
         })
     }
 }

@@ -370,7 +370,10 @@ pub struct Point {
     pub values: Metrics,
     /// Each repeat's values, in run order; empty for a single run.
     pub repeats: Vec<Metrics>,
-    /// The agg row's extra fields that servebench does not interpret (kept for renderers).
+    /// The row's open remainder: its object and array values (`failure_reasons`,
+    /// `invalid_reasons`, an AgentX aggregate), kept as JSON for renderers because their shape
+    /// is not compare's to fix; compare itself reads only `invalid_reasons`
+    /// ([`Point::invalid_reasons`]).
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
     /// Within-run 95 % confidence half-widths of the point's latency statistics in display

@@ -46,7 +46,7 @@ fn scenario_baseline_table_as_is() {
     let pts: Vec<Point> = imp
         .points
         .iter()
-        .map(|r| Point::from_agg_row(r).unwrap())
+        .map(|r| Point::from_foreign(r).unwrap())
         .collect();
     let id = &pts[0].identity;
     assert_eq!(
@@ -83,7 +83,7 @@ fn scenario_baseline_table_as_is() {
         "a mean-only table has no median"
     );
 
-    let ev = EvalPoint::from_eval_row(&imp.evals[0]).unwrap();
+    let ev = EvalPoint::from_foreign(&imp.evals[0]).unwrap();
     assert_eq!(
         (ev.task.as_str(), ev.metric.as_str()),
         ("gsm8k", "em_strict")
@@ -109,13 +109,13 @@ fn baseline_table_against_itself_and_statistic_mismatch() {
     let pts = || {
         imp.points
             .iter()
-            .map(|r| Point::from_agg_row(r).unwrap())
+            .map(|r| Point::from_foreign(r).unwrap())
             .collect::<Vec<_>>()
     };
     let evs = || {
         imp.evals
             .iter()
-            .map(|r| EvalPoint::from_eval_row(r).unwrap())
+            .map(|r| EvalPoint::from_foreign(r).unwrap())
             .collect::<Vec<_>>()
     };
     let opts = CompareOptions {
@@ -213,7 +213,7 @@ fn inferencex_golden_agg_rows() {
     let p: Vec<Point> = imp
         .points
         .iter()
-        .map(|r| Point::from_agg_row(r).unwrap())
+        .map(|r| Point::from_foreign(r).unwrap())
         .collect();
     // R1: single-node TP4, conc 8, dp_attention "false".
     assert_eq!(p[0].identity.topology_label(), "TP4/EP1");
@@ -293,7 +293,7 @@ fn agentx_aggregate_rows_and_eval_rows_in_one_array() {
     let imp = parse_baseline(&arr.to_string(), "agg_bmk.json", &Default::default()).unwrap();
     assert_eq!((imp.points.len(), imp.evals.len()), (2, 1));
     assert_eq!(imp.workload.as_deref(), Some("AgentX"));
-    let p = Point::from_agg_row(&imp.points[0]).unwrap();
+    let p = Point::from_foreign(&imp.points[0]).unwrap();
     assert_eq!(p.identity.benchmark_type, BenchmarkType::AgenticTraces);
     assert_eq!((p.identity.isl, p.identity.osl), (None, None));
     assert_eq!(p.value(Metric::TotalTputPerGpu, Stat::Mean), Some(14445.12));
@@ -308,7 +308,7 @@ fn agentx_aggregate_rows_and_eval_rows_in_one_array() {
     assert_eq!(p.mean_isl_server, Some(30000.0));
     assert_eq!(p.num_requests_failed, Some(4));
     assert_eq!(p.api, Some(servebench_compare::ApiKind::Chat));
-    let e = EvalPoint::from_eval_row(&imp.evals[0]).unwrap();
+    let e = EvalPoint::from_foreign(&imp.evals[0]).unwrap();
     assert_eq!(
         e.identity.hw, "b200",
         "hw upper-case in eval rows is normalised"
@@ -321,7 +321,7 @@ fn agentx_aggregate_rows_and_eval_rows_in_one_array() {
         &Default::default(),
     )
     .unwrap();
-    let mut cand = imp.evals[0].clone();
+    let mut cand = imp.evals[0].to_value();
     cand["score"] = json!(0.9803);
     let c = compare(
         RunInfo::default(),
@@ -329,7 +329,7 @@ fn agentx_aggregate_rows_and_eval_rows_in_one_array() {
         table
             .evals
             .iter()
-            .map(|r| EvalPoint::from_eval_row(r).unwrap())
+            .map(|r| EvalPoint::from_foreign(r).unwrap())
             .collect(),
         RunInfo::default(),
         vec![],
@@ -357,10 +357,10 @@ fn eval_deltas_need_both_passed_and_equal_samples() {
     let base: Vec<EvalPoint> = table
         .evals
         .iter()
-        .map(|r| EvalPoint::from_eval_row(r).unwrap())
+        .map(|r| EvalPoint::from_foreign(r).unwrap())
         .collect();
     let mk = |score: Option<f64>, n: u64| {
-        let mut r = table.evals[0].clone();
+        let mut r = table.evals[0].to_value();
         match score {
             Some(s) => {
                 r["score"] = json!(s);

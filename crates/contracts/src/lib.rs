@@ -7,7 +7,8 @@
 //! for byte what they were) with its JSON schema generated from the same key table
 //! ([`agg::agg_row_schema`], checked in as `docs/schema/agg-row.schema.json`), and
 //! [`FailureKind`] (the request failure categories of `records.jsonl`), the per-request record
-//! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], and the
+//! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], an
+//! imported foreign row [`ForeignRow`] (InferenceX rows a baseline import stores), and the
 //! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]).
 //!
 //! The sweep's own files are typed too: a point's raw result [`ResultDoc`] (`result.json`)
@@ -22,6 +23,7 @@ pub mod agg;
 pub mod doc;
 pub mod eval;
 pub mod failure;
+pub mod foreign;
 pub mod identity;
 pub mod record;
 pub mod result;
@@ -33,6 +35,7 @@ pub mod summary;
 pub use agg::{AggRow, AggRowError, StatRow};
 pub use eval::EvalRow;
 pub use failure::FailureKind;
+pub use foreign::ForeignRow;
 pub use identity::Identity;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{DistStats, RequestRate, ResultDoc, ResultFile, ResultServebench, SimulatorInfo};

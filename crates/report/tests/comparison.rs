@@ -20,17 +20,17 @@ fn scenario() -> servebench_compare::Comparison {
     let base: Vec<Point> = imp
         .points
         .iter()
-        .map(|r| Point::from_agg_row(r).unwrap())
+        .map(|r| Point::from_foreign(r).unwrap())
         .collect();
     let base_evals: Vec<EvalPoint> = imp
         .evals
         .iter()
-        .map(|r| EvalPoint::from_eval_row(r).unwrap())
+        .map(|r| EvalPoint::from_foreign(r).unwrap())
         .collect();
     // Candidate: the same identities on the new image; c1 30 % slower TTFT, c4 unchanged,
     // c8 7.9 % more output throughput; c16 not run.
     let mut cand_rows: Vec<Value> = Vec::new();
-    for r in &imp.points {
+    for r in imp.points.iter().map(|r| r.to_value()) {
         let conc = r["conc"].as_u64().unwrap();
         if conc == 16 {
             continue;
@@ -50,7 +50,7 @@ fn scenario() -> servebench_compare::Comparison {
         .iter()
         .map(|r| Point::from_agg_row(r).unwrap())
         .collect();
-    let mut ev = imp.evals[0].clone();
+    let mut ev = imp.evals[0].to_value();
     ev["score"] = json!(0.9803);
     if ev.get("em_strict").is_some() {
         ev["em_strict"] = json!(0.9803);

@@ -661,10 +661,10 @@ impl Runner {
             }
         };
         for r in &rows {
-            store.add_point(run, &r.row).map_err(store_err)?;
+            store.copy_point(run, r).map_err(store_err)?;
         }
         for e in &evals {
-            store.add_eval(run, &e.row).map_err(store_err)?;
+            store.copy_eval(run, e).map_err(store_err)?;
         }
         Ok((rows.len(), evals.len()))
     }

@@ -201,6 +201,7 @@ fn passing_attempt_from_a_candidate_run_has_deltas() {
     let rows: Vec<serde_json::Value> = imp
         .points
         .iter()
+        .map(|r| r.to_value())
         .map(|r| {
             let mut c = r.clone();
             c["image"] = serde_json::json!("lmsysorg/sglang:v0.5.20-cu130");
@@ -210,7 +211,7 @@ fn passing_attempt_from_a_candidate_run_has_deltas() {
             c
         })
         .collect();
-    let mut ev = imp.evals[0].clone();
+    let mut ev = imp.evals[0].to_value();
     ev["score"] = serde_json::json!(0.9803);
     if ev.get("em_strict").is_some() {
         ev["em_strict"] = serde_json::json!(0.9803);

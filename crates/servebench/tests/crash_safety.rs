@@ -247,7 +247,7 @@ fn check_complete_sweep(
     let out = d.join("out");
     let mut stored_concs: Vec<u64> = rows
         .iter()
-        .map(|r| r.row["conc"].as_u64().unwrap())
+        .map(|r| r.row.to_value()["conc"].as_u64().unwrap())
         .collect();
     stored_concs.sort();
     let mut want: Vec<u64> = points
@@ -261,7 +261,7 @@ fn check_complete_sweep(
         assert!(pd.join("point.json").exists(), "{ctx}: {p} not finished");
         let agg = read_json(&pd.join("agg.json"));
         assert!(
-            rows.iter().any(|r| r.row == agg),
+            rows.iter().any(|r| r.row.to_value() == agg),
             "{ctx}: {p}: agg.json is not the stored row"
         );
         let (recs, torn) = jsonl_lines(&pd.join("records.jsonl")).unwrap();
@@ -637,7 +637,7 @@ fn stored_rows(d: &Path) -> (servebench_store::RunId, Vec<Value>) {
     assert_eq!(runs.len(), 1, "one stored run");
     assert_eq!(runs[0].status, RunStatus::Ok);
     let rows = st.points(runs[0].id).unwrap();
-    (runs[0].id, rows.into_iter().map(|p| p.row).collect())
+    (runs[0].id, rows.into_iter().map(|p| p.row.to_value()).collect())
 }
 
 /// A point killed mid-way: no marker, its records end in a cut line, its directory holds

@@ -21,6 +21,7 @@ fn write_candidate(dir: &Path) -> String {
     let rows: Vec<Value> = imp
         .points
         .iter()
+        .map(|r| r.to_value())
         .filter(|r| r["conc"] != json!(16))
         .map(|r| {
             let mut c = r.clone();
@@ -159,7 +160,12 @@ fn repeated_candidate_shows_its_spread_and_the_verdict_honours_it() {
     let text = std::fs::read_to_string(format!("{SCENARIO}/baseline.json")).unwrap();
     let imp = parse_baseline(&text, "baseline.json", &IdentityOverrides::default()).unwrap();
     let mut rows: Vec<Value> = Vec::new();
-    for r in imp.points.iter().filter(|r| r["conc"] == json!(1)) {
+    for r in imp
+        .points
+        .iter()
+        .map(|r| r.to_value())
+        .filter(|r| r["conc"] == json!(1))
+    {
         // TTFT 665.82 ms → repeats ×1.02 and ×1.138: mean +7.9 %, sd ±7.7 % of the mean.
         for f in [1.02, 1.138] {
             let mut c = r.clone();

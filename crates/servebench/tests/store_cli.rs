@@ -80,7 +80,7 @@ fn rusqlite_free_read(db: &Path) -> Vec<serde_json::Value> {
     s.points(run.id)
         .unwrap()
         .into_iter()
-        .map(|p| p.row)
+        .map(|p| p.row.to_value())
         .collect()
 }
 

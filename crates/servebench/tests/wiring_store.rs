@@ -125,18 +125,18 @@ fn two_concurrent_sweeps_write_one_store_and_both_complete() {
         let pts = store.points(r.id).unwrap();
         assert_eq!(
             pts.iter()
-                .map(|p| p.row["conc"].as_u64().unwrap())
+                .map(|p| p.row.to_value()["conc"].as_u64().unwrap())
                 .collect::<Vec<_>>(),
             vec![1, 2]
         );
         for p in &pts {
-            let c = p.row["conc"].as_u64().unwrap();
+            let c = p.row.to_value()["conc"].as_u64().unwrap();
             assert_eq!(
-                p.row,
+                p.row.to_value(),
                 read_json(&d.join(out).join(format!("conc{c}/agg.json")))
             );
             assert_eq!(p.records_file.as_deref(), Some("records.jsonl"));
-            assert_eq!(p.status, "ok");
+            assert_eq!(p.status.as_str(), "ok");
         }
         let summary = read_json(&d.join(out).join("summary.json"));
         assert_eq!(summary["store"]["run_id"], run);
@@ -211,13 +211,13 @@ fn sigkill_mid_sweep_leaves_the_finished_points_stored() {
     );
     for (i, p) in pts.iter().enumerate() {
         let dir = d.join("k").join(format!("conc1-r{}", i + 1));
-        assert_eq!(p.row, read_json(&dir.join("agg.json")), "point {}", i + 1);
+        assert_eq!(p.row.to_value(), read_json(&dir.join("agg.json")), "point {}", i + 1);
         let lines = std::fs::read_to_string(dir.join("records.jsonl"))
             .unwrap()
             .lines()
             .count();
         assert_eq!(lines, 2, "records of point {} complete", i + 1);
-        assert_eq!(p.status, "ok");
+        assert_eq!(p.status.as_str(), "ok");
     }
 }
 
@@ -249,20 +249,22 @@ fn repeats_are_stored_as_points_of_one_identity_that_compare_uses_as_repeats() {
     let pts = store.points(servebench_store::RunId(run)).unwrap();
     let concs: Vec<u64> = pts
         .iter()
-        .map(|p| p.row["conc"].as_u64().unwrap())
+        .map(|p| p.row.to_value()["conc"].as_u64().unwrap())
         .collect();
     assert_eq!(concs, vec![1, 1, 2, 2]);
     for (k, p) in pts.iter().enumerate() {
         let dir = d.join("r").join(format!("conc{}-r{}", concs[k], k % 2 + 1));
-        assert_eq!(p.row, read_json(&dir.join("agg.json")));
+        assert_eq!(p.row.to_value(), read_json(&dir.join("agg.json")));
         let res = read_json(&dir.join("result.json"));
         assert_eq!(res["servebench"]["repeat"], (k % 2 + 1) as u64);
         assert_eq!(res["servebench"]["repeats"], 2);
     }
     // same identity within a concurrency → repeats for compare
     for pair in pts.chunks(2) {
-        let a = servebench_compare::Point::from_agg_row(&pair[0].row).unwrap();
-        let b = servebench_compare::Point::from_agg_row(&pair[1].row).unwrap();
+        let typed = |p: &servebench_store::StoredPoint| {
+            servebench_compare::Point::from_agg(p.row.servebench().unwrap()).unwrap()
+        };
+        let (a, b) = (typed(&pair[0]), typed(&pair[1]));
         assert_eq!(a.identity.match_key(), b.identity.match_key());
     }
     let summary = read_json(&d.join("r/summary.json"));
@@ -350,7 +352,7 @@ fn sweep_eval_is_stored_and_the_report_includes_it() {
         (RunStatus::Ok, 1, 1)
     );
     let evals = store.evals(rec.id).unwrap();
-    let row = &evals[0].row;
+    let row = &evals[0].row.to_value();
     // the stored row is the eval's result row plus the gate
     let result = read_json(&d.join("e/eval-gsm8k/result.json"));
     for k in [
@@ -368,7 +370,7 @@ fn sweep_eval_is_stored_and_the_report_includes_it() {
     assert_eq!(row["threshold"], 0.3);
     assert_eq!(row["passed"], true);
     // identity of the sweep's points, so compare matches the eval with the sweep
-    let point = &store.points(rec.id).unwrap()[0].row;
+    let point = &store.points(rec.id).unwrap()[0].row.to_value();
     assert_eq!(row["model_prefix"], point["infmax_model_prefix"]);
     assert_eq!(row["framework"], point["framework"]);
     // the simulator replayed recorded solutions: every sample got an answer with `####`
@@ -548,7 +550,7 @@ fn real_engine_sweep_with_eval_and_report_is_stored() {
             ),
         ]
     );
-    let e = &store.evals(r.id).unwrap()[0].row;
+    let e = &store.evals(r.id).unwrap()[0].row.to_value();
     assert_eq!(
         (e["n_eff"].as_u64(), e["conc"].as_u64()),
         (Some(4), Some(2))

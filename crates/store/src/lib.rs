@@ -1,6 +1,12 @@
 //! Store: every run in SQLite (WAL, migrations): run metadata, points as InferenceX agg rows,
 //! eval rows, provenance. Per-request records stay in files referenced by the run.
 //!
+//! Rows are typed: a run servebench measured holds [`AggRow`] points and [`EvalRow`] evals
+//! ([`Store::add_point`], [`Store::add_eval`]); a baseline run holds the [`ForeignRow`]s that
+//! `servebench_compare::import` made of a foreign file ([`Store::add_foreign_point`],
+//! [`Store::add_foreign_eval`]). Reading gives them back as a [`StoredRow`]; the stored JSON
+//! text (`row_json`) is the row's own JSON, byte for byte what earlier versions wrote.
+//!
 //! Must not know about: HTTP, how metrics are computed, comparisons, reports.
 //!
 //! The schema is documented in `docs/store.md` and versioned with `PRAGMA user_version`
@@ -19,6 +25,8 @@ pub use crate::error::{Result, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use servebench_contracts::status::INVALID_REASONS_KEY;
+use servebench_contracts::{AggRow, EvalRow, ForeignRow, PointStatus};
 
 pub mod error;
 mod resume;
@@ -249,7 +257,11 @@ pub struct RunMeta {
     /// Creation time override (RFC 3339 UTC); `None` = now. Baseline imports use the
     /// baseline's date.
     pub created_at: Option<String>,
-    /// Anything else worth keeping (free JSON object).
+    /// Anything else worth keeping about the run (`meta_json`, a JSON object). Open on
+    /// purpose: each command records its own facts here (a sweep its concurrencies and flags,
+    /// `eval` its task options, a baseline import its source file and statistic, `run` its
+    /// executor), nothing in the store or compare reads them, and new keys must not need a
+    /// schema change. Typed values (points, evals) never go here.
     pub meta: Value,
 }
 
@@ -299,6 +311,45 @@ pub struct RunRecord {
     pub invalid_reason: Option<String>,
 }
 
+/// A stored row: one servebench wrote, typed, or a foreign row of a baseline run. Which one
+/// follows from the run's kind: every row of a [`RunKind::Baseline`] run is
+/// [`StoredRow::Imported`], every row of any other run [`StoredRow::Servebench`] (the store
+/// refuses the other pairings when adding). Serialises as the row's own JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StoredRow<T> {
+    /// A row servebench wrote (sweep, bench, eval, `run`): an [`AggRow`] or an [`EvalRow`].
+    Servebench(T),
+    /// A row `servebench baseline import` took from a foreign file (InferenceX rows, a
+    /// baseline table), as `servebench_compare::import` made it; only that module reads it.
+    Imported(ForeignRow),
+}
+
+impl<T> StoredRow<T> {
+    /// The typed row servebench wrote; `None` for an imported row.
+    pub fn servebench(&self) -> Option<&T> {
+        match self {
+            StoredRow::Servebench(r) => Some(r),
+            StoredRow::Imported(_) => None,
+        }
+    }
+
+    /// The imported foreign row; `None` for a row servebench wrote.
+    pub fn imported(&self) -> Option<&ForeignRow> {
+        match self {
+            StoredRow::Servebench(_) => None,
+            StoredRow::Imported(r) => Some(r),
+        }
+    }
+}
+
+impl<T: Serialize> StoredRow<T> {
+    /// The row's JSON as stored (`row_json`), e.g. to print or export it.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a stored row serialises")
+    }
+}
+
 /// A stored point: the agg row as written, plus the columns the store extracted.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredPoint {
@@ -307,14 +358,17 @@ pub struct StoredPoint {
     /// Owning run.
     pub run_id: RunId,
     /// `point_status` of the row (`ok` when the row has none, e.g. InferenceX rows).
-    pub status: String,
+    pub status: PointStatus,
+    /// Hardware (`hw` of the row), when present.
+    #[serde(default)]
+    pub hw: Option<String>,
     /// `records_file` of the row (relative to the point dir), when present.
     pub records_file: Option<String>,
     /// An invalid point's violated rules (`invalid_reasons` of the row, `; ` joined).
     #[serde(default)]
     pub invalid_reason: Option<String>,
-    /// The agg row, exactly as added.
-    pub row: Value,
+    /// The agg row, as added.
+    pub row: StoredRow<AggRow>,
 }
 
 /// A stored eval row.
@@ -324,8 +378,8 @@ pub struct StoredEval {
     pub id: i64,
     /// Owning run.
     pub run_id: RunId,
-    /// The eval row, exactly as added.
-    pub row: Value,
+    /// The eval row, as added.
+    pub row: StoredRow<EvalRow>,
 }
 
 /// Provenance of one engine image reference, as `servebench bump` resolved it (OCI registry,
@@ -392,6 +446,10 @@ fn now_utc() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+// Column extraction of foreign rows (baseline runs), whose keys and value types are not fixed:
+// numbers written as strings, `"true"` for booleans, multinode `prefill_*` keys. Rows
+// servebench wrote are read through their types instead ([`point_columns`]).
+
 fn row_str(v: &Value, k: &str) -> Option<String> {
     match v.get(k)? {
         Value::String(s) => Some(s.clone()),
@@ -420,6 +478,41 @@ fn row_bool(v: &Value, k: &str) -> Option<i64> {
         Value::Number(n) => n.as_i64().map(|i| (i != 0) as i64),
         _ => None,
     }
+}
+
+/// The columns of one `points` row (besides ids and times).
+struct PointColumns {
+    hw: Option<String>,
+    framework: Option<String>,
+    model_prefix: Option<String>,
+    precision: Option<String>,
+    spec_decoding: Option<String>,
+    disagg: Option<i64>,
+    is_multinode: Option<i64>,
+    tp: Option<i64>,
+    ep: Option<i64>,
+    dp_attention: Option<i64>,
+    benchmark_type: Option<String>,
+    isl: Option<i64>,
+    osl: Option<i64>,
+    conc: Option<i64>,
+    image: Option<String>,
+    status: String,
+    records_file: Option<String>,
+    invalid_reasons: Vec<String>,
+    /// `row_json`.
+    json: String,
+}
+
+/// The columns of one `evals` row (besides ids and times).
+struct EvalColumns {
+    task: String,
+    score_name: Option<String>,
+    conc: Option<i64>,
+    score: Option<f64>,
+    n_eff: Option<i64>,
+    /// `row_json`.
+    json: String,
 }
 
 impl Store {
@@ -579,37 +672,142 @@ impl Store {
         Ok(())
     }
 
-    /// Adds one point (an agg row, contract.md) to `run`, in its own transaction, so a crash
-    /// later in the sweep keeps it. The row is stored verbatim (`row_json`); identity columns
-    /// (`hw`, `framework`, `infmax_model_prefix`, `precision`, `spec_decoding`, `disagg`,
-    /// `is_multinode`, `tp`, `ep`, `dp_attention`, `benchmark_type`, `isl`, `osl`, `conc`,
-    /// `image`, `point_status`, `records_file`) are copied into columns for queries.
-    /// Per-request records are NOT stored: only the `records_file` path.
+    /// Adds one point servebench measured (an [`AggRow`], contract.md) to `run`, in its own
+    /// transaction, so a crash later in the sweep keeps it. The row is stored as its JSON
+    /// (`row_json`, byte for byte what `agg.json` holds); identity columns (`hw`, `framework`,
+    /// `infmax_model_prefix`, `precision`, `spec_decoding`, `disagg`, `is_multinode`, `tp`,
+    /// `ep`, `dp_attention`, `benchmark_type`, `isl`, `osl`, `conc`, `image`, `point_status`,
+    /// `records_file`) are copied into columns for queries. An invalid point (its row's
+    /// `invalid_reasons`) flags its run in the same transaction. Per-request records are NOT
+    /// stored: only the `records_file` path.
     ///
-    /// Errors: the row is not a JSON object, or the run does not exist.
-    pub fn add_point(&mut self, run: RunId, row: &Value) -> Result<i64> {
-        if !row.is_object() {
-            fail!("point row for run {run} is not a JSON object");
-        }
+    /// Errors: the run does not exist, or is a baseline run (its points are imported rows:
+    /// [`Store::add_foreign_point`]).
+    pub fn add_point(&mut self, run: RunId, row: &AggRow) -> Result<i64> {
+        let reasons: Vec<String> = row
+            .extra
+            .get(INVALID_REASONS_KEY)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let cols = PointColumns {
+            hw: Some(row.hw.clone()),
+            framework: Some(row.framework.clone()),
+            model_prefix: Some(row.infmax_model_prefix.clone()),
+            precision: Some(row.precision.clone()),
+            spec_decoding: Some(row.spec_decoding.clone()),
+            disagg: Some(row.disagg.into()),
+            is_multinode: Some(row.is_multinode.into()),
+            tp: Some(row.tp.into()),
+            ep: Some(row.ep.into()),
+            dp_attention: Some(row.dp_attention.into()),
+            benchmark_type: Some(row.benchmark_type.clone()),
+            isl: row.isl.map(i64::from),
+            osl: row.osl.map(i64::from),
+            conc: row.conc.map(|c| c as i64),
+            image: Some(row.image.clone()),
+            status: row.point_status.as_str().to_string(),
+            records_file: Some(row.records_file.clone()),
+            invalid_reasons: reasons,
+            json: serde_json::to_string(&row.to_value())?,
+        };
+        self.insert_point(run, false, cols)
+    }
+
+    /// Adds one imported point (a [`ForeignRow`] that `servebench_compare::import` made of an
+    /// InferenceX row or a baseline-table point) to the baseline run `run`, like
+    /// [`Store::add_point`]: the row's JSON stored as it is, identity columns read from its keys
+    /// (`infmax_model_prefix` or `model_prefix`; multinode rows: `prefill_tp`, `prefill_ep`,
+    /// `prefill_dp_attention`; AgentX rows: `scenario_type: agentic-coding` →
+    /// `agentic_traces`).
+    ///
+    /// Errors: the run does not exist or is not a baseline run.
+    pub fn add_foreign_point(&mut self, run: RunId, row: &ForeignRow) -> Result<i64> {
+        let v = row.to_value();
+        let row = &v;
         let benchmark_type = row_str(row, "benchmark_type").or_else(|| {
             (row_str(row, "scenario_type").as_deref() == Some("agentic-coding"))
                 .then(|| "agentic_traces".to_string())
         });
+        let cols = PointColumns {
+            hw: row_str(row, "hw"),
+            framework: row_str(row, "framework"),
+            model_prefix: row_str(row, "infmax_model_prefix")
+                .or_else(|| row_str(row, "model_prefix")),
+            precision: row_str(row, "precision"),
+            spec_decoding: row_str(row, "spec_decoding"),
+            disagg: row_bool(row, "disagg"),
+            is_multinode: row_bool(row, "is_multinode"),
+            tp: row_int(row, "tp").or_else(|| row_int(row, "prefill_tp")),
+            ep: row_int(row, "ep").or_else(|| row_int(row, "prefill_ep")),
+            dp_attention: row_bool(row, "dp_attention")
+                .or_else(|| row_bool(row, "prefill_dp_attention")),
+            benchmark_type,
+            isl: row_int(row, "isl"),
+            osl: row_int(row, "osl"),
+            conc: row_int(row, "conc"),
+            image: row_str(row, "image"),
+            status: row_str(row, "point_status").unwrap_or_else(|| "ok".into()),
+            records_file: row_str(row, "records_file"),
+            invalid_reasons: servebench_contracts::status::invalid_reasons_of(row),
+            json: serde_json::to_string(row)?,
+        };
+        self.insert_point(run, true, cols)
+    }
+
+    /// Adds a point read from a store (another file, e.g. a job's `point.db`) to `run`, as it
+    /// was stored: [`Store::add_point`] or [`Store::add_foreign_point`].
+    pub fn copy_point(&mut self, run: RunId, point: &StoredPoint) -> Result<i64> {
+        match &point.row {
+            StoredRow::Servebench(r) => self.add_point(run, r),
+            StoredRow::Imported(r) => self.add_foreign_point(run, r),
+        }
+    }
+
+    /// Checks inside `tx` that `run` exists and holds rows of the right origin: imported rows
+    /// (`foreign`) in baseline runs only, servebench rows in every other run.
+    fn check_origin(
+        path: &Path,
+        tx: &rusqlite::Transaction<'_>,
+        run: RunId,
+        foreign: bool,
+    ) -> Result<()> {
+        let kind: Option<String> = tx
+            .query_row("SELECT kind FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+            .optional()?;
+        let Some(kind) = kind else {
+            fail!("{}: run {run} does not exist", path.display());
+        };
+        let baseline = kind == RunKind::Baseline.as_str();
+        if foreign && !baseline {
+            fail!(
+                "{}: run {run} is a {kind} run: imported rows belong to baseline runs",
+                path.display()
+            );
+        }
+        if !foreign && baseline {
+            fail!(
+                "{}: run {run} is a baseline run: its rows are imported ones",
+                path.display()
+            );
+        }
+        Ok(())
+    }
+
+    fn insert_point(&mut self, run: RunId, foreign: bool, c: PointColumns) -> Result<i64> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let exists: Option<i64> = tx
-            .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
-            .optional()?;
-        if exists.is_none() {
-            fail!("{}: run {run} does not exist", self.path.display());
-        }
+        Self::check_origin(&self.path, &tx, run, foreign)?;
         // an invalid point flags its run too, in the same transaction (a crash later keeps both)
-        let invalid = servebench_contracts::status::invalid_reasons_of(row);
-        let invalid = (!invalid.is_empty()).then(|| invalid.join("; "));
+        let invalid = (!c.invalid_reasons.is_empty()).then(|| c.invalid_reasons.join("; "));
         if let Some(reason) = &invalid {
-            let tag = match row_int(row, "conc") {
-                Some(c) => format!("conc {c}: {reason}"),
+            let tag = match c.conc {
+                Some(conc) => format!("conc {conc}: {reason}"),
                 None => reason.clone(),
             };
             tx.execute(
@@ -628,24 +826,24 @@ impl Store {
             params![
                 run.0,
                 now_utc(),
-                row_str(row, "hw"),
-                row_str(row, "framework"),
-                row_str(row, "infmax_model_prefix").or_else(|| row_str(row, "model_prefix")),
-                row_str(row, "precision"),
-                row_str(row, "spec_decoding"),
-                row_bool(row, "disagg"),
-                row_bool(row, "is_multinode"),
-                row_int(row, "tp").or_else(|| row_int(row, "prefill_tp")),
-                row_int(row, "ep").or_else(|| row_int(row, "prefill_ep")),
-                row_bool(row, "dp_attention").or_else(|| row_bool(row, "prefill_dp_attention")),
-                benchmark_type,
-                row_int(row, "isl"),
-                row_int(row, "osl"),
-                row_int(row, "conc"),
-                row_str(row, "image"),
-                row_str(row, "point_status").unwrap_or_else(|| "ok".into()),
-                row_str(row, "records_file"),
-                serde_json::to_string(row)?,
+                c.hw,
+                c.framework,
+                c.model_prefix,
+                c.precision,
+                c.spec_decoding,
+                c.disagg,
+                c.is_multinode,
+                c.tp,
+                c.ep,
+                c.dp_attention,
+                c.benchmark_type,
+                c.isl,
+                c.osl,
+                c.conc,
+                c.image,
+                c.status,
+                c.records_file,
+                c.json,
                 invalid,
             ],
         )?;
@@ -654,52 +852,76 @@ impl Store {
         Ok(id)
     }
 
-    /// Adds one point row servebench wrote ([`servebench_contracts::AggRow`]), stored exactly
-    /// as `agg.json` holds it (see [`Store::add_point`], which also takes foreign rows).
-    pub fn add_agg_row(&mut self, run: RunId, row: &servebench_contracts::AggRow) -> Result<i64> {
-        self.add_point(run, &row.to_value())
+    /// Adds one eval row servebench wrote ([`EvalRow`], MEASUREMENT §4.4 fields with the
+    /// stage's extra keys) to `run`, in its own transaction. Stored as its JSON (`row_json`);
+    /// `task`, `score_name`, `conc`, `score` (`em_strict` when there is no score) and `n_eff`
+    /// are copied into columns.
+    ///
+    /// Errors: the run does not exist, or is a baseline run ([`Store::add_foreign_eval`]).
+    pub fn add_eval(&mut self, run: RunId, row: &EvalRow) -> Result<i64> {
+        let finite = |x: Option<f64>| x.filter(|v| v.is_finite());
+        let cols = EvalColumns {
+            task: row.task.clone(),
+            score_name: Some(row.score_name.clone()),
+            conc: Some(row.conc.into()),
+            score: finite(row.score).or(finite(row.em_strict)),
+            n_eff: Some(row.n_eff as i64),
+            json: serde_json::to_string(&row.to_value())?,
+        };
+        self.insert_eval(run, false, cols)
     }
 
-    /// Adds one eval row servebench wrote ([`servebench_contracts::EvalRow`], with the stage's
-    /// extra keys), stored exactly as its JSON (see [`Store::add_eval`], which also takes
-    /// foreign rows).
-    pub fn add_eval_row(&mut self, run: RunId, row: &servebench_contracts::EvalRow) -> Result<i64> {
-        self.add_eval(run, &row.to_value())
-    }
-
-    /// Adds one eval row (MEASUREMENT §4.4 fields: `task`, `score`, `score_name`, `n_eff`,
-    /// `conc`, identity…) to `run`, in its own transaction.
-    pub fn add_eval(&mut self, run: RunId, row: &Value) -> Result<i64> {
-        if !row.is_object() {
-            fail!("eval row for run {run} is not a JSON object");
-        }
+    /// Adds one imported eval row (a [`ForeignRow`] `servebench_compare::import` made of an
+    /// InferenceX `agg_eval_all.json` row or a baseline-table eval) to the baseline run `run`,
+    /// like [`Store::add_eval`]; columns from `task`, `score_name` (or `metric`), `conc`,
+    /// `score` (or `em_strict`), `n_eff` (or `samples`).
+    ///
+    /// Errors: the row has no `task`; the run does not exist or is not a baseline run.
+    pub fn add_foreign_eval(&mut self, run: RunId, row: &ForeignRow) -> Result<i64> {
+        let v = row.to_value();
+        let row = &v;
         let task = row_str(row, "task")
             .ok_or_else(|| err!("eval row for run {run}: missing field `task`"))?;
-        let score = row
-            .get("score")
-            .and_then(Value::as_f64)
-            .or_else(|| row.get("em_strict").and_then(Value::as_f64));
+        let cols = EvalColumns {
+            task,
+            score_name: row_str(row, "score_name").or_else(|| row_str(row, "metric")),
+            conc: row_int(row, "conc"),
+            score: row
+                .get("score")
+                .and_then(Value::as_f64)
+                .or_else(|| row.get("em_strict").and_then(Value::as_f64)),
+            n_eff: row_int(row, "n_eff").or_else(|| row_int(row, "samples")),
+            json: serde_json::to_string(row)?,
+        };
+        self.insert_eval(run, true, cols)
+    }
+
+    /// Adds an eval row read from a store to `run`, as it was stored: [`Store::add_eval`] or
+    /// [`Store::add_foreign_eval`].
+    pub fn copy_eval(&mut self, run: RunId, eval: &StoredEval) -> Result<i64> {
+        match &eval.row {
+            StoredRow::Servebench(r) => self.add_eval(run, r),
+            StoredRow::Imported(r) => self.add_foreign_eval(run, r),
+        }
+    }
+
+    fn insert_eval(&mut self, run: RunId, foreign: bool, c: EvalColumns) -> Result<i64> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let exists: Option<i64> = tx
-            .query_row("SELECT id FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
-            .optional()?;
-        if exists.is_none() {
-            fail!("{}: run {run} does not exist", self.path.display());
-        }
+        Self::check_origin(&self.path, &tx, run, foreign)?;
         tx.execute(
             "INSERT INTO evals (run_id, created_at, task, score_name, conc, score, n_eff, row_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 run.0,
                 now_utc(),
-                task,
-                row_str(row, "score_name").or_else(|| row_str(row, "metric")),
-                row_int(row, "conc"),
-                score,
-                row_int(row, "n_eff").or_else(|| row_int(row, "samples")),
-                serde_json::to_string(row)?,
+                c.task,
+                c.score_name,
+                c.conc,
+                c.score,
+                c.n_eff,
+                c.json,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -804,10 +1026,26 @@ impl Store {
         Ok(self.list_runs(kind, Some(1))?.into_iter().next())
     }
 
-    /// A run's points in insertion order.
+    /// Whether `run` is a baseline run (its rows are imported ones); `None` when it does not
+    /// exist.
+    fn holds_imported_rows(&self, run: RunId) -> Result<Option<bool>> {
+        let kind: Option<String> = self
+            .conn
+            .query_row("SELECT kind FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+            .optional()?;
+        Ok(kind.map(|k| k == RunKind::Baseline.as_str()))
+    }
+
+    /// A run's points in insertion order (none for a run that does not exist).
+    ///
+    /// Errors: a stored row is not what its run holds, e.g. `servebench.db: run 3, point 12:
+    /// stored row is not an agg row: agg row: `api` is missing or not a string`.
     pub fn points(&self, run: RunId) -> Result<Vec<StoredPoint>> {
+        let Some(imported) = self.holds_imported_rows(run)? else {
+            return Ok(Vec::new());
+        };
         let mut st = self.conn.prepare(
-            "SELECT id, status, records_file, row_json, invalid_reason FROM points
+            "SELECT id, status, records_file, row_json, invalid_reason, hw FROM points
              WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = st.query_map([run.0], |r| {
@@ -817,18 +1055,37 @@ impl Store {
                 r.get::<_, Option<String>>(2)?,
                 r.get::<_, String>(3)?,
                 r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<String>>(5)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, status, records_file, json, invalid_reason) = row?;
-            let row = serde_json::from_str(&json).with_context(|| {
-                format!("{}: point {id} has a corrupt row", self.path.display())
+            let (id, status, records_file, json, invalid_reason, hw) = row?;
+            let at = || format!("{}: run {run}, point {id}", self.path.display());
+            let v: Value = serde_json::from_str(&json)
+                .with_context(|| format!("{} has a corrupt row", at()))?;
+            let row = if imported {
+                StoredRow::Imported(
+                    ForeignRow::from_value(v)
+                        .ok_or_else(|| err!("{}: stored row is not a JSON object", at()))?,
+                )
+            } else {
+                StoredRow::Servebench(
+                    AggRow::from_value(&v)
+                        .map_err(|e| err!("{}: stored row is not an agg row: {e}", at()))?,
+                )
+            };
+            let status = PointStatus::parse(&status).ok_or_else(|| {
+                err!(
+                    "{}: column `status` is {status:?}, expected ok, failed, partial or invalid",
+                    at()
+                )
             })?;
             out.push(StoredPoint {
                 id,
                 run_id: run,
                 status,
+                hw,
                 records_file,
                 invalid_reason,
                 row,
@@ -837,8 +1094,14 @@ impl Store {
         Ok(out)
     }
 
-    /// A run's eval rows in insertion order.
+    /// A run's eval rows in insertion order (none for a run that does not exist).
+    ///
+    /// Errors: a stored row is not what its run holds, e.g. `servebench.db: run 3, eval 2:
+    /// stored row is not an eval row: missing field `n_eff``.
     pub fn evals(&self, run: RunId) -> Result<Vec<StoredEval>> {
+        let Some(imported) = self.holds_imported_rows(run)? else {
+            return Ok(Vec::new());
+        };
         let mut st = self
             .conn
             .prepare("SELECT id, row_json FROM evals WHERE run_id = ?1 ORDER BY id")?;
@@ -848,8 +1111,20 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, json) = row?;
-            let row = serde_json::from_str(&json)
-                .with_context(|| format!("{}: eval {id} has a corrupt row", self.path.display()))?;
+            let at = || format!("{}: run {run}, eval {id}", self.path.display());
+            let v: Value = serde_json::from_str(&json)
+                .with_context(|| format!("{} has a corrupt row", at()))?;
+            let row = if imported {
+                StoredRow::Imported(
+                    ForeignRow::from_value(v)
+                        .ok_or_else(|| err!("{}: stored row is not a JSON object", at()))?,
+                )
+            } else {
+                StoredRow::Servebench(
+                    serde_json::from_value::<EvalRow>(v)
+                        .map_err(|e| err!("{}: stored row is not an eval row: {e}", at()))?,
+                )
+            };
             out.push(StoredEval {
                 id,
                 run_id: run,

@@ -58,10 +58,14 @@ impl Store {
 }
 
 #[cfg(test)]
+#[path = "../tests/common/mod.rs"]
+mod rows;
+
+#[cfg(test)]
 mod tests {
+    use super::rows::{agg_row, eval_row};
     use super::*;
     use crate::{RunMeta, RunStatus};
-    use serde_json::json;
 
     #[test]
     fn a_run_is_found_by_its_out_dir_reopened_and_its_rows_dropped() {
@@ -73,10 +77,9 @@ mod tests {
         m.out_dir = Some(std::fs::canonicalize(&out).unwrap());
         let a = st.record_run(&m).unwrap();
         let b = st.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
-        let p1 = st.add_point(a, &json!({"conc": 1})).unwrap();
-        st.add_point(a, &json!({"conc": 2})).unwrap();
-        st.add_eval(a, &json!({"task": "gsm8k", "score": 0.5}))
-            .unwrap();
+        let p1 = st.add_point(a, &agg_row(1, "a")).unwrap();
+        st.add_point(a, &agg_row(2, "a")).unwrap();
+        st.add_eval(a, &eval_row(1, 0.5)).unwrap();
         st.finish_run(a, RunStatus::Interrupted).unwrap();
 
         // found through a non-canonical spelling of the same directory

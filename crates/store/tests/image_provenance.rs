@@ -1,6 +1,8 @@
 //! Schema version 2: `image_provenance` (what `servebench bump` resolved), and the 1 → 2
 //! migration of an existing file.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use serde_json::json;
@@ -99,8 +101,7 @@ fn version_1_file_migrates_and_keeps_its_runs() {
         let mut m = RunMeta::new(RunKind::Sweep);
         m.label = Some("before".into());
         let run = s.record_run(&m).unwrap();
-        s.add_point(run, &json!({"conc": 1, "hw": "sim-h200"}))
-            .unwrap();
+        s.add_point(run, &common::agg_row(1, "before")).unwrap();
     }
     // Turn the file back into a version-1 store (what servebench ≤ the previous build wrote).
     {

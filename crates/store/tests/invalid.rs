@@ -2,16 +2,12 @@
 //! point and its run stay flagged with the reason, and a version-2 store (before the flag
 //! existed) opens, migrates and keeps its runs.
 
-use serde_json::json;
-use servebench_store::{RunKind, RunMeta, RunStatus, Store, SCHEMA_VERSION};
+mod common;
 
-fn row(conc: u64, status: &str, reasons: Option<&[&str]>) -> serde_json::Value {
-    let mut r = json!({"conc": conc, "hw": "sim-h200", "point_status": status});
-    if let Some(rs) = reasons {
-        r["invalid_reasons"] = json!(rs);
-    }
-    r
-}
+use common::status_row as row;
+use serde_json::json;
+use servebench_contracts::PointStatus::{Invalid, Ok as Fine};
+use servebench_store::{RunKind, RunMeta, RunStatus, Store, SCHEMA_VERSION};
 
 #[test]
 fn an_invalid_point_flags_its_run_with_the_reason() {
@@ -19,10 +15,9 @@ fn an_invalid_point_flags_its_run_with_the_reason() {
     let db = dir.path().join("s.db");
     let mut s = Store::open(&db).unwrap();
     let run = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
-    s.add_point(run, &row(1, "ok", None)).unwrap();
+    s.add_point(run, &row(1, Fine, None)).unwrap();
     let short = "fixed length violated: 2/4 short (min 5, want 128)";
-    s.add_point(run, &row(4, "invalid", Some(&[short])))
-        .unwrap();
+    s.add_point(run, &row(4, Invalid, Some(&[short]))).unwrap();
     // flagged before the run finishes: a crash now keeps the flag
     let r = s.get_run(run).unwrap().unwrap();
     assert_eq!(
@@ -30,7 +25,7 @@ fn an_invalid_point_flags_its_run_with_the_reason() {
         Some(&*format!("conc 4: {short}"))
     );
     let prompt = "prompt length violated: 1/4 off by more than 5 % (worst: usage.prompt_tokens 160, intended 128, +25.0 %)";
-    s.add_point(run, &row(8, "invalid", Some(&[short, prompt])))
+    s.add_point(run, &row(8, Invalid, Some(&[short, prompt])))
         .unwrap();
     s.finish_run(run, RunStatus::Partial).unwrap();
     drop(s);
@@ -49,14 +44,14 @@ fn an_invalid_point_flags_its_run_with_the_reason() {
     assert_eq!(pts[0].invalid_reason, None);
     assert_eq!(pts[1].invalid_reason.as_deref(), Some(short));
     assert_eq!(
-        pts[1].row["invalid_reasons"],
+        pts[1].row.servebench().unwrap().extra["invalid_reasons"],
         json!([short]),
         "row kept verbatim"
     );
     // a run without invalid points has no flag
     let mut s = Store::open(&db).unwrap();
     let clean = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
-    s.add_point(clean, &row(1, "ok", None)).unwrap();
+    s.add_point(clean, &row(1, Fine, None)).unwrap();
     assert_eq!(s.get_run(clean).unwrap().unwrap().invalid_reason, None);
 }
 
@@ -69,7 +64,7 @@ fn a_version_2_store_migrates_and_keeps_its_runs() {
         let mut m = RunMeta::new(RunKind::Sweep);
         m.label = Some("before".into());
         let run = s.record_run(&m).unwrap();
-        s.add_point(run, &row(2, "ok", None)).unwrap();
+        s.add_point(run, &row(2, Fine, None)).unwrap();
         s.finish_run(run, RunStatus::Ok).unwrap();
     }
     // what the previous build wrote: no invalid_reason columns, user_version 2
@@ -90,7 +85,7 @@ fn a_version_2_store_migrates_and_keeps_its_runs() {
     assert_eq!(runs[0].invalid_reason, None);
     assert_eq!(s.points(runs[0].id).unwrap()[0].invalid_reason, None);
     // and the migrated file takes a flagged point
-    s.add_point(runs[0].id, &row(4, "invalid", Some(&["x"])))
+    s.add_point(runs[0].id, &row(4, Invalid, Some(&["x"])))
         .unwrap();
     assert_eq!(
         s.get_run(runs[0].id)

@@ -5,21 +5,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store, SCHEMA_VERSION};
+mod common;
 
-fn agg_row(conc: u64, tag: &str) -> Value {
-    json!({
-        "hw": "sim-h200", "conc": conc, "image": "sim:1", "model": "Qwen/Qwen3-8B",
-        "infmax_model_prefix": "qwen3", "framework": "sim", "precision": "bf16",
-        "spec_decoding": "none", "disagg": false, "recipe_fingerprint": "", "isl": 1024,
-        "osl": 1024, "is_multinode": false, "tp": 1, "pp": 1, "dcp_size": 1, "pcp_size": 1,
-        "ep": 1, "dp_attention": "false", "tput_per_gpu": 1234.5, "output_tput_per_gpu": 600.25,
-        "input_tput_per_gpu": 634.25, "mean_ttft": 0.12, "median_tpot": null,
-        "schema_version": 1, "benchmark_type": "single_turn", "api": "completions",
-        "point_status": "ok", "records_file": format!("conc{conc}/records.jsonl"), "tag": tag
-    })
-}
+use common::{agg_row, eval_row, foreign};
+use serde_json::json;
+use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store, StoredRow, SCHEMA_VERSION};
 
 /// Child-process entry points. They do nothing unless the parent test set `SB_STORE_CHILD`.
 #[test]
@@ -87,8 +77,7 @@ fn schema_wal_and_round_trip() {
     let row = agg_row(16, "a");
     s.add_point(run, &row).unwrap();
     s.add_point(run, &agg_row(32, "a")).unwrap();
-    let eval = json!({"task": "gsm8k", "score_name": "em_strict", "score": 0.9795, "n_eff": 1319, "conc": 16,
-                      "hw": "b200", "framework": "sglang", "model_prefix": "qwen3.8next", "precision": "fp4", "tp": 1});
+    let eval = eval_row(16, 0.9795);
     s.add_eval(run, &eval).unwrap();
     s.set_provenance(run, "image.index_digest", "sha256:06e4")
         .unwrap();
@@ -114,11 +103,38 @@ fn schema_wal_and_round_trip() {
     let pts = s.points(run).unwrap();
     assert_eq!(pts.len(), 2);
     assert_eq!(
-        pts[0].row, row,
-        "rows are stored verbatim (null stays null)"
+        pts[0].row,
+        StoredRow::Servebench(row.clone()),
+        "rows read back as they were added (null stays null)"
     );
     assert_eq!(pts[0].records_file.as_deref(), Some("conc16/records.jsonl"));
-    assert_eq!(s.evals(run).unwrap()[0].row, eval);
+    assert_eq!(pts[0].hw.as_deref(), Some("sim-h200"));
+    assert_eq!(
+        s.evals(run).unwrap()[0].row,
+        StoredRow::Servebench(eval.clone())
+    );
+    // the stored text is the row's own JSON, byte for byte (what agg.json / result.json hold)
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let text: String = conn
+            .query_row(
+                "SELECT row_json FROM points WHERE id = ?1",
+                [pts[0].id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(text, serde_json::to_string(&row.to_value()).unwrap());
+        assert!(text.contains(r#""median_ttft":null"#), "{text}");
+        let (text, score): (String, f64) = conn
+            .query_row(
+                "SELECT row_json, score FROM evals WHERE run_id = ?1",
+                [run.0],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(text, serde_json::to_string(&eval).unwrap());
+        assert_eq!(score, 0.9795);
+    }
     assert_eq!(
         s.provenance(run).unwrap(),
         vec![
@@ -156,8 +172,108 @@ fn schema_wal_and_round_trip() {
     assert_eq!(s.list_runs(Some(RunKind::Eval), None).unwrap().len(), 0);
     let e = s.add_point(RunId(999), &row).unwrap_err().to_string();
     assert!(e.contains("run 999 does not exist"), "{e}");
-    assert!(s.add_point(run, &json!([1])).is_err());
+    // imported rows go to baseline runs only, servebench rows to the others
+    let inferencex = foreign(json!({"hw": "b200", "conc": 4, "tp": 8, "dp_attention": "true"}));
+    let e = s
+        .add_foreign_point(run, &inferencex)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&format!("run {run} is a sweep run")), "{e}");
+    let e = s.add_point(b, &row).unwrap_err().to_string();
+    assert!(e.contains(&format!("run {b} is a baseline run")), "{e}");
+    let e = s.add_eval(b, &eval).unwrap_err().to_string();
+    assert!(e.contains("baseline run"), "{e}");
     s.integrity_check().unwrap();
+}
+
+#[test]
+fn a_baseline_run_keeps_its_imported_rows_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut s = Store::open(&db).unwrap();
+    let b = s.record_run(&RunMeta::new(RunKind::Baseline)).unwrap();
+    // InferenceX multinode row: booleans as strings, topology under prefill_*, no api
+    let row = foreign(json!({
+        "hw": "gb200-multinode", "framework": "dynamo-trt", "infmax_model_prefix": "dsr1",
+        "precision": "fp4", "is_multinode": "true", "prefill_tp": 4, "prefill_ep": 4,
+        "prefill_dp_attention": "true", "decode_tp": 8, "conc": "64", "isl": 8192,
+        "osl": 1024, "tput_per_gpu": 1500.5, "median_ttft": null,
+        "point_status": "partial"
+    }));
+    let eval = foreign(
+        json!({"task": "gsm8k", "metric": "em_strict", "samples": 1319,
+                              "em_strict": 0.95, "hw": "b200", "conc": 64}),
+    );
+    let id = s.add_foreign_point(b, &row).unwrap();
+    s.add_foreign_eval(b, &eval).unwrap();
+    let e = s
+        .add_foreign_eval(b, &foreign(json!({"score": 0.9})))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing field `task`"), "{e}");
+    let pts = s.points(b).unwrap();
+    assert_eq!(pts[0].row, StoredRow::Imported(row.clone()));
+    assert_eq!(
+        pts[0].status,
+        servebench_contracts::PointStatus::Interrupted
+    );
+    assert_eq!(
+        s.evals(b).unwrap()[0].row,
+        StoredRow::Imported(eval.clone())
+    );
+    // the columns come from the foreign spelling
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let cols: (Option<i64>, Option<i64>, Option<i64>, Option<i64>, String) = conn
+        .query_row(
+            "SELECT tp, ep, dp_attention, conc, row_json FROM points WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (cols.0, cols.1, cols.2, cols.3),
+        (Some(4), Some(4), Some(1), Some(64))
+    );
+    assert_eq!(cols.4, serde_json::to_string(&row).unwrap());
+    let (score, n): (f64, i64) = conn
+        .query_row(
+            "SELECT score, n_eff FROM evals WHERE run_id = ?1",
+            [b.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((score, n), (0.95, 1319));
+}
+
+#[test]
+fn a_stored_row_that_is_not_an_agg_row_is_named_by_run_point_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut s = Store::open(&db).unwrap();
+    let run = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
+    let id = s.add_point(run, &agg_row(1, "a")).unwrap();
+    let ev = s.add_eval(run, &eval_row(1, 0.9)).unwrap();
+    drop(s);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // a whole row but for one field of the wrong type
+    let mut bad = agg_row(1, "a").to_value();
+    bad["conc"] = json!("many");
+    conn.execute(
+        "UPDATE points SET row_json = ?1",
+        [serde_json::to_string(&bad).unwrap()],
+    )
+    .unwrap();
+    conn.execute("UPDATE evals SET row_json = '{\"task\": \"gsm8k\"}'", [])
+        .unwrap();
+    drop(conn);
+    let s = Store::open(&db).unwrap();
+    let e = s.points(run).unwrap_err().to_string();
+    assert!(e.contains(&format!("run {run}, point {id}")), "{e}");
+    assert!(e.contains("`conc`"), "{e}");
+    assert!(e.contains("s.db"), "{e}");
+    let e = s.evals(run).unwrap_err().to_string();
+    assert!(e.contains(&format!("run {run}, eval {ev}")), "{e}");
+    assert!(e.contains("missing field"), "{e}");
 }
 
 #[test]
@@ -219,12 +335,13 @@ fn two_processes_writing_at_once_lose_nothing() {
         let pts = s.points(r.id).unwrap();
         let concs: Vec<u64> = pts
             .iter()
-            .map(|p| p.row["conc"].as_u64().unwrap())
+            .map(|p| p.row.servebench().unwrap().conc.unwrap())
             .collect();
         assert_eq!(concs, (0..n).collect::<Vec<_>>(), "every row, in order");
         let tag = r.meta.label.clone().unwrap();
         assert!(
-            pts.iter().all(|p| p.row["tag"] == json!(tag)),
+            pts.iter()
+                .all(|p| p.row.servebench().unwrap().extra["tag"] == json!(tag)),
             "no row crossed runs"
         );
     }
@@ -251,8 +368,7 @@ fn threads_with_separate_connections() {
                 for i in 0..40 {
                     s.add_point(run, &agg_row(i, &format!("t{t}"))).unwrap();
                     if i % 10 == 0 {
-                        s.add_eval(run, &json!({"task": "gsm8k", "score": 0.9, "conc": i}))
-                            .unwrap();
+                        s.add_eval(run, &eval_row(i as u32, 0.9)).unwrap();
                     }
                 }
                 s.finish_run(run, RunStatus::Ok).unwrap();
@@ -309,7 +425,7 @@ fn crash_mid_sweep_keeps_finished_points() {
     assert!(pts.len() >= 5);
     for (i, p) in pts.iter().enumerate() {
         assert_eq!(
-            p.row["conc"].as_u64().unwrap(),
+            p.row.servebench().unwrap().conc.unwrap(),
             i as u64,
             "no gaps, no torn rows"
         );

@@ -113,10 +113,10 @@ fn import(a: ImportArgs) -> Result<ExitCode> {
         },
     )?;
     for p in &imp.points {
-        store.add_point(run, p)?;
+        store.add_foreign_point(run, p)?;
     }
     for e in &imp.evals {
-        store.add_eval(run, e)?;
+        store.add_foreign_eval(run, e)?;
     }
     store.finish_run(run, RunStatus::Ok)?;
     let mut facts = vec![format!(

@@ -107,7 +107,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     }
     let row = store_row(&args, &r);
     let stored = st
-        .add_eval_row(run, &row)
+        .add_eval(run, &row)
         .and_then(|_| st.finish_run(run, RunStatus::Ok));
     match stored {
         Ok(()) => println!("run         {run} (store {})", args.db.display()),

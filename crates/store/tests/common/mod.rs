@@ -1,0 +1,124 @@
+//! Rows the store tests write: a servebench agg row and eval row (typed, every key present),
+//! and foreign rows of a baseline import.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use servebench_contracts::status::INVALID_REASONS_KEY;
+use servebench_contracts::{AggRow, EvalRow, ForeignRow, PointStatus, StatRow};
+
+/// A servebench agg row at `conc`, `tag` kept as an extra key (which writer wrote it).
+pub fn agg_row(conc: u64, tag: &str) -> AggRow {
+    let stat = |x: f64| StatRow {
+        mean: Some(x),
+        median: None,
+        std: Some(0.0),
+        p90: Some(x),
+        p99: Some(x),
+        p99_9: Some(x),
+    };
+    AggRow {
+        hw: "sim-h200".into(),
+        conc: Some(conc),
+        image: "sim:1".into(),
+        model: "Qwen/Qwen3-8B".into(),
+        infmax_model_prefix: "qwen3".into(),
+        framework: "sim".into(),
+        precision: "bf16".into(),
+        spec_decoding: "none".into(),
+        disagg: false,
+        recipe_fingerprint: None,
+        isl: Some(1024),
+        osl: Some(1024),
+        is_multinode: false,
+        tp: 1,
+        pp: 1,
+        dcp_size: 1,
+        pcp_size: 1,
+        ep: 1,
+        dp_attention: false,
+        tput_per_gpu: 1234.5,
+        output_tput_per_gpu: 600.25,
+        input_tput_per_gpu: 634.25,
+        ttft: stat(0.12),
+        tpot: stat(0.01),
+        itl: stat(0.01),
+        e2el: stat(10.5),
+        intvty: stat(100.0),
+        schema_version: 1,
+        benchmark_type: "single_turn".into(),
+        api: "completions".into(),
+        engine: "sglang".into(),
+        endpoint: "http://127.0.0.1:8000".into(),
+        itl_mode: "chunk".into(),
+        compat: "servebench".into(),
+        num_gpus: 1,
+        num_requests_total: 40,
+        num_requests_successful: 40,
+        num_requests_failed: 0,
+        failure_reasons: Default::default(),
+        point_status: PointStatus::Ok,
+        duration: 30.0,
+        request_throughput: 1.25,
+        output_throughput: 600.25,
+        total_token_throughput: 1234.5,
+        input_throughput: 634.25,
+        mean_isl: Some(1024.0),
+        mean_isl_server: None,
+        mean_osl: Some(1024.0),
+        records_file: format!("conc{conc}/records.jsonl"),
+        extra: [("tag".to_string(), json!(tag))].into_iter().collect(),
+    }
+}
+
+/// An agg row with `status`, and the validity rules it broke (`invalid_reasons`).
+pub fn status_row(conc: u64, status: PointStatus, reasons: Option<&[&str]>) -> AggRow {
+    let mut r = agg_row(conc, "status");
+    r.point_status = status;
+    if let Some(rs) = reasons {
+        r.extra.insert(INVALID_REASONS_KEY.into(), json!(rs));
+    }
+    r
+}
+
+/// A servebench GSM8K eval row at `conc`, with the gate's `passed` key.
+pub fn eval_row(conc: u32, score: f64) -> EvalRow {
+    EvalRow {
+        is_multinode: false,
+        model_prefix: Some("qwen3.8next".into()),
+        model: "Qwen/Qwen3-8B".into(),
+        hw: Some("b200".into()),
+        framework: Some("sglang".into()),
+        precision: Some("fp4".into()),
+        spec_decoding: Some("none".into()),
+        isl: None,
+        osl: None,
+        tp: Some(1),
+        ep: Some(1),
+        prefill_tp: None,
+        prefill_ep: None,
+        prefill_num_workers: None,
+        decode_tp: None,
+        decode_ep: None,
+        decode_num_workers: None,
+        conc,
+        dp_attention: Some(false),
+        prefill_dp_attention: None,
+        decode_dp_attention: None,
+        task: "gsm8k".into(),
+        em_strict: Some(score),
+        em_strict_se: Some(0.004),
+        em_flexible: Some(score),
+        em_flexible_se: Some(0.004),
+        n_eff: 1319,
+        source: "eval/results.json".into(),
+        score: Some(score),
+        score_name: "em_strict".into(),
+        score_se: Some(0.004),
+        extra: [("passed".to_string(), json!(true))].into_iter().collect(),
+    }
+}
+
+/// A foreign row (what a baseline import stores), from a JSON object.
+pub fn foreign(v: Value) -> ForeignRow {
+    ForeignRow::from_value(v).expect("a JSON object")
+}
