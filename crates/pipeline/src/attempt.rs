@@ -291,7 +291,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             ..TriageOptions::default()
         };
         let report = servebench_triage::triage_logs_with(&args.logs, &opts)
-            .map_err(|e| PipelineError::Triage(e.into()))?;
+            .map_err(PipelineError::Triage)?;
         let main_error = report.first_error.as_ref().map(|f| f.line.clone());
         for log in &report.logs {
             let job = log.job.as_deref().ok_or_else(|| {

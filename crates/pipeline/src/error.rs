@@ -18,8 +18,8 @@ use servebench_store::StoreError;
 use crate::plan::PlanError;
 
 /// An error of a crate this one calls whose own typed error is not settled yet (client,
-/// workload, eval, bump, triage), or of an extra [`crate::Observer`]; its text and cause chain
-/// are kept as they are.
+/// workload, bump), or of an extra [`crate::Observer`]; its text and cause chain are kept as
+/// they are.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What an input/output error was doing; it decides the line (`cannot write DIR/agg.json`).
@@ -82,11 +82,11 @@ pub enum PipelineError {
     /// The workload could not be built: tokenizer, chat template, dataset.
     Workload(BoxError),
     /// The eval failed (GSM8K run, the simulator's recorded answers).
-    Eval(BoxError),
+    Eval(servebench_eval::EvalError),
     /// `--provenance FILE` (records of `servebench bump`) could not be read.
     Bump(BoxError),
     /// The job logs could not be triaged.
-    Triage(BoxError),
+    Triage(servebench_triage::TriageError),
     /// An extra [`crate::Observer`] failed.
     Observer(BoxError),
     /// The server rejected the preflight request (`URL rejected request field `ignore_eos` …`).
@@ -180,9 +180,9 @@ impl fmt::Display for PipelineError {
             E::Slo(e) => write!(f, "{e}")?,
             E::Traces { path, .. } => write!(f, "--traces {}", path.display())?,
             E::Agentx { point, source } => write!(f, "{point}: {source}")?,
-            E::Client(e) | E::Workload(e) | E::Eval(e) | E::Bump(e) | E::Triage(e) => {
-                write!(f, "{e}")?
-            }
+            E::Client(e) | E::Workload(e) | E::Bump(e) => write!(f, "{e}")?,
+            E::Eval(e) => write!(f, "{e}")?,
+            E::Triage(e) => write!(f, "{e}")?,
             E::Observer(e) => write!(f, "{e}")?,
             E::Preflight(m) | E::NotFound(m) | E::Invalid(m) | E::Msg(m) => f.write_str(m)?,
             E::Interrupted => f.write_str("interrupted before the measured phase")?,
@@ -230,7 +230,9 @@ impl std::error::Error for PipelineError {
             E::Compare(e) => e.source(),
             E::AggRow(e) => e.source(),
             E::Slo(e) => e.source(),
-            E::Client(e) | E::Workload(e) | E::Eval(e) | E::Bump(e) | E::Triage(e) => e.source(),
+            E::Client(e) | E::Workload(e) | E::Bump(e) => e.source(),
+            E::Eval(e) => e.source(),
+            E::Triage(e) => e.source(),
             E::Observer(e) => e.source(),
             E::Json(e) => e.source(),
             E::Join(e) => e.source(),

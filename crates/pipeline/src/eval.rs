@@ -64,5 +64,5 @@ pub async fn run_eval(
     );
     servebench_eval::run_gsm8k(&target.inner, opts)
         .await
-        .map_err(|e| PipelineError::Eval(e.into()))
+        .map_err(PipelineError::Eval)
 }

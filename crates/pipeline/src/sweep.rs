@@ -112,7 +112,7 @@ async fn measure(
                 &c.eval_plan.sim_answers,
                 c.eval_plan.gsm8k_dir.as_deref(),
             )
-            .map_err(|e| PipelineError::Eval(e.into()))?,
+            .map_err(PipelineError::Eval)?,
         ),
         _ => None,
     };
