@@ -29,6 +29,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
+use crate::error::{ClientError, UrlProblem};
 use crate::profile::BodyBuilder;
 use crate::record::{Phase, RequestRecord};
 use crate::sse::SseFramer;
@@ -134,25 +135,27 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Parses a base URL (`http://` or `https://`). Errors name the URL. An `https` endpoint
-    /// also needs [`Endpoint::with_tls`] before it can be dialled.
-    pub fn parse(url: &str) -> anyhow::Result<Self> {
+    /// Parses a base URL (`http://` or `https://`). An `https` endpoint also needs
+    /// [`Endpoint::with_tls`] before it can be dialled.
+    ///
+    /// Errors: [`ClientError::Url`] naming the URL and what is wrong with it.
+    pub fn parse(url: &str) -> Result<Self, ClientError> {
+        let bad = |problem| ClientError::Url {
+            url: url.to_string(),
+            problem,
+        };
         let uri: http::Uri = url
             .parse()
-            .map_err(|e| anyhow::anyhow!("--endpoint {url:?} is not a URL ({e})"))?;
+            .map_err(|e: http::uri::InvalidUri| bad(UrlProblem::Invalid(e.to_string())))?;
         let scheme = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") => Scheme::Http,
             Some(s) if s.eq_ignore_ascii_case("https") => Scheme::Https,
-            Some(other) => anyhow::bail!(
-                "--endpoint {url:?}: scheme `{other}` is not supported (http:// or https://)"
-            ),
-            None => anyhow::bail!(
-                "--endpoint {url:?} is not a URL (no scheme; expected http://HOST:PORT or https://HOST)"
-            ),
+            Some(other) => return Err(bad(UrlProblem::Scheme(other.to_string()))),
+            None => return Err(bad(UrlProblem::NoScheme)),
         };
         let host = uri
             .host()
-            .ok_or_else(|| anyhow::anyhow!("--endpoint {url:?} is not a URL (no host)"))?
+            .ok_or_else(|| bad(UrlProblem::NoHost))?
             .to_string();
         let host = host
             .trim_start_matches('[')
@@ -751,23 +754,76 @@ fn write_head(
 /// Opens a connection (TCP_NODELAY) with its read buffer; for an `https` endpoint also the TLS
 /// handshake (server name = the URL's host; SNI is not sent for an IP address). `_clock` is
 /// kept for the API (the request future stamps its own reads and writes).
+///
+/// Errors: the socket's `io::Error`; a TLS failure is an `io::Error` whose text says which
+/// step failed (`TLS handshake failed: …`).
 pub async fn dial(ep: &Endpoint, _clock: Clock) -> std::io::Result<Conn> {
-    let tcp = TcpStream::connect((ep.host.as_str(), ep.port)).await?;
-    tcp.set_nodelay(true)?;
+    connect(ep).await.map_err(|e| e.into_io(&ep.host))
+}
+
+/// How [`connect`] failed: the TCP part or one TLS step. [`dial`] turns it into the
+/// `io::Error` it always returned, [`simple_request`] into a [`ClientError`] variant.
+enum DialError {
+    /// Connecting the socket or setting `TCP_NODELAY`.
+    Tcp(std::io::Error),
+    /// `https` endpoint without [`Endpoint::with_tls`].
+    TlsNotConfigured,
+    /// The host is not a TLS server name.
+    ServerName(rustls::pki_types::InvalidDnsNameError),
+    /// The TLS handshake.
+    Handshake(std::io::Error),
+}
+
+impl DialError {
+    /// The error [`dial`] returns (same kind and text as before [`DialError`] existed).
+    fn into_io(self, host: &str) -> std::io::Error {
+        match self {
+            DialError::Tcp(e) => e,
+            DialError::TlsNotConfigured => {
+                std::io::Error::other("https endpoint without TLS settings (Endpoint::with_tls)")
+            }
+            DialError::ServerName(e) => {
+                std::io::Error::other(format!("`{host}` is not a TLS server name: {e}"))
+            }
+            DialError::Handshake(e) => {
+                std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}"))
+            }
+        }
+    }
+
+    /// The error of a one-off request to `ep` that could not connect.
+    fn into_client(self, ep: &Endpoint) -> ClientError {
+        let url = ep.base_url.clone();
+        match self {
+            DialError::Tcp(error) => ClientError::Connect { url, error },
+            DialError::TlsNotConfigured => ClientError::TlsNotConfigured { url },
+            DialError::ServerName(error) => ClientError::TlsServerName {
+                url,
+                host: ep.host.clone(),
+                error,
+            },
+            DialError::Handshake(error) => ClientError::TlsHandshake { url, error },
+        }
+    }
+}
+
+/// [`dial`] with the failure kind kept.
+async fn connect(ep: &Endpoint) -> Result<Conn, DialError> {
+    let tcp = TcpStream::connect((ep.host.as_str(), ep.port))
+        .await
+        .map_err(DialError::Tcp)?;
+    tcp.set_nodelay(true).map_err(DialError::Tcp)?;
     let io = match ep.scheme {
         Scheme::Http => Stream::Tcp(tcp),
         Scheme::Https => {
-            let tls = ep.tls.as_ref().ok_or_else(|| {
-                std::io::Error::other("https endpoint without TLS settings (Endpoint::with_tls)")
-            })?;
-            let name = rustls::pki_types::ServerName::try_from(ep.host.clone()).map_err(|e| {
-                std::io::Error::other(format!("`{}` is not a TLS server name: {e}", ep.host))
-            })?;
+            let tls = ep.tls.as_ref().ok_or(DialError::TlsNotConfigured)?;
+            let name = rustls::pki_types::ServerName::try_from(ep.host.clone())
+                .map_err(DialError::ServerName)?;
             let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
             let s = connector
                 .connect(name, tcp)
                 .await
-                .map_err(|e| std::io::Error::new(e.kind(), format!("TLS handshake failed: {e}")))?;
+                .map_err(DialError::Handshake)?;
             Stream::Tls(Box::new(s))
         }
     };
@@ -1140,19 +1196,22 @@ pub struct SimpleResponse {
 
 /// One request on a fresh connection (readiness checks, model discovery, `/tokenize`, preflight
 /// helpers), sending the endpoint's API key ([`Endpoint::api_key`]) when it has one.
+///
+/// Errors: [`ClientError::Connect`] or a `Tls*` variant (no connection),
+/// [`ClientError::Send`], [`ClientError::Response`], [`ClientError::BodyTooLarge`] (16 MiB),
+/// [`ClientError::Timeout`] (no whole response within `timeout`). Any HTTP status is a response,
+/// not an error.
 pub async fn simple_request(
     ep: &Endpoint,
     method: http::Method,
     path: &str,
     json_body: Option<Vec<u8>>,
     timeout: Duration,
-) -> anyhow::Result<SimpleResponse> {
+) -> Result<SimpleResponse, ClientError> {
     const MAX_BODY: usize = 16 << 20;
     let fut = async {
         let clock = Clock::start();
-        let mut c = dial(ep, clock)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", ep.base_url))?;
+        let mut c = connect(ep).await.map_err(|e| e.into_client(ep))?;
         let full = ep.path(path);
         let bearer = ep.api_key.as_ref().map(|k| format!("Bearer {k}"));
         let mut extra: Vec<(&str, &str)> = Vec::with_capacity(2);
@@ -1175,13 +1234,19 @@ pub async fn simple_request(
             &extra,
             body,
         );
-        c.write_request(clock)
-            .await
-            .map_err(|e| anyhow::anyhow!("sending {method} {full}: {e}"))?;
+        if let Err(error) = c.write_request(clock).await {
+            return Err(ClientError::Send {
+                method: method.clone(),
+                path: full,
+                error,
+            });
+        }
+        let response = |reason: String| ClientError::Response {
+            path: path.to_string(),
+            reason,
+        };
         let (head, start, end, t) = c.read_head(clock).await.map_err(|e| match e {
-            RecvError::Closed(m) | RecvError::Other(m) => {
-                anyhow::anyhow!("reading response of {path}: {m}")
-            }
+            RecvError::Closed(m) | RecvError::Other(m) => response(m),
         })?;
         let mut buf = Vec::new();
         let mut too_big = false;
@@ -1193,18 +1258,24 @@ pub async fn simple_request(
             }
         })
         .await
-        .map_err(|e| anyhow::anyhow!("reading response of {path}: {e}"))?;
+        .map_err(response)?;
         if too_big {
-            anyhow::bail!("reading response of {path}: body larger than {MAX_BODY} bytes");
+            return Err(ClientError::BodyTooLarge {
+                path: path.to_string(),
+                limit: MAX_BODY,
+            });
         }
-        Ok::<_, anyhow::Error>(SimpleResponse {
+        Ok(SimpleResponse {
             status: head.status,
             body: Bytes::from(buf),
         })
     };
     tokio::time::timeout(timeout, fut)
         .await
-        .map_err(|_| anyhow::anyhow!("{}{path}: no response within {timeout:?}", ep.base_url))?
+        .map_err(|_| ClientError::Timeout {
+            url: format!("{}{path}", ep.base_url),
+            timeout,
+        })?
 }
 
 #[cfg(test)]

@@ -16,10 +16,15 @@
 //! per engine; [`tokenize`] counts prompt tokens with the server when no tokenizer is local.
 //! The hot path for benchmarks is [`stream::parse_stream`] (or [`sse::SseFramer`] +
 //! [`stream::StreamState`] directly).
+//!
+//! Errors: a measured request never fails, its failure is a typed
+//! [`servebench_contracts::FailureKind`] in its record; the cold paths (URL parsing, one-off
+//! requests, server-side token counting, record files) return [`ClientError`].
 #![warn(missing_docs)]
 
 pub mod chunk;
 pub mod driver;
+pub mod error;
 pub mod http;
 pub mod mock;
 pub mod profile;
@@ -29,6 +34,7 @@ pub mod stream;
 pub mod tokenize;
 
 pub use driver::{run_phase, Load, PhaseResult, RecordSink};
+pub use error::{ClientError, UrlProblem};
 pub use http::{Cancel, CancelToken, ClientCtx, Clock, Endpoint};
 pub use profile::{unknown_fields_in, BodyBuilder, Engine};
 pub use record::{read_records, JsonlWriter, Phase, RecordWriterThread, RequestRecord};

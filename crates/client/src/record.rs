@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
+use crate::error::ClientError;
+
 /// The record type and its parts live in `servebench-contracts` (the one definition every
 /// stage reads); re-exported here for the writer's users.
 pub use servebench_contracts::record::{Phase, RequestRecord};
@@ -16,10 +18,14 @@ pub struct JsonlWriter {
 }
 
 impl JsonlWriter {
-    /// Creates (truncates) `path`. Errors name the path.
-    pub fn create(path: &Path) -> anyhow::Result<Self> {
-        let file = std::fs::File::create(path)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+    /// Creates (truncates) `path`.
+    ///
+    /// Errors: [`ClientError::Create`] naming the path.
+    pub fn create(path: &Path) -> Result<Self, ClientError> {
+        let file = std::fs::File::create(path).map_err(|error| ClientError::Create {
+            path: path.to_path_buf(),
+            error,
+        })?;
         Ok(Self {
             file: Mutex::new(file),
         })
@@ -35,18 +41,25 @@ impl JsonlWriter {
     }
 }
 
-/// Reads a `records.jsonl` file. Errors name the file and line.
-pub fn read_records(path: &Path) -> anyhow::Result<Vec<RequestRecord>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+/// Reads a `records.jsonl` file.
+///
+/// Errors: [`ClientError::Read`] naming the file, [`ClientError::InvalidRecord`] naming the file
+/// and line.
+pub fn read_records(path: &Path) -> Result<Vec<RequestRecord>, ClientError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ClientError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         out.push(
-            serde_json::from_str(line).map_err(|e| {
-                anyhow::anyhow!("{}:{}: invalid record: {e}", path.display(), i + 1)
+            serde_json::from_str(line).map_err(|error| ClientError::InvalidRecord {
+                path: path.to_path_buf(),
+                line: i + 1,
+                error,
             })?,
         );
     }
@@ -63,8 +76,11 @@ pub struct RecordWriterThread {
 }
 
 impl RecordWriterThread {
-    /// Creates (truncates) `path` and starts the writer thread. Errors name the path.
-    pub fn spawn(path: &Path) -> anyhow::Result<Self> {
+    /// Creates (truncates) `path` and starts the writer thread.
+    ///
+    /// Errors: [`ClientError::Create`] naming the path; [`ClientError::WriterThread`] when the
+    /// OS refuses a thread.
+    pub fn spawn(path: &Path) -> Result<Self, ClientError> {
         let w = JsonlWriter::create(path)?;
         let (tx, rx) = std::sync::mpsc::channel::<RequestRecord>();
         let handle = std::thread::Builder::new()
@@ -76,7 +92,8 @@ impl RecordWriterThread {
                     n += 1;
                 }
                 Ok(n)
-            })?;
+            })
+            .map_err(ClientError::WriterThread)?;
         Ok(Self {
             tx: Some(tx),
             handle: Some(handle),
@@ -90,17 +107,21 @@ impl RecordWriterThread {
     }
 
     /// Waits until every queued record is written (all senders must be dropped). Returns the
-    /// number of records written; errors name the file.
-    pub fn finish(mut self) -> anyhow::Result<u64> {
+    /// number of records written.
+    ///
+    /// Errors: [`ClientError::Write`] or [`ClientError::WriterPanicked`], naming the file.
+    pub fn finish(mut self) -> Result<u64, ClientError> {
         drop(self.tx.take());
         let h = self.handle.take().expect("joined once");
         match h.join() {
             Ok(Ok(n)) => Ok(n),
-            Ok(Err(e)) => Err(anyhow::anyhow!("cannot write {}: {e}", self.path.display())),
-            Err(_) => Err(anyhow::anyhow!(
-                "records writer for {} panicked",
-                self.path.display()
-            )),
+            Ok(Err(error)) => Err(ClientError::Write {
+                path: self.path.clone(),
+                error,
+            }),
+            Err(_) => Err(ClientError::WriterPanicked {
+                path: self.path.clone(),
+            }),
         }
     }
 }

@@ -8,8 +8,9 @@
 
 use std::time::Duration;
 
+use crate::error::ClientError;
 use crate::http::{simple_request, Endpoint};
-use servebench_workload::TokenCounter;
+use servebench_workload::{TokenCounter, WorkloadError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shape {
@@ -49,7 +50,7 @@ impl ServerTokenCounter {
         &mut self,
         path: &str,
         body: serde_json::Value,
-    ) -> anyhow::Result<(u16, serde_json::Value)> {
+    ) -> Result<(u16, serde_json::Value), ClientError> {
         self.calls += 1;
         let ep = self.ep.clone();
         let path = path.to_string();
@@ -58,7 +59,7 @@ impl ServerTokenCounter {
                 &ep,
                 http::Method::POST,
                 &path,
-                Some(serde_json::to_vec(&body)?),
+                Some(serde_json::to_vec(&body).expect("a JSON value serialises")),
                 Duration::from_secs(60),
             )
             .await
@@ -67,7 +68,7 @@ impl ServerTokenCounter {
         Ok((r.status, v))
     }
 
-    fn count_with(&mut self, shape: Shape, text: &str) -> anyhow::Result<Option<u32>> {
+    fn count_with(&mut self, shape: Shape, text: &str) -> Result<Option<u32>, ClientError> {
         match shape {
             Shape::Vllm => {
                 let (s, v) = self.post(
@@ -104,10 +105,11 @@ impl ServerTokenCounter {
                     serde_json::json!({"model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0.0}),
                 )?;
                 if s != 200 {
-                    anyhow::bail!(
-                        "{}/v1/completions answered HTTP {s} while counting prompt tokens: {v}",
-                        self.ep.base_url
-                    );
+                    return Err(ClientError::Http {
+                        url: format!("{}/v1/completions", self.ep.base_url),
+                        status: s,
+                        body: v.to_string(),
+                    });
                 }
                 Ok(v.pointer("/usage/prompt_tokens")
                     .and_then(|c| c.as_u64())
@@ -116,7 +118,7 @@ impl ServerTokenCounter {
         }
     }
 
-    fn detect(&mut self, text: &str) -> anyhow::Result<u32> {
+    fn detect(&mut self, text: &str) -> Result<u32, ClientError> {
         // The vLLM shape first: a llama.cpp server answers it too but ignores `prompt`
         // (it reads `content`), so an empty token list with a non-empty text means "wrong shape".
         for shape in [Shape::Vllm, Shape::LlamaCpp] {
@@ -131,32 +133,36 @@ impl ServerTokenCounter {
             "/v1/completions",
             serde_json::json!({"model": self.model, "prompt": "a", "max_tokens": 1, "temperature": 0.0}),
         )?;
-        let one = v.pointer("/usage/prompt_tokens").and_then(|c| c.as_u64()).ok_or_else(|| {
-            anyhow::anyhow!(
-                "{} offers no /tokenize and no usage.prompt_tokens: cannot count prompt tokens; pass --tokenizer PATH/tokenizer.json",
-                self.ep.base_url
-            )
-        })?;
+        let one = v
+            .pointer("/usage/prompt_tokens")
+            .and_then(|c| c.as_u64())
+            .ok_or_else(|| ClientError::NoTokenCounting {
+                base_url: self.ep.base_url.clone(),
+            })?;
         let shape = Shape::Usage {
             overhead: (one as u32).saturating_sub(1),
         };
         self.shape = Some(shape);
         self.count_with(shape, text)?
-            .ok_or_else(|| anyhow::anyhow!("{}: usage.prompt_tokens missing", self.ep.base_url))
+            .ok_or_else(|| ClientError::UsageMissing {
+                base_url: self.ep.base_url.clone(),
+            })
     }
 }
 
 impl TokenCounter for ServerTokenCounter {
-    fn count(&mut self, text: &str) -> anyhow::Result<u32> {
-        match self.shape {
+    /// Errors: the [`ClientError`] (request failed, HTTP status, no way to count) as
+    /// [`WorkloadError::Counter`], its text unchanged.
+    fn count(&mut self, text: &str) -> Result<u32, WorkloadError> {
+        let n = match self.shape {
             None => self.detect(text),
-            Some(s) => self.count_with(s, text)?.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "{}/tokenize stopped answering with a token count",
-                    self.ep.base_url
-                )
+            Some(s) => self.count_with(s, text).and_then(|n| {
+                n.ok_or_else(|| ClientError::CountStopped {
+                    base_url: self.ep.base_url.clone(),
+                })
             }),
-        }
+        };
+        Ok(n?)
     }
 
     fn describe(&self) -> String {

@@ -7,6 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::error::SimError;
 use serde::{Deserialize, Serialize};
 
 /// One finished request, as the simulator emitted it. Times are ns on the simulator's
@@ -50,10 +51,13 @@ impl EmissionSink {
     /// A sink writing to `path` (created or truncated) when given.
     ///
     /// Errors: the path that could not be created.
-    pub(crate) fn new(path: Option<&Path>) -> anyhow::Result<EmissionSink> {
+    pub(crate) fn new(path: Option<&Path>) -> Result<EmissionSink, SimError> {
         let file = match path {
-            Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
-                anyhow::anyhow!("emission log {}: cannot create: {e}", p.display())
+            Some(p) => Some(BufWriter::new(File::create(p).map_err(|error| {
+                SimError::EmissionLog {
+                    path: p.to_path_buf(),
+                    error,
+                }
             })?)),
             None => None,
         };

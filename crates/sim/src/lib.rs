@@ -15,6 +15,9 @@
 //! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
 //! `/detokenize`, `/reset_prefix_cache`). Formulas and the published numbers they are checked against:
 //! docs/simulator.md.
+//!
+//! Errors: configuring and starting return [`SimError`] (one variant per failure kind, one line
+//! naming the preset, flag, file or address); request errors are HTTP answers (`api`).
 #![warn(missing_docs)]
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -26,6 +29,7 @@ use std::time::Instant;
 pub mod api;
 pub mod emission;
 pub mod engine;
+pub mod error;
 pub mod model;
 pub mod plan;
 pub mod presets;
@@ -35,6 +39,7 @@ pub mod text;
 
 pub use emission::EmissionRecord;
 pub use engine::{simulate_closed_loop, SimSummary, Workload};
+pub use error::SimError;
 pub use model::EngineConfig;
 pub use presets::Presets;
 
@@ -126,9 +131,10 @@ impl SimServer {
     /// Resolves the presets and starts serving on `opts.host:opts.port`. Must be called inside
     /// a tokio runtime (it spawns the accept loop there; the engine loop gets its own thread).
     ///
-    /// Errors (one line each): unknown GPU/model, bad TP, model not fitting, speedup not a
-    /// positive number, emission log not creatable, address not bindable.
-    pub async fn start(opts: SimOptions) -> anyhow::Result<SimServer> {
+    /// Errors (one line each, [`SimError`]): unknown GPU/model, bad TP, model not fitting,
+    /// speedup not a positive number, emission log not creatable, address not bindable,
+    /// tokenizer not loadable.
+    pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
         let cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
         Self::start_with_config(opts, cfg).await
     }
@@ -138,15 +144,17 @@ impl SimServer {
     pub async fn start_with_config(
         opts: SimOptions,
         cfg: EngineConfig,
-    ) -> anyhow::Result<SimServer> {
+    ) -> Result<SimServer, SimError> {
         if !(opts.speedup.is_finite() && opts.speedup > 0.0) {
-            anyhow::bail!("speedup: must be a positive number, got {}", opts.speedup);
+            return Err(SimError::Speedup {
+                speedup: opts.speedup,
+            });
         }
         let cfg = Arc::new(cfg);
         let emission = Arc::new(emission::EmissionSink::new(opts.emission_log.as_deref())?);
         let bind = SocketAddr::new(opts.host, opts.port);
-        let listener = listen(bind).map_err(|e| anyhow::anyhow!("cannot listen on {bind}: {e}"))?;
-        let addr = listener.local_addr()?;
+        let listener = listen(bind).map_err(|error| SimError::Listen { addr: bind, error })?;
+        let addr = listener.local_addr().map_err(SimError::LocalAddr)?;
         let stats = Arc::new(runtime::Stats::default());
         let engine_stop = Arc::new(AtomicBool::new(false));
         let (engine_tx, engine) = if opts.zero_delay {
@@ -161,7 +169,8 @@ impl SimServer {
             );
             let h = std::thread::Builder::new()
                 .name("sim-engine".into())
-                .spawn(move || runtime::run_engine(c, speedup, s, stop, rx))?;
+                .spawn(move || runtime::run_engine(c, speedup, s, stop, rx))
+                .map_err(SimError::EngineThread)?;
             (Some(tx), Some(h))
         };
         let salt = std::time::SystemTime::now()

@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use crate::error::SimError;
 use crate::presets::{EngineDefaults, GpuSpec, ModelSpec, Presets};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -80,9 +81,11 @@ impl EngineConfig {
     /// Resolves `gpu`/`model` names (keys, aliases or served names) at TP degree `tp` using the
     /// embedded presets.
     ///
-    /// Errors (one line each): unknown GPU or model; `tp` not in 1..=8; KV heads not divisible
-    /// by TP (or vice versa); weights not fitting in HBM at this TP.
-    pub fn from_presets(gpu: &str, model: &str, tp: u32) -> anyhow::Result<EngineConfig> {
+    /// Errors (one line each): unknown GPU or model ([`SimError::UnknownGpu`],
+    /// [`SimError::UnknownModel`]); `tp` not in 1..=8 ([`SimError::Tp`]); KV heads not divisible
+    /// by TP or vice versa ([`SimError::TpSplit`]); weights not fitting in HBM at this TP
+    /// ([`SimError::DoesNotFit`]).
+    pub fn from_presets(gpu: &str, model: &str, tp: u32) -> Result<EngineConfig, SimError> {
         let p = Presets::embedded();
         let (gk, g) = p.gpu(gpu)?;
         let (mk, m) = p.model(model)?;
@@ -97,16 +100,16 @@ impl EngineConfig {
         model: ModelSpec,
         tp: u32,
         consts: EngineDefaults,
-    ) -> anyhow::Result<EngineConfig> {
+    ) -> Result<EngineConfig, SimError> {
         if !(1..=8).contains(&tp) {
-            anyhow::bail!("tp: must be between 1 and 8, got {tp}");
+            return Err(SimError::Tp { tp });
         }
         if !model.kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(model.kv_heads) {
-            anyhow::bail!(
-                "tp: {} has {} KV heads, which TP {tp} cannot split evenly",
-                model.name,
-                model.kv_heads
-            );
+            return Err(SimError::TpSplit {
+                model: model.name.clone(),
+                kv_heads: model.kv_heads,
+                tp,
+            });
         }
         let kv_heads_per_gpu = model.kv_heads.div_ceil(tp).max(1);
         let kv_bytes_per_token_per_gpu = 2.0
@@ -126,16 +129,16 @@ impl EngineConfig {
             0
         };
         if kv_blocks < 64 {
-            anyhow::bail!(
-                "model: {} does not fit on {} at TP {tp}: {:.1} GiB of weights per GPU, {:.1} GiB usable ({}% of {} GiB minus {} GiB reserve)",
-                model.name,
-                gpu.name,
-                weight_bytes_per_gpu / GIB,
-                usable / GIB,
-                (consts.gpu_memory_utilization * 100.0).round(),
-                gpu.hbm_gib,
-                consts.activation_reserve_gib
-            );
+            return Err(SimError::DoesNotFit {
+                model: model.name.clone(),
+                gpu: gpu.name.clone(),
+                tp,
+                weights_gib: weight_bytes_per_gpu / GIB,
+                usable_gib: usable / GIB,
+                utilization_pct: (consts.gpu_memory_utilization * 100.0).round(),
+                hbm_gib: gpu.hbm_gib,
+                reserve_gib: consts.activation_reserve_gib,
+            });
         }
         let large = gpu.hbm_gib >= consts.large_gpu_min_gib && !gpu_key.starts_with("a100");
         let (max_num_seqs, max_num_batched_tokens) = if large {

@@ -8,6 +8,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::error::SimError;
+
 /// The presets file, compiled into the binary.
 pub const PRESETS_JSON: &str = include_str!("../presets.json");
 
@@ -144,24 +146,26 @@ impl Presets {
 
     /// Finds a GPU by key or alias, case-insensitively. Returns `(key, spec)`.
     ///
-    /// Errors: one line naming the unknown GPU and listing the known keys.
-    pub fn gpu(&self, name: &str) -> anyhow::Result<(&str, &GpuSpec)> {
+    /// Errors: [`SimError::UnknownGpu`], one line naming the unknown GPU and listing the known
+    /// keys.
+    pub fn gpu(&self, name: &str) -> Result<(&str, &GpuSpec), SimError> {
         let want = name.trim().to_ascii_lowercase();
         for (k, g) in &self.gpus {
             if *k == want || g.aliases.contains(&want) {
                 return Ok((k.as_str(), g));
             }
         }
-        anyhow::bail!(
-            "unknown GPU `{name}` (known: {})",
-            self.gpus.keys().cloned().collect::<Vec<_>>().join(", ")
-        )
+        Err(SimError::UnknownGpu {
+            name: name.to_string(),
+            known: self.gpus.keys().cloned().collect(),
+        })
     }
 
     /// Finds a model by key, served name or alias, case-insensitively. Returns `(key, spec)`.
     ///
-    /// Errors: one line naming the unknown model and listing the known keys.
-    pub fn model(&self, name: &str) -> anyhow::Result<(&str, &ModelSpec)> {
+    /// Errors: [`SimError::UnknownModel`], one line naming the unknown model and listing the
+    /// known keys.
+    pub fn model(&self, name: &str) -> Result<(&str, &ModelSpec), SimError> {
         let want = name.trim().to_ascii_lowercase();
         for (k, m) in &self.models {
             if *k == want || m.served_name.to_ascii_lowercase() == want || m.aliases.contains(&want)
@@ -169,10 +173,10 @@ impl Presets {
                 return Ok((k.as_str(), m));
             }
         }
-        anyhow::bail!(
-            "unknown model `{name}` (known: {})",
-            self.models.keys().cloned().collect::<Vec<_>>().join(", ")
-        )
+        Err(SimError::UnknownModel {
+            name: name.to_string(),
+            known: self.models.keys().cloned().collect(),
+        })
     }
 }
 

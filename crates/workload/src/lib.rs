@@ -7,13 +7,18 @@
 //!
 //! Must not know about: HTTP, timing, metrics, the store. (Server-side token counting is reached
 //! through the [`tokenizer::TokenCounter`] trait, implemented by the client crate.)
+//!
+//! Errors: every fallible function returns [`WorkloadError`] (one variant per failure kind, one
+//! line naming the file, flag or value).
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod numpy_rng;
 pub mod random;
 pub mod source;
 pub mod tokenizer;
 
+pub use error::WorkloadError;
 pub use random::{
     build_calibrated, build_with_tokenizer, Dataset, DatasetEntry, RandomDatasetConfig,
     TokenCountSource,

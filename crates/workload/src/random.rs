@@ -26,8 +26,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
-
+use crate::error::{Result, WorkloadError};
 use crate::numpy_rng::NumpyLegacyRng;
 use crate::source::{Prompt, RequestSpec};
 use crate::tokenizer::{ChatTemplate, LocalTokenizer, TokenCounter};
@@ -166,17 +165,20 @@ pub fn draw_lengths(
     vocab: u32,
 ) -> Result<(Vec<u32>, Vec<u32>, Vec<u32>)> {
     if !(0.0..=1.0).contains(&range_ratio) {
-        bail!("--range-ratio must be in [0, 1], got {range_ratio}");
+        return Err(WorkloadError::RangeRatio { range_ratio });
     }
     if input_len == 0 || output_len == 0 {
-        bail!("input and output lengths must be > 0 (got ISL {input_len}, OSL {output_len})");
+        return Err(WorkloadError::ZeroLength {
+            input_len,
+            output_len,
+        });
     }
     if vocab == 0 {
-        bail!("tokenizer vocabulary is empty");
+        return Err(WorkloadError::EmptyVocabulary);
     }
     let lo = |l: u32| (f64::from(l) * range_ratio).floor() as i64;
     let map = |v: Vec<i64>| v.into_iter().map(|x| x as u32).collect::<Vec<u32>>();
-    let e = |s: String| anyhow::anyhow!(s);
+    let e = WorkloadError::Draw;
     let ins = map(rng
         .randint(lo(input_len), i64::from(input_len) + 1, n)
         .map_err(e)?);
@@ -230,7 +232,7 @@ pub fn build_with_tokenizer(
             if enc.len() < target {
                 let pad = pad_rng
                     .randint(0, i64::from(vocab), target - enc.len())
-                    .map_err(|e| anyhow::anyhow!(e))?;
+                    .map_err(WorkloadError::Draw)?;
                 enc.extend(pad.into_iter().map(|x| x as u32));
             } else {
                 enc.truncate(target);

@@ -3,12 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{Result, WorkloadError};
 
 /// Counts tokens of a text. Implemented by [`LocalTokenizer`] (exact, offline) and by the client
 /// crate's server-side counter (`/tokenize`), so prompt building never depends on HTTP itself.
 pub trait TokenCounter: Send {
     /// Number of tokens of `text`, without special tokens (InferenceX `add_special_tokens=False`).
+    ///
+    /// Errors: the implementation's own ([`WorkloadError::Encode`] for [`LocalTokenizer`];
+    /// [`WorkloadError::Counter`] wraps an error of another crate, e.g. the client's).
     fn count(&mut self, text: &str) -> Result<u32>;
     /// One line saying where counts come from (printed with the workload description).
     fn describe(&self) -> String;
@@ -37,10 +40,14 @@ impl LocalTokenizer {
             path.to_path_buf()
         };
         if !file.exists() {
-            bail!("tokenizer file {} does not exist", file.display());
+            return Err(WorkloadError::TokenizerMissing { file });
         }
-        let tok = tokenizers::Tokenizer::from_file(&file)
-            .map_err(|e| anyhow!("{}: cannot load tokenizer: {e}", file.display()))?;
+        let tok = tokenizers::Tokenizer::from_file(&file).map_err(|error| {
+            WorkloadError::TokenizerLoad {
+                file: file.clone(),
+                error,
+            }
+        })?;
         Ok(Self { tok, path: file })
     }
 
@@ -60,7 +67,10 @@ impl LocalTokenizer {
         let enc = self
             .tok
             .encode(text, false)
-            .map_err(|e| anyhow!("{}: encode failed: {e}", self.path.display()))?;
+            .map_err(|error| WorkloadError::Encode {
+                file: self.path.clone(),
+                error,
+            })?;
         Ok(enc.get_ids().to_vec())
     }
 
@@ -68,7 +78,10 @@ impl LocalTokenizer {
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
         self.tok
             .decode(ids, false)
-            .map_err(|e| anyhow!("{}: decode failed: {e}", self.path.display()))
+            .map_err(|error| WorkloadError::Decode {
+                file: self.path.clone(),
+                error,
+            })
     }
 }
 
@@ -122,10 +135,15 @@ impl ChatTemplate {
         } else {
             path.to_path_buf()
         };
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let cfg: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("{}: invalid JSON", file.display()))?;
+        let text = std::fs::read_to_string(&file).map_err(|source| WorkloadError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        let cfg: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| WorkloadError::Json {
+                file: file.clone(),
+                source,
+            })?;
         let tmpl = match cfg.get("chat_template") {
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(serde_json::Value::Array(list)) => list
@@ -135,8 +153,8 @@ impl ChatTemplate {
                 .and_then(|e| e.get("template"))
                 .and_then(|t| t.as_str())
                 .map(str::to_string)
-                .ok_or_else(|| anyhow!("{}: chat_template list has no template", file.display()))?,
-            _ => bail!("{}: no `chat_template` field", file.display()),
+                .ok_or_else(|| WorkloadError::EmptyChatTemplateList { file: file.clone() })?,
+            _ => return Err(WorkloadError::NoChatTemplate { file }),
         };
         Self::from_source(
             &tmpl,
@@ -167,7 +185,10 @@ impl ChatTemplate {
         });
         env.set_unknown_method_callback(py_methods);
         env.add_template_owned("chat".to_string(), source.to_string())
-            .map_err(|e| anyhow!("{}: chat template does not compile: {e}", origin.display()))?;
+            .map_err(|error| WorkloadError::TemplateCompile {
+                origin: origin.to_path_buf(),
+                error,
+            })?;
         Ok(Self {
             env,
             bos: bos.to_string(),
@@ -188,11 +209,9 @@ impl ChatTemplate {
             bos_token => &self.bos,
             eos_token => &self.eos,
         })
-        .map_err(|e| {
-            anyhow!(
-                "{}: chat template failed to render: {e}",
-                self.path.display()
-            )
+        .map_err(|error| WorkloadError::TemplateRender {
+            origin: self.path.clone(),
+            error,
         })
     }
 }
