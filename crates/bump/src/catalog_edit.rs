@@ -5,7 +5,9 @@
 //! line endings are untouched. The result is re-parsed and its event stream compared with the
 //! original: everything but that one scalar must be identical, or the edit is refused.
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+
+use crate::error::{BumpError, NotEditable, Result};
 
 /// Where an entry's image is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,18 +46,20 @@ fn byte_span(text: &str, sp: &Span) -> (usize, usize) {
     )
 }
 
+fn yaml_error(file: &str, e: &ScanError) -> BumpError {
+    BumpError::Yaml {
+        file: file.to_string(),
+        line: e.marker().line(),
+        col: e.marker().col() + 1,
+        info: e.info().to_string(),
+    }
+}
+
 /// Events with the scalar values only (for comparing two documents).
-fn events(text: &str, file: &str) -> anyhow::Result<Vec<(String, Span)>> {
+fn events(text: &str, file: &str) -> Result<Vec<(String, Span)>> {
     let mut out = Vec::new();
     for ev in Parser::new_from_str(text) {
-        let (e, sp) = ev.map_err(|e| {
-            anyhow::anyhow!(
-                "{file}:{}:{}: YAML error: {}",
-                e.marker().line(),
-                e.marker().col() + 1,
-                e.info()
-            )
-        })?;
+        let (e, sp) = ev.map_err(|e| yaml_error(file, &e))?;
         let s = match e {
             Event::Scalar(v, style, anchor, tag) => format!("S{style:?}|{anchor}|{tag:?}|{v}"),
             other => format!("{other:?}"),
@@ -77,7 +81,7 @@ struct Frame {
 /// Errors (one line, naming file:line): YAML syntax, the key defined twice, the entry not a
 /// mapping, no `image` or two of them, an image written with an anchor/alias, a tag, a block
 /// scalar or over several lines.
-pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<ImageLocation>> {
+pub fn locate_image(text: &str, key: &str, file: &str) -> Result<Option<ImageLocation>> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut pending_key: Option<String> = None;
     let mut entry_seen_at: Option<usize> = None;
@@ -85,14 +89,7 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
     let mut entry_depth: Option<usize> = None;
     let mut entry_has_map = false;
     for ev in Parser::new_from_str(text) {
-        let (e, sp) = ev.map_err(|e| {
-            anyhow::anyhow!(
-                "{file}:{}:{}: YAML error: {}",
-                e.marker().line(),
-                e.marker().col() + 1,
-                e.info()
-            )
-        })?;
+        let (e, sp) = ev.map_err(|e| yaml_error(file, &e))?;
         match e {
             Event::Scalar(v, style, anchor, tag) => {
                 let Some(top) = stack.last_mut() else {
@@ -102,10 +99,12 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
                     top.expecting_key = false;
                     if stack.len() == 1 && v == key {
                         if let Some(l) = entry_seen_at {
-                            anyhow::bail!(
-                                "{file}:{}: config key `{key}` is defined twice (also at line {l})",
-                                sp.start.line()
-                            );
+                            return Err(BumpError::KeyDefinedTwice {
+                                file: file.to_string(),
+                                line: sp.start.line(),
+                                key: key.to_string(),
+                                first_line: l,
+                            });
                         }
                         entry_seen_at = Some(sp.start.line());
                     }
@@ -119,32 +118,36 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
                 let in_entry = entry_depth.is_some_and(|d| d == stack.len())
                     && stack.last().is_some_and(|f| f.is_map);
                 if stack.len() == 1 && k.as_deref() == Some(key) {
-                    anyhow::bail!(
-                        "{file}:{}: config entry `{key}` is not a mapping",
-                        sp.start.line()
-                    );
+                    return Err(not_mapping(file, sp.start.line(), key));
                 }
                 if in_entry && k.as_deref() == Some("image") {
                     if found.is_some() {
-                        anyhow::bail!(
-                            "{file}:{}: entry `{key}` has two `image` keys",
-                            sp.start.line()
-                        );
+                        return Err(BumpError::ImageTwice {
+                            file: file.to_string(),
+                            line: sp.start.line(),
+                            key: key.to_string(),
+                        });
                     }
                     if anchor != 0 || tag.is_some() {
-                        anyhow::bail!(
-                            "{file}:{}: the image of `{key}` carries a YAML anchor or tag; refusing to edit it in place",
-                            sp.start.line()
-                        );
+                        return Err(not_editable(
+                            file,
+                            sp.start.line(),
+                            key,
+                            NotEditable::AnchorOrTag,
+                        ));
                     }
                     let q = match style {
                         ScalarStyle::Plain => Quote::Plain,
                         ScalarStyle::SingleQuoted => Quote::Single,
                         ScalarStyle::DoubleQuoted => Quote::Double,
-                        _ => anyhow::bail!(
-                            "{file}:{}: the image of `{key}` is a block scalar; refusing to edit it in place",
-                            sp.start.line()
-                        ),
+                        _ => {
+                            return Err(not_editable(
+                                file,
+                                sp.start.line(),
+                                key,
+                                NotEditable::BlockScalar,
+                            ))
+                        }
                     };
                     let (mut a, mut b) = byte_span(text, &sp);
                     // Quoted scalars: find the closing quote ourselves (the parser's span may
@@ -174,10 +177,12 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
                     }
                     let raw = &text[a..b];
                     if raw.contains('\n') || (q == Quote::Plain && raw.trim_end() != v) {
-                        anyhow::bail!(
-                            "{file}:{}: the image of `{key}` spans several lines; refusing to edit it in place",
-                            sp.start.line()
-                        );
+                        return Err(not_editable(
+                            file,
+                            sp.start.line(),
+                            key,
+                            NotEditable::MultiLine,
+                        ));
                     }
                     found = Some(ImageLocation {
                         key: key.to_string(),
@@ -202,16 +207,14 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
                     top.expecting_key = true;
                 }
                 if entry_depth.is_some_and(|d| d == stack.len()) && k.as_deref() == Some("image") {
-                    anyhow::bail!(
-                        "{file}:{}: the image of `{key}` is a YAML alias; refusing to edit it in place",
-                        sp.start.line()
-                    );
+                    return Err(not_editable(file, sp.start.line(), key, NotEditable::Alias));
                 }
                 if stack.len() == 1 && k.as_deref() == Some(key) {
-                    anyhow::bail!(
-                        "{file}:{}: config entry `{key}` is an alias; edit its anchor instead",
-                        sp.start.line()
-                    );
+                    return Err(BumpError::EntryIsAlias {
+                        file: file.to_string(),
+                        line: sp.start.line(),
+                        key: key.to_string(),
+                    });
                 }
             }
             Event::MappingStart(..) | Event::SequenceStart(..) => {
@@ -232,10 +235,7 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
                 };
                 if stack.len() == 1 && k.as_deref() == Some(key) {
                     if !is_map {
-                        anyhow::bail!(
-                            "{file}:{}: config entry `{key}` is not a mapping",
-                            sp.start.line()
-                        );
+                        return Err(not_mapping(file, sp.start.line(), key));
                     }
                     entry_depth = Some(2);
                     entry_has_map = true;
@@ -260,14 +260,29 @@ pub fn locate_image(text: &str, key: &str, file: &str) -> anyhow::Result<Option<
     }
     match found {
         Some(f) => Ok(Some(f)),
-        None if entry_has_map => anyhow::bail!(
-            "{file}:{}: entry `{key}` has no `image` key",
-            entry_seen_at.unwrap_or(0)
-        ),
-        None => anyhow::bail!(
-            "{file}:{}: config entry `{key}` is not a mapping",
-            entry_seen_at.unwrap_or(0)
-        ),
+        None if entry_has_map => Err(BumpError::NoImage {
+            file: file.to_string(),
+            line: entry_seen_at.unwrap_or(0),
+            key: key.to_string(),
+        }),
+        None => Err(not_mapping(file, entry_seen_at.unwrap_or(0), key)),
+    }
+}
+
+fn not_mapping(file: &str, line: usize, key: &str) -> BumpError {
+    BumpError::EntryNotMapping {
+        file: file.to_string(),
+        line,
+        key: key.to_string(),
+    }
+}
+
+fn not_editable(file: &str, line: usize, key: &str, why: NotEditable) -> BumpError {
+    BumpError::ImageNotEditable {
+        file: file.to_string(),
+        line,
+        key: key.to_string(),
+        why,
     }
 }
 
@@ -298,33 +313,39 @@ pub fn set_image(
     key: &str,
     new_image: &str,
     file: &str,
-) -> anyhow::Result<(String, ImageLocation)> {
-    let loc = locate_image(text, key, file)?
-        .ok_or_else(|| anyhow::anyhow!("{file}: config key `{key}` not found"))?;
+) -> Result<(String, ImageLocation)> {
+    let loc = locate_image(text, key, file)?.ok_or_else(|| BumpError::KeyNotInFile {
+        file: file.to_string(),
+        key: key.to_string(),
+    })?;
     let replacement = render(new_image, loc.style);
     let mut out = String::with_capacity(text.len() + replacement.len());
     out.push_str(&text[..loc.span.0]);
     out.push_str(&replacement);
     out.push_str(&text[loc.span.1..]);
     // Check: reads back as the new value, and nothing else in the document changed.
+    let check = |line: Option<usize>, detail: String| BumpError::EditCheck {
+        file: file.to_string(),
+        line,
+        detail,
+    };
     let back = locate_image(&out, key, file)?
-        .ok_or_else(|| anyhow::anyhow!("{file}: internal error: `{key}` lost after the edit"))?;
+        .ok_or_else(|| check(None, format!("`{key}` lost after the edit")))?;
     if back.value != new_image {
-        anyhow::bail!(
-            "{file}:{}: internal error: the edited image reads back as `{}`",
-            loc.line,
-            back.value
-        );
+        return Err(check(
+            Some(loc.line),
+            format!("the edited image reads back as `{}`", back.value),
+        ));
     }
     let (a, b) = (events(text, file)?, events(&out, file)?);
     let differing: Vec<usize> = (0..a.len().max(b.len()))
         .filter(|&i| a.get(i).map(|x| &x.0) != b.get(i).map(|x| &x.0))
         .collect();
     if a.len() != b.len() || differing.len() != 1 {
-        anyhow::bail!(
-            "{file}:{}: internal error: the edit changed more than the image value",
-            loc.line
-        );
+        return Err(check(
+            Some(loc.line),
+            "the edit changed more than the image value".into(),
+        ));
     }
     Ok((out, loc))
 }
@@ -402,5 +423,59 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("m.yaml:") && e.contains("YAML error"), "{e}");
+    }
+
+    /// The refusals as typed errors: the variant a caller can match, and the exact line
+    /// (plain and `{:#}`, which once through `anyhow` is what the binary prints).
+    #[test]
+    fn refusals_are_typed() {
+        let text = |e: &BumpError| {
+            let plain = e.to_string();
+            assert_eq!(format!("{e:#}"), plain);
+            plain
+        };
+        let e = set_image("a:\n  image: x\na:\n  image: y\n", "a", "z", "m.yaml").unwrap_err();
+        assert!(matches!(
+            e,
+            BumpError::KeyDefinedTwice {
+                line: 3,
+                first_line: 1,
+                ..
+            }
+        ));
+        assert_eq!(
+            text(&e),
+            "m.yaml:3: config key `a` is defined twice (also at line 1)"
+        );
+        let e = set_image("a:\n  model: x\n", "a", "z", "m.yaml").unwrap_err();
+        assert!(matches!(&e, BumpError::NoImage { line: 1, key, .. } if key == "a"));
+        assert_eq!(text(&e), "m.yaml:1: entry `a` has no `image` key");
+        let e = set_image("a:\n  image: |\n    foo\n", "a", "z", "m.yaml").unwrap_err();
+        assert!(matches!(
+            e,
+            BumpError::ImageNotEditable {
+                why: NotEditable::BlockScalar,
+                ..
+            }
+        ));
+        assert_eq!(
+            text(&e),
+            "m.yaml:3: the image of `a` is a block scalar; refusing to edit it in place"
+        );
+        let e = set_image("x: &i foo:1\na:\n  image: *i\n", "a", "z", "m.yaml").unwrap_err();
+        assert!(matches!(
+            e,
+            BumpError::ImageNotEditable {
+                why: NotEditable::Alias,
+                line: 3,
+                ..
+            }
+        ));
+        let e = set_image("b:\n  image: x\n", "a", "z", "m.yaml").unwrap_err();
+        assert!(matches!(e, BumpError::KeyNotInFile { .. }));
+        assert_eq!(text(&e), "m.yaml: config key `a` not found");
+        let e = set_image("a:\n  image: [\n", "a", "z", "m.yaml").unwrap_err();
+        assert!(matches!(e, BumpError::Yaml { .. }));
+        assert!(text(&e).starts_with("m.yaml:"), "{e}");
     }
 }

@@ -14,7 +14,8 @@
 //! * [`catalog_edit`] — the in-place `image:` edit of one master-config entry;
 //! * [`recipe`] — which recipe a config runs (InferenceX naming) and who else runs it;
 //! * [`changelog`] — the append-only change-log entry;
-//! * [`provenance`] — digests and labels, from the registry or a provenance file.
+//! * [`provenance`] — digests and labels, from the registry or a provenance file;
+//! * [`error`] — [`BumpError`], one variant per way a bump fails (file, line, key, rule, URL).
 //!
 //! [`plan`] computes a whole bump without touching any file ([`BumpPlan`]: new file texts,
 //! unified diffs, rule outcomes, provenance, the `Change:` line); [`BumpPlan::write`] writes it.
@@ -22,6 +23,7 @@
 
 pub mod catalog_edit;
 pub mod changelog;
+pub mod error;
 pub mod provenance;
 pub mod recipe;
 pub mod reference;
@@ -35,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use error::{BumpError, IoOp, NotEditable, RuleProblem};
 pub use provenance::Provenance;
 pub use reference::{ImageRef, RefError, RefForm};
 pub use registry::{ImageInfo, RegistryError, RegistryOptions};
@@ -196,9 +199,13 @@ fn engine_display(engine: &str) -> &str {
     }
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+/// Reads a file, naming it on failure (`cannot read PATH: <OS error>`).
+pub(crate) fn read(path: &Path) -> Result<String, BumpError> {
+    std::fs::read_to_string(path).map_err(|err| BumpError::Io {
+        op: IoOp::Read,
+        path: path.to_path_buf(),
+        err,
+    })
 }
 
 /// Computes a bump (see [`BumpPlan`]); reads files and (with [`Resolve::Registry`]) the
@@ -208,11 +215,11 @@ fn read(path: &Path) -> anyhow::Result<String> {
 /// two files; catalog invalid; registry failure for the new image (unreachable, 404, bad token);
 /// no record in the provenance file; change log not appendable; invalid pr-link; rules file
 /// invalid.
-pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
+pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
     let new_ref = ImageRef::parse(&opts.image)?;
-    changelog::check_pr_link(&opts.pr_link).map_err(anyhow::Error::msg)?;
+    changelog::check_pr_link(&opts.pr_link).map_err(BumpError::PrLink)?;
     if opts.catalogs.is_empty() {
-        anyhow::bail!("no catalog file given (--catalog)");
+        return Err(BumpError::NoCatalog);
     }
     // The file holding the key.
     let mut hits = Vec::new();
@@ -223,25 +230,19 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
         }
     }
     let (cat_file, cat_text, loc) = match hits.len() {
-        0 => anyhow::bail!(
-            "config key `{}` not found in {}",
-            opts.key,
-            opts.catalogs
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        0 => {
+            return Err(BumpError::KeyNotFound {
+                key: opts.key.clone(),
+                files: opts.catalogs.clone(),
+            })
+        }
         1 => hits.pop().expect("one"),
-        _ => anyhow::bail!(
-            "config key `{}` is defined in {} files: {}",
-            opts.key,
-            hits.len(),
-            hits.iter()
-                .map(|h| h.0.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        _ => {
+            return Err(BumpError::KeyInSeveralFiles {
+                key: opts.key.clone(),
+                files: hits.into_iter().map(|h| h.0).collect(),
+            })
+        }
     };
     let catalog = servebench_catalog::Catalog::load(
         &opts
@@ -250,10 +251,12 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>(),
     )
-    .map_err(|e| anyhow::anyhow!("catalog invalid: {e}"))?;
+    .map_err(|err| BumpError::CatalogInvalid { err })?;
     let entry = catalog
         .get(&opts.key)
-        .ok_or_else(|| anyhow::anyhow!("config key `{}` not in the loaded catalog", opts.key))?;
+        .ok_or_else(|| BumpError::KeyNotLoaded {
+            key: opts.key.clone(),
+        })?;
     let mut notes = Vec::new();
     let old_image = loc.value.clone();
     let old_ref = match ImageRef::parse(&old_image) {
@@ -330,8 +333,12 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
             )
         }
         Resolve::File(p) => {
-            let newp = Provenance::from_file(p, &new_ref)?
-                .ok_or_else(|| anyhow::anyhow!("{}: no record for `{}`", p.display(), new_ref))?;
+            let newp = Provenance::from_file(p, &new_ref)?.ok_or_else(|| {
+                BumpError::NoProvenanceRecord {
+                    path: p.clone(),
+                    image: new_ref.to_string(),
+                }
+            })?;
             let oldp = match &old_ref {
                 Some(o) => {
                     let r = Provenance::from_file(p, o)?;
@@ -362,7 +369,7 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
             Some(d) if new_ref.digest.is_none() => new_ref.pinned(d),
             _ => opts.image.clone(),
         },
-        (None, true) => anyhow::bail!("--pin-digest needs the digest: drop --no-resolve"),
+        (None, true) => return Err(BumpError::PinWithoutDigest),
         _ => opts.image.clone(),
     };
     let (new_cat, _) = catalog_edit::set_image(
@@ -427,7 +434,7 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
                     let (edits, oc) = rules::plan_rule(rule, &text, can_edit);
                     let Some(mut oc) = oc else { continue };
                     if can_edit {
-                        text = shell::apply_edits(&text, &edits).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                        text = shell::apply_edits(&text, &edits).map_err(|detail| BumpError::RecipeEdit { path: path.clone(), detail })?;
                         if old_cov == Coverage::Yes {
                             oc.message.push_str(" (already required by the old image)");
                         }
@@ -510,10 +517,14 @@ pub fn plan(opts: &BumpOptions) -> anyhow::Result<BumpPlan> {
                 evals_only: false,
                 all_evals: false,
             };
-            let new = servebench_catalog::changelog::append_entry(old.as_bytes(), &entry)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            let new = servebench_catalog::changelog::append_entry(old.as_bytes(), &entry).map_err(
+                |err| BumpError::ChangelogAppend {
+                    path: p.clone(),
+                    err,
+                },
+            )?;
             let new = String::from_utf8(new)
-                .map_err(|_| anyhow::anyhow!("{}: not UTF-8 after append", p.display()))?;
+                .map_err(|_| BumpError::ChangelogNotUtf8 { path: p.clone() })?;
             Some(FileChange::new(p, old, new))
         }
     };
@@ -640,20 +651,24 @@ pub fn change_line(
     s
 }
 
-fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+fn write_atomic(path: &Path, text: &str) -> Result<(), BumpError> {
+    let io = |op: IoOp, p: &Path| {
+        let path = p.to_path_buf();
+        move |err: std::io::Error| BumpError::Io { op, path, err }
+    };
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| anyhow::anyhow!("cannot write in {}: {e}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io(IoOp::WriteIn, dir))?;
     tmp.write_all(text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(io(IoOp::Write, path))?;
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
     }
     tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot replace {}: {}", path.display(), e.error))?;
+        .map_err(|e| e.error)
+        .map_err(io(IoOp::Replace, path))?;
     Ok(())
 }
 
@@ -668,12 +683,15 @@ struct ProvenanceFile {
 }
 
 /// Reads the change records of a provenance file (empty when the file does not exist).
-pub fn load_change_records(path: &Path) -> anyhow::Result<Vec<ChangeRecord>> {
+pub fn load_change_records(path: &Path) -> Result<Vec<ChangeRecord>, BumpError> {
     if !path.exists() {
         return Ok(vec![]);
     }
-    let f: ProvenanceFile = serde_json::from_str(&read(path)?)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let f: ProvenanceFile =
+        serde_json::from_str(&read(path)?).map_err(|err| BumpError::ProvenanceFile {
+            path: path.to_path_buf(),
+            err,
+        })?;
     Ok(f.changes)
 }
 
@@ -695,7 +713,7 @@ impl BumpPlan {
     /// Writes the catalog, recipes and change log (each atomically, permissions kept) and
     /// appends the record to `provenance_out` (default `<catalog dir>/provenance.json`).
     /// Returns the files written.
-    pub fn write(&self, provenance_out: Option<&Path>) -> anyhow::Result<Vec<PathBuf>> {
+    pub fn write(&self, provenance_out: Option<&Path>) -> Result<Vec<PathBuf>, BumpError> {
         let mut written = Vec::new();
         if self.already_updated {
             return Ok(written);
@@ -713,10 +731,9 @@ impl BumpPlan {
                 String::new()
             };
             if now != c.old {
-                anyhow::bail!(
-                    "{} changed while the bump was computed; nothing more written",
-                    c.path.display()
-                );
+                return Err(BumpError::ChangedMeanwhile {
+                    path: c.path.clone(),
+                });
             }
             write_atomic(&c.path, &c.new)?;
             written.push(c.path.clone());

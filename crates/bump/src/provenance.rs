@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{BumpError, Result};
 use crate::reference::ImageRef;
 use crate::registry::ImageInfo;
 
@@ -59,11 +60,13 @@ impl Provenance {
     /// `index_digest`, optional `platform_digests`, `labels`, `created` (the shape of
     /// `shared/data/scenario/images.json`). References match after normalisation
     /// (`ImageRef::same_image`). `Ok(None)` when absent.
-    pub fn from_file(path: &Path, image: &ImageRef) -> anyhow::Result<Option<Provenance>> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", path.display()))?;
+    pub fn from_file(path: &Path, image: &ImageRef) -> Result<Option<Provenance>> {
+        let text = crate::read(path)?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|err| BumpError::ProvenanceNotJson {
+                path: path.to_path_buf(),
+                err,
+            })?;
         let records: Vec<&serde_json::Value> = match &v {
             serde_json::Value::Object(m) if m.contains_key("ref") => vec![&v],
             serde_json::Value::Object(m) => m.values().collect(),

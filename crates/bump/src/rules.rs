@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{BumpError, RuleProblem};
 use crate::shell::{self, Edit, FlagForm};
 use crate::version::{EngineVersion, Flavor, Release};
 
@@ -135,26 +136,35 @@ impl RuleSet {
     }
 
     /// Parses and checks a rules file. Errors name the file and the rule id.
-    pub fn from_toml(text: &str, source: &str) -> anyhow::Result<RuleSet> {
-        let raw: RawRules = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{source}: {}", e.to_string().trim()))?;
+    pub fn from_toml(text: &str, source: &str) -> Result<RuleSet, BumpError> {
+        let raw: RawRules = toml::from_str(text).map_err(|e| BumpError::RulesSyntax {
+            file: source.to_string(),
+            detail: e.to_string().trim().to_string(),
+        })?;
         let mut ids = std::collections::HashSet::new();
         for r in &raw.rule {
-            let bad = |m: &str| anyhow::anyhow!("{source}: rule `{}`: {m}", r.id);
+            let bad = |problem: RuleProblem| BumpError::Rule {
+                file: source.to_string(),
+                id: r.id.clone(),
+                problem,
+            };
             if !ids.insert(r.id.clone()) {
-                return Err(bad("duplicate id"));
+                return Err(bad(RuleProblem::DuplicateId));
             }
             if !r.since.is_empty() && Release::parse(&r.since).is_none() {
-                return Err(bad(&format!("since `{}` is not a version", r.since)));
+                return Err(bad(RuleProblem::BadSince(r.since.clone())));
             }
             if let Some(u) = &r.until {
                 if Release::parse(u).is_none() {
-                    return Err(bad(&format!("until `{u}` is not a version")));
+                    return Err(bad(RuleProblem::BadUntil(u.clone())));
                 }
             }
-            let need = |f: &Option<String>, n: &str| {
+            let need = |f: &Option<String>, field: &'static str| {
                 if f.as_deref().unwrap_or("").is_empty() {
-                    Err(bad(&format!("kind {:?} needs `{n}`", r.kind)))
+                    Err(bad(RuleProblem::MissingField {
+                        kind: r.kind,
+                        field,
+                    }))
                 } else {
                     Ok(())
                 }
@@ -177,7 +187,7 @@ impl RuleSet {
                 RuleKind::FlagAdd => need(&r.new_text, "new_text")?,
             }
             if r.evidence.is_empty() {
-                return Err(bad("no evidence link"));
+                return Err(bad(RuleProblem::NoEvidence));
             }
         }
         Ok(RuleSet { rules: raw.rule })
@@ -526,5 +536,55 @@ mod tests {
         let t = t.replace("since='abc'\n", "").replace("old='--a'\n", "");
         let e = RuleSet::from_toml(&t, "r.toml").unwrap_err().to_string();
         assert!(e.contains("needs `old`"), "{e}");
+    }
+
+    /// The refusals as typed errors, with their exact lines (plain and `{:#}`).
+    #[test]
+    fn bad_rules_are_typed() {
+        let t = "[[rule]]\nid='x'\nrow=1\nengine='sglang'\nsince='abc'\nkind='flag-remove'\nold='--a'\napply='auto'\nevidence=['https://x']\nnote=''\n";
+        let e = RuleSet::from_toml(t, "r.toml").unwrap_err();
+        assert!(matches!(
+            &e,
+            BumpError::Rule { id, problem: RuleProblem::BadSince(s), .. } if id == "x" && s == "abc"
+        ));
+        assert_eq!(
+            e.to_string(),
+            "r.toml: rule `x`: since `abc` is not a version"
+        );
+        assert_eq!(format!("{e:#}"), e.to_string());
+        let t2 = t.replace("since='abc'\n", "").replace("old='--a'\n", "");
+        let e = RuleSet::from_toml(&t2, "r.toml").unwrap_err();
+        assert!(matches!(
+            e,
+            BumpError::Rule {
+                problem: RuleProblem::MissingField {
+                    kind: RuleKind::FlagRemove,
+                    field: "old"
+                },
+                ..
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "r.toml: rule `x`: kind FlagRemove needs `old`"
+        );
+        let t3 = format!(
+            "{}{}",
+            t.replace("since='abc'\n", ""),
+            t.replace("since='abc'\n", "")
+        );
+        let e = RuleSet::from_toml(&t3, "r.toml").unwrap_err();
+        assert!(matches!(
+            e,
+            BumpError::Rule {
+                problem: RuleProblem::DuplicateId,
+                ..
+            }
+        ));
+        assert_eq!(e.to_string(), "r.toml: rule `x`: duplicate id");
+        let e = RuleSet::from_toml("[[rule]]\nid=\n", "r.toml").unwrap_err();
+        assert!(matches!(e, BumpError::RulesSyntax { .. }));
+        assert!(e.to_string().starts_with("r.toml: "), "{e}");
+        assert!(!e.to_string().ends_with('\n'));
     }
 }

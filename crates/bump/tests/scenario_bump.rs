@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench_bump::{plan, BumpOptions, Resolve};
+use servebench_bump::{plan, BumpError, BumpOptions, IoOp, Resolve};
 
 const SCEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/scenario");
 const CHANGELOG: &str = concat!(
@@ -221,6 +221,118 @@ fn bad_inputs_are_one_line() {
     let mut o = opts(&cat, &rec, &cl, Resolve::Off);
     o.pr_link = "https://example.com/1".into();
     assert!(plan(&o).unwrap_err().to_string().contains("pr-link"));
+}
+
+/// The same refusals as typed errors a caller can match, with their exact one-line text,
+/// plain and `{:#}` (what the binary prints once `?` has made it an `anyhow::Error`).
+#[test]
+fn bad_inputs_are_typed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cat, rec, cl) = copy_scenario(tmp.path());
+    let line = |e: BumpError| {
+        let plain = e.to_string();
+        assert_eq!(format!("{e:#}"), plain);
+        assert_eq!(format!("{:#}", anyhow::Error::new(e)), plain);
+        plain
+    };
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.image = "LMSYSORG/sglang:v0.5.20".into();
+    let e = plan(&o).unwrap_err();
+    assert!(matches!(&e, BumpError::Reference(r) if r.reference == "LMSYSORG/sglang:v0.5.20"));
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.key = "nope".into();
+    let e = plan(&o).unwrap_err();
+    assert!(
+        matches!(&e, BumpError::KeyNotFound { key, files } if key == "nope" && files == &[cat.clone()])
+    );
+    assert_eq!(
+        line(e),
+        format!("config key `nope` not found in {}", cat.display())
+    );
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.catalogs = vec![cat.clone(), cat.clone()];
+    let e = plan(&o).unwrap_err();
+    assert!(matches!(e, BumpError::KeyInSeveralFiles { .. }));
+    assert_eq!(
+        line(e),
+        format!(
+            "config key `{KEY}` is defined in 2 files: {0}, {0}",
+            cat.display()
+        )
+    );
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.catalogs = vec![];
+    let e = plan(&o).unwrap_err();
+    assert!(matches!(e, BumpError::NoCatalog));
+    assert_eq!(line(e), "no catalog file given (--catalog)");
+    let missing = tmp.path().join("missing.yaml");
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.catalogs = vec![missing.clone()];
+    let e = plan(&o).unwrap_err();
+    assert!(matches!(&e, BumpError::Io { op: IoOp::Read, path, .. } if path == &missing));
+    assert_eq!(
+        line(e),
+        format!(
+            "cannot read {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.pin_digest = true;
+    let e = plan(&o).unwrap_err();
+    assert!(matches!(e, BumpError::PinWithoutDigest));
+    assert_eq!(line(e), "--pin-digest needs the digest: drop --no-resolve");
+    let mut o = opts(
+        &cat,
+        &rec,
+        &cl,
+        Resolve::File(format!("{SCEN}/images.json").into()),
+    );
+    o.image = "lmsysorg/sglang:v0.5.21-cu130".into();
+    let e = plan(&o).unwrap_err();
+    assert!(
+        matches!(&e, BumpError::NoProvenanceRecord { image, .. } if image == "lmsysorg/sglang:v0.5.21-cu130")
+    );
+    assert_eq!(
+        line(e),
+        format!("{SCEN}/images.json: no record for `lmsysorg/sglang:v0.5.21-cu130`")
+    );
+    let mut o = opts(&cat, &rec, &cl, Resolve::Off);
+    o.pr_link = "https://example.com/1".into();
+    let e = plan(&o).unwrap_err();
+    assert!(matches!(e, BumpError::PrLink(_)));
+    assert_eq!(line(e), "pr-link `https://example.com/1` must be https://github.com/SemiAnalysisAI/InferenceX/pull/<number> or an XXX placeholder");
+    // A provenance file that is not JSON.
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{ nope").unwrap();
+    let e = plan(&opts(&cat, &rec, &cl, Resolve::File(bad.clone()))).unwrap_err();
+    assert!(matches!(e, BumpError::ProvenanceNotJson { .. }));
+    assert_eq!(
+        line(e),
+        format!(
+            "{}: not JSON: key must be a string at line 1 column 3",
+            bad.display()
+        )
+    );
+}
+
+/// A file changed between `plan` and `write`: refused, typed, nothing more written.
+#[test]
+fn write_refuses_a_file_changed_meanwhile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cat, rec, cl) = copy_scenario(tmp.path());
+    let p = plan(&opts(&cat, &rec, &cl, Resolve::Off)).unwrap();
+    std::fs::write(&cat, "changed: {}\n").unwrap();
+    let e = p.write(None).unwrap_err();
+    assert!(matches!(&e, BumpError::ChangedMeanwhile { path } if path == &cat));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{} changed while the bump was computed; nothing more written",
+            cat.display()
+        )
+    );
+    assert!(!tmp.path().join("provenance.json").exists());
 }
 
 #[test]

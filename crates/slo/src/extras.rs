@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 use servebench_client::{read_records, RequestRecord};
@@ -17,7 +16,10 @@ use servebench_metrics::reasoning::{reasoning_stats, ReasoningStats};
 use servebench_metrics::stats::Stats;
 use servebench_metrics::window::{steady_point, SteadyWindow};
 use servebench_metrics::{compute, PointMetrics, PointOptions};
+use servebench_pipeline::observe::ObserverError;
 use servebench_pipeline::{Observer, PointOutput, SweepSummary};
+
+use crate::error::{IoOp, SloError};
 
 /// What to compute (each `None`/`false` = off).
 #[derive(Debug, Clone)]
@@ -445,26 +447,30 @@ pub fn render_table(points: &[PointExtras], repeats: &[RepeatCi], stat: &str) ->
     out
 }
 
-fn records_of(dir: &Path) -> Result<Vec<RequestRecord>> {
-    read_records(&dir.join("records.jsonl"))
-}
-
 /// Adds `extras` to `summary.json` (written by the sweep's file observer just before).
-fn add_to_summary(path: &Path, extras: Value) -> Result<()> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut v: Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+fn add_to_summary(path: &Path, extras: Value) -> Result<(), SloError> {
+    let io = |op: IoOp| {
+        move |source: std::io::Error| SloError::Io {
+            op,
+            path: path.to_path_buf(),
+            source,
+        }
+    };
+    let text = std::fs::read_to_string(path).map_err(io(IoOp::Read))?;
+    let mut v: Value = serde_json::from_str(&text).map_err(|source| SloError::NotJson {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if let Some(o) = v.as_object_mut() {
         o.insert("extras".into(), extras);
     }
-    std::fs::write(path, serde_json::to_vec_pretty(&v)?)
-        .with_context(|| format!("cannot write {}", path.display()))
+    let bytes = serde_json::to_vec_pretty(&v).map_err(|err| SloError::Serialize { err })?;
+    std::fs::write(path, bytes).map_err(io(IoOp::Write))
 }
 
 impl Observer for ExtrasObserver {
-    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
-        let records = records_of(&p.spec.dir)?;
+    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
+        let records = read_records(&p.spec.dir.join("records.jsonl"))?;
         let e = point_extras(&self.opts, self.open_loop, p, &records);
         if let Some(g) = &e.goodput {
             println!(
@@ -493,7 +499,7 @@ impl Observer for ExtrasObserver {
         Ok(())
     }
 
-    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<()> {
+    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<(), ObserverError> {
         let Some(first) = s.points.first() else {
             return Ok(());
         };

@@ -10,11 +10,14 @@
 //! Must not know about: command-line parsing, HTTP, engines. The statistics themselves live in
 //! `servebench-metrics` (`goodput`, `window`, `confidence`, `search`); this crate only feeds
 //! them records and writes what they return. Without any of these flags nothing here runs, so
-//! the default sweep output stays byte-identical.
+//! the default sweep output stays byte-identical. Errors are [`SloError`] (one variant per way
+//! the search or the observer stops); the observers return the pipeline's `ObserverError`, which keeps an [`SloError`] as it is.
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod extras;
 pub mod search;
 
+pub use error::{IoOp, SloError};
 pub use extras::{ExtrasObserver, ExtrasOptions, PointExtras};
 pub use search::{run_search, SearchRequest};

@@ -6,11 +6,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
 use servebench_client::read_records;
 use servebench_metrics::goodput::{goodput, Goodput, Slo};
 use servebench_metrics::search::{Axis, Search, SearchConfig, SearchResult};
+use servebench_pipeline::observe::ObserverError;
 use servebench_pipeline::{run_sweep, Observer, PointOutput, SweepPlan};
+
+use crate::error::{IoOp, Result, SloError};
 
 /// One search: the base plan (workload, target, identity), the SLO and the search settings.
 #[derive(Debug, Clone)]
@@ -37,7 +39,7 @@ struct Capture {
 }
 
 impl Observer for Capture {
-    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
         let records = read_records(&p.spec.dir.join("records.jsonl"))?;
         let g = p.agg.num_gpus.max(1);
         let ts = p.result.time_scale();
@@ -50,19 +52,27 @@ impl Observer for Capture {
 struct Shared(std::rc::Rc<std::cell::RefCell<Capture>>);
 
 impl Observer for Shared {
-    fn point_done(&mut self, p: &PointOutput) -> Result<()> {
+    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
         self.0.borrow_mut().point_done(p)
     }
 }
 
-/// Runs the search; every probe's files stay under `req.out`. Errors: a probe that could not
-/// run at all (target unreachable, bad flags) — a probe whose requests fail is a measurement
-/// (failures count against goodput), not an error.
+/// Runs the search; every probe's files stay under `req.out`.
+///
+/// Errors ([`SloError`]): the output directory cannot be created or `search.json` written
+/// ([`SloError::Io`]); a rate search with `rate_max_concurrency` 0
+/// ([`SloError::RateWithoutLanes`]); a probe that could not run at all, e.g. target
+/// unreachable or bad flags ([`SloError::Probe`], the sweep's error as its source), was
+/// interrupted ([`SloError::Interrupted`]) or measured nothing ([`SloError::NoResult`]). A probe
+/// whose requests fail is a measurement (failures count against goodput), not an error.
 pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
-    std::fs::create_dir_all(&req.out)
-        .with_context(|| format!("cannot create output directory {}", req.out.display()))?;
+    std::fs::create_dir_all(&req.out).map_err(|source| SloError::Io {
+        op: IoOp::CreateDir,
+        path: req.out.clone(),
+        source,
+    })?;
     if req.config.axis == Axis::Rate && req.rate_max_concurrency == 0 {
-        bail!("--max-conc must be at least 1 for a rate search");
+        return Err(SloError::RateWithoutLanes);
     }
     let mut search = Search::new(req.config);
     let mut k = 0;
@@ -97,14 +107,19 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
             slo: req.slo,
             got: None,
         }));
-        let outcome = run_sweep(plan, vec![Box::new(Shared(cap.clone()))])
-            .with_context(|| format!("search probe {k} ({} {load})", req.config.axis.as_str()))?;
+        let outcome =
+            run_sweep(plan, vec![Box::new(Shared(cap.clone()))]).map_err(|e| SloError::Probe {
+                probe: k,
+                axis: req.config.axis,
+                load,
+                source: e.into(),
+            })?;
         let got = cap.borrow_mut().got.take();
         let Some(g) = got else {
             if outcome.exit == servebench_pipeline::EXIT_INTERRUPTED {
-                bail!("search interrupted at probe {k}");
+                return Err(SloError::Interrupted { probe: k });
             }
-            bail!("search probe {k}: the point produced no result");
+            return Err(SloError::NoResult { probe: k });
         };
         println!(
             "search probe {k}: attainment {} of {} good → {}",
@@ -116,10 +131,12 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
         search.record(load, g);
     }
     let result = search.result();
-    std::fs::write(
-        req.out.join("search.json"),
-        serde_json::to_vec_pretty(&result)?,
-    )
-    .with_context(|| format!("cannot write {}", req.out.join("search.json").display()))?;
+    let path = req.out.join("search.json");
+    let bytes = serde_json::to_vec_pretty(&result).map_err(|err| SloError::Serialize { err })?;
+    std::fs::write(&path, bytes).map_err(|source| SloError::Io {
+        op: IoOp::Write,
+        path,
+        source,
+    })?;
     Ok(result)
 }
