@@ -52,9 +52,7 @@ impl AgentxExecutor {
             return Err(flag!("--scenario agentx needs --traces PATH (a folder of Weka trace_*.json files or a traces.jsonl)"));
         }
         let codec: Arc<dyn TokenCodec> = match &plan.tokenizer {
-            Some(p) => Arc::new(
-                LocalTokenizer::from_path(p).map_err(|e| PipelineError::Workload(e.into()))?,
-            ),
+            Some(p) => Arc::new(LocalTokenizer::from_path(p).map_err(PipelineError::Workload)?),
             None => {
                 console.line("no --tokenizer: AgentX prompts are sized in 4-character words, not the served model's tokens (pass --tokenizer DIR for token-exact prompts)");
                 Arc::new(WordCodec)
@@ -230,7 +228,7 @@ impl Executor for AgentxExecutor {
 }
 
 fn write_client_records(path: &Path, recs: &[servebench_client::RequestRecord]) -> Result<()> {
-    let w = JsonlWriter::create(path).map_err(|e| PipelineError::Client(e.into()))?;
+    let w = JsonlWriter::create(path).map_err(PipelineError::Client)?;
     for r in recs {
         w.write(r).map_err(io(IoOp::Write, path))?;
     }

@@ -167,8 +167,7 @@ fn load_change(args: &AttemptRequest) -> Result<Option<ChangeInput>> {
         None => None,
     };
     if let Some(p) = &args.provenance {
-        let records =
-            servebench_bump::load_change_records(p).map_err(|e| PipelineError::Bump(e.into()))?;
+        let records = servebench_bump::load_change_records(p).map_err(PipelineError::Bump)?;
         let rec = records
             .iter()
             .rev()

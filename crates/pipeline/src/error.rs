@@ -17,9 +17,8 @@ use servebench_store::StoreError;
 
 use crate::plan::PlanError;
 
-/// An error of a crate this one calls whose own typed error is not settled yet (client,
-/// workload, bump), or of an extra [`crate::Observer`]; its text and cause chain are kept as
-/// they are.
+/// The error of an extra [`crate::Observer`] (any error type); its text and cause chain are
+/// kept as they are.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What an input/output error was doing; it decides the line (`cannot write DIR/agg.json`).
@@ -78,13 +77,13 @@ pub enum PipelineError {
         source: PointError,
     },
     /// The measuring client failed (its records file could not be written).
-    Client(BoxError),
+    Client(servebench_client::ClientError),
     /// The workload could not be built: tokenizer, chat template, dataset.
-    Workload(BoxError),
+    Workload(servebench_workload::WorkloadError),
     /// The eval failed (GSM8K run, the simulator's recorded answers).
     Eval(servebench_eval::EvalError),
     /// `--provenance FILE` (records of `servebench bump`) could not be read.
-    Bump(BoxError),
+    Bump(servebench_bump::BumpError),
     /// The job logs could not be triaged.
     Triage(servebench_triage::TriageError),
     /// An extra [`crate::Observer`] failed.
@@ -180,7 +179,9 @@ impl fmt::Display for PipelineError {
             E::Slo(e) => write!(f, "{e}")?,
             E::Traces { path, .. } => write!(f, "--traces {}", path.display())?,
             E::Agentx { point, source } => write!(f, "{point}: {source}")?,
-            E::Client(e) | E::Workload(e) | E::Bump(e) => write!(f, "{e}")?,
+            E::Client(e) => write!(f, "{e}")?,
+            E::Workload(e) => write!(f, "{e}")?,
+            E::Bump(e) => write!(f, "{e}")?,
             E::Eval(e) => write!(f, "{e}")?,
             E::Triage(e) => write!(f, "{e}")?,
             E::Observer(e) => write!(f, "{e}")?,
@@ -230,7 +231,9 @@ impl std::error::Error for PipelineError {
             E::Compare(e) => e.source(),
             E::AggRow(e) => e.source(),
             E::Slo(e) => e.source(),
-            E::Client(e) | E::Workload(e) | E::Bump(e) => e.source(),
+            E::Client(e) => e.source(),
+            E::Workload(e) => e.source(),
+            E::Bump(e) => e.source(),
             E::Eval(e) => e.source(),
             E::Triage(e) => e.source(),
             E::Observer(e) => e.source(),
@@ -400,11 +403,13 @@ mod tests {
             "results store store.db: store.db: recording the run: disk full"
         );
 
-        // an error of a crate still on anyhow keeps its whole chain
-        let inner = anyhow::anyhow!("tokenizer.json: not a tokenizer").context("--tokenizer t");
+        // an extra observer's anyhow error keeps its whole chain
+        let inner = anyhow::anyhow!("summary.json: not JSON").context("extras");
         let want = format!("{inner:#}");
-        let (plain, alt, any) = texts(PipelineError::Workload(inner.into()));
-        assert_eq!(plain, "--tokenizer t");
+        let e = PipelineError::from_observer(inner.into());
+        assert!(matches!(e, PipelineError::Observer(_)));
+        let (plain, alt, any) = texts(e);
+        assert_eq!(plain, "extras");
         assert_eq!(alt, want);
         assert_eq!(any, want);
     }

@@ -48,7 +48,7 @@ impl FixedSequence {
     ) -> Result<FixedSequence> {
         let tokenizer: Option<Arc<LocalTokenizer>> = match &plan.tokenizer {
             Some(p) => Some(Arc::new(
-                LocalTokenizer::from_path(p).map_err(|e| PipelineError::Workload(e.into()))?,
+                LocalTokenizer::from_path(p).map_err(PipelineError::Workload)?,
             )),
             None => None,
         };
@@ -61,7 +61,7 @@ impl FixedSequence {
                 };
                 Some(Arc::new(
                     ChatTemplate::from_tokenizer_config(&dir.join("tokenizer_config.json"))
-                        .map_err(|e| PipelineError::Workload(e.into()))?,
+                        .map_err(PipelineError::Workload)?,
                 ))
             }
             _ => None,
@@ -147,7 +147,7 @@ impl Executor for FixedSequence {
         let num_warmups = c.warmups_at(conc);
         let base_ctx = &self.base_ctx;
         let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))
-            .map_err(|e| PipelineError::Client(e.into()))?;
+            .map_err(PipelineError::Client)?;
         let load = match c.request_rate {
             // against the simulator the rate is in modelled time: wall rate = rate × speedup
             Some(rate) => Load::Open {
@@ -183,9 +183,7 @@ impl Executor for FixedSequence {
             }
         }
         if ctx.cancel.is_cancelled() {
-            writer
-                .finish()
-                .map_err(|e| PipelineError::Client(e.into()))?;
+            writer.finish().map_err(PipelineError::Client)?;
             return Err(PipelineError::Interrupted);
         }
         // after the warmup (it repeats prompt 0), right before the measured phase
@@ -211,9 +209,7 @@ impl Executor for FixedSequence {
         .await;
         bar.finish_and_clear();
         let wall_end = chrono::Utc::now();
-        writer
-            .finish()
-            .map_err(|e| PipelineError::Client(e.into()))?;
+        writer.finish().map_err(PipelineError::Client)?;
         let prefix_cache = self
             .cache
             .after_measured(&ctx.target.endpoint, &label, cache_before)
@@ -313,7 +309,7 @@ fn validity_options(
         (Some(t), Some(server)) => {
             let client = t
                 .encode(crate::preflight::PREFLIGHT_PROMPT)
-                .map_err(|e| PipelineError::Workload(e.into()))?
+                .map_err(PipelineError::Workload)?
                 .len() as i64;
             PromptCheck::Check {
                 overhead: server as i64 - client,
@@ -363,7 +359,7 @@ async fn build_dataset(
     })
     .await
     .context("dataset builder panicked")?
-    .map_err(|e| PipelineError::Workload(e.into()))
+    .map_err(PipelineError::Workload)
 }
 
 fn sink(
