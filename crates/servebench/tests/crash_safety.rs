@@ -637,7 +637,10 @@ fn stored_rows(d: &Path) -> (servebench_store::RunId, Vec<Value>) {
     assert_eq!(runs.len(), 1, "one stored run");
     assert_eq!(runs[0].status, RunStatus::Ok);
     let rows = st.points(runs[0].id).unwrap();
-    (runs[0].id, rows.into_iter().map(|p| p.row.to_value()).collect())
+    (
+        runs[0].id,
+        rows.into_iter().map(|p| p.row.to_value()).collect(),
+    )
 }
 
 /// A point killed mid-way: no marker, its records end in a cut line, its directory holds

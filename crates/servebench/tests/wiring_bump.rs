@@ -122,7 +122,14 @@ fn bump_records_provenance_and_a_sweep_of_the_image_uses_it() {
         images["new"]["labels"]["sgl-kernel"].as_str()
     );
     assert!(facts["image.provenance"].starts_with("store image_provenance 1 "));
-    assert_eq!(store.points(run.id).unwrap()[0].row.servebench().unwrap().image, NEW);
+    assert_eq!(
+        store.points(run.id).unwrap()[0]
+            .row
+            .servebench()
+            .unwrap()
+            .image,
+        NEW
+    );
 }
 
 #[test]

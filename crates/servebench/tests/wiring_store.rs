@@ -211,7 +211,12 @@ fn sigkill_mid_sweep_leaves_the_finished_points_stored() {
     );
     for (i, p) in pts.iter().enumerate() {
         let dir = d.join("k").join(format!("conc1-r{}", i + 1));
-        assert_eq!(p.row.to_value(), read_json(&dir.join("agg.json")), "point {}", i + 1);
+        assert_eq!(
+            p.row.to_value(),
+            read_json(&dir.join("agg.json")),
+            "point {}",
+            i + 1
+        );
         let lines = std::fs::read_to_string(dir.join("records.jsonl"))
             .unwrap()
             .lines()
