@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use servebench_contracts::{SimulatorInfo, StoreRef, SummaryDoc};
+use servebench_contracts::{ResultFile, SimulatorInfo, StoreRef, SummaryDoc};
 use servebench_metrics::{PointStatus, SCHEMA_VERSION};
 
 use crate::error::{io, IoOp, Result};
@@ -143,7 +143,15 @@ impl Observer for ConsoleOutput {
             m.peak_concurrency,
             match m.point_status {
                 PointStatus::Ok => String::new(),
-                PointStatus::Failed => "  → POINT FAILED (more than 5 % of requests failed)".into(),
+                PointStatus::Failed => format!(
+                    "  → POINT FAILED (more than {} of requests failed)",
+                    // the error gate: fixed-sequence 5 % (fixed.rs), AgentX 10 % (agentx.rs,
+                    // MEASUREMENT.md Part 2 §5.8)
+                    match p.result {
+                        ResultFile::Single(_) => "5 %",
+                        ResultFile::Other(_) => "10 %",
+                    }
+                ),
                 PointStatus::Interrupted => "  → partial (interrupted)".into(),
                 PointStatus::Invalid =>
                     format!("  → POINT INVALID: {}", m.invalid_reasons.join("; ")),

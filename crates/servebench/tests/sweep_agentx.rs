@@ -74,6 +74,11 @@ fn context_overflow_ends_the_session_and_the_lane_recycles() {
         stdout.contains("note: conc 1: context overflow:") && stdout.contains("session(s) ended"),
         "overflows are said under the table: {stdout}"
     );
+    // every request overflowed: the point fails by AgentX's 10 % error gate, named as such
+    assert!(
+        stdout.contains("POINT FAILED (more than 10 % of requests failed)"),
+        "{stdout}"
+    );
 }
 
 #[test]

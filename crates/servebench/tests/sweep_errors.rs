@@ -185,7 +185,10 @@ async fn more_than_5_percent_failed_marks_the_point_failed_and_still_writes_file
     let o = output_scratch_async(args(&srv.base_url(), &out, &["--warmups", "0"])).await;
     assert_eq!(o.status.code(), Some(1), "non-zero exit for a failed point");
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("POINT FAILED"), "{stdout}");
+    assert!(
+        stdout.contains("POINT FAILED (more than 5 % of requests failed)"),
+        "{stdout}"
+    );
     let agg = read_json(&out.join("conc2/agg.json"));
     assert_eq!(agg["point_status"], "failed");
     assert_eq!(agg["num_requests_failed"], 2);
