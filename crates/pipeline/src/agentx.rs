@@ -176,8 +176,9 @@ impl Executor for AgentxExecutor {
             // said under the table, not only in agentx.json: the failures are the server's
             // context limit, not a broken engine (MEASUREMENT.md Part 2 §5: overflow ends the session)
             m.notes.push(format!(
-                "context overflow: {} session(s) ended because the server rejected the prompt as \
-                 longer than its context (HTTP 400, counted as failed requests)",
+                "context overflow: {} session(s) ended, warmup included, because the server \
+                 rejected the prompt as longer than its context (HTTP 400; those in the profiling \
+                 window are counted as failed requests)",
                 res.context_overflows
             ));
         }
