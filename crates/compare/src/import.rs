@@ -595,6 +595,29 @@ fn table_import(
 
 /// Top-level agg keys that are identity or counts, not metrics (not copied into
 /// [`Point::values`]).
+/// Sorts a row's open keys: numbers (other than [`NON_METRIC_KEYS`]) into `values`, objects and
+/// arrays into `extra`; strings, booleans and nulls are left out. Used for foreign rows here and
+/// for the open remainder of typed rows in `point.rs`.
+pub(crate) fn sort_open_keys<'a>(
+    kv: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    values: &mut Metrics,
+    extra: &mut BTreeMap<String, Value>,
+) {
+    for (k, v) in kv {
+        match v {
+            Value::Number(n) if !NON_METRIC_KEYS.contains(&k.as_str()) => {
+                if let Some(f) = n.as_f64() {
+                    values.insert(k.clone(), f);
+                }
+            }
+            Value::Object(_) | Value::Array(_) => {
+                extra.insert(k.clone(), v.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
 pub(crate) const NON_METRIC_KEYS: &[&str] = &[
     "conc",
     "isl",
@@ -878,19 +901,7 @@ impl Point {
         let identity = Identity::from_map(m)?;
         let mut values = Metrics::new();
         let mut extra = BTreeMap::new();
-        for (k, v) in m {
-            match v {
-                Value::Number(n) if !NON_METRIC_KEYS.contains(&k.as_str()) => {
-                    if let Some(f) = n.as_f64() {
-                        values.insert(k.clone(), f);
-                    }
-                }
-                Value::Object(_) | Value::Array(_) => {
-                    extra.insert(k.clone(), v.clone());
-                }
-                _ => {}
-            }
-        }
+        sort_open_keys(m, &mut values, &mut extra);
         let agentic = is_agentic(m);
         if agentic {
             flatten_agentic(m, &mut values);

@@ -10,7 +10,7 @@ use serde_json::Value;
 use servebench_contracts::agg::STAT_PREFIXES;
 use servebench_contracts::{AggRow, EvalRow};
 
-use crate::import::{bool_of, f64_of, str_of, NON_METRIC_KEYS};
+use crate::import::{bool_of, f64_of, sort_open_keys, str_of};
 use crate::{
     normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metric, Metrics, Parallelism, Point,
     PointStatus, Spread, Stat, Topology,
@@ -211,19 +211,7 @@ impl Point {
             "failure_reasons".to_string(),
             serde_json::to_value(&row.failure_reasons).expect("a map of counts serialises"),
         );
-        for (k, v) in &row.extra {
-            match v {
-                Value::Number(n) if !NON_METRIC_KEYS.contains(&k.as_str()) => {
-                    if let Some(f) = n.as_f64() {
-                        values.insert(k.clone(), f);
-                    }
-                }
-                Value::Object(_) | Value::Array(_) => {
-                    extra.insert(k.clone(), v.clone());
-                }
-                _ => {}
-            }
-        }
+        sort_open_keys(&row.extra, &mut values, &mut extra);
         let api = match row.api.as_str() {
             "completions" => ApiKind::Completions,
             "chat" => ApiKind::Chat,
