@@ -9,7 +9,8 @@
 //! [`FailureKind`] (the request failure categories of `records.jsonl`), the per-request record
 //! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], an
 //! imported foreign row [`ForeignRow`] (InferenceX rows a baseline import stores), and the
-//! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]).
+//! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]), and the
+//! `{:#}` cause-chain text the libraries' error types share ([`chain`]).
 //!
 //! The sweep's own files are typed too: a point's raw result [`ResultDoc`] (`result.json`)
 //! and the sweep summary [`SummaryDoc`] (`summary.json`) are serde structs whose field order
@@ -20,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod chain;
 pub mod doc;
 pub mod eval;
 pub mod failure;

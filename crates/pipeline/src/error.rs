@@ -208,15 +208,8 @@ impl fmt::Display for PipelineError {
             E::Runtime(e) => write!(f, "{e}")?,
             E::Context { context, .. } => f.write_str(context)?,
         }
-        if f.alternate() {
-            // the rest of the chain, each link as anyhow's `{:#}` prints it
-            let mut next = std::error::Error::source(self);
-            while let Some(e) = next {
-                write!(f, ": {e}")?;
-                next = e.source();
-            }
-        }
-        Ok(())
+        // the rest of the chain, each link as anyhow's `{:#}` prints it
+        servebench_contracts::chain::write_source_chain(f, self)
     }
 }
 
