@@ -29,8 +29,9 @@ fn p99(mut v: Vec<f64>) -> f64 {
     servebench_metrics::percentile(&v, 99.0).unwrap()
 }
 
-/// One sweep; returns (p99 |ΔTTFT|, p99 |ΔTPOT|, median |ΔTTFT|) in ms.
-fn measure_once() -> (f64, f64, f64) {
+/// One sweep; returns (p99 |ΔTTFT|, p99 |ΔTPOT|, median |ΔTTFT|, worst |reported p99 TTFT −
+/// simulator p99 TTFT| over the two points) in ms.
+fn measure_once() -> (f64, f64, f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     // real time (speedup 1) so wall-clock measurement equals modelled time; 100 requests per
@@ -64,12 +65,13 @@ fn measure_once() -> (f64, f64, f64) {
         .map(|e| (e["id"].as_str().unwrap().to_string(), e))
         .collect();
     let (mut d_ttft, mut d_tpot) = (Vec::new(), Vec::new());
+    let mut d_p99 = 0.0f64;
     for conc in [1, 4] {
         let recs = read_jsonl(&out.join(format!("conc{conc}/records.jsonl")));
         let measured: Vec<&Value> = recs.iter().filter(|r| r["phase"] == "measured").collect();
         assert_eq!(measured.len(), 100, "--num-prompts measured requests");
         assert_eq!(recs.len() - measured.len(), 2 * conc, "2 × conc warmups");
-        let mut sim_ttfts = Vec::new();
+        let (mut sim_ttfts, mut client_ttfts) = (Vec::new(), Vec::new());
         for r in &measured {
             assert_eq!(r["success"], true, "{r}");
             let e = &emission[r["response_id"].as_str().unwrap()];
@@ -84,17 +86,24 @@ fn measure_once() -> (f64, f64, f64) {
             let sim_ttft = ns("first_token_ns") - ns("received_ns");
             let sim_tpot = (ns("last_token_ns") - ns("first_token_ns")) / (n - 1) as f64;
             sim_ttfts.push(sim_ttft);
+            client_ttfts.push(r["ttft_ms"].as_f64().unwrap());
             d_ttft.push((r["ttft_ms"].as_f64().unwrap() - sim_ttft).abs());
             d_tpot.push((r["tpot_ms"].as_f64().unwrap() - sim_tpot).abs());
         }
-        // the point's reported p99 TTFT agrees with the simulator's p99 TTFT
+        // the point's reported p99 TTFT is the p99 of its measured records (warmups excluded):
+        // exact, whatever the machine's scheduling did
         let agg = read_json(&out.join(format!("conc{conc}/agg.json")));
         let reported = agg["p99_ttft"].as_f64().unwrap() * 1000.0;
-        let sim = p99(sim_ttfts);
+        let from_records = p99(client_ttfts);
         assert!(
-            (reported - sim).abs() <= 5.0,
-            "conc {conc}: p99 TTFT {reported} ms vs simulator {sim} ms"
+            (reported - from_records).abs() <= 1e-6,
+            "conc {conc}: agg.json p99 TTFT {reported} ms is not the p99 of the measured records {from_records} ms"
         );
+        // ... and agrees with the simulator's p99 TTFT; a single delayed thread wake-up moves a
+        // p99 of 100 requests, so this is judged per attempt with the per-request bound
+        let sim = p99(sim_ttfts);
+        println!("conc {conc}: reported p99 TTFT {reported:.3} ms, simulator {sim:.3} ms");
+        d_p99 = d_p99.max((reported - sim).abs());
     }
     let median = {
         let mut v = d_ttft.clone();
@@ -104,7 +113,7 @@ fn measure_once() -> (f64, f64, f64) {
     let n = d_tpot.len();
     let (pt, pp) = (p99(d_ttft), p99(d_tpot));
     println!("p99 |ΔTTFT| = {pt:.3} ms, p99 |ΔTPOT| = {pp:.4} ms, median |ΔTTFT| = {median:.3} ms over {n} requests");
-    (pt, pp, median)
+    (pt, pp, median, d_p99)
 }
 
 /// The machine's own thread wake-up latency, p99 in ms: a thread blocked on a channel is sent a
@@ -148,17 +157,18 @@ fn reported_ttft_tpot_match_simulator_emission_log() {
     for attempt in 1..=3 {
         let wake = os_wake_latency_p99_ms();
         let bound = 1.0 + wake.min(5.0);
-        let (pt, pp, median) = measure_once();
+        let (pt, pp, median, d_p99) = measure_once();
         assert!(
             median <= 0.5,
             "systematic TTFT offset {median} ms against the simulator"
         );
         let worst = pt.max(pp);
-        best = best.min(worst - bound);
-        println!("attempt {attempt}: p99 difference {worst:.3} ms, bound {bound:.3} ms (1 ms + OS wake-up p99 {wake:.3} ms)");
-        if worst <= bound {
+        best = best.min((worst - bound).max(d_p99 - 5.0));
+        println!("attempt {attempt}: p99 difference {worst:.3} ms, bound {bound:.3} ms (1 ms + OS wake-up p99 {wake:.3} ms); reported vs simulator p99 TTFT {d_p99:.3} ms (bound 5 ms)");
+        // the reported p99 TTFT against the simulator's p99 TTFT: within 5 ms in the same attempt
+        if worst <= bound && d_p99 <= 5.0 {
             return;
         }
     }
-    panic!("p99 |reported − simulator| TTFT/TPOT above 1 ms + the OS wake-up latency in 3 runs (best excess {best:.3} ms)");
+    panic!("p99 |reported − simulator| TTFT/TPOT above 1 ms + the OS wake-up latency, or reported p99 TTFT more than 5 ms from the simulator's, in 3 runs (best excess {best:.3} ms)");
 }
