@@ -19,6 +19,27 @@ fn near(a: Option<f64>, want: f64) -> bool {
     a.is_some_and(|a| (a - want).abs() <= TOL)
 }
 
+/// Sends `spec` alone, up to three times, and returns the first record whose timings pass
+/// `timing_ok` (or the third, so the caller's asserts print what was off). One delayed thread
+/// wake-up on a loaded 2-core machine can exceed [`TOL`]; a client that reads the clock at the
+/// wrong moment is off on every attempt. Timing-independent values are asserted by the caller
+/// on the returned record.
+async fn run_timed(
+    make: impl Fn() -> ClientCtx,
+    spec: RequestSpec,
+    timing_ok: impl Fn(&RequestRecord) -> bool,
+) -> RequestRecord {
+    let mut last = None;
+    for _ in 0..3 {
+        let r = run(make(), vec![spec.clone()], 1).await.remove(0);
+        if timing_ok(&r) {
+            return r;
+        }
+        last = Some(r);
+    }
+    last.unwrap()
+}
+
 fn spec(id: u64, max_tokens: u32) -> RequestSpec {
     RequestSpec {
         id,
@@ -93,35 +114,31 @@ async fn b01_live_timing() {
     let srv = MockServer::start(Arc::new(|_: &Captured| stream(f01())), false)
         .await
         .unwrap();
-    let r = run(
-        ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench),
-        vec![spec(0, 3)],
-        1,
+    let itl_ok = |r: &RequestRecord| r.itl_ms.iter().all(|&g| (f64::from(g) - 20.0).abs() <= TOL);
+    let r = &run_timed(
+        || ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench),
+        spec(0, 3),
+        |r| near(r.ttft_ms, 214.0) && near(r.e2el_ms, 254.0) && near(r.tpot_ms, 20.0) && itl_ok(r),
     )
     .await;
-    let r = &r[0];
     assert!(r.success, "{r:?}");
     assert!(near(r.ttft_ms, 214.0), "ttft {:?}", r.ttft_ms);
     assert!(near(r.e2el_ms, 254.0), "e2el {:?}", r.e2el_ms);
     assert!(near(r.tpot_ms, 20.0), "tpot {:?}", r.tpot_ms);
     assert_eq!(r.itl_ms.len(), 2);
-    assert!(
-        r.itl_ms.iter().all(|&g| (f64::from(g) - 20.0).abs() <= TOL),
-        "{:?}",
-        r.itl_ms
-    );
+    assert!(itl_ok(r), "{:?}", r.itl_ms);
     assert_eq!(r.output_tokens, 3);
     assert_eq!(r.response_id.as_deref(), Some("chatcmpl-1"));
     assert_eq!(r.text.as_deref(), Some("Hello world!"));
     // InferenceX compat on the same bytes: TTFT at the role chunk, E2EL at the usage chunk
-    let ix = run(
-        ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::InferenceX),
-        vec![spec(0, 3)],
-        1,
+    let ix = run_timed(
+        || ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::InferenceX),
+        spec(0, 3),
+        |r| near(r.ttft_ms, 5.0) && near(r.e2el_ms, 300.0),
     )
     .await;
-    assert!(near(ix[0].ttft_ms, 5.0), "{:?}", ix[0].ttft_ms);
-    assert!(near(ix[0].e2el_ms, 300.0), "{:?}", ix[0].e2el_ms);
+    assert!(near(ix.ttft_ms, 5.0), "{:?}", ix.ttft_ms);
+    assert!(near(ix.e2el_ms, 300.0), "{:?}", ix.e2el_ms);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,17 +173,24 @@ async fn b02_live_reasoning() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(steps.clone())), false)
         .await
         .unwrap();
-    let r = &run(
-        ctx(
-            &srv.base_url(),
-            Api::Chat,
-            Engine::Sglang,
-            Compat::Servebench,
-        ),
-        vec![spec(0, 5)],
-        1,
+    let r = &run_timed(
+        || {
+            ctx(
+                &srv.base_url(),
+                Api::Chat,
+                Engine::Sglang,
+                Compat::Servebench,
+            )
+        },
+        spec(0, 5),
+        |r| {
+            near(r.ttft_ms, 50.0)
+                && near(r.ttfo_ms, 900.0)
+                && near(r.e2el_ms, 920.0)
+                && near(r.tpot_ms, 217.5)
+        },
     )
-    .await[0];
+    .await;
     assert!(
         near(r.ttft_ms, 50.0) && near(r.ttfo_ms, 900.0) && near(r.e2el_ms, 920.0),
         "{r:?}"
@@ -200,17 +224,19 @@ async fn b03_b04_live_bodies_and_counts() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(f03.clone())), false)
         .await
         .unwrap();
-    let r = &run(
-        ctx(
-            &srv.base_url(),
-            Api::Completions,
-            Engine::Sglang,
-            Compat::Servebench,
-        ),
-        vec![spec(0, 128)],
-        1,
+    let r = &run_timed(
+        || {
+            ctx(
+                &srv.base_url(),
+                Api::Completions,
+                Engine::Sglang,
+                Compat::Servebench,
+            )
+        },
+        spec(0, 128),
+        |r| near(r.tpot_ms, 20.0) && near(r.e2el_ms, 140.0),
     )
-    .await[0];
+    .await;
     let body = srv.captured()[0].json();
     assert_eq!(srv.captured()[0].path, "/v1/completions");
     assert_eq!(body["max_tokens"], 128);
@@ -238,17 +264,19 @@ async fn b03_b04_live_bodies_and_counts() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(f04.clone())), false)
         .await
         .unwrap();
-    let r = &run(
-        ctx(
-            &srv.base_url(),
-            Api::Chat,
-            Engine::Openai,
-            Compat::Servebench,
-        ),
-        vec![spec(0, 256)],
-        1,
+    let r = &run_timed(
+        || {
+            ctx(
+                &srv.base_url(),
+                Api::Chat,
+                Engine::Openai,
+                Compat::Servebench,
+            )
+        },
+        spec(0, 256),
+        |r| near(r.tpot_ms, 20.0),
     )
-    .await[0];
+    .await;
     let body = srv.captured()[0].json();
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"]["include_usage"], true);
@@ -491,9 +519,12 @@ async fn timeout_connect_failure_and_cancel() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(slow.clone())), false)
         .await
         .unwrap();
-    let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
-    c.timeout = Duration::from_millis(300);
-    let r = &run(c, vec![spec(0, 1)], 1).await[0];
+    let short_timeout = || {
+        let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+        c.timeout = Duration::from_millis(300);
+        c
+    };
+    let r = &run_timed(short_timeout, spec(0, 1), |r| near(r.ttft_ms, 50.0)).await;
     assert_eq!(
         r.failure.as_ref().map(|f| f.as_str()).as_deref(),
         Some("timeout")
