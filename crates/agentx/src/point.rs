@@ -54,6 +54,62 @@ pub struct PointResult {
     pub agg_path: PathBuf,
     /// Whether the window was shorter than [`MIN_VALID_DURATION_S`] (marked invalid).
     pub short_window: bool,
+    /// Context-overflow rejections by phase, and the profiling responses they are a share of.
+    pub overflow: OverflowCounts,
+    /// Why the point is not a valid InferenceX submission, with the harness's reason codes
+    /// (`unsafe_override`: window < [`MIN_VALID_DURATION_S`]; `context_overflow_rate_exceeded`:
+    /// [`OverflowCounts::rate_exceeded`]; `run_cancelled`: Ctrl-C). Empty = valid as far as
+    /// the harness judges (servebench's 10 % error gate is [`PointResult::gate`]).
+    pub submission_invalid_reasons: Vec<String>,
+}
+
+/// The harness's limit on context-overflow rejections: more than this share of the profiling
+/// responses makes the submission invalid (aiperf `CONTEXT_OVERFLOW_RATE_LIMIT` = 0.01,
+/// strictly greater than).
+pub const CONTEXT_OVERFLOW_RATE_LIMIT: f64 = 0.01;
+
+/// Context-overflow rejections of one point ([`crate::replay::is_context_overflow`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OverflowCounts {
+    /// Rejected warmup requests.
+    pub warmup: u64,
+    /// Rejected profiling requests.
+    pub profiling: u64,
+    /// Every profiling response, rejections included (the harness's `total_responses`:
+    /// requests + errors + skipped overflows).
+    pub profiling_responses: u64,
+}
+
+impl OverflowCounts {
+    /// Counts `records` (every phase).
+    pub fn of(records: &[ReplayRecord]) -> OverflowCounts {
+        let mut c = OverflowCounts::default();
+        for r in records {
+            match r.rec.phase {
+                RecordPhase::Warmup => c.warmup += u64::from(r.context_overflow),
+                RecordPhase::Profiling => {
+                    c.profiling += u64::from(r.context_overflow);
+                    c.profiling_responses += 1;
+                }
+            }
+        }
+        c
+    }
+
+    /// `profiling / profiling_responses` (0 without responses, as the harness treats it).
+    pub fn rate(&self) -> f64 {
+        if self.profiling_responses == 0 {
+            0.0
+        } else {
+            self.profiling as f64 / self.profiling_responses as f64
+        }
+    }
+
+    /// Whether [`OverflowCounts::rate`] is above [`CONTEXT_OVERFLOW_RATE_LIMIT`] (strictly:
+    /// exactly 1 % is accepted, as in aiperf `compute_submission_outcome`).
+    pub fn rate_exceeded(&self) -> bool {
+        self.rate() > CONTEXT_OVERFLOW_RATE_LIMIT
+    }
 }
 
 /// Errors of a point (one line each).
@@ -168,6 +224,7 @@ pub async fn run_point(
     replay_cfg.profiling_started = Some(started);
     let mut write_err = None;
     let scale = cfg.replay.time_scale;
+    let cancel_probe = cancel.clone();
     let mut out = run(client, plans, replay_cfg, cancel, |r| {
         if write_err.is_none() {
             if let Err(e) = serde_json::to_writer(&mut f, &to_modelled(r.clone(), scale))
@@ -181,6 +238,7 @@ pub async fn run_point(
     })
     .await?;
     let _ = stop_tx.send(true);
+    let cancelled = cancel_probe.is_cancelled();
     if let Some(e) = write_err.or_else(|| f.flush().err()) {
         return Err(PointError::Io {
             path: records_path.display().to_string(),
@@ -206,28 +264,37 @@ pub async fn run_point(
         .into_iter()
         .map(|r| to_modelled(r, scale))
         .collect();
-    let recs: Vec<_> = out.records.iter().map(|r| r.rec.clone()).collect();
-    let prof = out
-        .records
-        .iter()
-        .filter(|r| r.rec.phase == RecordPhase::Profiling);
+    // context-overflow rejections are left out, as the harness leaves them out of its
+    // per-record export and metrics (aiperf records_manager: the AGENTIC_REPLAY skip path)
+    let served = || out.records.iter().filter(|r| !r.context_overflow);
+    let recs: Vec<_> = served().map(|r| r.rec.clone()).collect();
+    let prof = served().filter(|r| r.rec.phase == RecordPhase::Profiling);
     let (mut hit, mut total) = (0u64, 0u64);
     for r in prof {
         hit += u64::from(r.hit_blocks);
         total += u64::from(r.total_blocks);
     }
     let short_window = cfg.replay.duration.as_secs() < MIN_VALID_DURATION_S;
+    let mut submission_invalid_reasons = Vec::new();
     if short_window {
+        submission_invalid_reasons.push("unsafe_override".to_string());
         warnings.push(format!(
             "unsafe_override: profiling window {} s < {MIN_VALID_DURATION_S} s (submission_valid=false)",
             cfg.replay.duration.as_secs()
         ));
     }
+    let overflow = OverflowCounts::of(&out.records);
     if out.context_overflows > 0 {
         warnings.push(format!(
-            "context_overflow: {} sessions ended",
-            out.context_overflows
+            "context_overflow: {} sessions ended ({} warmup, {} of {} profiling requests rejected, left out of the metrics)",
+            out.context_overflows, overflow.warmup, overflow.profiling, overflow.profiling_responses
         ));
+    }
+    if overflow.rate_exceeded() {
+        submission_invalid_reasons.push("context_overflow_rate_exceeded".to_string());
+    }
+    if cancelled {
+        submission_invalid_reasons.push("run_cancelled".to_string());
     }
     let inputs = AggInputs {
         identity: cfg.identity,
@@ -253,5 +320,28 @@ pub async fn run_point(
         records_path,
         agg_path,
         short_window,
+        overflow,
+        submission_invalid_reasons,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_rate_limit_is_strictly_greater_than_one_percent() {
+        let c = |profiling, profiling_responses| OverflowCounts {
+            warmup: 0,
+            profiling,
+            profiling_responses,
+        };
+        // exactly 1 % is accepted (aiperf pins the boundary the same way)
+        assert!(!c(1, 100).rate_exceeded());
+        assert!(c(2, 100).rate_exceeded());
+        assert!(c(1, 99).rate_exceeded());
+        // no responses: rate 0, the rule does not apply
+        assert_eq!(c(0, 0).rate(), 0.0);
+        assert!(!c(0, 0).rate_exceeded());
+    }
 }

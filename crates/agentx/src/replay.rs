@@ -159,6 +159,11 @@ pub struct ReplayRecord {
     pub http_status: Option<u16>,
     /// Scheduled time, ns (run clock): when the replay decided to send.
     pub scheduled_ns: u64,
+    /// The server rejected the prompt as longer than its context ([`is_context_overflow`]):
+    /// the session ended, and the request is left out of the aggregate, the error gate and
+    /// the latency statistics (the harness skips such records; they are counted apart).
+    #[serde(default)]
+    pub context_overflow: bool,
 }
 
 /// What a replay produced.
@@ -246,16 +251,26 @@ pub fn marker(benchmark_id: &str, pass: u64, lane: usize, trace: &str) -> String
     format!("[rid:{}]\n\n", &hex::encode(d)[..12])
 }
 
-/// Whether an error response is a context-length rejection.
-pub fn is_context_overflow(status: Option<u16>, error: &str) -> bool {
+/// Substrings (lowercase) that mark an error response as a context-length rejection: the
+/// harness's allowlist (`AIPERF_AGENTX_CONTEXT_OVERFLOW_SUBSTRINGS` default, aiperf
+/// `common/environment.py`) plus llama.cpp's wording, which the harness list misses
+/// (`exceed_context_size_error`: "the request exceeds the available context size").
+pub const CONTEXT_OVERFLOW_SUBSTRINGS: [&str; 6] = [
+    "context length",
+    "maximum context",
+    "context_length_exceeded",
+    "prompt is too long",
+    "exceed_context_size",
+    "exceeds the available context size",
+];
+
+/// Whether a failed request's error text (the server's error body or message) is a
+/// context-length rejection: a case-insensitive match of [`CONTEXT_OVERFLOW_SUBSTRINGS`], on
+/// any status, as the harness classifies (aiperf `is_context_overflow_response`, no status
+/// gate). Such a request ends its session; it is counted apart, not as a failed request.
+pub fn is_context_overflow(error: &str) -> bool {
     let e = error.to_ascii_lowercase();
-    matches!(status, Some(400) | Some(413) | Some(422))
-        && (e.contains("context length")
-            || e.contains("context_length")
-            || e.contains("maximum context")
-            || e.contains("too long")
-            || e.contains("max_model_len")
-            || e.contains("exceeds"))
+    CONTEXT_OVERFLOW_SUBSTRINGS.iter().any(|s| e.contains(s))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -353,6 +368,16 @@ struct Done {
     conv: usize,
     turn: usize,
     rec: RequestRecord,
+}
+
+impl Done {
+    /// Classified at completion ([`is_context_overflow`]).
+    fn overflow(&self) -> bool {
+        self.rec
+            .failure
+            .as_ref()
+            .is_some_and(servebench_contracts::FailureKind::is_context_overflow)
+    }
 }
 
 struct Ctx {
@@ -485,6 +510,10 @@ impl Ctx {
             if let Some(c) = slot {
                 pool.lock().unwrap_or_else(|p| p.into_inner()).push(c);
             }
+            let mut rec = rec;
+            if !rec.success && is_context_overflow(rec.error.as_deref().unwrap_or("")) {
+                rec.failure = Some(servebench_contracts::FailureKind::ContextOverflow);
+            }
             let _ = tx.send(Done {
                 lane: li,
                 conv,
@@ -574,6 +603,7 @@ fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> Repl
         prompt_tokens_server: r.prompt_tokens_server,
         http_status: r.http_status,
         scheduled_ns: r.scheduled_ns,
+        context_overflow: d.overflow(),
     }
 }
 
@@ -706,7 +736,7 @@ pub async fn run(
         let r = to_record(&d, lane, RecordPhase::Warmup, 1);
         out.raw
             .push(with_phase(&d.rec, servebench_client::Phase::Warmup));
-        if is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or("")) {
+        if d.overflow() {
             // the session does not fit the server's context: it ends (counted); the lane
             // starts a fresh play at the start of profiling
             out.context_overflows += 1;
@@ -759,7 +789,7 @@ pub async fn run(
             .push(with_phase(&d.rec, servebench_client::Phase::Warmup));
         on_record(&r);
         out.records.push(r);
-        if is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or("")) {
+        if d.overflow() {
             out.context_overflows += 1;
             lanes[li].in_flight -= 1;
             end_tree(&mut lanes[li], d.conv);
@@ -977,7 +1007,7 @@ pub async fn run(
         let max_tokens = lanes[li].plan.convs[d.conv].turns[d.turn].max_tokens;
         let r = to_record(&d, &lanes[li], RecordPhase::Profiling, max_tokens);
         out.raw.push(d.rec.clone());
-        let overflow = is_context_overflow(d.rec.http_status, d.rec.error.as_deref().unwrap_or(""));
+        let overflow = d.overflow();
         on_record(&r);
         out.records.push(r);
         let now = Instant::now();
@@ -1245,11 +1275,27 @@ mod tests {
 
     #[test]
     fn overflow_detection() {
+        // vLLM, SGLang, the harness's OpenAI code, Anthropic-style, llama.cpp
+        for body in [
+            r#"{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40000 tokens","type":"BadRequestError","code":400}"#,
+            "The input (50000 tokens) is longer than the model's context length (32768 tokens).",
+            r#"{"error":{"code":"context_length_exceeded"}}"#,
+            "Prompt is too long",
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+        ] {
+            assert!(is_context_overflow(body), "{body}");
+        }
+        // no status gate, as in the harness
         assert!(is_context_overflow(
-            Some(400),
-            "This model's maximum context length is 32768 tokens"
+            "HTTP 500: Maximum Context Length exceeded"
         ));
-        assert!(!is_context_overflow(Some(500), "maximum context length"));
-        assert!(!is_context_overflow(Some(400), "bad field"));
+        for body in [
+            "bad field",
+            "max_tokens must be at least 1",
+            "too long to wait",
+            "",
+        ] {
+            assert!(!is_context_overflow(body), "{body}");
+        }
     }
 }

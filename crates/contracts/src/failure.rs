@@ -31,6 +31,11 @@ pub enum FailureKind {
     BadEvent,
     /// Cancelled by Ctrl-C (`cancelled`): not counted as a failure of the point.
     Cancelled,
+    /// AgentX: the server rejected the prompt as longer than its context
+    /// (`context_overflow`; the HTTP status stays in the record's `http_status`). The session
+    /// ends; the request is counted apart, not as a failed request, as InferenceX's harness
+    /// does (more than 1 % of the profiling responses makes the point invalid).
+    ContextOverflow,
     /// InferenceX compat: any exception (`exception`).
     Exception,
     /// A category this version does not know, kept verbatim.
@@ -49,6 +54,7 @@ impl FailureKind {
             "disconnected_after_tokens" => FailureKind::DisconnectedAfterTokens,
             "bad_event" => FailureKind::BadEvent,
             "cancelled" => FailureKind::Cancelled,
+            "context_overflow" => FailureKind::ContextOverflow,
             "exception" => FailureKind::Exception,
             "stream_error" => FailureKind::StreamError(None),
             _ => {
@@ -77,6 +83,7 @@ impl FailureKind {
             FailureKind::DisconnectedAfterTokens => "disconnected_after_tokens".into(),
             FailureKind::BadEvent => "bad_event".into(),
             FailureKind::Cancelled => "cancelled".into(),
+            FailureKind::ContextOverflow => "context_overflow".into(),
             FailureKind::Exception => "exception".into(),
             FailureKind::Other(s) => s.clone(),
         }
@@ -86,6 +93,12 @@ impl FailureKind {
     /// (cancelled requests are left out of a point's counts).
     pub fn is_cancelled(&self) -> bool {
         *self == FailureKind::Cancelled
+    }
+
+    /// Whether the request was rejected as longer than the server's context
+    /// ([`FailureKind::ContextOverflow`]).
+    pub fn is_context_overflow(&self) -> bool {
+        *self == FailureKind::ContextOverflow
     }
 }
 
@@ -147,6 +160,7 @@ mod tests {
             "disconnected_after_tokens",
             "bad_event",
             "cancelled",
+            "context_overflow",
             "exception",
             "something_new",
             "http_abc",
@@ -155,6 +169,7 @@ mod tests {
         }
         assert_eq!(FailureKind::parse("http_429"), FailureKind::Http(429));
         assert!(FailureKind::parse("cancelled").is_cancelled());
+        assert!(FailureKind::parse("context_overflow").is_context_overflow());
         assert_eq!(
             FailureKind::parse("stream_error:400"),
             FailureKind::StreamError(Some("400".into()))

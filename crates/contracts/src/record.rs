@@ -121,7 +121,7 @@ pub struct RequestRecord {
     pub success: bool,
     /// Failure category, written as its string (`no_token`, `stream_error:<code>`,
     /// `stream_error_after_tokens`, `http_<status>`, `timeout`, `connect`, `disconnected`,
-    /// `disconnected_after_tokens`, `bad_event`, `cancelled`, (compat) `exception`).
+    /// `disconnected_after_tokens`, `bad_event`, `cancelled`, `context_overflow`, (compat) `exception`).
     pub failure: Option<FailureKind>,
     /// Error text (server message, transport error) kept for triage.
     pub error: Option<String>,
@@ -143,5 +143,15 @@ impl RequestRecord {
     /// left out of a point's counts.
     pub fn is_cancelled(&self) -> bool {
         self.failure.as_ref().is_some_and(FailureKind::is_cancelled)
+    }
+
+    /// Whether the request counts in its point's statistics: not cancelled by Ctrl-C and not
+    /// rejected as longer than the server's context ([`FailureKind::ContextOverflow`], AgentX:
+    /// counted apart, as InferenceX's harness does).
+    pub fn counts_in_point(&self) -> bool {
+        !self
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.is_cancelled() || f.is_context_overflow())
     }
 }

@@ -126,7 +126,7 @@ const RECORD_FIELDS: &[Field] = &[
     (
         "failure",
         true,
-        r#"{"type": ["string", "null"], "description": "FailureKind, as its string: no_token, stream_error:<code> (stream_error without a code), stream_error_after_tokens, http_<status>, timeout, connect, disconnected, disconnected_after_tokens, bad_event, cancelled, exception (compat inferencex); another string is a newer writer's kind"}"#,
+        r#"{"type": ["string", "null"], "description": "FailureKind, as its string: no_token, stream_error:<code> (stream_error without a code), stream_error_after_tokens, http_<status>, timeout, connect, disconnected, disconnected_after_tokens, bad_event, cancelled, context_overflow (AgentX: counted apart, not a failure of the point), exception (compat inferencex); another string is a newer writer's kind"}"#,
     ),
     ("error", true, r#"{"type": ["string", "null"]}"#),
     (

@@ -47,6 +47,7 @@ fn every_failure_kind_is_written_as_its_string() {
         ),
         (FailureKind::BadEvent, "bad_event"),
         (FailureKind::Cancelled, "cancelled"),
+        (FailureKind::ContextOverflow, "context_overflow"),
         (FailureKind::Exception, "exception"),
         (
             FailureKind::Other("from_a_newer_writer".into()),

@@ -271,7 +271,7 @@ pub fn goodput(
     };
     let measured: Vec<&RequestRecord> = records
         .iter()
-        .filter(|r| r.phase == Phase::Measured && !r.is_cancelled())
+        .filter(|r| r.phase == Phase::Measured && r.counts_in_point())
         .collect();
     let n = measured.len() as u64;
     let good: Vec<&&RequestRecord> = measured.iter().filter(|r| slo.request_is_good(r)).collect();

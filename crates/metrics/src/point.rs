@@ -154,12 +154,14 @@ fn is_cancelled(r: &RequestRecord) -> bool {
     r.is_cancelled()
 }
 
-/// Computes the point metrics from the measured-phase records (warmup records are ignored).
+/// Computes the point metrics from the measured-phase records (warmup records are ignored;
+/// so are cancelled requests and context-overflow rejections, which are not the server's
+/// failures to serve).
 pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
     let mut measured: Vec<&RequestRecord> = records
         .iter()
         .filter(|r| r.phase == Phase::Measured)
-        .filter(|r| !is_cancelled(r))
+        .filter(|r| r.counts_in_point())
         .collect();
     // dataset order (InferenceX `input_lens`/`output_lens` follow the request list)
     measured.sort_by_key(|r| (r.id, r.t0_ns));

@@ -100,7 +100,7 @@ impl SteadyWindow {
 fn measured(records: &[RequestRecord]) -> Vec<&RequestRecord> {
     records
         .iter()
-        .filter(|r| r.phase == Phase::Measured && !r.is_cancelled())
+        .filter(|r| r.phase == Phase::Measured && r.counts_in_point())
         .collect()
 }
 

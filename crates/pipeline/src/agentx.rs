@@ -172,14 +172,29 @@ impl Executor for AgentxExecutor {
             },
         );
         m.rescale_time(ctx.target.sim_speedup);
+        let ov = res.overflow;
         if res.context_overflows > 0 {
-            // said under the table, not only in agentx.json: the failures are the server's
-            // context limit, not a broken engine (MEASUREMENT.md Part 2 §5: overflow ends the session)
+            // said under the table, not only in agentx.json: the rejections are the server's
+            // context limit, not a broken engine (MEASUREMENT.md Part 2 §5: overflow ends the
+            // session); like the harness, the rejected requests are left out of the statistics
             m.notes.push(format!(
-                "context overflow: {} session(s) ended, warmup included, because the server \
-                 rejected the prompt as longer than its context (HTTP 400; those in the profiling \
-                 window are counted as failed requests)",
-                res.context_overflows
+                "context overflow: {} session(s) ended because the server rejected the prompt as \
+                 longer than its context ({} warmup and {} of {} profiling requests; left out of \
+                 the statistics and the error gate, as InferenceX's harness does)",
+                res.context_overflows, ov.warmup, ov.profiling, ov.profiling_responses
+            ));
+        }
+        if ov.rate_exceeded() {
+            // InferenceX's verdict, said like the short window's: the numbers stand, but the
+            // point is not a valid submission (agentx_submission_valid = false)
+            m.notes.push(format!(
+                "not a valid InferenceX submission: {} of {} profiling requests ({:.1} %) were \
+                 rejected as longer than the server's context, more than {} % \
+                 (context_overflow_rate_exceeded)",
+                ov.profiling,
+                ov.profiling_responses,
+                ov.rate() * 100.0,
+                servebench_agentx::point::CONTEXT_OVERFLOW_RATE_LIMIT * 100.0
             ));
         }
         let extra = AggExtra {
@@ -197,7 +212,11 @@ impl Executor for AgentxExecutor {
             .insert("scenario_type".into(), json!("agentic-coding"));
         agg.extra.insert(
             "agentx_submission_valid".into(),
-            json!(!res.short_window && res.gate.passed),
+            json!(res.submission_invalid_reasons.is_empty() && res.gate.passed),
+        );
+        agg.extra.insert(
+            "agentx_submission_invalid_reasons".into(),
+            json!(res.submission_invalid_reasons),
         );
         agg.extra.insert("agentx".into(), ax.clone());
         let mut result = ax;
@@ -209,6 +228,12 @@ impl Executor for AgentxExecutor {
                     "client_records_file": "records.jsonl",
                     "error_gate_passed": res.gate.passed,
                     "context_overflows": res.context_overflows,
+                    "context_overflow_requests": {
+                        "warmup": ov.warmup,
+                        "profiling": ov.profiling,
+                        "profiling_responses": ov.profiling_responses,
+                    },
+                    "submission_invalid_reasons": res.submission_invalid_reasons,
                     "short_window": res.short_window,
                     "token_counting": self.counting,
                     "simulator": ctx.target.simulator_json(),

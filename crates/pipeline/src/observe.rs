@@ -122,6 +122,15 @@ impl Observer for FileOutput {
     }
 }
 
+/// `"; INVALID: <reasons>"` for a failed point that also broke a validity rule.
+fn invalid_suffix(m: &servebench_metrics::PointMetrics) -> String {
+    if m.invalid_reasons.is_empty() {
+        String::new()
+    } else {
+        format!("; INVALID: {}", m.invalid_reasons.join("; "))
+    }
+}
+
 /// The point lines on stdout (the final table is [`crate::table::print_table`], printed once
 /// the run's status is settled).
 pub struct ConsoleOutput;
@@ -143,14 +152,19 @@ impl Observer for ConsoleOutput {
             m.peak_concurrency,
             match m.point_status {
                 PointStatus::Ok => String::new(),
+                PointStatus::Failed if m.completed + m.failed == 0 => format!(
+                    "  → POINT FAILED (no request was measured){}",
+                    invalid_suffix(m)
+                ),
                 PointStatus::Failed => format!(
-                    "  → POINT FAILED (more than {} of requests failed)",
+                    "  → POINT FAILED (more than {} of requests failed){}",
                     // the error gate: fixed-sequence 5 % (fixed.rs), AgentX 10 % (agentx.rs,
                     // MEASUREMENT.md Part 2 §5.8)
                     match p.result {
                         ResultFile::Single(_) => "5 %",
                         ResultFile::Other(_) => "10 %",
-                    }
+                    },
+                    invalid_suffix(m)
                 ),
                 PointStatus::Interrupted => "  → partial (interrupted)".into(),
                 PointStatus::Invalid =>

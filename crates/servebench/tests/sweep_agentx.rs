@@ -67,18 +67,54 @@ fn context_overflow_ends_the_session_and_the_lane_recycles() {
         "no request after the overflow (lane stalled); {} profiling records; stderr:\n{stderr}",
         prof.len()
     );
+    // the rejections are counted apart, as the harness does: flagged in agentx_records.jsonl,
+    // `context_overflow` (not http_400) in records.jsonl, out of the aggregate and the gate
+    let n_overflow = prof
+        .iter()
+        .filter(|r| r["context_overflow"] == true)
+        .count();
+    assert_eq!(n_overflow, prof.len(), "every profiling request overflowed");
+    let client = read_jsonl(&out.join("conc1/records.jsonl"));
+    assert!(client
+        .iter()
+        .filter(|r| r["phase"] == "measured")
+        .all(|r| r["failure"] == "context_overflow"));
     let agentx = read_json(&out.join("conc1/agentx.json"));
-    assert!(agentx["request_accounting"]["error_categories"].is_object());
+    assert_eq!(
+        agentx["request_accounting"]["records_error_dropped"], 0,
+        "{agentx}"
+    );
+    // result.json: the AgentX aggregate plus servebench's own block
+    let result = read_json(&out.join("conc1/result.json"));
+    let sb = &result["servebench"];
+    assert_eq!(
+        sb["context_overflow_requests"]["profiling"].as_u64(),
+        Some(prof.len() as u64)
+    );
+    assert_eq!(
+        sb["submission_invalid_reasons"],
+        serde_json::json!(["unsafe_override", "context_overflow_rate_exceeded"])
+    );
+    let agg = read_json(&out.join("conc1/agg.json"));
+    assert_eq!(agg["agentx_submission_valid"], false);
+    assert_eq!(
+        agg["num_requests_failed"], 0,
+        "rejections are not failed requests"
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains("note: conc 1: context overflow:") && stdout.contains("session(s) ended"),
         "overflows are said under the table: {stdout}"
     );
-    // every request overflowed: the point fails by AgentX's 10 % error gate, named as such
+    // more than 1 % of the profiling requests rejected: InferenceX's rule, said with its code;
+    // nothing was served, so the point failed (nothing measured), named as such
     assert!(
-        stdout.contains("POINT FAILED (more than 10 % of requests failed)"),
+        stdout.contains("POINT FAILED (no request was measured)")
+            && stdout.contains("note: conc 1: not a valid InferenceX submission: ")
+            && stdout.contains("(context_overflow_rate_exceeded)"),
         "{stdout}"
     );
+    assert!(!o.status.success(), "a failed point exits non-zero");
 }
 
 #[test]
