@@ -33,8 +33,9 @@
 //!   times, subagent offsets, the idle caps, the window and the grace are modelled time and are
 //!   waited ÷ S of wall time; [`crate::point`] reports records and the aggregate in modelled
 //!   time (× S), so a sped-up simulator run models the recorded pacing.
-//! * Context overflow (HTTP 400/413 whose body says the prompt is too long) ends that tree and
-//!   is counted.
+//! * Context overflow (an error body matching [`CONTEXT_OVERFLOW_SUBSTRINGS`], any status) ends
+//!   that tree; the record is flagged ([`ReplayRecord::context_overflow`], client failure
+//!   `context_overflow`) and counted apart, as the harness skips it (docs/measurement.md §13.1).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -496,7 +497,7 @@ impl Ctx {
                 ("x-servebench-turn", tag.as_str()),
             ];
             let mut slot = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            let rec = execute_body(
+            let mut rec = execute_body(
                 &client,
                 &mut slot,
                 &spec,
@@ -510,7 +511,6 @@ impl Ctx {
             if let Some(c) = slot {
                 pool.lock().unwrap_or_else(|p| p.into_inner()).push(c);
             }
-            let mut rec = rec;
             if !rec.success && is_context_overflow(rec.error.as_deref().unwrap_or("")) {
                 rec.failure = Some(servebench_contracts::FailureKind::ContextOverflow);
             }
