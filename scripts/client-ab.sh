@@ -2,8 +2,8 @@
 # Client-cost A/B: two servebench release binaries, .gpu/sb-before and .gpu/sb-after (built from
 # `git archive` trees of the two commits with one target dir, stripped), alternated; run on idle
 # CPUs (docs/benchmarks-client.md Update 3/4: the device machine, via `run` with carry .gpu).
-# Needs .gpu/tok (a tokenizer dir) and $OUT (the summary goes to $OUT/ab.txt). Was: the binary before issue 9 (1b29542) and after
-# (HEAD), alternated ${AB_ROUNDS:-5} times, same scenarios; summary in $OUT/ab.txt.
+# Needs .gpu/tok (a tokenizer dir) and $OUT (the summary goes to $OUT/ab.txt). Scenarios ceiling
+# and c1k-long of scripts/bench-client.sh, before/after alternated ${AB_ROUNDS:-5} times.
 set -u
 cd "$(dirname "$0")/.."
 nproc > "$OUT/ab-env.txt"; uname -a >> "$OUT/ab-env.txt"
