@@ -639,6 +639,7 @@ pub async fn run(
         }
     });
     let _forward = AbortOnDrop(forward);
+    let user_cancel = cancel;
     let cancel = stop;
     let ctx = Ctx {
         client: Arc::new(client),
@@ -1001,8 +1002,15 @@ pub async fn run(
                 continue;
             }
         };
-        let Some(d) = msg else { break };
+        let Some(mut d) = msg else { break };
         in_flight_total -= 1;
+        if d.rec.is_cancelled() && !user_cancel.is_cancelled() {
+            // stopped by the grace's end, not by the user: the client's text says Ctrl-C
+            d.rec.error = Some(format!(
+                "cut at the end of the {} s grace after the profiling window",
+                cfg.grace.as_secs_f64()
+            ));
+        }
         let li = d.lane;
         let max_tokens = lanes[li].plan.convs[d.conv].turns[d.turn].max_tokens;
         let r = to_record(&d, &lanes[li], RecordPhase::Profiling, max_tokens);

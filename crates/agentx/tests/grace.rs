@@ -85,4 +85,12 @@ fn requests_cut_by_the_grace_do_not_cancel_the_callers_token() {
         !cut.is_empty(),
         "one request was in flight at the end of the grace"
     );
+    // ... and says why, not "Ctrl-C"
+    for r in &cut {
+        assert_eq!(
+            r.error.as_deref(),
+            Some("cut at the end of the 0.5 s grace after the profiling window"),
+            "{r:?}"
+        );
+    }
 }
