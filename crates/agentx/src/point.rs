@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use servebench_client::{Cancel, ClientCtx};
+pub use servebench_contracts::result::CONTEXT_OVERFLOW_RATE_LIMIT;
+use servebench_contracts::OverflowRequests;
 
 use crate::aggregate::{
     aggregate, error_gate, to_json_text, AgentxAggregate, AggIdentity, AggInputs, Gate, RecordPhase,
@@ -55,61 +57,28 @@ pub struct PointResult {
     /// Whether the window was shorter than [`MIN_VALID_DURATION_S`] (marked invalid).
     pub short_window: bool,
     /// Context-overflow rejections by phase, and the profiling responses they are a share of.
-    pub overflow: OverflowCounts,
+    pub overflow: OverflowRequests,
     /// Why the point is not a valid InferenceX submission, with the harness's reason codes
     /// (`unsafe_override`: window < [`MIN_VALID_DURATION_S`]; `context_overflow_rate_exceeded`:
-    /// [`OverflowCounts::rate_exceeded`]; `run_cancelled`: Ctrl-C). Empty = valid as far as
+    /// [`OverflowRequests::rate_exceeded`]; `run_cancelled`: Ctrl-C). Empty = valid as far as
     /// the harness judges (servebench's 10 % error gate is [`PointResult::gate`]).
     pub submission_invalid_reasons: Vec<String>,
 }
 
-/// The harness's limit on context-overflow rejections: more than this share of the profiling
-/// responses makes the submission invalid (aiperf `CONTEXT_OVERFLOW_RATE_LIMIT` = 0.01,
-/// strictly greater than).
-pub const CONTEXT_OVERFLOW_RATE_LIMIT: f64 = 0.01;
-
-/// Context-overflow rejections of one point ([`crate::replay::is_context_overflow`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OverflowCounts {
-    /// Rejected warmup requests.
-    pub warmup: u64,
-    /// Rejected profiling requests.
-    pub profiling: u64,
-    /// Every profiling response, rejections included (the harness's `total_responses`:
-    /// requests + errors + skipped overflows).
-    pub profiling_responses: u64,
-}
-
-impl OverflowCounts {
-    /// Counts `records` (every phase).
-    pub fn of(records: &[ReplayRecord]) -> OverflowCounts {
-        let mut c = OverflowCounts::default();
-        for r in records {
-            match r.rec.phase {
-                RecordPhase::Warmup => c.warmup += u64::from(r.context_overflow),
-                RecordPhase::Profiling => {
-                    c.profiling += u64::from(r.context_overflow);
-                    c.profiling_responses += 1;
-                }
+/// Context-overflow rejections of `records` (every phase;
+/// [`crate::replay::is_context_overflow`]).
+pub fn overflow_requests(records: &[ReplayRecord]) -> OverflowRequests {
+    let mut c = OverflowRequests::default();
+    for r in records {
+        match r.rec.phase {
+            RecordPhase::Warmup => c.warmup += u64::from(r.context_overflow),
+            RecordPhase::Profiling => {
+                c.profiling += u64::from(r.context_overflow);
+                c.profiling_responses += 1;
             }
         }
-        c
     }
-
-    /// `profiling / profiling_responses` (0 without responses, as the harness treats it).
-    pub fn rate(&self) -> f64 {
-        if self.profiling_responses == 0 {
-            0.0
-        } else {
-            self.profiling as f64 / self.profiling_responses as f64
-        }
-    }
-
-    /// Whether [`OverflowCounts::rate`] is above [`CONTEXT_OVERFLOW_RATE_LIMIT`] (strictly:
-    /// exactly 1 % is accepted, as in aiperf `compute_submission_outcome`).
-    pub fn rate_exceeded(&self) -> bool {
-        self.rate() > CONTEXT_OVERFLOW_RATE_LIMIT
-    }
+    c
 }
 
 /// Errors of a point (one line each).
@@ -283,7 +252,7 @@ pub async fn run_point(
             cfg.replay.duration.as_secs()
         ));
     }
-    let overflow = OverflowCounts::of(&out.records);
+    let overflow = overflow_requests(&out.records);
     if out.context_overflows > 0 {
         warnings.push(format!(
             "context_overflow: {} sessions ended ({} warmup, {} of {} profiling requests rejected, left out of the metrics)",
@@ -323,25 +292,4 @@ pub async fn run_point(
         overflow,
         submission_invalid_reasons,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overflow_rate_limit_is_strictly_greater_than_one_percent() {
-        let c = |profiling, profiling_responses| OverflowCounts {
-            warmup: 0,
-            profiling,
-            profiling_responses,
-        };
-        // exactly 1 % is accepted (aiperf pins the boundary the same way)
-        assert!(!c(1, 100).rate_exceeded());
-        assert!(c(2, 100).rate_exceeded());
-        assert!(c(1, 99).rate_exceeded());
-        // no responses: rate 0, the rule does not apply
-        assert_eq!(c(0, 0).rate(), 0.0);
-        assert!(!c(0, 0).rate_exceeded());
-    }
 }

@@ -40,7 +40,10 @@ pub use failure::FailureKind;
 pub use foreign::ForeignRow;
 pub use identity::Identity;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
-pub use result::{DistStats, RequestRate, ResultDoc, ResultFile, ResultServebench, SimulatorInfo};
+pub use result::{
+    AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, RequestRate, ResultDoc,
+    ResultFile, ResultServebench, SimulatorInfo,
+};
 pub use status::PointStatus;
 pub use summary::{ConfidenceSettings, ExtrasPoint, StoreRef, SummaryDoc, SummaryExtras};
 

@@ -4,8 +4,9 @@
 //! (`docs/schema/result.schema.json`) is generated from these fields
 //! ([`crate::schema::result_schema`]).
 //!
-//! An AgentX replay point writes another `result.json` (the AgentX aggregate with a
-//! `servebench` block of its own): [`ResultFile`] holds either.
+//! An AgentX replay point writes another `result.json` ([`AgentxResultDoc`]: the AgentX
+//! aggregate with a `servebench` block of its own, [`AgentxServebench`]): [`ResultFile`] holds
+//! either.
 
 use std::collections::BTreeMap;
 
@@ -396,15 +397,117 @@ impl ResultDoc {
     }
 }
 
-/// What a point's `result.json` holds: a fixed-sequence point's [`ResultDoc`], or the result
-/// of another workload (AgentX replay: its aggregate and a `servebench` block), kept as
-/// written. Reading tries [`ResultDoc`] first.
+json_doc! {
+    /// Context-overflow rejections of an AgentX point (the harness's skip path: counted
+    /// apart, not failed requests; docs/measurement.md §13.1).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct OverflowRequests {
+        /// Rejected warmup requests.
+        #[key("warmup", required)]
+        pub warmup: u64,
+        /// Rejected profiling requests.
+        #[key("profiling", required)]
+        pub profiling: u64,
+        /// Every profiling response, rejections included (the harness's `total_responses`).
+        #[key("profiling_responses", required)]
+        pub profiling_responses: u64,
+    }
+}
+
+/// The harness's limit on context-overflow rejections: more than this share of the profiling
+/// responses makes the submission invalid (aiperf `CONTEXT_OVERFLOW_RATE_LIMIT` = 0.01,
+/// strictly greater than; `context_overflow_rate_exceeded`).
+pub const CONTEXT_OVERFLOW_RATE_LIMIT: f64 = 0.01;
+
+impl OverflowRequests {
+    /// `profiling / profiling_responses` (0 without responses, as the harness treats it).
+    pub fn rate(&self) -> f64 {
+        if self.profiling_responses == 0 {
+            0.0
+        } else {
+            self.profiling as f64 / self.profiling_responses as f64
+        }
+    }
+
+    /// Whether [`OverflowRequests::rate`] is above [`CONTEXT_OVERFLOW_RATE_LIMIT`] (strictly:
+    /// exactly 1 % is accepted, as in aiperf `compute_submission_outcome`).
+    pub fn rate_exceeded(&self) -> bool {
+        self.rate() > CONTEXT_OVERFLOW_RATE_LIMIT
+    }
+}
+
+json_doc! {
+    /// The `servebench` block of an AgentX point's `result.json`: what servebench adds to the
+    /// AgentX aggregate (not in InferenceX), in file order.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct AgentxServebench {
+        /// The replay's per-request file (`agentx_records.jsonl`: conversation, turn, phase,
+        /// marker, roles, timings).
+        #[key("records_file", required)]
+        pub records_file: String,
+        /// The measuring client's per-request file (`records.jsonl`).
+        #[key("client_records_file", required)]
+        pub client_records_file: String,
+        /// Whether at most 10 % of the profiling requests failed (InferenceX
+        /// `--failed-request-threshold 0.10`; context-overflow rejections not counted).
+        #[key("error_gate_passed", required)]
+        pub error_gate_passed: bool,
+        /// Sessions ended by a context-overflow rejection, warmup included.
+        #[key("context_overflows", required)]
+        pub context_overflows: u64,
+        /// The rejected requests by phase.
+        #[key("context_overflow_requests", optional)]
+        #[serde(default)]
+        pub context_overflow_requests: OverflowRequests,
+        /// Why the point is not a valid InferenceX submission, with the harness's codes
+        /// (`unsafe_override`, `context_overflow_rate_exceeded`, `run_cancelled`); empty: valid.
+        #[key("submission_invalid_reasons", optional)]
+        #[serde(default)]
+        pub submission_invalid_reasons: Vec<String>,
+        /// Whether the profiling window was under 900 s (like `--unsafe-override`).
+        #[key("short_window", required)]
+        pub short_window: bool,
+        /// How prompt tokens were counted (the tokenizer, or 4 characters a token).
+        #[key("token_counting", required)]
+        pub token_counting: String,
+        /// The embedded simulator, or null against an endpoint.
+        #[key("simulator", required)]
+        pub simulator: Option<SimulatorInfo>,
+        /// Factor from wall to modelled time (the simulator's speedup; 1 against an endpoint).
+        #[key("time_scale", required)]
+        pub time_scale: f64,
+        /// This measurement's index (1-based) among the point's repeats.
+        #[key("repeat", required)]
+        pub repeat: u32,
+        /// Measurements per concurrency (`--repeats`).
+        #[key("repeats", required)]
+        pub repeats: u32,
+    }
+}
+
+/// An AgentX point's `result.json`: the AgentX aggregate with InferenceX's key sets (rounded as
+/// InferenceX writes it; built and owned by `servebench-agentx`, kept here as an open map
+/// because its shape is the reference's) followed by [`AgentxServebench`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentxResultDoc {
+    /// The aggregate's keys, in order.
+    #[serde(flatten)]
+    pub aggregate: serde_json::Map<String, Value>,
+    /// servebench's additions.
+    pub servebench: AgentxServebench,
+}
+
+/// What a point's `result.json` holds: a fixed-sequence point's [`ResultDoc`], an AgentX
+/// point's [`AgentxResultDoc`], or (read back from a file of another writer) any other JSON,
+/// kept as written. Reading tries them in that order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResultFile {
     /// A fixed-sequence point.
     Single(Box<ResultDoc>),
-    /// Another workload's result (an AgentX replay point), as written.
+    /// An AgentX replay point.
+    Agentx(Box<AgentxResultDoc>),
+    /// Another writer's result, as written.
     Other(Value),
 }
 
@@ -413,6 +516,7 @@ impl ResultFile {
     pub fn time_scale(&self) -> f64 {
         match self {
             ResultFile::Single(d) => d.time_scale(),
+            ResultFile::Agentx(d) => d.servebench.time_scale,
             ResultFile::Other(v) => v
                 .get("servebench")
                 .and_then(|b| b.get("time_scale"))
@@ -430,7 +534,28 @@ impl ResultFile {
     pub fn single(&self) -> Option<&ResultDoc> {
         match self {
             ResultFile::Single(d) => Some(d),
-            ResultFile::Other(_) => None,
+            ResultFile::Agentx(_) | ResultFile::Other(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_rate_limit_is_strictly_greater_than_one_percent() {
+        let c = |profiling, profiling_responses| OverflowRequests {
+            warmup: 0,
+            profiling,
+            profiling_responses,
+        };
+        // exactly 1 % is accepted (aiperf pins the boundary the same way)
+        assert!(!c(1, 100).rate_exceeded());
+        assert!(c(2, 100).rate_exceeded());
+        assert!(c(1, 99).rate_exceeded());
+        // no responses: rate 0, the rule does not apply
+        assert_eq!(c(0, 0).rate(), 0.0);
+        assert!(!c(0, 0).rate_exceeded());
     }
 }

@@ -165,6 +165,24 @@ pub fn result_schema() -> Value {
     )
 }
 
+/// The schema of an AgentX point's `result.json` ([`AgentxResultDoc`](crate::AgentxResultDoc)):
+/// the AgentX aggregate's keys (InferenceX's, open here) and the `servebench` block generated
+/// from [`AgentxServebench`](crate::AgentxServebench)'s fields.
+pub fn agentx_result_schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://servebench.dev/schema/agentx-result.v1.json",
+        "title": "servebench AgentX point result (result.json of --scenario agentx), schema_version 1",
+        "description": "The AgentX aggregate with InferenceX's key sets (MEASUREMENT.md Part 2 §5.7–5.8; also written alone as agentx.json), then a `servebench` block.",
+        "type": "object",
+        "required": ["servebench"],
+        "properties": {
+            "servebench": object_schema_of::<crate::AgentxServebench>(),
+        },
+        "additionalProperties": true,
+    })
+}
+
 /// The schema of `summary.json`, generated from [`SummaryDoc`](crate::SummaryDoc)'s fields
 /// (run metadata and one agg row per point; written by the pipeline's file output).
 pub fn summary_schema() -> Value {

@@ -170,6 +170,11 @@ fn checked_in_record_result_summary_schemas_are_the_generated_ones() {
         &schema_text(&summary_schema()),
         "contracts/src/schema.rs",
     );
+    check_generated(
+        "agentx-result.schema.json",
+        &schema_text(&servebench_contracts::schema::agentx_result_schema()),
+        "contracts/src/schema.rs",
+    );
 }
 
 fn keys_of(v: &serde_json::Value) -> Vec<String> {

@@ -20,6 +20,7 @@ use servebench_agentx::point::{load_plans, run_point, PointConfig};
 use servebench_agentx::synth::{TokenCodec, WordCodec};
 use servebench_agentx::ReplayConfig;
 use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, JsonlWriter};
+use servebench_contracts::{AgentxResultDoc, AgentxServebench};
 use servebench_metrics::{agg_row, compute, AggExtra, ItlMode, PointOptions, ResultFile};
 use servebench_workload::LocalTokenizer;
 
@@ -194,7 +195,7 @@ impl Executor for AgentxExecutor {
                 ov.profiling,
                 ov.profiling_responses,
                 ov.rate() * 100.0,
-                servebench_agentx::point::CONTEXT_OVERFLOW_RATE_LIMIT * 100.0
+                servebench_contracts::result::CONTEXT_OVERFLOW_RATE_LIMIT * 100.0
             ));
         }
         let extra = AggExtra {
@@ -219,35 +220,32 @@ impl Executor for AgentxExecutor {
             json!(res.submission_invalid_reasons),
         );
         agg.extra.insert("agentx".into(), ax.clone());
-        let mut result = ax;
-        if let Some(o) = result.as_object_mut() {
-            o.insert(
-                "servebench".into(),
-                json!({
-                    "records_file": "agentx_records.jsonl",
-                    "client_records_file": "records.jsonl",
-                    "error_gate_passed": res.gate.passed,
-                    "context_overflows": res.context_overflows,
-                    "context_overflow_requests": {
-                        "warmup": ov.warmup,
-                        "profiling": ov.profiling,
-                        "profiling_responses": ov.profiling_responses,
-                    },
-                    "submission_invalid_reasons": res.submission_invalid_reasons,
-                    "short_window": res.short_window,
-                    "token_counting": self.counting,
-                    "simulator": ctx.target.simulator_json(),
-                    "time_scale": ctx.target.sim_speedup,
-                    "repeat": point.repeat,
-                    "repeats": point.repeats,
-                }),
-            );
-        }
+        let aggregate = match ax {
+            serde_json::Value::Object(o) => o,
+            _ => unreachable!("the AgentX aggregate serializes to an object"),
+        };
+        let result = AgentxResultDoc {
+            aggregate,
+            servebench: AgentxServebench {
+                records_file: "agentx_records.jsonl".into(),
+                client_records_file: "records.jsonl".into(),
+                error_gate_passed: res.gate.passed,
+                context_overflows: res.context_overflows,
+                context_overflow_requests: ov,
+                submission_invalid_reasons: res.submission_invalid_reasons,
+                short_window: res.short_window,
+                token_counting: self.counting.clone(),
+                simulator: ctx.target.simulator_info(),
+                time_scale: ctx.target.sim_speedup,
+                repeat: point.repeat,
+                repeats: point.repeats,
+            },
+        };
         Ok(PointOutput {
             spec: point.clone(),
             metrics: m,
             agg,
-            result: ResultFile::Other(result),
+            result: ResultFile::Agentx(Box::new(result)),
             wall_s: wall_start.elapsed().as_secs_f64(),
         })
     }

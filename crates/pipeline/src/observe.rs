@@ -162,7 +162,7 @@ impl Observer for ConsoleOutput {
                     // MEASUREMENT.md Part 2 §5.8)
                     match p.result {
                         ResultFile::Single(_) => "5 %",
-                        ResultFile::Other(_) => "10 %",
+                        ResultFile::Agentx(_) | ResultFile::Other(_) => "10 %",
                     },
                     invalid_suffix(m)
                 ),

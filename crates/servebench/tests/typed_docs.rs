@@ -210,3 +210,69 @@ fn repeats_and_extras_round_trip_through_the_typed_documents() {
     );
     assert_eq!(extras.repeats.len(), 2, "t-intervals per concurrency");
 }
+
+/// An AgentX point's `result.json` reads as an `AgentxResultDoc` (servebench-contracts; not
+/// the fixed-sequence type, not untyped JSON) and writes back byte for byte; its `servebench`
+/// block holds what the file holds and the keys the generated schema lists; its aggregate is
+/// the point's `agentx.json`.
+#[test]
+fn agentx_result_round_trips_through_its_typed_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traces = tmp.path().join("t");
+    std::fs::create_dir(&traces).unwrap();
+    let shared = std::env::var_os("SERVEBENCH_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    for t in ["trace_0504.json", "trace_0167.json"] {
+        std::fs::copy(shared.join("data/agentx-traces").join(t), traces.join(t)).unwrap();
+    }
+    let o = servebench_in(tmp.path())
+        .args([
+            "sweep",
+            "--scenario",
+            "agentx",
+            "--conc",
+            "2",
+            "--duration",
+            "6",
+        ])
+        .arg("--traces")
+        .arg(&traces)
+        .args(["--no-store", "--out", "ax"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let path = tmp.path().join("ax/conc2/result.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let file: ResultFile = serde_json::from_str(&text).unwrap();
+    let ResultFile::Agentx(doc) = &file else {
+        panic!("AgentX result.json not read as an AgentxResultDoc: {file:?}");
+    };
+    assert_eq!(
+        file.file_text(),
+        text,
+        "typed AgentX result does not write back byte for byte"
+    );
+    let v = read_json(&path);
+    check_keys(&v, &schema("agentx-result.schema.json"), "result.json");
+    let sb = &doc.servebench;
+    assert_eq!(sb.records_file, "agentx_records.jsonl");
+    assert_eq!((sb.repeat, sb.repeats), (1, 1));
+    assert!(sb.short_window, "6 s < 900 s");
+    assert_eq!(sb.submission_invalid_reasons, ["unsafe_override"]);
+    assert_eq!(Some(sb.time_scale), v["servebench"]["time_scale"].as_f64());
+    assert_eq!(
+        Some(sb.context_overflow_requests.profiling_responses),
+        v["servebench"]["context_overflow_requests"]["profiling_responses"].as_u64()
+    );
+    assert!(sb.context_overflow_requests.profiling_responses > 0);
+    assert_eq!(file.time_scale(), sb.time_scale);
+    // the aggregate part is agentx.json, key for key
+    let agentx = read_json(&tmp.path().join("ax/conc2/agentx.json"));
+    assert_eq!(Value::Object(doc.aggregate.clone()), agentx);
+}
