@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use servebench_client::{Cancel, ClientCtx};
 pub use servebench_contracts::result::CONTEXT_OVERFLOW_RATE_LIMIT;
-use servebench_contracts::OverflowRequests;
+use servebench_contracts::{OverflowRequests, ReportedCache};
 
 use crate::aggregate::{
     aggregate, error_gate, to_json_text, AgentxAggregate, AggIdentity, AggInputs, Gate, RecordPhase,
@@ -58,6 +58,8 @@ pub struct PointResult {
     pub short_window: bool,
     /// Context-overflow rejections by phase, and the profiling responses they are a share of.
     pub overflow: OverflowRequests,
+    /// Prefix-cache reuse the server reported per request over the served profiling requests.
+    pub reported_cache: ReportedCache,
     /// Why the point is not a valid InferenceX submission, with the harness's reason codes
     /// (`unsafe_override`: window < [`MIN_VALID_DURATION_S`]; `context_overflow_rate_exceeded`:
     /// [`OverflowRequests::rate_exceeded`]; `run_cancelled`: Ctrl-C). Empty = valid as far as
@@ -239,9 +241,13 @@ pub async fn run_point(
     let recs: Vec<_> = served().map(|r| r.rec.clone()).collect();
     let prof = served().filter(|r| r.rec.phase == RecordPhase::Profiling);
     let (mut hit, mut total) = (0u64, 0u64);
+    let mut reported_cache = ReportedCache::default();
     for r in prof {
         hit += u64::from(r.hit_blocks);
         total += u64::from(r.total_blocks);
+        if r.rec.error.is_none() {
+            reported_cache.add(r.prompt_tokens_server, r.prompt_tokens_cached);
+        }
     }
     let short_window = cfg.replay.duration.as_secs() < MIN_VALID_DURATION_S;
     let mut submission_invalid_reasons = Vec::new();
@@ -290,6 +296,7 @@ pub async fn run_point(
         agg_path,
         short_window,
         overflow,
+        reported_cache,
         submission_invalid_reasons,
     })
 }

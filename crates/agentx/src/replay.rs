@@ -156,6 +156,10 @@ pub struct ReplayRecord {
     pub total_blocks: u32,
     /// `usage.prompt_tokens`.
     pub prompt_tokens_server: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens the server served from its
+    /// prefix cache (absent when it did not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_cached: Option<u64>,
     /// HTTP status.
     pub http_status: Option<u16>,
     /// Scheduled time, ns (run clock): when the replay decided to send.
@@ -601,6 +605,7 @@ fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> Repl
         hit_blocks: t.hit_blocks,
         total_blocks: t.total_blocks,
         prompt_tokens_server: r.prompt_tokens_server,
+        prompt_tokens_cached: r.prompt_tokens_cached,
         http_status: r.http_status,
         scheduled_ns: r.scheduled_ns,
         context_overflow: d.overflow(),

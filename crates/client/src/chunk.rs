@@ -28,6 +28,25 @@ pub struct Usage {
         deserialize_with = "reasoning_tokens_of"
     )]
     pub reasoning_tokens: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens the server took from its
+    /// prefix cache (OpenAI shape; llama.cpp always, vLLM with
+    /// `--enable-prompt-tokens-details`, SGLang with `--enable-cache-report`).
+    #[serde(
+        default,
+        rename = "prompt_tokens_details",
+        deserialize_with = "cached_tokens_of"
+    )]
+    pub cached_tokens: Option<u64>,
+}
+
+/// `prompt_tokens_details` → its `cached_tokens` (null, absent or other shapes → None).
+fn cached_tokens_of<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Details {
+        #[serde(default)]
+        cached_tokens: Option<u64>,
+    }
+    Ok(Option::<Details>::deserialize(d)?.and_then(|x| x.cached_tokens))
 }
 
 /// `completion_tokens_details` → its `reasoning_tokens` (null, absent or other shapes → None).
@@ -574,7 +593,8 @@ mod tests {
             Some(Usage {
                 prompt_tokens: Some(8),
                 completion_tokens: Some(3),
-                reasoning_tokens: None
+                reasoning_tokens: None,
+                cached_tokens: Some(0),
             })
         );
         assert!(!u.token_event);
@@ -583,6 +603,14 @@ mod tests {
         );
         assert_eq!(only.choices, 0);
         assert_eq!(only.usage.unwrap().completion_tokens, Some(3));
+        assert_eq!(only.usage.unwrap().cached_tokens, None);
+        // llama.cpp's final usage chunk
+        let ll = scan(
+            r#"{"choices":[],"usage":{"completion_tokens":3,"prompt_tokens":24,"total_tokens":27,"prompt_tokens_details":{"cached_tokens":23}},"timings":{"cache_n":23,"prompt_n":1,"predicted_n":3}}"#,
+        );
+        assert_eq!(ll.usage.unwrap().cached_tokens, Some(23));
+        let nd = scan(r#"{"choices":[],"usage":{"prompt_tokens":5,"prompt_tokens_details":null}}"#);
+        assert_eq!(nd.usage.unwrap().cached_tokens, None);
         let nu = scan(r#"{"choices":[{"text":"a"}],"usage":null}"#);
         assert!(nu.usage.is_none() && nu.token_event);
     }

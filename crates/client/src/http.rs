@@ -1163,6 +1163,7 @@ pub async fn execute_body(
         output_tokens_source: out.output_source,
         prompt_tokens_client: spec.prompt_tokens,
         prompt_tokens_server: out.prompt_tokens_server,
+        prompt_tokens_cached: out.prompt_tokens_cached,
         requested_output_tokens: requested,
         http_status: meta.status,
         success,

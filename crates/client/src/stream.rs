@@ -93,6 +93,8 @@ pub struct StreamState {
     pub tool_call_events: u32,
     /// Latest `usage.completion_tokens_details.reasoning_tokens`.
     pub usage_reasoning: Option<u64>,
+    /// Latest `usage.prompt_tokens_details.cached_tokens`.
+    pub usage_cached: Option<u64>,
     /// Latest `usage.prompt_tokens`.
     pub usage_prompt: Option<u64>,
     /// Latest `usage.completion_tokens`.
@@ -136,6 +138,7 @@ impl StreamState {
             reasoning_events: 0,
             tool_call_events: 0,
             usage_reasoning: None,
+            usage_cached: None,
             usage_prompt: None,
             usage_completion: None,
             error: None,
@@ -217,6 +220,9 @@ impl StreamState {
             if u.reasoning_tokens.is_some() {
                 self.usage_reasoning = u.reasoning_tokens;
             }
+            if u.cached_tokens.is_some() {
+                self.usage_cached = u.cached_tokens;
+            }
         }
         if info.token_event {
             if info.content && self.first_content_ns.is_none() {
@@ -297,6 +303,9 @@ impl StreamState {
             self.usage_completion = u.completion_tokens;
             if u.prompt_tokens.is_some() {
                 self.usage_prompt = u.prompt_tokens;
+            }
+            if u.cached_tokens.is_some() {
+                self.usage_cached = u.cached_tokens;
             }
         }
         self.ix_last_line = Some(t);
@@ -389,6 +398,7 @@ impl StreamState {
             output_tokens,
             output_source: source,
             prompt_tokens_server: self.usage_prompt,
+            prompt_tokens_cached: self.usage_cached,
             warnings,
             phases,
         }
@@ -450,6 +460,7 @@ impl StreamState {
                 OutputSource::None
             },
             prompt_tokens_server: self.usage_prompt,
+            prompt_tokens_cached: self.usage_cached,
             warnings,
             phases: None,
         }
@@ -489,6 +500,8 @@ pub struct StreamOutcome {
     pub output_source: OutputSource,
     /// `usage.prompt_tokens`, when the server sent it.
     pub prompt_tokens_server: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
+    pub prompt_tokens_cached: Option<u64>,
     /// Warnings such as `usage_missing`.
     pub warnings: Vec<String>,
     /// Reasoning / tool-call phase times (servebench rules, only when such deltas came).

@@ -66,6 +66,7 @@ fn b01a_role_only_chunk_is_not_first_token() {
     assert_eq!(tpot(&o), 20.0);
     assert_eq!((o.output_tokens, o.output_source), (3, OutputSource::Usage));
     assert_eq!(o.prompt_tokens_server, Some(12));
+    assert_eq!(o.prompt_tokens_cached, None, "the server did not say");
 }
 
 #[test]

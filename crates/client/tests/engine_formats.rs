@@ -215,7 +215,7 @@ fn llamacpp() -> Vec<(u64, String)> {
                 "{}",
                 r#""stop""#,
                 5,
-                r#","usage":{"completion_tokens":5,"prompt_tokens":10,"total_tokens":15}"#,
+                r#","usage":{"completion_tokens":5,"prompt_tokens":10,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":7}}"#,
             ),
         ),
         (217, "[DONE]".into()),
@@ -232,6 +232,8 @@ fn llamacpp_reasoning_with_timings_per_token() {
     );
     assert_eq!((o.output_tokens, o.output_source), (5, OutputSource::Usage));
     assert_eq!(o.prompt_tokens_server, Some(10));
+    // llama.cpp reports its prefix-cache reuse per request
+    assert_eq!(o.prompt_tokens_cached, Some(7));
     // per-chunk counts from timings.predicted_n (no per-chunk usage in llama.cpp)
     assert_eq!(o.tokens_per_chunk, Some(vec![1, 1, 1, 2]));
     let p = o.phases.expect("phases");

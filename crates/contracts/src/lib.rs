@@ -41,8 +41,8 @@ pub use foreign::ForeignRow;
 pub use identity::Identity;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{
-    AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, RequestRate, ResultDoc,
-    ResultFile, ResultServebench, SimulatorInfo,
+    AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, ReportedCache, RequestRate,
+    ResultDoc, ResultFile, ResultServebench, SimulatorInfo,
 };
 pub use status::PointStatus;
 pub use summary::{ConfidenceSettings, ExtrasPoint, StoreRef, SummaryDoc, SummaryExtras};

@@ -113,6 +113,10 @@ pub struct RequestRecord {
     pub prompt_tokens_client: Option<u32>,
     /// `usage.prompt_tokens`, tokens.
     pub prompt_tokens_server: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens the server served from its
+    /// prefix cache, tokens; absent when the server did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_cached: Option<u64>,
     /// `max_tokens` sent, tokens.
     pub requested_output_tokens: u32,
     /// HTTP status, when a response came.

@@ -437,6 +437,46 @@ impl OverflowRequests {
 }
 
 json_doc! {
+    /// Prefix-cache reuse as the server reported it per request
+    /// (`usage.prompt_tokens_details.cached_tokens`) over the profiling requests it served: the
+    /// point's own requests only, unlike the server-wide `/metrics` counters.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ReportedCache {
+        /// Served profiling requests with `usage.prompt_tokens`.
+        #[key("requests", required)]
+        pub requests: u64,
+        /// Of those, the requests whose usage carried `cached_tokens`.
+        #[key("requests_reporting", required)]
+        pub requests_reporting: u64,
+        /// Σ `cached_tokens` of the reporting requests, tokens.
+        #[key("cached_tokens", required)]
+        pub cached_tokens: u64,
+        /// Σ `prompt_tokens` of the reporting requests, tokens.
+        #[key("prompt_tokens", required)]
+        pub prompt_tokens: u64,
+        /// `cached_tokens / prompt_tokens`; null when no request reported.
+        #[key("hit_rate", required)]
+        pub hit_rate: Option<f64>,
+    }
+}
+
+impl ReportedCache {
+    /// Adds one served request: `prompt` = `usage.prompt_tokens`, `cached` =
+    /// `usage.prompt_tokens_details.cached_tokens` (requests without `prompt` are not counted).
+    pub fn add(&mut self, prompt: Option<u64>, cached: Option<u64>) {
+        let Some(p) = prompt else { return };
+        self.requests += 1;
+        if let Some(c) = cached {
+            self.requests_reporting += 1;
+            self.cached_tokens += c;
+            self.prompt_tokens += p;
+        }
+        self.hit_rate =
+            (self.prompt_tokens > 0).then(|| self.cached_tokens as f64 / self.prompt_tokens as f64);
+    }
+}
+
+json_doc! {
     /// The `servebench` block of an AgentX point's `result.json`: what servebench adds to the
     /// AgentX aggregate (not in InferenceX), in file order.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -464,6 +504,11 @@ json_doc! {
         #[key("submission_invalid_reasons", optional)]
         #[serde(default)]
         pub submission_invalid_reasons: Vec<String>,
+        /// Per-request prefix-cache reuse the server reported over the served profiling
+        /// requests.
+        #[key("server_reported_cache", optional)]
+        #[serde(default)]
+        pub server_reported_cache: ReportedCache,
         /// Whether the profiling window was under 900 s (like `--unsafe-override`).
         #[key("short_window", required)]
         pub short_window: bool,
@@ -542,6 +587,19 @@ impl ResultFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reported_cache_counts_only_requests_that_said() {
+        let mut c = ReportedCache::default();
+        c.add(None, Some(5)); // no usage: not a served request with a prompt count
+        c.add(Some(100), None); // usage without cached_tokens
+        assert_eq!((c.requests, c.requests_reporting, c.hit_rate), (1, 0, None));
+        c.add(Some(100), Some(80));
+        c.add(Some(300), Some(0));
+        assert_eq!((c.requests, c.requests_reporting), (3, 2));
+        assert_eq!((c.cached_tokens, c.prompt_tokens), (80, 400));
+        assert_eq!(c.hit_rate, Some(0.2));
+    }
 
     #[test]
     fn overflow_rate_limit_is_strictly_greater_than_one_percent() {

@@ -120,6 +120,11 @@ const RECORD_FIELDS: &[Field] = &[
         true,
         r#"{"type": ["integer", "null"]}"#,
     ),
+    (
+        "prompt_tokens_cached",
+        false,
+        r#"{"type": "integer", "minimum": 0, "description": "usage.prompt_tokens_details.cached_tokens: prompt tokens served from the server's prefix cache; absent when the server did not say"}"#,
+    ),
     ("requested_output_tokens", true, r#"{"type": "integer"}"#),
     ("http_status", true, r#"{"type": ["integer", "null"]}"#),
     ("success", true, r#"{"type": "boolean"}"#),

@@ -200,6 +200,7 @@ fn record_schema_lists_exactly_the_keys_a_record_writes_in_order() {
     // with every optional key present: every property; written in the record's own order
     r.session = Some((1, 2));
     r.tokens_per_chunk = Some(vec![2]);
+    r.prompt_tokens_cached = Some(7);
     r.failure = Some(FailureKind::Timeout);
     r.warnings = vec!["usage_missing".into()];
     r.phases = Some(OutputPhases {

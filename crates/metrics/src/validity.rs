@@ -262,6 +262,7 @@ mod tests {
             output_tokens_source: OutputSource::Usage,
             prompt_tokens_client: Some(prompt.0),
             prompt_tokens_server: prompt.1,
+            prompt_tokens_cached: None,
             requested_output_tokens: want,
             http_status: Some(200),
             success: true,

@@ -44,6 +44,7 @@ fn rec(id: u64, token_times_ms: &[f64], out: u64) -> RequestRecord {
         output_tokens_source: OutputSource::Usage,
         prompt_tokens_client: Some(100),
         prompt_tokens_server: Some(101),
+        prompt_tokens_cached: None,
         requested_output_tokens: out as u32,
         http_status: Some(200),
         success: !token_times_ms.is_empty(),

@@ -198,6 +198,24 @@ impl Executor for AgentxExecutor {
                 servebench_contracts::result::CONTEXT_OVERFLOW_RATE_LIMIT * 100.0
             ));
         }
+        let rc = res.reported_cache;
+        match rc.hit_rate {
+            Some(h) => m.notes.push(format!(
+                "server-reported prefix-cache reuse {h:.3}: {} of {} prompt tokens over {} of {} \
+                 profiling requests (usage.prompt_tokens_details.cached_tokens; these requests \
+                 only, unlike the /metrics counters)",
+                rc.cached_tokens, rc.prompt_tokens, rc.requests_reporting, rc.requests
+            )),
+            // the harness warns the same way (aiperf cache_reporting_hint); the embedded
+            // simulator reports its cache only in /metrics, so it is not named
+            None if rc.requests > 0 && ctx.target.simulator_info().is_none() => m.notes.push(
+                "the server reported no per-request cached_tokens (vLLM: \
+                 --enable-prompt-tokens-details, SGLang: --enable-cache-report); prefix-cache \
+                 hits come from its /metrics counters only"
+                    .into(),
+            ),
+            None => {}
+        }
         let extra = AggExtra {
             benchmark_type: "agentic_traces".into(),
             api: "chat".into(),
@@ -232,6 +250,7 @@ impl Executor for AgentxExecutor {
                 error_gate_passed: res.gate.passed,
                 context_overflows: res.context_overflows,
                 context_overflow_requests: ov,
+                server_reported_cache: res.reported_cache,
                 submission_invalid_reasons: res.submission_invalid_reasons,
                 short_window: res.short_window,
                 token_counting: self.counting.clone(),

@@ -211,9 +211,38 @@ fn agentx_replay_on_llama_cpp_hits_the_servers_prefix_cache() {
         prompt_total >= sent_isl,
         "server prompt tokens {prompt_total} < Σ ISL of kept requests {sent_isl}"
     );
+    // llama.cpp also says per request how many prompt tokens came from its cache
+    // (usage.prompt_tokens_details.cached_tokens): every kept request carries it, later turns
+    // of a session reuse their prefix, and result.json sums them over these requests only
+    assert!(
+        ok.iter().all(|r| r["prompt_tokens_cached"].is_u64()),
+        "a kept request without cached_tokens"
+    );
+    let reused: u64 = ok
+        .iter()
+        .map(|r| r["prompt_tokens_cached"].as_u64().unwrap())
+        .sum();
+    assert!(
+        multi
+            .iter()
+            .any(|r| r["prompt_tokens_cached"].as_u64().unwrap() > 0),
+        "no later turn reused its session's prefix"
+    );
+    let result = read_json(&out.join("conc2/result.json"));
+    let rc = &result["servebench"]["server_reported_cache"];
+    assert_eq!(rc["requests"].as_u64(), Some(n_ok), "{rc}");
+    assert_eq!(rc["requests_reporting"].as_u64(), Some(n_ok), "{rc}");
+    assert_eq!(rc["cached_tokens"].as_u64(), Some(reused), "{rc}");
+    let per_request = rc["hit_rate"].as_f64().unwrap();
+    assert!(per_request > 0.0 && per_request <= 1.0, "{rc}");
+    assert!(
+        stdout.contains("server-reported prefix-cache reuse"),
+        "said under the table: {stdout}"
+    );
     println!(
         "agentx real engine: {n_ok} ok requests ({} multi-turn), theoretical hit rate {theo:.3}, \
-         llama.cpp hit rate {rate:.3} ({hits} / {queries} prompt tokens)",
+         llama.cpp hit rate {rate:.3} ({hits} / {queries} prompt tokens), per request \
+         {per_request:.3} ({reused} cached tokens)",
         multi.len()
     );
 }

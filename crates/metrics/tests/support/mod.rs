@@ -37,6 +37,7 @@ pub fn ok(id: u64, t0_ms: u64, end_ms: u64, ttft: f64, e2el: f64, out: u64) -> R
         output_tokens_source: OutputSource::Usage,
         prompt_tokens_client: Some(100),
         prompt_tokens_server: Some(100),
+        prompt_tokens_cached: None,
         requested_output_tokens: out as u32,
         http_status: Some(200),
         success: true,
