@@ -206,9 +206,8 @@ impl Executor for AgentxExecutor {
                  only, unlike the /metrics counters)",
                 rc.cached_tokens, rc.prompt_tokens, rc.requests_reporting, rc.requests
             )),
-            // the harness warns the same way (aiperf cache_reporting_hint); the embedded
-            // simulator reports its cache only in /metrics, so it is not named
-            None if rc.requests > 0 && ctx.target.simulator_info().is_none() => m.notes.push(
+            // the harness warns the same way (aiperf cache_reporting_hint)
+            None if rc.requests > 0 => m.notes.push(
                 "the server reported no per-request cached_tokens (vLLM: \
                  --enable-prompt-tokens-details, SGLang: --enable-cache-report); prefix-cache \
                  hits come from its /metrics counters only"

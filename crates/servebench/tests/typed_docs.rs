@@ -271,6 +271,13 @@ fn agentx_result_round_trips_through_its_typed_document() {
         v["servebench"]["context_overflow_requests"]["profiling_responses"].as_u64()
     );
     assert!(sb.context_overflow_requests.profiling_responses > 0);
+    // the simulator says per request what its prefix cache held (vLLM's usage shape)
+    let rc = &sb.server_reported_cache;
+    assert!(
+        rc.requests > 0 && rc.requests_reporting == rc.requests,
+        "{rc:?}"
+    );
+    assert!(rc.hit_rate.is_some_and(|h| h > 0.0 && h <= 1.0), "{rc:?}");
     assert_eq!(file.time_scale(), sb.time_scale);
     // the aggregate part is agentx.json, key for key
     let agentx = read_json(&tmp.path().join("ax/conc2/agentx.json"));

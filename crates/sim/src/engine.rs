@@ -43,6 +43,8 @@ struct Seq<P> {
     generated: u32,
     computed: u32,
     blocks: u32,
+    /// Prompt tokens found in the prefix cache when it was first admitted.
+    cached: u32,
     /// Chain hashes of the prompt's full KV blocks (empty: no prefix caching).
     hashes: Vec<u64>,
 }
@@ -96,6 +98,9 @@ pub struct Emit<P> {
     pub generated: u32,
     /// The sequence is done (`generated == output_tokens`); its KV has been freed.
     pub finished: bool,
+    /// Prompt tokens its first admission found in the prefix cache (vLLM
+    /// `usage.prompt_tokens_details.cached_tokens`).
+    pub cached_tokens: u32,
 }
 
 /// What one step did.
@@ -192,6 +197,7 @@ impl<P: Clone> Engine<P> {
             generated: 0,
             computed: 0,
             blocks: 0,
+            cached: 0,
             hashes,
         });
     }
@@ -369,6 +375,9 @@ impl<P: Clone> Engine<P> {
                 let bs = self.cfg.kv_block_size;
                 let front = self.waiting.front_mut().expect("front exists");
                 front.computed = hit_tokens;
+                if fresh {
+                    front.cached = hit_tokens;
+                }
                 let want =
                     (front.spec.prompt_tokens + front.generated - front.computed).min(budget);
                 let need = (front.computed + want).div_ceil(bs);
@@ -379,6 +388,7 @@ impl<P: Clone> Engine<P> {
                         self.counters.prefix_cache_queries -= u64::from(front.spec.prompt_tokens);
                         self.counters.prefix_cache_hits -= u64::from(hit_tokens);
                         front.computed = 0;
+                        front.cached = 0;
                     }
                     break;
                 }
@@ -448,6 +458,7 @@ impl<P: Clone> Engine<P> {
                     payload: s.payload.clone(),
                     generated: s.generated,
                     finished,
+                    cached_tokens: s.cached,
                 });
             }
         }

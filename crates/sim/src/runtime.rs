@@ -34,6 +34,9 @@ pub(crate) struct ReqShared {
     pub state: AtomicU8,
     /// Set by the HTTP side when the client went away; the engine then drops the sequence.
     pub cancelled: AtomicBool,
+    /// Prompt tokens its admission found in the prefix cache (published with the tokens;
+    /// `u32::MAX` = unknown: zero-delay mode has no cache).
+    pub cached: AtomicU32,
     /// Wakes the response body.
     pub waker: AtomicWaker,
 }
@@ -44,6 +47,7 @@ impl ReqShared {
             ready: AtomicU32::new(0),
             state: AtomicU8::new(RUNNING),
             cancelled: AtomicBool::new(false),
+            cached: AtomicU32::new(0),
             waker: AtomicWaker::new(),
         }
     }
@@ -53,7 +57,17 @@ impl ReqShared {
         let s = Self::new();
         s.ready.store(n, Ordering::Relaxed);
         s.state.store(FINISHED, Ordering::Relaxed);
+        s.cached.store(u32::MAX, Ordering::Relaxed);
         s
+    }
+
+    /// `usage.prompt_tokens_details` as JSON text (`,"prompt_tokens_details":{…}`, vLLM's
+    /// shape), empty when unknown. Read after the last token was published.
+    pub(crate) fn usage_details(&self) -> String {
+        match self.cached.load(Ordering::Acquire) {
+            u32::MAX => String::new(),
+            c => format!(",\"prompt_tokens_details\":{{\"cached_tokens\":{c}}}"),
+        }
     }
 }
 
@@ -235,6 +249,7 @@ pub(crate) fn run_engine(
             .modelled_ns
             .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);
         for e in out.drain(..) {
+            e.payload.cached.store(e.cached_tokens, Ordering::Relaxed);
             e.payload.ready.store(e.generated, Ordering::Release);
             if e.finished {
                 e.payload.state.store(FINISHED, Ordering::Release);

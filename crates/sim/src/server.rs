@@ -179,7 +179,10 @@ pub(crate) struct SseBody {
     mid: &'static [u8],
     fin: Vec<u8>,
     role: Option<Vec<u8>>,
-    tail: Vec<u8>,
+    /// The usage event's start (`data: {…"choices":[],"usage":{` up to `completion_tokens`),
+    /// completed with `prompt_tokens_details` once the last token is out; `None` without
+    /// `include_usage`.
+    usage: Option<String>,
     sent: u32,
     n: u32,
     events_per_frame: u32,
@@ -258,7 +261,12 @@ impl SseBody {
             rec.completion = self.sent;
         }
         if self.sent == self.n {
-            buf.extend_from_slice(&self.tail);
+            if let Some(u) = &self.usage {
+                buf.extend_from_slice(u.as_bytes());
+                buf.extend_from_slice(self.shared.usage_details().as_bytes());
+                buf.extend_from_slice(b"}}\n\n");
+            }
+            buf.extend_from_slice(b"data: [DONE]\n\n");
             self.done = true;
             if let Some(r) = self.rec.take() {
                 r.finalize(&self.st, self.plan.finish_reason.as_str());
@@ -479,18 +487,13 @@ async fn generate(
                 ),
             ),
         };
-        let mut tail = Vec::new();
-        if gr.include_usage {
-            tail.extend_from_slice(
-                format!(
-                    "{head}],\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{n}}}}}\n\n",
-                    gr.prompt_tokens,
-                    gr.prompt_tokens as u64 + n as u64
-                )
-                .as_bytes(),
-            );
-        }
-        tail.extend_from_slice(b"data: [DONE]\n\n");
+        let usage = gr.include_usage.then(|| {
+            format!(
+                "{head}],\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{n}",
+                gr.prompt_tokens,
+                gr.prompt_tokens as u64 + n as u64
+            )
+        });
         let body = SseBody {
             st: st.clone(),
             shared,
@@ -499,7 +502,7 @@ async fn generate(
             mid,
             fin: fin.into_bytes(),
             role,
-            tail,
+            usage,
             sent: 0,
             n,
             events_per_frame: if st.zero_delay {
@@ -545,7 +548,11 @@ async fn generate(
         });
     }
     let text_out = plan.full_text();
-    let usage = json!({"prompt_tokens": gr.prompt_tokens, "total_tokens": gr.prompt_tokens as u64 + n as u64, "completion_tokens": n});
+    let mut usage = json!({"prompt_tokens": gr.prompt_tokens, "total_tokens": gr.prompt_tokens as u64 + n as u64, "completion_tokens": n});
+    match shared.cached.load(Ordering::Acquire) {
+        u32::MAX => {}
+        c => usage["prompt_tokens_details"] = json!({ "cached_tokens": c }),
+    }
     let v = match api {
         Api::Completions => json!({
             "id": id, "object": "text_completion", "created": created, "model": st.cfg.model.served_name,

@@ -7,7 +7,9 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use servebench_sim::{SimOptions, SimServer};
 
-async fn ttft_and_usage(url: &str, body: &Value) -> (f64, u64) {
+/// (TTFT s, usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens) of one streamed
+/// chat request.
+async fn ttft_and_usage(url: &str, body: &Value) -> (f64, u64, Option<u64>) {
     let client = reqwest::Client::new();
     let t0 = Instant::now();
     let mut resp = client
@@ -19,6 +21,7 @@ async fn ttft_and_usage(url: &str, body: &Value) -> (f64, u64) {
     assert_eq!(resp.status(), 200);
     let mut ttft = None;
     let mut usage = 0;
+    let mut cached = None;
     let mut buf = String::new();
     while let Some(chunk) = resp.chunk().await.unwrap() {
         buf.push_str(&String::from_utf8_lossy(&chunk));
@@ -31,11 +34,12 @@ async fn ttft_and_usage(url: &str, body: &Value) -> (f64, u64) {
             if let Ok(v) = serde_json::from_str::<Value>(d) {
                 if let Some(p) = v["usage"]["prompt_tokens"].as_u64() {
                     usage = p;
+                    cached = v["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64();
                 }
             }
         }
     }
-    (ttft.unwrap(), usage)
+    (ttft.unwrap(), usage, cached)
 }
 
 async fn metric(url: &str, name: &str) -> f64 {
@@ -71,13 +75,39 @@ async fn repeated_prompts_hit_the_prefix_cache() {
     let body = json!({"model": "Qwen/Qwen3-8B", "stream": true, "max_completion_tokens": 2,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": long_prompt(1, 20_000)}]});
-    let (cold, n) = ttft_and_usage(&url, &body).await;
+    let (cold, n, cold_cached) = ttft_and_usage(&url, &body).await;
     assert!(n > 20_000);
     assert_eq!(metric(&url, "vllm:prefix_cache_hits_total").await, 0.0);
-    let (warm, _) = ttft_and_usage(&url, &body).await;
+    assert_eq!(
+        cold_cached,
+        Some(0),
+        "usage says no prompt token came from the cache"
+    );
+    let (warm, _, warm_cached) = ttft_and_usage(&url, &body).await;
     let hits = metric(&url, "vllm:prefix_cache_hits_total").await;
     let queries = metric(&url, "vllm:prefix_cache_queries_total").await;
     assert_eq!(queries, 2.0 * n as f64);
+    // per request, as vLLM's usage.prompt_tokens_details says it: the counter's whole delta
+    assert_eq!(warm_cached.map(|c| c as f64), Some(hits));
+    // and the same without streaming
+    let mut plain = body.clone();
+    plain["stream"] = json!(false);
+    plain.as_object_mut().unwrap().remove("stream_options");
+    let r: Value = reqwest::Client::new()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&plain)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let third = metric(&url, "vllm:prefix_cache_hits_total").await - hits;
+    assert!(third > 0.0, "{r}");
+    assert_eq!(
+        r["usage"]["prompt_tokens_details"]["cached_tokens"].as_f64(),
+        Some(third)
+    );
     assert!(hits > 0.95 * n as f64, "hits {hits} of {n}");
     assert!(
         warm < cold * 0.7,
@@ -111,7 +141,7 @@ async fn a_tokenizer_counts_prompt_tokens() {
     let body = json!({"model": "Qwen/Qwen3-8B", "stream": true, "max_completion_tokens": 1,
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "hello, world"}]});
-    let (_, n) = ttft_and_usage(&url, &body).await;
+    let (_, n, _) = ttft_and_usage(&url, &body).await;
     // words of the rendered chat: `<|im_start|>user` `hello,` `world<|im_end|>` `<|im_start|>assistant`
     // = 4; tokens: <| im_start |> user hello , world <| im_end |> <| im_start |> assistant = 14
     assert_eq!(n, 14, "usage.prompt_tokens counted with the tokenizer");
