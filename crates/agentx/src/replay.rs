@@ -751,7 +751,7 @@ pub async fn run(
             out.records.push(r);
             continue;
         }
-        if d.conv == 0 && r.rec.error.is_some() {
+        if d.conv == 0 && r.rec.error.is_some() && !user_cancel.is_cancelled() {
             return Err(ReplayError::WarmupFailed {
                 trace: lane.plan.trace_id.clone(),
                 turn: d.turn,
@@ -760,6 +760,10 @@ pub async fn run(
         }
         on_record(&r);
         out.records.push(r);
+    }
+
+    if user_cancel.is_cancelled() {
+        return Ok(interrupted(out, &ctx));
     }
 
     // ---- warmup 2: cache pressure, `warmup_per_lane` more 1-token turns per lane, no delays
@@ -820,13 +824,16 @@ pub async fn run(
             let origin = lanes[li].plan.convs[0].turns.first().map(|t| t.t_ms);
             lanes[li].origin_ms = origin;
         }
-        if left[li] > 0 {
+        if left[li] > 0 && !user_cancel.is_cancelled() {
             if let Some((c, t)) = pick(&lanes[li]) {
                 ctx.send_and_spawn(&mut lanes, li, c, t, true, None, Wall(1.0));
                 left[li] -= 1;
                 busy += 1;
             }
         }
+    }
+    if user_cancel.is_cancelled() {
+        return Ok(interrupted(out, &ctx));
     }
 
     // ---- profiling
@@ -908,7 +915,9 @@ pub async fn run(
     let mut closing = false;
     loop {
         let now = Instant::now();
-        if now >= end && !closing {
+        // the window's end, or Ctrl-C: nothing new starts; what is in flight finishes (after
+        // Ctrl-C it was cancelled with the user's token and returns at once)
+        if (now >= end || user_cancel.is_cancelled()) && !closing {
             closing = true;
         }
         for s in lanes.iter_mut().flat_map(|l| l.streams.iter_mut()) {
@@ -1000,6 +1009,8 @@ pub async fn run(
         let deadline = next_due.unwrap_or(end + grace);
         let msg = tokio::select! {
             m = rx.recv() => m,
+            // a think time may be minutes long: Ctrl-C must not wait for it
+            _ = user_cancel.cancelled(), if !closing => continue,
             _ = tokio::time::sleep_until(deadline) => {
                 if closing && Instant::now() >= end + grace {
                     cancel.cancel();
@@ -1059,6 +1070,15 @@ pub async fn run(
         }
     }
     Ok(out)
+}
+
+/// The outcome of a replay the user interrupted (Ctrl-C) before its profiling window: what the
+/// warmup recorded, with an empty window at the moment it stopped.
+fn interrupted(mut out: ReplayOutcome, ctx: &Ctx) -> ReplayOutcome {
+    let now = ctx.client.clock.now_ns();
+    out.profiling_start_ns = now;
+    out.profiling_end_ns = now;
+    out
 }
 
 /// Ends the lane's tree after a context overflow on stream `finished`: that stream (its request

@@ -94,3 +94,75 @@ fn requests_cut_by_the_grace_do_not_cancel_the_callers_token() {
         );
     }
 }
+
+/// One root session whose second turn comes 120 s after the first (a long think time).
+fn long_think_trace() -> String {
+    r#"{"id":"g2","block_size":64,"requests":[
+        {"t":0.0,"type":"s","in":128,"out":2,"hash_ids":[1,2],"api_time":0.1},
+        {"t":120.0,"type":"s","in":192,"out":2,"hash_ids":[1,2,3],"api_time":0.1},
+        {"t":240.0,"type":"s","in":256,"out":2,"hash_ids":[1,2,3,4],"api_time":0.1}]}"#
+        .to_string()
+}
+
+/// Ctrl-C during the profiling window ends the replay at once, even while every lane waits out
+/// a recorded think time (found by a new-user run: the replay went on "sending" cancelled turns
+/// at their recorded times until the window ended, 111 s after Ctrl-C); no request is sent
+/// after it.
+#[test]
+fn ctrl_c_ends_the_replay_without_waiting_for_think_times_or_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    std::fs::create_dir(&traces).unwrap();
+    std::fs::write(traces.join("trace_g2.json"), long_think_trace()).unwrap();
+    let plans = load_plans(&traces, &WordCodec).unwrap();
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let user = Cancel::new();
+    let (res, after_ctrl_c, sent) = rt.block_on(async {
+        let srv = MockServer::start(
+            Arc::new(|_: &Captured| support::two_token_reply(10, 20)),
+            false,
+        )
+        .await
+        .unwrap();
+        let client = support::client(&srv.base_url(), Duration::from_secs(30));
+        let cfg = PointConfig {
+            replay: ReplayConfig {
+                conc: 1,
+                duration: Duration::from_secs(600),
+                warmup_per_lane: 0,
+                start_min: 0.0,
+                start_max: 0.0,
+                // the tree and system caps must not shorten the 120 s think time
+                tree_idle_cap: Duration::from_secs(300),
+                system_idle_cap: Duration::from_secs(300),
+                model: "m".into(),
+                ..Default::default()
+            },
+            identity: AggIdentity::default(),
+            scrape_metrics: false,
+            out_dir: dir.path().join("out"),
+        };
+        let u = user.clone();
+        let stopper = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            u.cancel();
+            std::time::Instant::now()
+        });
+        let res = run_point(client, plans, cfg, user.clone()).await.unwrap();
+        let pressed = stopper.await.unwrap();
+        (res, pressed.elapsed(), srv.captured().len())
+    });
+    assert!(
+        after_ctrl_c < Duration::from_secs(3),
+        "the replay went on for {after_ctrl_c:?} after Ctrl-C"
+    );
+    // turn 0 was sent and answered; turn 1 (due at 120 s) never went out
+    assert_eq!(sent, 1, "requests sent");
+    assert_eq!(res.raw.len(), 1);
+    assert!(res.raw[0].success);
+    assert_eq!(
+        res.submission_invalid_reasons,
+        ["unsafe_override", "run_cancelled"]
+    );
+}
