@@ -96,7 +96,7 @@ impl AgentxRecord {
 
 /// InferenceX's error category: `type|error_type|code|class|status`, else the first line of
 /// the message up to `:` (at most 120 chars).
-fn error_category(e: &serde_json::Value) -> String {
+pub(crate) fn error_category(e: &serde_json::Value) -> String {
     let message = if let Some(o) = e.as_object() {
         for k in ["type", "error_type", "code", "class", "status"] {
             match o.get(k) {

@@ -566,9 +566,17 @@ fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> Repl
         None
     } else {
         Some(match (&r.failure, &r.error) {
+            (Some(f), _) if f.is_context_overflow() => f.to_string(),
             // `to_string` reads the failure category whether it is typed or a string
             (Some(f), _) if f.to_string().starts_with("http_") => f.to_string(),
-            (_, Some(e)) => category_of_message(e),
+            // a JSON error body (a stream error event, an error answer): its type/code/message,
+            // as InferenceX reads the harness's error object, not its text cut at the first `:`
+            (_, Some(e)) => match serde_json::from_str::<serde_json::Value>(e) {
+                Ok(v) if v.is_object() => {
+                    crate::aggregate::error_category(v.get("error").unwrap_or(&v))
+                }
+                _ => category_of_message(e),
+            },
             (Some(f), None) => f.to_string(),
             (None, None) => "unknown".into(),
         })

@@ -33,6 +33,9 @@ use crate::target::Target;
 
 /// The AgentX replay against one target.
 pub struct AgentxExecutor {
+    /// `--flush-cache`: flushed before each point's warmup, so every point starts cold as on
+    /// the fresh server InferenceX launches per point (the warmup then primes it).
+    cache: crate::cache::CacheControl,
     base_ctx: ClientCtx,
     plans: Arc<Vec<Arc<TracePlan>>>,
     cfg: AgentxPlan,
@@ -79,6 +82,7 @@ impl AgentxExecutor {
             api_key: plan.api_key.clone(),
         };
         Ok(AgentxExecutor {
+            cache: crate::cache::CacheControl::new(plan.flush_cache.clone(), plan.engine),
             base_ctx,
             plans: Arc::new(plans),
             cfg: ax.clone(),
@@ -117,6 +121,18 @@ impl Executor for AgentxExecutor {
     ) -> Result<PointOutput> {
         let id = ctx.identity;
         let wall_start = std::time::Instant::now();
+        if let Some(b) = self
+            .cache
+            .before_measured(&ctx.target.endpoint, &point.label(), 0, &[])
+            .await
+        {
+            if let (true, how) = b.flush() {
+                eprintln!(
+                    "{}: prefix cache flushed before the warmup ({how})",
+                    point.label()
+                );
+            }
+        }
         let cfg = PointConfig {
             replay: ReplayConfig {
                 conc: point.conc as usize,

@@ -1,6 +1,7 @@
 //! Cache-state control of fixed-sequence points (issue 13 item 5; docs/measurement.md §12.7):
 //! `--flush-cache auto|off|PATH` flushes the server's prefix cache after the warmup, right
-//! before each point's measured phase; a point whose prompts were already sent earlier in the
+//! before each point's measured phase (AgentX points, `crate::agentx`: before the warmup, which
+//! primes the cache as the harness intends); a point whose prompts were already sent earlier in the
 //! sweep without a flush gets a one-line warning; and the server-side prefix-cache hit rate of
 //! the measured phase comes from `/metrics` counter deltas.
 //!
@@ -288,6 +289,14 @@ fn short(body: &str) -> String {
         })
         .unwrap_or_else(|| body.lines().next().unwrap_or("").to_string());
     msg.chars().take(160).collect()
+}
+
+impl Before {
+    /// Whether the cache was flushed, and how (`POST /reset_prefix_cache → HTTP 200`, or why
+    /// not).
+    pub fn flush(&self) -> (bool, &str) {
+        (self.flushed, &self.flush_detail)
+    }
 }
 
 impl CacheControl {

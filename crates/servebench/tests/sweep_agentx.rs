@@ -74,6 +74,10 @@ fn context_overflow_ends_the_session_and_the_lane_recycles() {
         .filter(|r| r["context_overflow"] == true)
         .count();
     assert_eq!(n_overflow, prof.len(), "every profiling request overflowed");
+    assert!(
+        prof.iter().all(|r| r["error"] == "context_overflow"),
+        "the error field names the kind, not a JSON body cut at its first colon"
+    );
     let client = read_jsonl(&out.join("conc1/records.jsonl"));
     assert!(client
         .iter()

@@ -231,3 +231,44 @@ fn a_bad_flush_value_is_one_line_naming_it() {
         "{err}"
     );
 }
+
+/// `--flush-cache` with `--scenario agentx` (a new-user run found it silently ignored): every
+/// point's replay starts from a flushed cache, as on the fresh server InferenceX launches per
+/// point, and says so; the simulator counts one reset per point.
+#[test]
+fn agentx_points_start_from_a_flushed_cache_too() {
+    let sim = start_sim();
+    let tmp = tempfile::tempdir().unwrap();
+    let traces = tmp.path().join("t");
+    std::fs::create_dir(&traces).unwrap();
+    let shared = std::env::var_os("SERVEBENCH_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    for t in ["trace_0504.json", "trace_0167.json"] {
+        std::fs::copy(shared.join("data/agentx-traces").join(t), traces.join(t)).unwrap();
+    }
+    let o = servebench_in(tmp.path())
+        .args(["sweep", "--endpoint"])
+        .arg(format!("http://127.0.0.1:{}", sim.port))
+        .args(["--scenario", "agentx", "--conc", "1,2", "--duration", "3"])
+        .arg("--traces")
+        .arg(&traces)
+        .args(["--flush-cache", "auto", "--no-store", "--out", "ax"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    for c in [1, 2] {
+        assert!(
+            err.contains(&format!(
+                "conc {c}: prefix cache flushed before the warmup (POST /reset_prefix_cache → HTTP 200)"
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        metric(sim.port, "servebench_sim_prefix_cache_resets_total"),
+        2.0,
+        "one reset per point"
+    );
+}

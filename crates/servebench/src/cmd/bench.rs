@@ -19,7 +19,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = args
         .common
-        .into_plan(vec![args.conc], servebench_store::RunKind::Bench);
+        .into_plan(vec![args.conc], servebench_store::RunKind::Bench)?;
     let outcome = servebench_pipeline::run_sweep(plan, Vec::new())?;
     Ok(ExitCode::from(outcome.exit))
 }

@@ -176,19 +176,21 @@ pub struct CommonArgs {
     /// Do not record the run in the results store (files only).
     #[arg(long)]
     pub no_store: bool,
-    /// Workload: `fixed` (InferenceX random fixed-sequence) or `agentx` (agentic trace replay
-    /// of --traces; MEASUREMENT.md Part 2 §5).
-    #[arg(long, value_name = "NAME", default_value = "fixed", value_parser = ["fixed", "agentx"])]
-    pub scenario: String,
+    /// Workload: `fixed` (InferenceX random fixed-sequence; the default) or `agentx` (agentic
+    /// trace replay of --traces, MEASUREMENT.md Part 2 §5; --conc is then the number of live
+    /// sessions). --traces alone implies agentx.
+    #[arg(long, value_name = "NAME", value_parser = ["fixed", "agentx"])]
+    pub scenario: Option<String>,
     /// AgentX traces: a folder of Weka trace_*.json files or a traces.jsonl (--scenario agentx).
     #[arg(long, value_name = "PATH")]
     pub traces: Option<PathBuf>,
-    /// AgentX profiling window per point, seconds (InferenceX 3600; under 900 the point is
-    /// marked invalid like --unsafe-override).
-    #[arg(long, value_name = "S", default_value_t = 3600)]
+    /// AgentX profiling window per point, seconds (InferenceX 3600; under 900 the point is not a
+    /// valid InferenceX submission, as InferenceX's harness marks it with --unsafe-override).
+    #[arg(long, value_name = "S", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     pub duration: u64,
     /// Flush the server's prefix cache before each measured phase (auto: the engine's endpoint;
     /// off; or a path to POST) and report its hit rate per point (docs/measurement.md §12.7).
+    /// With --scenario agentx: before each point's warmup, which then primes it.
     #[arg(long, value_name = "auto|off|PATH", value_parser = servebench_pipeline::cache::FlushCache::parse)]
     pub flush_cache: Option<servebench_pipeline::cache::FlushCache>,
     /// Measure every concurrency N times (stored as N points with the same identity: compare
@@ -247,9 +249,23 @@ pub struct CommonArgs {
 impl CommonArgs {
     /// The plan for concurrencies `concs`, recorded as a run of `kind`; the API key falls back
     /// to `$OPENAI_API_KEY`.
-    pub fn into_plan(self, concs: Vec<u64>, kind: RunKind) -> SweepPlan {
+    ///
+    /// # Errors
+    /// `--traces` with `--scenario fixed` (one line: the traces would be ignored).
+    pub fn into_plan(self, concs: Vec<u64>, kind: RunKind) -> anyhow::Result<SweepPlan> {
         let c = self;
-        SweepPlan {
+        let agentx = match (c.scenario.as_deref(), &c.traces) {
+            (Some("fixed"), Some(t)) => anyhow::bail!(
+                "--traces {}: traces are replayed only with --scenario agentx (this is --scenario fixed)",
+                t.display()
+            ),
+            (Some("agentx"), _) | (None, Some(_)) => Some(servebench_pipeline::plan::AgentxPlan {
+                traces: c.traces.clone().unwrap_or_default(),
+                duration_s: c.duration,
+            }),
+            _ => None,
+        };
+        Ok(SweepPlan {
             kind,
             concurrencies: concs,
             endpoint: c.endpoint,
@@ -320,10 +336,7 @@ impl CommonArgs {
             report: c.report,
             baseline: c.baseline,
             flush_cache: c.flush_cache,
-            agentx: (c.scenario == "agentx").then(|| servebench_pipeline::plan::AgentxPlan {
-                traces: c.traces.clone().unwrap_or_default(),
-                duration_s: c.duration,
-            }),
+            agentx,
             eval: c.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
             eval_plan: EvalPlan {
                 conc: c.eval_conc,
@@ -335,7 +348,7 @@ impl CommonArgs {
                 gsm8k_dir: c.gsm8k_dir,
                 sim_answers: c.sim_answers,
             },
-        }
+        })
     }
 }
 

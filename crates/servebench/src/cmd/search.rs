@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         None => servebench_pipeline::outdir::new_default_out_dir()?,
     };
-    let plan = args.common.into_plan(Vec::new(), RunKind::Sweep);
+    let plan = args.common.into_plan(Vec::new(), RunKind::Sweep)?;
     let r = run_search(SearchRequest {
         plan,
         slo,

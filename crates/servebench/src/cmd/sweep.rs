@@ -26,7 +26,7 @@ pub struct Args {
 
 /// Runs `servebench sweep`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let plan = args.common.into_plan(args.conc, RunKind::Sweep);
+    let plan = args.common.into_plan(args.conc, RunKind::Sweep)?;
     let extras = args.extras.observers(&plan)?;
     let outcome = servebench_pipeline::run_sweep(plan, extras)?;
     Ok(ExitCode::from(outcome.exit))
