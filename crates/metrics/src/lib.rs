@@ -37,7 +37,9 @@ pub use output::{
     agg_row, dist_stats, intvty, result_doc, AggExtra, Identity, ResultSetup, RunInfo,
     SCHEMA_VERSION,
 };
-pub use point::{compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus};
+pub use point::{
+    compute, per_token_itl, ItlMode, PointMetrics, PointOptions, PointStatus, PromptCount,
+};
 /// The typed files the numbers land in (`servebench-contracts`): `agg.json` rows, a point's
 /// `result.json`, the sweep's `summary.json`.
 pub use servebench_contracts::{

@@ -43,6 +43,19 @@ pub struct PointOptions {
     pub max_failed_fraction: f64,
     /// The run was interrupted (Ctrl-C): the point is `partial`.
     pub cancelled: bool,
+    /// Which prompt-token count the input throughput and `input_lens` use.
+    pub prompt_count: PromptCount,
+}
+
+/// Which count of a request's prompt tokens a point's input totals use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptCount {
+    /// The workload's own count (`prompt_tokens_client`, InferenceX's `input_lens`), else
+    /// `usage.prompt_tokens`: fixed-sequence points.
+    Client,
+    /// `usage.prompt_tokens`, else the workload's count: AgentX points, as the harness counts
+    /// with `--use-server-token-count` (so the table and `agentx.json` agree).
+    Server,
 }
 
 /// Point status: the one definition lives in `servebench-contracts` (`Interrupted` is written
@@ -181,10 +194,12 @@ pub fn compute(records: &[RequestRecord], opts: &PointOptions) -> PointMetrics {
             .or_insert(0u64) += 1;
     }
     let prompt = |r: &RequestRecord| -> u64 {
-        r.prompt_tokens_client
-            .map(u64::from)
-            .or(r.prompt_tokens_server)
-            .unwrap_or(0)
+        let client = r.prompt_tokens_client.map(u64::from);
+        match opts.prompt_count {
+            PromptCount::Client => client.or(r.prompt_tokens_server),
+            PromptCount::Server => r.prompt_tokens_server.or(client),
+        }
+        .unwrap_or(0)
     };
     let total_input: u64 = ok.iter().map(|r| prompt(r)).sum();
     let total_output: u64 = ok.iter().map(|r| r.output_tokens).sum();

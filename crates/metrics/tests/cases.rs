@@ -12,7 +12,7 @@ use servebench_client::{
 };
 use servebench_metrics::{
     agg_row, compute, result_doc, AggExtra, Identity, ItlMode, PointOptions, PointStatus,
-    ResultSetup, RunInfo,
+    PromptCount, ResultSetup, RunInfo,
 };
 use servebench_workload::{DatasetSource, Prompt, RequestSpec};
 
@@ -63,6 +63,7 @@ fn opts(itl: ItlMode) -> PointOptions {
         phase_window_ns: (0, 1_000_000_000),
         max_failed_fraction: 0.05,
         cancelled: false,
+        prompt_count: PromptCount::Client,
     }
 }
 

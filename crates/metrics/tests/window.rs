@@ -59,6 +59,7 @@ fn steady_point_uses_inside_latencies_and_window_throughput() {
         phase_window_ns: (0, 240 * MS),
         max_failed_fraction: 0.05,
         cancelled: false,
+        prompt_count: servebench_metrics::PromptCount::Client,
     };
     let full = compute(&recs, &opts);
     assert!((full.duration_s - 0.240).abs() < 1e-12);

@@ -186,6 +186,7 @@ impl Executor for AgentxExecutor {
                 phase_window_ns: res.window_ns,
                 max_failed_fraction: 0.10,
                 cancelled: ctx.cancel.is_cancelled(),
+                prompt_count: servebench_metrics::PromptCount::Server,
             },
         );
         m.rescale_time(ctx.target.sim_speedup);

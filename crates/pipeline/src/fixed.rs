@@ -223,6 +223,7 @@ impl Executor for FixedSequence {
                 phase_window_ns: (res.start_ns, res.end_ns),
                 max_failed_fraction: 0.05,
                 cancelled: res.cancelled,
+                prompt_count: servebench_metrics::PromptCount::Client,
             },
         );
         let validity = servebench_metrics::validity::check(&res.records, &self.validity);

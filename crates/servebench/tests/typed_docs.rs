@@ -282,4 +282,19 @@ fn agentx_result_round_trips_through_its_typed_document() {
     // the aggregate part is agentx.json, key for key
     let agentx = read_json(&tmp.path().join("ax/conc2/agentx.json"));
     assert_eq!(Value::Object(doc.aggregate.clone()), agentx);
+    // the table's row (agg.json) and the AgentX aggregate count input tokens alike (the
+    // server's usage, the harness's --use-server-token-count): same tok/s/GPU on one GPU
+    let agg = read_json(&tmp.path().join("ax/conc2/agg.json"));
+    let thr = &agentx["request_metrics"]["throughput"]["per_gpu"];
+    for (row, ax) in [
+        ("tput_per_gpu", "total_tput_tps"),
+        ("input_tput_per_gpu", "input_tput_tps"),
+        ("output_tput_per_gpu", "output_tput_tps"),
+    ] {
+        let (a, b) = (agg[row].as_f64().unwrap(), thr[ax].as_f64().unwrap());
+        assert!(
+            (a - b).abs() <= 0.01,
+            "{row} {a} vs agentx.json {ax} {b}: {thr}"
+        );
+    }
 }

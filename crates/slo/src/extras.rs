@@ -201,6 +201,7 @@ pub fn point_extras(
                 phase_window_ns: (0, 0),
                 max_failed_fraction: 0.05,
                 cancelled: false,
+                prompt_count: servebench_metrics::PromptCount::Client,
             };
             let full = compute(records, &po);
             match steady_point(records, &po, &full, p.spec.conc) {
