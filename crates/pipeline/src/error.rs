@@ -189,7 +189,7 @@ impl fmt::Display for PipelineError {
             E::Interrupted => f.write_str("interrupted before the measured phase")?,
             E::OutDirTaken { dir } => write!(
                 f,
-                "--out {}: already holds a sweep's results (summary.json or conc*/records.jsonl); choose another directory, omit --out for a new timestamped one, or pass --overwrite to replace them",
+                "--out {}: already holds a sweep's results (summary.json or files under conc*/); pass --resume to continue that sweep, --overwrite to replace it, or choose another directory (omit --out for a new timestamped one)",
                 dir.display()
             )?,
             E::Io { op, path, .. } => {

@@ -211,3 +211,115 @@ pub fn finished_points(
     }
     Ok(out)
 }
+
+/// The file in the output directory that holds the measurement's flags ([`plan_flags`]), so
+/// `--resume` can refuse to mix points measured under other flags.
+pub const PLAN_FILE: &str = "sweep-flags.json";
+
+/// The flags that decide what a point measures and how it is labelled, as `flag → value`
+/// (`--conc` and `--repeats` are not among them: a resumed sweep may add or drop points).
+pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
+    let d = |v: &dyn std::fmt::Debug| format!("{v:?}");
+    let id = &plan.identity;
+    let mut m = BTreeMap::new();
+    let mut put = |k: &'static str, v: String| {
+        m.insert(k, v);
+    };
+    put(
+        "--scenario",
+        if plan.agentx.is_some() {
+            "agentx"
+        } else {
+            "fixed"
+        }
+        .into(),
+    );
+    if let Some(ax) = &plan.agentx {
+        put("--traces", ax.traces.display().to_string());
+        put("--duration", ax.duration_s.to_string());
+    } else {
+        put("--isl", plan.isl.to_string());
+        put("--osl", plan.osl.to_string());
+        put("--range-ratio", plan.range_ratio.to_string());
+        put("--num-prompts", d(&plan.num_prompts));
+        put("--warmups", d(&plan.warmups));
+        put("--seed", plan.seed.to_string());
+        put("--api", d(&plan.api));
+        put("--request-rate", d(&plan.request_rate));
+        put("--burstiness", d(&plan.burstiness));
+    }
+    put("--endpoint", d(&plan.endpoint));
+    put("--model", d(&plan.model));
+    put("--tokenizer", d(&plan.tokenizer));
+    put("--engine", d(&plan.engine));
+    put("--compat", d(&plan.compat));
+    put("--itl", d(&plan.itl_mode));
+    put("--gpus", d(&plan.gpus));
+    put(
+        "--new-connection-per-request",
+        plan.new_connection_per_request.to_string(),
+    );
+    put("--flush-cache", d(&plan.flush_cache));
+    if plan.endpoint.is_none() {
+        put("--sim-gpu", plan.sim.gpu.clone());
+        put("--sim-model", plan.sim.model.clone());
+        put("--sim-speedup", d(&plan.sim.speedup));
+    }
+    for (k, v) in [
+        ("--hw", d(&id.hw)),
+        ("--framework", d(&id.framework)),
+        ("--precision", d(&id.precision)),
+        ("--model-prefix", d(&id.model_prefix)),
+        ("--tp", d(&id.tp)),
+        ("--pp", id.pp.to_string()),
+        ("--pcp", id.pcp.to_string()),
+        ("--dcp", id.dcp.to_string()),
+        ("--ep", id.ep.to_string()),
+        ("--dp-attn", id.dp_attn.to_string()),
+        ("--spec-decoding", id.spec_decoding.clone()),
+        ("--image", d(&id.image)),
+    ] {
+        put(k, v);
+    }
+    m
+}
+
+/// A new sweep: writes [`PLAN_FILE`]. `--resume`: compares the flags with the ones the sweep
+/// in `out_dir` was started with and refuses, naming every flag that differs; a directory
+/// without the file (written by an older servebench) is resumed unchecked, said once.
+pub fn check_or_write_flags(plan: &SweepPlan, out_dir: &Path) -> Result<()> {
+    let path = out_dir.join(PLAN_FILE);
+    let now = plan_flags(plan);
+    if plan.resume {
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!(
+                    "warning: --resume: {} has no {PLAN_FILE} (an older servebench wrote it): the flags of the kept points are not checked against this command's",
+                    out_dir.display()
+                );
+                return Ok(());
+            }
+            Err(e) => return Err(PipelineError::io(IoOp::ReadMarker, &path, e)),
+        };
+        let then: BTreeMap<String, String> = serde_json::from_slice(&text)
+            .with_context(|| format!("{}: not a flags file", path.display()))?;
+        let diffs: Vec<String> = now
+            .iter()
+            .filter_map(|(k, v)| {
+                let was = then.get(*k).map(String::as_str).unwrap_or("(not set)");
+                (was != v).then(|| format!("{k} {was} → {v}"))
+            })
+            .collect();
+        if !diffs.is_empty() {
+            return Err(PipelineError::Invalid(format!(
+                "--resume {}: the sweep there was measured with other flags ({}); resume with the same flags, or measure into another --out",
+                out_dir.display(),
+                diffs.join(", ")
+            )));
+        }
+        return Ok(());
+    }
+    let text = serde_json::to_vec_pretty(&now)?;
+    std::fs::write(&path, text).map_err(io(IoOp::Write, &path))
+}

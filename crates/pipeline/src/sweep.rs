@@ -84,7 +84,10 @@ async fn run_async(
         }
         None => (outdir::new_default_out_dir()?, true),
     };
-    let result = measure(&c, endpoint, store, out_dir.clone(), extra).await;
+    let result = match resume::check_or_write_flags(&c, &out_dir) {
+        Ok(()) => measure(&c, endpoint, store, out_dir.clone(), extra).await,
+        Err(e) => Err(e),
+    };
     if result.is_err() && created && !outdir::holds_results(&out_dir) {
         // failed before the first point: leave no empty output directory behind
         let _ = std::fs::remove_dir_all(&out_dir);
@@ -319,6 +322,12 @@ async fn measure(
         );
     }
     let store_failed = recorder.as_ref().is_some_and(|r| r.errors > 0);
+    if cancel.is_cancelled() {
+        eprintln!(
+            "interrupted: the same command with --resume --out {} keeps the finished points and measures the rest",
+            out_dir.display()
+        );
+    }
     let exit = if cancel.is_cancelled() {
         EXIT_INTERRUPTED
     } else if done

@@ -721,3 +721,33 @@ fn resume_needs_out_and_does_not_mix_with_overwrite() {
     assert_ne!(c, 0);
     assert!(t.contains("--overwrite replaces them"), "{t}");
 }
+
+/// `--resume` with other measurement flags than the sweep was started with is refused, naming
+/// each flag with both values (a new-user run resumed a 1k-ISL sweep with `--isl 4096`, kept its
+/// point and wrote `"isl": 4096` over it); the directory is left as it was, and the same flags
+/// still resume it.
+#[test]
+fn resume_with_other_flags_is_refused_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (c, _, t) = run_to_end(d, &small_sweep());
+    assert_eq!(c, 0, "{t}");
+    std::fs::remove_file(d.join("out/conc2/point.json")).unwrap();
+    let summary = std::fs::read(d.join("out/summary.json")).unwrap();
+    let mut a = small_sweep();
+    let isl = a.iter().position(|x| x == "--isl").unwrap();
+    a[isl + 1] = "64".into();
+    a.extend(strings(&["--resume", "--seed", "7"]));
+    let (c, _, t) = run_to_end(d, &a);
+    assert_ne!(c, 0, "{t}");
+    assert!(
+        t.contains("--resume out: the sweep there was measured with other flags (--isl 32 → 64, --seed 0 → 7); resume with the same flags, or measure into another --out"),
+        "{t}"
+    );
+    assert_eq!(std::fs::read(d.join("out/summary.json")).unwrap(), summary);
+    let t = resumed(d);
+    assert!(
+        t.contains("1 of 2 points finished earlier and kept, 1 to measure"),
+        "{t}"
+    );
+}
