@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// A malformed or unreadable trace: `file[:line]: trace <id>: field `<f>`: <what>`.
+/// A malformed or unreadable trace: `file[:line]: trace <id>: field `<f>`: <what>` (without
+/// `trace <id>: ` while the id is not known yet).
 #[derive(Debug, thiserror::Error)]
-#[error("{location}: trace {trace_id}: {what}")]
+#[error("{location}: {}{what}", trace_prefix(.trace_id))]
 pub struct TraceError {
     /// `path` or `path:line`.
     pub location: String,
@@ -20,6 +21,15 @@ pub struct TraceError {
     pub trace_id: String,
     /// What is wrong, naming the field (`field `requests[3].in`: expected an integer ≥ 0`).
     pub what: String,
+}
+
+/// `trace <id>: `, or nothing for the unknown id `?`.
+fn trace_prefix(id: &str) -> String {
+    if id == "?" {
+        String::new()
+    } else {
+        format!("trace {id}: ")
+    }
 }
 
 /// One model request of a trace (`type` `n` or `s`).
@@ -497,9 +507,9 @@ mod tests {
         let e = parse_trace("{\"requests\":[]}", "a.json")
             .unwrap_err()
             .to_string();
-        assert_eq!(e, "a.json: trace ?: field `id` is missing");
+        assert_eq!(e, "a.json: field `id` is missing");
         let e = parse_trace("{oops", "a.json").unwrap_err().to_string();
-        assert!(e.starts_with("a.json: trace ?: invalid JSON"), "{e}");
+        assert!(e.starts_with("a.json: invalid JSON"), "{e}");
     }
 
     #[test]

@@ -202,6 +202,14 @@ impl Executor for AgentxExecutor {
                 res.context_overflows, ov.warmup, ov.profiling, ov.profiling_responses
             ));
         }
+        if res.short_window {
+            m.notes.push(format!(
+                "not a valid InferenceX submission: a {} s profiling window is under the {} s \
+                 InferenceX requires (unsafe_override); fine for trying things out",
+                self.cfg.duration_s,
+                servebench_agentx::point::MIN_VALID_DURATION_S
+            ));
+        }
         if ov.rate_exceeded() {
             // InferenceX's verdict, said like the short window's: the numbers stand, but the
             // point is not a valid submission (agentx_submission_valid = false)

@@ -158,7 +158,7 @@ pub fn run_meta(
     m.workload = Some(servebench_report::words::workload_label(
         Some(c.isl),
         Some(c.osl),
-        false,
+        c.agentx.is_some(),
     ));
     m.out_dir = Some(std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf()));
     m.meta = json!({
@@ -176,11 +176,13 @@ pub fn run_meta(
         "api": c.api.as_str(),
         "engine": c.engine.name(),
         "compat": c.compat.as_str(),
-        "isl": c.isl,
-        "osl": c.osl,
-        "range_ratio": c.range_ratio,
+        // the fixed-sequence workload's flags; an AgentX run has its traces and window instead
+        "isl": c.agentx.is_none().then_some(c.isl),
+        "osl": c.agentx.is_none().then_some(c.osl),
+        "range_ratio": c.agentx.is_none().then_some(c.range_ratio),
         "seed": c.seed,
         "num_prompts": c.num_prompts,
+        "agentx": c.agentx.as_ref().map(|a| json!({"traces": a.traces, "duration_s": a.duration_s})),
         "concurrencies": c.concurrencies,
         "repeats": c.repeats,
         "request_rate": c.request_rate,
