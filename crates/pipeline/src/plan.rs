@@ -141,6 +141,31 @@ pub struct AgentxPlan {
     pub duration_s: u64,
 }
 
+impl AgentxPlan {
+    /// The AgentX settings of `--scenario`, `--traces` and `--duration`: `agentx`, or no
+    /// scenario with `--traces` (which implies it), give a plan; `fixed` or none give `None`.
+    ///
+    /// # Errors
+    /// `--traces` with `--scenario fixed` (one line: the traces would be ignored).
+    pub fn from_flags(
+        scenario: Option<&str>,
+        traces: Option<PathBuf>,
+        duration_s: u64,
+    ) -> std::result::Result<Option<AgentxPlan>, String> {
+        match (scenario, traces) {
+            (Some("fixed"), Some(t)) => Err(format!(
+                "--traces {}: traces are replayed only with --scenario agentx (this is --scenario fixed)",
+                t.display()
+            )),
+            (Some("agentx"), t) | (None, t @ Some(_)) => Ok(Some(AgentxPlan {
+                traces: t.unwrap_or_default(),
+                duration_s,
+            })),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// The identity flags of a sweep (`--hw`, `--image`, `--tp`, …).
 #[derive(Debug, Clone)]
 pub struct IdentityPlan {
@@ -514,6 +539,24 @@ fn check_digest(flag: &str, d: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn traces_imply_agentx_and_contradict_fixed() {
+        let t = || Some(PathBuf::from("tr"));
+        let ax = AgentxPlan::from_flags(None, t(), 60).unwrap().unwrap();
+        assert_eq!((ax.traces, ax.duration_s), (PathBuf::from("tr"), 60));
+        assert!(AgentxPlan::from_flags(Some("agentx"), None, 60)
+            .unwrap()
+            .is_some_and(|a| a.traces.as_os_str().is_empty()));
+        assert!(AgentxPlan::from_flags(None, None, 60).unwrap().is_none());
+        assert!(AgentxPlan::from_flags(Some("fixed"), None, 60)
+            .unwrap()
+            .is_none());
+        assert_eq!(
+            AgentxPlan::from_flags(Some("fixed"), t(), 60).unwrap_err(),
+            "--traces tr: traces are replayed only with --scenario agentx (this is --scenario fixed)"
+        );
+    }
 
     #[test]
     fn defaults_are_the_sweep_flags_defaults_and_valid() {

@@ -254,17 +254,12 @@ impl CommonArgs {
     /// `--traces` with `--scenario fixed` (one line: the traces would be ignored).
     pub fn into_plan(self, concs: Vec<u64>, kind: RunKind) -> anyhow::Result<SweepPlan> {
         let c = self;
-        let agentx = match (c.scenario.as_deref(), &c.traces) {
-            (Some("fixed"), Some(t)) => anyhow::bail!(
-                "--traces {}: traces are replayed only with --scenario agentx (this is --scenario fixed)",
-                t.display()
-            ),
-            (Some("agentx"), _) | (None, Some(_)) => Some(servebench_pipeline::plan::AgentxPlan {
-                traces: c.traces.clone().unwrap_or_default(),
-                duration_s: c.duration,
-            }),
-            _ => None,
-        };
+        let agentx = servebench_pipeline::plan::AgentxPlan::from_flags(
+            c.scenario.as_deref(),
+            c.traces,
+            c.duration,
+        )
+        .map_err(anyhow::Error::msg)?;
         Ok(SweepPlan {
             kind,
             concurrencies: concs,
