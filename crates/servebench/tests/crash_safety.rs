@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::crash::{assert_store_sound, jsonl_lines, kill_after, SplitMix};
-use common::{read_json, servebench_in};
+use common::{read_json, servebench_in, shared};
 use serde_json::Value;
 use servebench_store::{RunKind, RunStatus, Store};
 
@@ -36,12 +36,6 @@ fn seed(salt: u64) -> u64 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(12)
         ^ salt
-}
-
-fn shared() -> PathBuf {
-    std::env::var_os("SERVEBENCH_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
 }
 
 fn gsm8k_dir() -> PathBuf {

@@ -4,26 +4,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use common::{read_json, read_jsonl, servebench_in};
-
-fn shared() -> PathBuf {
-    std::env::var_os("SERVEBENCH_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
-
-/// A traces folder holding the named shared traces (copied into the test's temp dir).
-fn traces(dir: &Path, names: &[&str]) -> PathBuf {
-    let t = dir.join("traces");
-    std::fs::create_dir_all(&t).unwrap();
-    for n in names {
-        let src = shared().join("data/agentx-traces").join(n);
-        std::fs::copy(&src, t.join(n)).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-    }
-    t
-}
+use common::{agentx_traces as traces, read_json, read_jsonl, servebench_in, shared};
 
 #[test]
 fn context_overflow_ends_the_session_and_the_lane_recycles() {

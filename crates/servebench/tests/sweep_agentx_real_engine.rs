@@ -13,9 +13,9 @@
 //! test prints `skipped: …`, or fails when `SERVEBENCH_REQUIRE_SERVICES=1`.
 
 mod common;
-use common::{read_json, read_jsonl, servebench_in};
+use common::{read_json, read_jsonl, servebench_in, shared};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
@@ -25,12 +25,6 @@ const SCALE: usize = 32;
 const MAX_OUT: u64 = 8;
 /// Recorded times (t, api_time, think times, subagent durations) are divided by this.
 const TIME_SCALE: f64 = 4.0;
-
-fn shared() -> PathBuf {
-    std::env::var_os("SERVEBENCH_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
 
 fn div_time(v: &mut Value, key: &str) {
     if let Some(x) = v.get(key).and_then(Value::as_f64) {

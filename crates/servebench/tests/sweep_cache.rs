@@ -5,7 +5,7 @@
 //! measured phase starts cold and the simulator counts one reset per point.
 
 mod common;
-use common::{read_json, servebench_in, stderr, stdout};
+use common::{agentx_traces, read_json, servebench_in, stderr, stdout};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -239,14 +239,7 @@ fn a_bad_flush_value_is_one_line_naming_it() {
 fn agentx_points_start_from_a_flushed_cache_too() {
     let sim = start_sim();
     let tmp = tempfile::tempdir().unwrap();
-    let traces = tmp.path().join("t");
-    std::fs::create_dir(&traces).unwrap();
-    let shared = std::env::var_os("SERVEBENCH_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    for t in ["trace_0504.json", "trace_0167.json"] {
-        std::fs::copy(shared.join("data/agentx-traces").join(t), traces.join(t)).unwrap();
-    }
+    let traces = agentx_traces(tmp.path(), &["trace_0504.json", "trace_0167.json"]);
     let o = servebench_in(tmp.path())
         .args(["sweep", "--endpoint"])
         .arg(format!("http://127.0.0.1:{}", sim.port))

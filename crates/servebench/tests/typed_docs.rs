@@ -7,7 +7,7 @@
 //! place cannot pass.
 
 mod common;
-use common::{read_json, servebench_in};
+use common::{agentx_traces, read_json, servebench_in};
 
 use std::path::Path;
 
@@ -218,14 +218,7 @@ fn repeats_and_extras_round_trip_through_the_typed_documents() {
 #[test]
 fn agentx_result_round_trips_through_its_typed_document() {
     let tmp = tempfile::tempdir().unwrap();
-    let traces = tmp.path().join("t");
-    std::fs::create_dir(&traces).unwrap();
-    let shared = std::env::var_os("SERVEBENCH_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    for t in ["trace_0504.json", "trace_0167.json"] {
-        std::fs::copy(shared.join("data/agentx-traces").join(t), traces.join(t)).unwrap();
-    }
+    let traces = agentx_traces(tmp.path(), &["trace_0504.json", "trace_0167.json"]);
     let o = servebench_in(tmp.path())
         .args([
             "sweep",

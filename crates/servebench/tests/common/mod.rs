@@ -267,3 +267,21 @@ pub fn real_engine() -> Option<(String, std::path::PathBuf)> {
 }
 
 pub mod crash;
+
+/// The shared folder (`$SERVEBENCH_SHARED`, else `../shared` beside the repository).
+pub fn shared() -> std::path::PathBuf {
+    std::env::var_os("SERVEBENCH_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+}
+
+/// A traces folder `dir/traces` holding the named shared AgentX traces (copied).
+pub fn agentx_traces(dir: &Path, names: &[&str]) -> std::path::PathBuf {
+    let t = dir.join("traces");
+    std::fs::create_dir_all(&t).unwrap();
+    for n in names {
+        let src = shared().join("data/agentx-traces").join(n);
+        std::fs::copy(&src, t.join(n)).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    }
+    t
+}
