@@ -14,6 +14,21 @@ use crate::doc::{object_schema_of, DocSchema};
 /// text).
 type Field<'a> = (&'a str, bool, &'a str);
 
+/// The head every top-level schema starts with: `$schema`, `$id`, `title`, `description`.
+fn header(id: &str, title: &str, description: Option<&str>) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    o.insert("$id".into(), json!(id));
+    o.insert("title".into(), json!(title));
+    if let Some(d) = description {
+        o.insert("description".into(), json!(d));
+    }
+    o
+}
+
 fn object_schema(id: &str, title: &str, description: Option<&str>, fields: &[Field]) -> Value {
     let mut props = Map::new();
     let mut required = Vec::new();
@@ -25,16 +40,7 @@ fn object_schema(id: &str, title: &str, description: Option<&str>, fields: &[Fie
             required.push(k.to_string());
         }
     }
-    let mut o = Map::new();
-    o.insert(
-        "$schema".into(),
-        json!("https://json-schema.org/draft/2020-12/schema"),
-    );
-    o.insert("$id".into(), json!(id));
-    o.insert("title".into(), json!(title));
-    if let Some(d) = description {
-        o.insert("description".into(), json!(d));
-    }
+    let mut o = header(id, title, description);
     o.insert("type".into(), json!("object"));
     o.insert("required".into(), json!(required));
     o.insert("properties".into(), Value::Object(props));
@@ -174,18 +180,19 @@ pub fn result_schema() -> Value {
 /// the AgentX aggregate's keys (InferenceX's, open here) and the `servebench` block generated
 /// from [`AgentxServebench`](crate::AgentxServebench)'s fields.
 pub fn agentx_result_schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://servebench.dev/schema/agentx-result.v1.json",
-        "title": "servebench AgentX point result (result.json of --scenario agentx), schema_version 1",
-        "description": "The AgentX aggregate with InferenceX's key sets (MEASUREMENT.md Part 2 §5.7–5.8; also written alone as agentx.json), then a `servebench` block.",
-        "type": "object",
-        "required": ["servebench"],
-        "properties": {
-            "servebench": object_schema_of::<crate::AgentxServebench>(),
-        },
-        "additionalProperties": true,
-    })
+    let mut o = header(
+        "https://servebench.dev/schema/agentx-result.v1.json",
+        "servebench AgentX point result (result.json of --scenario agentx), schema_version 1",
+        Some("The AgentX aggregate with InferenceX's key sets (MEASUREMENT.md Part 2 §5.7–5.8; also written alone as agentx.json), then a `servebench` block."),
+    );
+    o.insert("type".into(), json!("object"));
+    o.insert("required".into(), json!(["servebench"]));
+    o.insert(
+        "properties".into(),
+        json!({ "servebench": object_schema_of::<crate::AgentxServebench>() }),
+    );
+    o.insert("additionalProperties".into(), json!(true));
+    Value::Object(o)
 }
 
 /// The schema of `summary.json`, generated from [`SummaryDoc`](crate::SummaryDoc)'s fields
@@ -206,16 +213,7 @@ pub fn summary_schema() -> Value {
 /// A top-level document schema: `$schema`, `$id`, `title`, `description`, then the object
 /// schema of `T`'s fields.
 fn doc_schema<T: DocSchema>(id: &str, title: &str, description: Option<&str>) -> Value {
-    let mut o = Map::new();
-    o.insert(
-        "$schema".into(),
-        json!("https://json-schema.org/draft/2020-12/schema"),
-    );
-    o.insert("$id".into(), json!(id));
-    o.insert("title".into(), json!(title));
-    if let Some(d) = description {
-        o.insert("description".into(), json!(d));
-    }
+    let mut o = header(id, title, description);
     if let Value::Object(body) = object_schema_of::<T>() {
         o.extend(body);
     }
