@@ -5,7 +5,7 @@
 //! measured phase starts cold and the simulator counts one reset per point.
 
 mod common;
-use common::{agentx_traces, read_json, servebench_in, stderr, stdout};
+use common::{agentx_traces, ok, read_json, servebench_in, stderr, stdout};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -249,7 +249,7 @@ fn agentx_points_start_from_a_flushed_cache_too() {
         .args(["--flush-cache", "auto", "--no-store", "--out", "ax"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    ok(&o);
     let err = stderr(&o);
     for c in [1, 2] {
         assert!(

@@ -7,7 +7,7 @@
 //! place cannot pass.
 
 mod common;
-use common::{agentx_traces, read_json, servebench_in};
+use common::{agentx_traces, ok, read_json, servebench_in};
 
 use std::path::Path;
 
@@ -34,12 +34,7 @@ fn sweep(dir: &Path, out: &str, extra: &[&str]) {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    ok(&o);
 }
 
 /// Reads `result.json` of a point as a typed document and checks it writes back the same
@@ -234,12 +229,7 @@ fn agentx_result_round_trips_through_its_typed_document() {
         .args(["--no-store", "--out", "ax"])
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    ok(&o);
     let path = tmp.path().join("ax/conc2/result.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let file: ResultFile = serde_json::from_str(&text).unwrap();
