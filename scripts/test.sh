@@ -31,5 +31,8 @@ for s in scripts/services/*.sh; do
   fi
 done
 export SERVEBENCH_REQUIRE_SERVICES=1
+# A one-off build: incremental caches only cost disk (a stop's CI ran out of it while compiling).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+echo "[test.sh] disk before the build: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')" >&2
 cargo build --workspace --all-targets
 cargo test --workspace --no-fail-fast "$@"
