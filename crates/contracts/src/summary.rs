@@ -170,18 +170,19 @@ json_doc! {
         /// `chunk` or `token`.
         #[key("itl_mode", required, r#"{"enum": ["chunk", "token"]}"#)]
         pub itl_mode: String,
-        /// Nominal input length, tokens.
+        /// Nominal input length, tokens (null for an AgentX sweep: the traces set it).
         #[key("isl", required)]
-        pub isl: u32,
-        /// Nominal output length, tokens.
+        pub isl: Option<u32>,
+        /// Nominal output length, tokens (null for an AgentX sweep).
         #[key("osl", required)]
-        pub osl: u32,
-        /// `--random-range-ratio`: lengths drawn from [ratio × nominal, nominal].
+        pub osl: Option<u32>,
+        /// `--random-range-ratio`: lengths drawn from [ratio × nominal, nominal] (null for an
+        /// AgentX sweep).
         #[key("range_ratio", required)]
-        pub range_ratio: f64,
-        /// Dataset seed.
+        pub range_ratio: Option<f64>,
+        /// Dataset seed (null for an AgentX sweep).
         #[key("seed", required)]
-        pub seed: u64,
+        pub seed: Option<u64>,
         /// The concurrencies swept, in order.
         #[key("concurrencies", required)]
         pub concurrencies: Vec<u64>,

@@ -70,13 +70,12 @@ impl Readiness {
     }
 }
 
-/// The first model id of `GET /v1/models` (API key sent), the model a run uses when no
-/// `--model` is given.
+/// The model ids of `GET /v1/models` (API key sent), in the server's order; never empty.
 ///
 /// # Errors
 /// [`EndpointError::NoModel`]: `URL/v1/models REASON; pass --model NAME` when the request
 /// fails, the answer is not HTTP 200 or not a model list, or the list is empty.
-pub async fn discover_model(ep: &Endpoint) -> Result<String, EndpointError> {
+pub async fn served_models(ep: &Endpoint) -> Result<Vec<String>, EndpointError> {
     let url = ep.url("/v1/models");
     let no = |reason: String| EndpointError::NoModel {
         url: url.clone(),
@@ -96,10 +95,44 @@ pub async fn discover_model(ep: &Endpoint) -> Result<String, EndpointError> {
     }
     let v: serde_json::Value = serde_json::from_slice(&r.body)
         .map_err(|e| no(format!("did not return a model list: {e}")))?;
-    v.pointer("/data/0/id")
-        .and_then(|x| x.as_str())
-        .map(str::to_string)
-        .ok_or_else(|| no("lists no model".into()))
+    let ids: Vec<String> = v
+        .get("data")
+        .and_then(|d| d.as_array())
+        .map(|d| {
+            d.iter()
+                .filter_map(|m| m.get("id").and_then(|x| x.as_str()).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if ids.is_empty() {
+        return Err(no("lists no model".into()));
+    }
+    Ok(ids)
+}
+
+/// The first model id of `GET /v1/models` (API key sent), the model a run uses when no
+/// `--model` is given.
+///
+/// # Errors
+/// As [`served_models`].
+pub async fn discover_model(ep: &Endpoint) -> Result<String, EndpointError> {
+    Ok(served_models(ep).await?.swap_remove(0))
+}
+
+/// A one-line warning when `model` (a `--model` given by the user) is not among the ids of
+/// `GET /v1/models`: some servers reject such requests (vLLM: HTTP 404), others ignore the name
+/// and answer with their own model (llama.cpp), so the run would be labelled with a model it
+/// did not measure. `None` when it is listed, or when the list cannot be read (the requests
+/// will say why).
+pub async fn model_not_served_warning(ep: &Endpoint, model: &str) -> Option<String> {
+    let ids = served_models(ep).await.ok()?;
+    (!ids.iter().any(|i| i == model)).then(|| {
+        format!(
+            "warning: --model {model} is not among the models {} serves ({}): the server may reject the requests, or ignore the name and answer with its own model",
+            ep.url("/v1/models"),
+            ids.join(", ")
+        )
+    })
 }
 
 /// Wires Ctrl-C to `cancel`: on the first Ctrl-C, `on_signal` runs (to say what stops), then

@@ -379,6 +379,12 @@ async fn run_on_target(
             .await?;
     }
     let model = match &opts.model {
+        Some(m) if !target.is_simulator() => {
+            if let Some(w) = servebench_endpoint::model_not_served_warning(ep, m).await {
+                eprintln!("{w}");
+            }
+            m.clone()
+        }
         Some(m) => m.clone(),
         None => discover_model(ep).await?,
     };

@@ -378,10 +378,10 @@ impl CacheControl {
         }
         let engine = self.engine(ep).await;
         let (flushed, flush_detail) = self.flush(ep, engine).await;
+        // why it was not flushed is said once per point, with the hit rate, after the phase
+        // (`after_measured`); before it only the warm-cache warning
         if repeated > 0 && !flushed {
             eprintln!("warning: {label}: {repeated} of {} prompts were already sent earlier in this sweep (same --seed {seed}) and the prefix cache was {flush_detail}: the point may measure a warm cache", prompts.len());
-        } else if !flushed && self.mode != Some(FlushCache::Off) {
-            eprintln!("{label}: prefix cache {flush_detail}");
         }
         let counters = match get_text(ep, "/metrics").await {
             Some((200, t)) => counters(engine, &t),

@@ -87,6 +87,7 @@ impl Observer for FileOutput {
 
     fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<(), ObserverError> {
         let c = s.plan;
+        let fixed = c.agentx.is_none();
         let summary = SummaryDoc {
             schema_version: SCHEMA_VERSION,
             tool: format!("servebench {}", env!("CARGO_PKG_VERSION")),
@@ -94,14 +95,15 @@ impl Observer for FileOutput {
             finished: chrono::Utc::now().to_rfc3339(),
             endpoint: s.endpoint.to_string(),
             model: s.model.to_string(),
-            api: c.api.as_str().into(),
+            // an AgentX replay sends chat requests whose lengths come from the traces
+            api: if fixed { c.api.as_str() } else { "chat" }.into(),
             engine: c.engine.name().into(),
             compat: c.compat.as_str().into(),
             itl_mode: c.itl_mode.as_str().into(),
-            isl: c.isl,
-            osl: c.osl,
-            range_ratio: c.range_ratio,
-            seed: u64::from(c.seed),
+            isl: fixed.then_some(c.isl),
+            osl: fixed.then_some(c.osl),
+            range_ratio: fixed.then_some(c.range_ratio),
+            seed: fixed.then_some(u64::from(c.seed)),
             concurrencies: c.concurrencies.clone(),
             request_rate: c.request_rate,
             burstiness: c.burstiness(),

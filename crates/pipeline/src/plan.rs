@@ -145,13 +145,28 @@ impl AgentxPlan {
     /// The AgentX settings of `--scenario`, `--traces` and `--duration`: `agentx`, or no
     /// scenario with `--traces` (which implies it), give a plan; `fixed` or none give `None`.
     ///
+    /// `fixed_given` names the fixed-sequence flags given on the command line (`--isl`,
+    /// `--num-prompts`, …), which an AgentX replay does not use: its traces set turn lengths,
+    /// counts and pacing.
+    ///
     /// # Errors
-    /// `--traces` with `--scenario fixed` (one line: the traces would be ignored).
+    /// One line: `--traces` with `--scenario fixed` (the traces would be ignored), or AgentX
+    /// with any `fixed_given` flag (it would be ignored).
     pub fn from_flags(
         scenario: Option<&str>,
         traces: Option<PathBuf>,
         duration_s: u64,
+        fixed_given: &[&str],
     ) -> std::result::Result<Option<AgentxPlan>, String> {
+        let agentx = scenario == Some("agentx") || (scenario.is_none() && traces.is_some());
+        if agentx && !fixed_given.is_empty() {
+            return Err(format!(
+                "{}: fixed-sequence {} not used by --scenario agentx, whose traces set turn lengths, counts and pacing; drop {}",
+                fixed_given.join(", "),
+                if fixed_given.len() == 1 { "flag" } else { "flags" },
+                if fixed_given.len() == 1 { "it" } else { "them" },
+            ));
+        }
         match (scenario, traces) {
             (Some("fixed"), Some(t)) => Err(format!(
                 "--traces {}: traces are replayed only with --scenario agentx (this is --scenario fixed)",
@@ -543,19 +558,35 @@ mod tests {
     #[test]
     fn traces_imply_agentx_and_contradict_fixed() {
         let t = || Some(PathBuf::from("tr"));
-        let ax = AgentxPlan::from_flags(None, t(), 60).unwrap().unwrap();
+        let ax = AgentxPlan::from_flags(None, t(), 60, &[]).unwrap().unwrap();
         assert_eq!((ax.traces, ax.duration_s), (PathBuf::from("tr"), 60));
-        assert!(AgentxPlan::from_flags(Some("agentx"), None, 60)
+        assert!(AgentxPlan::from_flags(Some("agentx"), None, 60, &[])
             .unwrap()
             .is_some_and(|a| a.traces.as_os_str().is_empty()));
-        assert!(AgentxPlan::from_flags(None, None, 60).unwrap().is_none());
-        assert!(AgentxPlan::from_flags(Some("fixed"), None, 60)
+        assert!(AgentxPlan::from_flags(None, None, 60, &[]).unwrap().is_none());
+        assert!(AgentxPlan::from_flags(Some("fixed"), None, 60, &[])
             .unwrap()
             .is_none());
         assert_eq!(
-            AgentxPlan::from_flags(Some("fixed"), t(), 60).unwrap_err(),
+            AgentxPlan::from_flags(Some("fixed"), t(), 60, &[]).unwrap_err(),
             "--traces tr: traces are replayed only with --scenario agentx (this is --scenario fixed)"
         );
+        // fixed-sequence flags: refused with AgentX (either way of asking for it), fine without
+        assert_eq!(
+            AgentxPlan::from_flags(None, t(), 60, &["--isl"]).unwrap_err(),
+            "--isl: fixed-sequence flag not used by --scenario agentx, whose traces set turn lengths, counts and pacing; drop it"
+        );
+        assert_eq!(
+            AgentxPlan::from_flags(Some("agentx"), None, 60, &["--num-prompts", "--seed"])
+                .unwrap_err(),
+            "--num-prompts, --seed: fixed-sequence flags not used by --scenario agentx, whose traces set turn lengths, counts and pacing; drop them"
+        );
+        assert!(AgentxPlan::from_flags(Some("fixed"), None, 60, &["--isl"])
+            .unwrap()
+            .is_none());
+        assert!(AgentxPlan::from_flags(None, None, 60, &["--isl"])
+            .unwrap()
+            .is_none());
     }
 
     #[test]

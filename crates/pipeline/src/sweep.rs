@@ -123,6 +123,13 @@ async fn measure(
     let cancel = servebench_endpoint::CancelToken::new();
     let target = Target::start(c, endpoint, &out_dir, answers, &cancel, &console).await?;
     let model = match &c.model {
+        Some(m) if !target.inner.is_simulator() => {
+            let w = servebench_endpoint::model_not_served_warning(target.inner.endpoint(), m);
+            if let Some(w) = w.await {
+                eprintln!("{w}");
+            }
+            m.clone()
+        }
         Some(m) => m.clone(),
         None => servebench_endpoint::discover_model(target.inner.endpoint()).await?,
     };

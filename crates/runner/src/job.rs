@@ -323,24 +323,31 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         if p.dp_attn {
             a.push("--dp-attn".into());
         }
-        if let Some(n) = m.num_prompts {
-            push(&mut a, "--num-prompts", n.to_string());
-        }
-        if let Some(n) = m.warmups {
-            push(&mut a, "--warmups", n.to_string());
-        }
         if let Some(e) = engine_profile(&p.framework) {
             push(&mut a, "--engine", e.into());
         }
         if let (Workload::Agentic { duration_s, .. }, Some(t)) = (&p.workload, &m.traces) {
+            // an AgentX replay takes its lengths, counts and pacing from the traces: the
+            // fixed-sequence flags are refused with it
             push(&mut a, "--scenario", "agentx".into());
             push(&mut a, "--traces", t.display().to_string());
             let d = m.duration_s.unwrap_or(*duration_s as f64);
             push(&mut a, "--duration", d.to_string());
+        } else {
+            if let Some(n) = m.num_prompts {
+                push(&mut a, "--num-prompts", n.to_string());
+            }
+            if let Some(n) = m.warmups {
+                push(&mut a, "--warmups", n.to_string());
+            }
+            push(&mut a, "--isl", isl.to_string());
+            push(&mut a, "--osl", osl.to_string());
         }
     }
-    push(&mut a, "--isl", isl.to_string());
-    push(&mut a, "--osl", osl.to_string());
+    if p.eval_only {
+        push(&mut a, "--isl", isl.to_string());
+        push(&mut a, "--osl", osl.to_string());
+    }
     push(&mut a, "--tp", p.tp.to_string());
     push(&mut a, "--ep", p.ep.to_string());
     push(&mut a, "--hw", p.runner.clone());
@@ -730,6 +737,9 @@ mod tests {
         assert_eq!(flag(&a, "--traces"), Some("/t/traces"));
         assert_eq!(flag(&a, "--duration"), Some("20"));
         assert_eq!(flag(&a, "--conc"), Some("4"));
+        for f in ["--isl", "--osl", "--num-prompts", "--warmups"] {
+            assert_eq!(flag(&a, f), None, "{f} with an AgentX replay: {a:?}");
+        }
         // without --duration: the catalog point's window
         let a = measure_args(&spec(Some("/t/traces"), None), 8000);
         assert_eq!(flag(&a, "--duration"), Some("3600"));

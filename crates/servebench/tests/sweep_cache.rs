@@ -211,6 +211,12 @@ fn with_flush_auto_every_point_starts_cold_and_the_sim_counts_one_reset_per_poin
         cache_block(&tmp.path().join("bad"), "conc2-r1")["flushed"],
         false
     );
+    // each point says why it was not flushed once, with its hit rate (it was said twice)
+    let all = format!("{err}{}", String::from_utf8_lossy(&o.stdout));
+    for p in ["conc 2 repeat 1/2", "conc 2 repeat 2/2"] {
+        let said = format!("{p}: prefix cache not flushed: POST /flush_cache → HTTP 404");
+        assert_eq!(all.matches(&said).count(), 1, "{p}: {all}");
+    }
     assert_eq!(
         metric(sim.port, "servebench_sim_prefix_cache_resets_total"),
         2.0

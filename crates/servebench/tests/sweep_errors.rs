@@ -174,6 +174,41 @@ async fn rejected_field_is_named_and_lenient_retries_without_it() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// `--model` that the server does not list (a new-user run against llama.cpp, which answers any
+/// name with its own model, recorded the run under the typed name without a word): measured as
+/// asked, with one warning naming the name and what the server lists; a listed name: no warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_the_server_does_not_list_is_warned_about() {
+    let srv = MockServer::start(openai_mock(|_| None, |_| false), false)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("other");
+    let o = output_scratch_async(args(
+        &srv.base_url(),
+        &out,
+        &["--model", "other-model", "--no-store"],
+    ))
+    .await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let warn = format!(
+        "warning: --model other-model is not among the models {}/v1/models serves (mock-model): the server may reject the requests, or ignore the name and answer with its own model",
+        srv.base_url()
+    );
+    assert_eq!(err.matches(&warn).count(), 1, "{err}");
+    assert_eq!(read_json(&out.join("conc2/result.json"))["model_id"], "other-model");
+    let o = output_scratch_async(args(
+        &srv.base_url(),
+        &dir.path().join("listed"),
+        &["--model", "mock-model", "--no-store"],
+    ))
+    .await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("is not among the models"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn more_than_5_percent_failed_marks_the_point_failed_and_still_writes_files() {
     // every 10th completion request (10 % of 20 measured + warmups) answers 503

@@ -206,6 +206,20 @@ fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
             "--sim-answers",
         ),
         (&["sweep", "--sim-speedup", "-2"], "--sim-speedup"),
+        // fixed-sequence flags with an AgentX replay (a new-user run found them silently
+        // ignored): refused, naming each, whether agentx is asked for or implied by --traces
+        (
+            &["sweep", "--scenario", "agentx", "--isl", "512"],
+            "--isl: fixed-sequence flag not used by --scenario agentx",
+        ),
+        (
+            &["bench", "--traces", "t", "--num-prompts", "5", "--seed", "3"],
+            "--num-prompts, --seed: fixed-sequence flags not used",
+        ),
+        (
+            &["sweep", "--scenario", "agentx", "--request-rate", "2", "--api", "chat"],
+            "--api, --request-rate: fixed-sequence flags",
+        ),
     ];
     for (args, flag) in cases {
         let mut a = args.to_vec();

@@ -11,6 +11,9 @@ use servebench_pipeline::plan::{EvalPlan, IdentityPlan, SimPlan};
 use servebench_pipeline::{EvalTask as PlanEval, SweepPlan};
 use servebench_store::RunKind;
 
+pub use super::measure_enums::{ApiArg, CompatArg, EvalTask, ItlArg, StatArg};
+use super::measure_enums::parse_engine;
+
 /// Options shared by `sweep` and `bench`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CommonArgs {
@@ -33,27 +36,29 @@ pub struct CommonArgs {
     /// --tp is not given).
     #[arg(long)]
     pub gpus: Option<u32>,
-    /// Nominal input length (tokens).
-    #[arg(long, default_value_t = 1024)]
-    pub isl: u32,
-    /// Nominal output length (tokens).
-    #[arg(long, default_value_t = 1024)]
-    pub osl: u32,
-    /// Lengths are uniform in [floor(L·r), L] (InferenceX RANDOM_RANGE_RATIO); 0 < r ≤ 1.
-    #[arg(long, default_value_t = 0.8, allow_negative_numbers = true)]
-    pub range_ratio: f64,
+    /// Nominal input length, tokens [default: 1024]. The flags from here to --burstiness are
+    /// fixed-sequence only: refused with --scenario agentx, whose traces set them.
+    #[arg(long)]
+    pub isl: Option<u32>,
+    /// Nominal output length, tokens [default: 1024].
+    #[arg(long)]
+    pub osl: Option<u32>,
+    /// Lengths are uniform in [floor(L·r), L] (InferenceX RANDOM_RANGE_RATIO); 0 < r ≤ 1
+    /// [default: 0.8].
+    #[arg(long, allow_negative_numbers = true)]
+    pub range_ratio: Option<f64>,
     /// Measured prompts per point (default 10 × concurrency, with or without --endpoint).
     #[arg(long)]
     pub num_prompts: Option<usize>,
     /// Warmup requests per point, discarded (default 2 × concurrency).
     #[arg(long)]
     pub warmups: Option<usize>,
-    /// Dataset seed (numpy-compatible MT19937).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u32,
-    /// API: completions or chat.
-    #[arg(long, value_enum, default_value = "completions")]
-    pub api: ApiArg,
+    /// Dataset seed (numpy-compatible MT19937) [default: 0].
+    #[arg(long)]
+    pub seed: Option<u32>,
+    /// API: completions or chat [default: completions].
+    #[arg(long, value_enum)]
+    pub api: Option<ApiArg>,
     /// Engine profile deciding optional request fields: sglang, vllm, trtllm, llama.cpp,
     /// transformers, openai.
     #[arg(long, default_value = "vllm", value_parser = parse_engine)]
@@ -254,10 +259,23 @@ impl CommonArgs {
     /// `--traces` with `--scenario fixed` (one line: the traces would be ignored).
     pub fn into_plan(self, concs: Vec<u64>, kind: RunKind) -> anyhow::Result<SweepPlan> {
         let c = self;
+        let fixed_only = [
+            ("--isl", c.isl.is_some()),
+            ("--osl", c.osl.is_some()),
+            ("--range-ratio", c.range_ratio.is_some()),
+            ("--num-prompts", c.num_prompts.is_some()),
+            ("--warmups", c.warmups.is_some()),
+            ("--seed", c.seed.is_some()),
+            ("--api", c.api.is_some()),
+            ("--request-rate", c.request_rate.is_some()),
+            ("--burstiness", c.burstiness.is_some()),
+        ];
+        let given: Vec<&str> = fixed_only.iter().filter(|f| f.1).map(|f| f.0).collect();
         let agentx = servebench_pipeline::plan::AgentxPlan::from_flags(
             c.scenario.as_deref(),
             c.traces,
             c.duration,
+            &given,
         )
         .map_err(anyhow::Error::msg)?;
         Ok(SweepPlan {
@@ -268,13 +286,13 @@ impl CommonArgs {
             tokenizer: c.tokenizer,
             chat_template: c.chat_template,
             gpus: c.gpus,
-            isl: c.isl,
-            osl: c.osl,
-            range_ratio: c.range_ratio,
+            isl: c.isl.unwrap_or(1024),
+            osl: c.osl.unwrap_or(1024),
+            range_ratio: c.range_ratio.unwrap_or(0.8),
             num_prompts: c.num_prompts,
             warmups: c.warmups,
-            seed: c.seed,
-            api: match c.api {
+            seed: c.seed.unwrap_or(0),
+            api: match c.api.unwrap_or(ApiArg::Completions) {
                 ApiArg::Completions => Api::Completions,
                 ApiArg::Chat => Api::Chat,
             },
@@ -345,55 +363,4 @@ impl CommonArgs {
             },
         })
     }
-}
-
-/// `--eval`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EvalTask {
-    /// GSM8K, scored as lm-evaluation-harness does (docs/eval.md).
-    Gsm8k,
-}
-
-fn parse_engine(s: &str) -> std::result::Result<Engine, String> {
-    Engine::parse(s)
-}
-
-/// `--api`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiArg {
-    /// /v1/completions
-    Completions,
-    /// /v1/chat/completions
-    Chat,
-}
-
-/// `--compat`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompatArg {
-    /// MEASUREMENT.md Part 1.
-    Servebench,
-    /// InferenceX benchmark_serving.py counting.
-    Inferencex,
-}
-
-/// `--itl`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ItlArg {
-    /// One sample per chunk gap.
-    Chunk,
-    /// k samples of gap/k for a k-token chunk.
-    PerToken,
-}
-
-/// `--stat`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatArg {
-    /// Mean.
-    Mean,
-    /// Median.
-    Median,
-    /// 90th percentile.
-    P90,
-    /// 99th percentile.
-    P99,
 }

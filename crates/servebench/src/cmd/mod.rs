@@ -14,6 +14,7 @@ pub mod extras_args;
 pub mod image;
 pub mod matrix;
 pub mod measure_args;
+pub mod measure_enums;
 pub mod metrics;
 pub mod report;
 pub mod run;
