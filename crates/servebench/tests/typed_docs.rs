@@ -262,6 +262,13 @@ fn agentx_result_round_trips_through_its_typed_document() {
     );
     assert!(rc.hit_rate.is_some_and(|h| h > 0.0 && h <= 1.0), "{rc:?}");
     assert_eq!(file.time_scale(), sb.time_scale);
+    // summary.json: typed, and without the fixed-sequence shape the replay did not use
+    let summary = round_trip_summary(&tmp.path().join("ax/summary.json"));
+    assert_eq!(
+        (summary.isl, summary.osl, summary.range_ratio, summary.seed),
+        (None, None, None, None)
+    );
+    assert_eq!((summary.api.as_str(), summary.request_rate), ("chat", None));
     // the aggregate part is agentx.json, key for key
     let agentx = read_json(&tmp.path().join("ax/conc2/agentx.json"));
     assert_eq!(Value::Object(doc.aggregate.clone()), agentx);
