@@ -98,6 +98,9 @@ pub struct Mock {
     pub max_open: Arc<AtomicUsize>,
     /// TCP connections accepted.
     pub connections: Arc<AtomicUsize>,
+    /// `GET /v1/models` requests (model discovery, or the check of a given model); each comes
+    /// on a connection of its own, outside the eval's pool.
+    pub model_lists: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -117,36 +120,45 @@ pub async fn start_mock(cfg: MockConfig) -> Mock {
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let max_open = Arc::new(AtomicUsize::new(0));
     let connections = Arc::new(AtomicUsize::new(0));
+    let model_lists = Arc::new(AtomicUsize::new(0));
     let open = Arc::new(AtomicUsize::new(0));
     let arrivals = Arc::new(AtomicUsize::new(0));
     let cfg = Arc::new(cfg);
-    let (b2, m2, c2) = (bodies.clone(), max_open.clone(), connections.clone());
+    let (b2, m2, c2, l2) = (
+        bodies.clone(),
+        max_open.clone(),
+        connections.clone(),
+        model_lists.clone(),
+    );
     let task = tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 break;
             };
             c2.fetch_add(1, Ordering::SeqCst);
-            let (bodies, max_open, open, arrivals, cfg) = (
+            let (bodies, max_open, open, arrivals, cfg, lists) = (
                 b2.clone(),
                 m2.clone(),
                 open.clone(),
                 arrivals.clone(),
                 cfg.clone(),
+                l2.clone(),
             );
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let (bodies, max_open, open, arrivals, cfg) = (
+                    let (bodies, max_open, open, arrivals, cfg, lists) = (
                         bodies.clone(),
                         max_open.clone(),
                         open.clone(),
                         arrivals.clone(),
                         cfg.clone(),
+                        lists.clone(),
                     );
                     async move {
                         let path = req.uri().path().to_string();
                         let body = req.into_body().collect().await.unwrap().to_bytes();
                         if path == "/v1/models" {
+                            lists.fetch_add(1, Ordering::SeqCst);
                             return Ok::<_, Infallible>(json_response(
                                 200,
                                 json!({"object":"list","data":[{"id":"mock-model","object":"model"}]}),
@@ -210,6 +222,7 @@ pub async fn start_mock(cfg: MockConfig) -> Mock {
         bodies,
         max_open,
         connections,
+        model_lists,
         task,
     }
 }
