@@ -15,7 +15,8 @@ use servebench_client::http::execute;
 use servebench_client::mock::{event, Captured, MockServer, Reply};
 use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, Engine, Phase};
 use servebench_endpoint::{
-    discover_model, model_not_served_warning, CancelToken, Endpoint, EndpointError, Readiness, Target, TlsConfig,
+    discover_model, model_not_served_warning, CancelToken, Endpoint, EndpointError, Readiness,
+    Target, TlsConfig,
 };
 use servebench_workload::{Prompt, RequestSpec};
 
@@ -81,7 +82,10 @@ async fn readiness_and_discovery_send_the_api_key_over_http() {
     assert_eq!(discover_model(&with_key).await.unwrap(), "keyed-model");
     let probes: Vec<String> = srv.captured().iter().map(|c| c.path.clone()).collect();
     assert_eq!(probes, ["/health", "/v1/models"], "{probes:?}");
-    assert_eq!(model_not_served_warning(&with_key, "keyed-model").await, None);
+    assert_eq!(
+        model_not_served_warning(&with_key, "keyed-model").await,
+        None
+    );
     assert_eq!(
         model_not_served_warning(&with_key, "other").await.unwrap(),
         format!(

@@ -106,6 +106,16 @@ impl CacheEngine {
         }
     }
 
+    /// The `--engine` profile of a detected engine, with the metric prefix that told it.
+    fn profile(self) -> Option<(Engine, &'static str)> {
+        match self {
+            CacheEngine::Vllm => Some((Engine::Vllm, "vllm:")),
+            CacheEngine::Sglang => Some((Engine::Sglang, "sglang:")),
+            CacheEngine::LlamaCpp => Some((Engine::LlamaCpp, "llamacpp:")),
+            CacheEngine::Unknown => None,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             CacheEngine::Vllm => "vLLM",
@@ -114,6 +124,30 @@ impl CacheEngine {
             CacheEngine::Unknown => "this engine",
         }
     }
+}
+
+/// A one-line warning when the server's `GET /metrics` series name an engine (vLLM, SGLang,
+/// llama.cpp, by their `vllm:`/`sglang:`/`llamacpp:` prefixes) other than the `--engine`
+/// profile: requests then carry the other engine's optional fields, and the agg rows default to
+/// its name as `framework`, which compare matches baselines on (a new-user run against
+/// llama.cpp without `--engine` was labelled vllm). `None` when they agree, or when `/metrics`
+/// cannot be read or names no known engine.
+pub async fn profile_mismatch_warning(ep: &Endpoint, profile: Engine) -> Option<String> {
+    let Some((200, text)) = get_text(ep, "/metrics").await else {
+        return None;
+    };
+    let detected = CacheEngine::detect(&text)?;
+    let (engine, prefix) = detected.profile()?;
+    (engine != profile).then(|| {
+        format!(
+            "warning: the server at {} exposes {} series ({prefix}…) on /metrics, but the engine profile is {} (--engine, default vllm): requests carry its optional fields and rows default to framework {}; pass --engine {}",
+            ep.base_url,
+            detected.name(),
+            profile.name(),
+            profile.name(),
+            engine.name()
+        )
+    })
 }
 
 /// Prefix-cache counters read from one `/metrics` text (prompt tokens).

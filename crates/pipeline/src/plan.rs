@@ -563,7 +563,9 @@ mod tests {
         assert!(AgentxPlan::from_flags(Some("agentx"), None, 60, &[])
             .unwrap()
             .is_some_and(|a| a.traces.as_os_str().is_empty()));
-        assert!(AgentxPlan::from_flags(None, None, 60, &[]).unwrap().is_none());
+        assert!(AgentxPlan::from_flags(None, None, 60, &[])
+            .unwrap()
+            .is_none());
         assert!(AgentxPlan::from_flags(Some("fixed"), None, 60, &[])
             .unwrap()
             .is_none());

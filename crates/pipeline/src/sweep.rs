@@ -133,6 +133,12 @@ async fn measure(
         Some(m) => m.clone(),
         None => servebench_endpoint::discover_model(target.inner.endpoint()).await?,
     };
+    if !target.inner.is_simulator() {
+        let ep = target.inner.endpoint();
+        if let Some(w) = crate::cache::profile_mismatch_warning(ep.client(), c.engine).await {
+            eprintln!("{w}");
+        }
+    }
     let identity = crate::identity::identity(c, &target, &model)?;
     let mut executor = crate::agentx::AnyExecutor::new(c, &target, &model, &console).await?;
 

@@ -197,7 +197,10 @@ async fn model_the_server_does_not_list_is_warned_about() {
         srv.base_url()
     );
     assert_eq!(err.matches(&warn).count(), 1, "{err}");
-    assert_eq!(read_json(&out.join("conc2/result.json"))["model_id"], "other-model");
+    assert_eq!(
+        read_json(&out.join("conc2/result.json"))["model_id"],
+        "other-model"
+    );
     let o = output_scratch_async(args(
         &srv.base_url(),
         &dir.path().join("listed"),

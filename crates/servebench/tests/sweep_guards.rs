@@ -213,11 +213,27 @@ fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
             "--isl: fixed-sequence flag not used by --scenario agentx",
         ),
         (
-            &["bench", "--traces", "t", "--num-prompts", "5", "--seed", "3"],
+            &[
+                "bench",
+                "--traces",
+                "t",
+                "--num-prompts",
+                "5",
+                "--seed",
+                "3",
+            ],
             "--num-prompts, --seed: fixed-sequence flags not used",
         ),
         (
-            &["sweep", "--scenario", "agentx", "--request-rate", "2", "--api", "chat"],
+            &[
+                "sweep",
+                "--scenario",
+                "agentx",
+                "--request-rate",
+                "2",
+                "--api",
+                "chat",
+            ],
             "--api, --request-rate: fixed-sequence flags",
         ),
     ];

@@ -198,3 +198,63 @@ fn chat_and_inferencex_compat_against_the_real_engine() {
     assert_eq!(raw["servebench"]["compat"], "inferencex");
     assert_eq!(raw["servebench"]["new_connection_per_request"], true);
 }
+
+/// What a new user's first run against llama.cpp did without a word (found by a new-user pass):
+/// no `--engine` labelled the rows framework `vllm` and sent vLLM's optional fields, and a
+/// `--model` the server does not serve was recorded as the model measured (llama.cpp answers
+/// any name with its own model). Both are measured as asked, with one warning line each.
+#[test]
+fn engine_profile_and_model_the_server_contradicts_are_warned_about() {
+    let Some((url, _)) = common::real_engine() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "--endpoint",
+            &url,
+            "--conc",
+            "1",
+            "--num-prompts",
+            "2",
+        ];
+        a.extend([
+            "--warmups",
+            "0",
+            "--isl",
+            "32",
+            "--osl",
+            "4",
+            "--no-store",
+            "--out",
+            out,
+        ]);
+        a.extend(extra);
+        let o = scratch_in(tmp.path()).args(a).output().unwrap();
+        common::ok(&o);
+        common::stderr(&o)
+    };
+    let err = run("plain", &["--model", "not-served"]);
+    let engine_warning = format!(
+        "warning: the server at {url} exposes llama.cpp series (llamacpp:…) on /metrics, but the engine profile is vllm (--engine, default vllm): requests carry its optional fields and rows default to framework vllm; pass --engine llama.cpp"
+    );
+    assert_eq!(err.matches(&engine_warning).count(), 1, "{err}");
+    let model_warning = format!(
+        "warning: --model not-served is not among the models {url}/v1/models serves (tiny-chatml)"
+    );
+    assert_eq!(err.matches(&model_warning).count(), 1, "{err}");
+    let agg = read_json(&tmp.path().join("plain/conc1/agg.json"));
+    assert_eq!(
+        (agg["framework"].as_str(), agg["model"].as_str()),
+        (Some("vllm"), Some("not-served"))
+    );
+    // the profile and model it serves: no warning
+    let err = run(
+        "matched",
+        &["--engine", "llama.cpp", "--model", "tiny-chatml"],
+    );
+    assert!(!err.contains("warning:"), "{err}");
+    let agg = read_json(&tmp.path().join("matched/conc1/agg.json"));
+    assert_eq!(agg["framework"], "llama.cpp");
+}

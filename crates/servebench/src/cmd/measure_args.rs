@@ -11,8 +11,8 @@ use servebench_pipeline::plan::{EvalPlan, IdentityPlan, SimPlan};
 use servebench_pipeline::{EvalTask as PlanEval, SweepPlan};
 use servebench_store::RunKind;
 
-pub use super::measure_enums::{ApiArg, CompatArg, EvalTask, ItlArg, StatArg};
 use super::measure_enums::parse_engine;
+pub use super::measure_enums::{ApiArg, CompatArg, EvalTask, ItlArg, StatArg};
 
 /// Options shared by `sweep` and `bench`.
 #[derive(clap::Args, Debug, Clone)]
