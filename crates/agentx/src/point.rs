@@ -236,8 +236,13 @@ pub async fn run_point(
         .map(|r| to_modelled(r, scale))
         .collect();
     // context-overflow rejections are left out, as the harness leaves them out of its
-    // per-record export and metrics (aiperf records_manager: the AGENTIC_REPLAY skip path)
-    let served = || out.records.iter().filter(|r| !r.context_overflow);
+    // per-record export and metrics (aiperf records_manager: the AGENTIC_REPLAY skip path);
+    // so are requests the client cancelled (grace end, Ctrl-C): the harness records none
+    let served = || {
+        out.records
+            .iter()
+            .filter(|r| !r.context_overflow && !r.cancelled)
+    };
     let recs: Vec<_> = served().map(|r| r.rec.clone()).collect();
     let prof = served().filter(|r| r.rec.phase == RecordPhase::Profiling);
     let (mut hit, mut total) = (0u64, 0u64);
@@ -263,6 +268,17 @@ pub async fn run_point(
         warnings.push(format!(
             "context_overflow: {} sessions ended ({} warmup, {} of {} profiling requests rejected, left out of the metrics)",
             out.context_overflows, overflow.warmup, overflow.profiling, overflow.profiling_responses
+        ));
+    }
+    let cut = out
+        .records
+        .iter()
+        .filter(|r| r.cancelled && r.rec.phase == RecordPhase::Profiling)
+        .count();
+    if cut > 0 && !cancelled {
+        warnings.push(format!(
+            "grace: {cut} profiling requests still in flight {} s after the window were cancelled and left out of the metrics (the harness records none)",
+            cfg.replay.grace.as_secs_f64()
         ));
     }
     if overflow.rate_exceeded() {

@@ -169,6 +169,13 @@ pub struct ReplayRecord {
     /// the latency statistics (the harness skips such records; they are counted apart).
     #[serde(default)]
     pub context_overflow: bool,
+    /// The client cancelled the request: still in flight when the grace after the profiling
+    /// window ran out, or Ctrl-C. Kept on disk, left out of the aggregate, the error gate and
+    /// the statistics: the harness cancels such a request and returns no record for it
+    /// (agentx-harness 1.0.12 `workers/worker.py`: a cancelled credit "needs no record"; its
+    /// `--benchmark-grace-period` is 30 s). Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
 }
 
 /// What a replay produced.
@@ -617,6 +624,7 @@ fn to_record(d: &Done, lane: &Lane, phase: RecordPhase, max_tokens: u32) -> Repl
         http_status: r.http_status,
         scheduled_ns: r.scheduled_ns,
         context_overflow: d.overflow(),
+        cancelled: d.rec.is_cancelled(),
     }
 }
 
