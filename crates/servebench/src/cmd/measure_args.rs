@@ -36,8 +36,9 @@ pub struct CommonArgs {
     /// --tp is not given).
     #[arg(long)]
     pub gpus: Option<u32>,
-    /// Nominal input length, tokens [default: 1024]. The flags from here to --burstiness are
-    /// fixed-sequence only: refused with --scenario agentx, whose traces set them.
+    /// Nominal input length, tokens [default: 1024]. Fixed-sequence only, like --osl,
+    /// --range-ratio, --num-prompts, --warmups, --seed, --api, --request-rate and --burstiness:
+    /// refused with --scenario agentx, whose traces set them.
     #[arg(long)]
     pub isl: Option<u32>,
     /// Nominal output length, tokens [default: 1024].
