@@ -140,10 +140,9 @@ pub async fn profile_mismatch_warning(ep: &Endpoint, profile: Engine) -> Option<
     let (engine, prefix) = detected.profile()?;
     (engine != profile).then(|| {
         format!(
-            "warning: the server at {} exposes {} series ({prefix}…) on /metrics, but the engine profile is {} (--engine, default vllm): requests carry its optional fields and rows default to framework {}; pass --engine {}",
+            "warning: the server at {} exposes {} series ({prefix}…) on /metrics, but the engine profile is {} (--engine; vllm when not given), which decides the optional request fields and, without --framework, the rows' framework; pass --engine {}",
             ep.base_url,
             detected.name(),
-            profile.name(),
             profile.name(),
             engine.name()
         )

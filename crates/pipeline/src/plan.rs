@@ -132,6 +132,9 @@ pub struct SweepPlan {
     pub flush_cache: Option<crate::cache::FlushCache>,
 }
 
+/// `--duration` default: InferenceX's AgentX profiling window, s.
+pub const DEFAULT_AGENTX_DURATION_S: u64 = 3600;
+
 /// `--scenario agentx` settings (MEASUREMENT.md Part 2 §5).
 #[derive(Debug, Clone)]
 pub struct AgentxPlan {
@@ -150,15 +153,21 @@ impl AgentxPlan {
     /// counts and pacing.
     ///
     /// # Errors
-    /// One line: `--traces` with `--scenario fixed` (the traces would be ignored), or AgentX
-    /// with any `fixed_given` flag (it would be ignored).
+    /// One line: `--traces` with `--scenario fixed` (the traces would be ignored), AgentX with
+    /// any `fixed_given` flag, or a `--duration` without AgentX (either would be ignored).
     pub fn from_flags(
         scenario: Option<&str>,
         traces: Option<PathBuf>,
-        duration_s: u64,
+        duration_s: Option<u64>,
         fixed_given: &[&str],
     ) -> std::result::Result<Option<AgentxPlan>, String> {
         let agentx = scenario == Some("agentx") || (scenario.is_none() && traces.is_some());
+        if let (false, Some(d)) = (agentx, duration_s) {
+            return Err(format!(
+                "--duration {d}: the AgentX profiling window (--scenario agentx); a fixed-sequence point lasts as long as its prompts take (--num-prompts)"
+            ));
+        }
+        let duration_s = duration_s.unwrap_or(DEFAULT_AGENTX_DURATION_S);
         if agentx && !fixed_given.is_empty() {
             return Err(format!(
                 "{}: fixed-sequence {} not used by --scenario agentx, whose traces set turn lengths, counts and pacing; drop {}",
@@ -404,6 +413,14 @@ impl SweepPlan {
         if concs.is_empty() || concs.contains(&0) {
             bail!("--conc: concurrencies must be positive integers");
         }
+        if let Some(c) = concs
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| concs[..i].contains(c).then_some(c))
+        {
+            // each concurrency is one point directory: a second measurement overwrote the first
+            bail!("--conc: {c} is given twice; to measure a concurrency again use --repeats N");
+        }
         let id = &self.identity;
         for (flag, v) in [("--gpus", self.gpus), ("--tp", id.tp)] {
             if v == Some(0) {
@@ -558,37 +575,48 @@ mod tests {
     #[test]
     fn traces_imply_agentx_and_contradict_fixed() {
         let t = || Some(PathBuf::from("tr"));
-        let ax = AgentxPlan::from_flags(None, t(), 60, &[]).unwrap().unwrap();
-        assert_eq!((ax.traces, ax.duration_s), (PathBuf::from("tr"), 60));
-        assert!(AgentxPlan::from_flags(Some("agentx"), None, 60, &[])
+        let ax = AgentxPlan::from_flags(None, t(), Some(60), &[])
             .unwrap()
-            .is_some_and(|a| a.traces.as_os_str().is_empty()));
-        assert!(AgentxPlan::from_flags(None, None, 60, &[])
+            .unwrap();
+        assert_eq!((ax.traces, ax.duration_s), (PathBuf::from("tr"), 60));
+        assert!(AgentxPlan::from_flags(Some("agentx"), None, None, &[])
+            .unwrap()
+            .is_some_and(|a| a.traces.as_os_str().is_empty() && a.duration_s == 3600));
+        assert!(AgentxPlan::from_flags(None, None, None, &[])
             .unwrap()
             .is_none());
-        assert!(AgentxPlan::from_flags(Some("fixed"), None, 60, &[])
+        assert!(AgentxPlan::from_flags(Some("fixed"), None, None, &[])
             .unwrap()
             .is_none());
         assert_eq!(
-            AgentxPlan::from_flags(Some("fixed"), t(), 60, &[]).unwrap_err(),
+            AgentxPlan::from_flags(Some("fixed"), t(), None, &[]).unwrap_err(),
             "--traces tr: traces are replayed only with --scenario agentx (this is --scenario fixed)"
         );
         // fixed-sequence flags: refused with AgentX (either way of asking for it), fine without
         assert_eq!(
-            AgentxPlan::from_flags(None, t(), 60, &["--isl"]).unwrap_err(),
+            AgentxPlan::from_flags(None, t(), None, &["--isl"]).unwrap_err(),
             "--isl: fixed-sequence flag not used by --scenario agentx, whose traces set turn lengths, counts and pacing; drop it"
         );
         assert_eq!(
-            AgentxPlan::from_flags(Some("agentx"), None, 60, &["--num-prompts", "--seed"])
+            AgentxPlan::from_flags(Some("agentx"), None, Some(60), &["--num-prompts", "--seed"])
                 .unwrap_err(),
             "--num-prompts, --seed: fixed-sequence flags not used by --scenario agentx, whose traces set turn lengths, counts and pacing; drop them"
         );
-        assert!(AgentxPlan::from_flags(Some("fixed"), None, 60, &["--isl"])
+        assert!(
+            AgentxPlan::from_flags(Some("fixed"), None, None, &["--isl"])
+                .unwrap()
+                .is_none()
+        );
+        assert!(AgentxPlan::from_flags(None, None, None, &["--isl"])
             .unwrap()
             .is_none());
-        assert!(AgentxPlan::from_flags(None, None, 60, &["--isl"])
-            .unwrap()
-            .is_none());
+        // --duration is the AgentX window: refused without AgentX
+        for scenario in [None, Some("fixed")] {
+            assert_eq!(
+                AgentxPlan::from_flags(scenario, None, Some(5), &[]).unwrap_err(),
+                "--duration 5: the AgentX profiling window (--scenario agentx); a fixed-sequence point lasts as long as its prompts take (--num-prompts)"
+            );
+        }
     }
 
     #[test]

@@ -286,19 +286,34 @@ pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
 
 /// A new sweep: writes [`PLAN_FILE`]. `--resume`: compares the flags with the ones the sweep
 /// in `out_dir` was started with and refuses, naming every flag that differs; a directory
-/// without the file (written by an older servebench) is resumed unchecked, said once.
+/// with results but without the file (written by an older servebench) is resumed unchecked,
+/// said once; one with neither (a sweep killed before it wrote anything, or none) starts the
+/// sweep, writing the file.
 pub fn check_or_write_flags(plan: &SweepPlan, out_dir: &Path) -> Result<()> {
     let path = out_dir.join(PLAN_FILE);
     let now = plan_flags(plan);
     if plan.resume {
         let text = match std::fs::read(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && crate::outdir::holds_results(out_dir) =>
+            {
                 eprintln!(
                     "warning: --resume: {} has no {PLAN_FILE} (an older servebench wrote it): the flags of the kept points are not checked against this command's",
                     out_dir.display()
                 );
                 return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // killed before it wrote anything, or never started: nothing kept, the sweep
+                // starts here (and records its flags for the next --resume)
+                eprintln!(
+                    "--resume: {} holds no sweep yet: measuring every point",
+                    out_dir.display()
+                );
+                let text = serde_json::to_vec_pretty(&now)?;
+                return std::fs::write(&path, text).map_err(io(IoOp::Write, &path));
             }
             Err(e) => return Err(PipelineError::io(IoOp::ReadMarker, &path, e)),
         };

@@ -236,6 +236,33 @@ fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
             ],
             "--api, --request-rate: fixed-sequence flags",
         ),
+        // ... and the counting modes it does not use (a new-user pass: accepted, then ignored)
+        (
+            &[
+                "sweep",
+                "--traces",
+                "t",
+                "--compat",
+                "inferencex",
+                "--itl",
+                "per-token",
+            ],
+            "--compat, --itl: fixed-sequence flags not used",
+        ),
+        (
+            &["sweep", "--scenario", "agentx", "--chat-template"],
+            "--chat-template: fixed-sequence flag not used",
+        ),
+        // the AgentX window without AgentX
+        (
+            &["sweep", "--duration", "5"],
+            "--duration 5: the AgentX profiling window",
+        ),
+        // a repeated concurrency overwrote its own point directory
+        (
+            &["sweep", "--conc", "1,2,1"],
+            "--conc: 1 is given twice; to measure a concurrency again use --repeats N",
+        ),
     ];
     for (args, flag) in cases {
         let mut a = args.to_vec();
@@ -259,4 +286,29 @@ fn help_states_the_default_prompt_count_truthfully() {
     let help = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
     assert!(help.contains("default 10 × concurrency"), "{help}");
     assert!(!help.contains("5 × without"), "{help}");
+}
+
+/// `--resume` into a directory with no sweep (a new-user pass: it warned "an older servebench
+/// wrote it", measured, and wrote no flags file, so a second --resume with other flags was
+/// accepted and mislabelled the points): said plainly, measured, flags recorded and checked.
+#[test]
+fn resume_into_an_empty_directory_starts_the_sweep_and_records_its_flags() {
+    let d = tempfile::tempdir().unwrap();
+    let o = output_in(d.path(), &tiny(&["--resume", "--out", "fresh"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--resume: fresh holds no sweep yet: measuring every point"),
+        "{err}"
+    );
+    assert!(!err.contains("older servebench"), "{err}");
+    assert!(d.path().join("fresh/sweep-flags.json").exists());
+    assert!(d.path().join("fresh/conc1/point.json").exists());
+    // the flags are now checked
+    let o = output_in(
+        d.path(),
+        &tiny(&["--resume", "--out", "fresh", "--seed", "7"]),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--seed 0 → 7"), "{}", stderr(&o));
 }

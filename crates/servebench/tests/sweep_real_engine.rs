@@ -237,7 +237,7 @@ fn engine_profile_and_model_the_server_contradicts_are_warned_about() {
     };
     let err = run("plain", &["--model", "not-served"]);
     let engine_warning = format!(
-        "warning: the server at {url} exposes llama.cpp series (llamacpp:…) on /metrics, but the engine profile is vllm (--engine, default vllm): requests carry its optional fields and rows default to framework vllm; pass --engine llama.cpp"
+        "warning: the server at {url} exposes llama.cpp series (llamacpp:…) on /metrics, but the engine profile is vllm (--engine; vllm when not given), which decides the optional request fields and, without --framework, the rows' framework; pass --engine llama.cpp"
     );
     assert_eq!(err.matches(&engine_warning).count(), 1, "{err}");
     let model_warning = format!(

@@ -37,8 +37,8 @@ pub struct CommonArgs {
     #[arg(long)]
     pub gpus: Option<u32>,
     /// Nominal input length, tokens [default: 1024]. Fixed-sequence only, like --osl,
-    /// --range-ratio, --num-prompts, --warmups, --seed, --api, --request-rate and --burstiness:
-    /// refused with --scenario agentx, whose traces set them.
+    /// --range-ratio, --num-prompts, --warmups, --seed, --api, --request-rate, --burstiness,
+    /// --compat, --itl and --chat-template: refused with --scenario agentx.
     #[arg(long)]
     pub isl: Option<u32>,
     /// Nominal output length, tokens [default: 1024].
@@ -65,12 +65,13 @@ pub struct CommonArgs {
     #[arg(long, default_value = "vllm", value_parser = parse_engine)]
     pub engine: Engine,
     /// Counting rules: servebench (MEASUREMENT.md Part 1) or inferencex (its client, exactly;
-    /// implies --new-connection-per-request).
-    #[arg(long, value_enum, default_value = "servebench")]
-    pub compat: CompatArg,
-    /// ITL samples: per chunk (default, InferenceX/vLLM) or per token (gap/k for k-token chunks).
-    #[arg(long, value_enum, default_value = "chunk")]
-    pub itl: ItlArg,
+    /// implies --new-connection-per-request) [default: servebench]. Fixed-sequence only.
+    #[arg(long, value_enum)]
+    pub compat: Option<CompatArg>,
+    /// ITL samples: per chunk (default, InferenceX/vLLM) or per token (gap/k for k-token
+    /// chunks). Fixed-sequence only.
+    #[arg(long, value_enum)]
+    pub itl: Option<ItlArg>,
     /// Statistic shown in the table.
     #[arg(long, value_enum, default_value = "mean")]
     pub stat: StatArg,
@@ -78,7 +79,8 @@ pub struct CommonArgs {
     /// instead of stopping.
     #[arg(long)]
     pub lenient: bool,
-    /// Per-request timeout, seconds.
+    /// Per-request timeout, seconds of wall-clock time (on the simulator, records show modelled
+    /// time, --sim-speedup × longer).
     #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
     pub timeout: f64,
     /// How long to wait for the endpoint to answer /health or /v1/models, seconds.
@@ -190,10 +192,11 @@ pub struct CommonArgs {
     /// AgentX traces: a folder of Weka trace_*.json files or a traces.jsonl (--scenario agentx).
     #[arg(long, value_name = "PATH")]
     pub traces: Option<PathBuf>,
-    /// AgentX profiling window per point, seconds (InferenceX 3600; under 900 the point is not a
-    /// valid InferenceX submission, as InferenceX's harness marks it with --unsafe-override).
-    #[arg(long, value_name = "S", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
-    pub duration: u64,
+    /// AgentX profiling window per point, seconds [default: 3600, InferenceX's]; under 900 the
+    /// point is not a valid InferenceX submission, as InferenceX's harness marks it with
+    /// --unsafe-override. AgentX only.
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    pub duration: Option<u64>,
     /// Flush the server's prefix cache before each measured phase (auto: the engine's endpoint;
     /// off; or a path to POST) and report its hit rate per point (docs/measurement.md §12.7).
     /// With --scenario agentx: before each point's warmup, which then primes it.
@@ -270,6 +273,9 @@ impl CommonArgs {
             ("--api", c.api.is_some()),
             ("--request-rate", c.request_rate.is_some()),
             ("--burstiness", c.burstiness.is_some()),
+            ("--compat", c.compat.is_some()),
+            ("--itl", c.itl.is_some()),
+            ("--chat-template", c.chat_template),
         ];
         let given: Vec<&str> = fixed_only.iter().filter(|f| f.1).map(|f| f.0).collect();
         let agentx = servebench_pipeline::plan::AgentxPlan::from_flags(
@@ -298,11 +304,11 @@ impl CommonArgs {
                 ApiArg::Chat => Api::Chat,
             },
             engine: c.engine,
-            compat: match c.compat {
+            compat: match c.compat.unwrap_or(CompatArg::Servebench) {
                 CompatArg::Servebench => Compat::Servebench,
                 CompatArg::Inferencex => Compat::InferenceX,
             },
-            itl_mode: match c.itl {
+            itl_mode: match c.itl.unwrap_or(ItlArg::Chunk) {
                 ItlArg::Chunk => ItlMode::Chunk,
                 ItlArg::PerToken => ItlMode::Token,
             },
