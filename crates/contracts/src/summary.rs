@@ -189,9 +189,9 @@ json_doc! {
         /// Request rate, req/s (null: unlimited).
         #[key("request_rate", required)]
         pub request_rate: Option<f64>,
-        /// Gamma shape of the inter-arrival times (1 = Poisson).
+        /// Gamma shape of the inter-arrival times (1 = Poisson; null for an AgentX sweep).
         #[key("burstiness", required)]
-        pub burstiness: f64,
+        pub burstiness: Option<f64>,
         /// One workload description per concurrency.
         #[key("datasets", required)]
         pub datasets: Vec<String>,

@@ -66,6 +66,10 @@ pub struct EvalOptions {
     /// sent. `None` (the default) sends at once; the CLI and the sweep set it
     /// (`--ready-timeout`, 30 s). The simulator is ready once started.
     pub ready_timeout: Option<Duration>,
+    /// Warn (stderr, one line) when a given `model` is not among the ids of `GET /v1/models`
+    /// of an endpoint ([`servebench_endpoint::model_not_served_warning`]). Default true; a
+    /// sweep that already checked the same model sets false.
+    pub check_model: bool,
 }
 
 impl Default for EvalOptions {
@@ -89,6 +93,7 @@ impl Default for EvalOptions {
             progress: false,
             cancel: CancelToken::new(),
             ready_timeout: None,
+            check_model: true,
         }
     }
 }
@@ -379,7 +384,7 @@ async fn run_on_target(
             .await?;
     }
     let model = match &opts.model {
-        Some(m) if !target.is_simulator() => {
+        Some(m) if opts.check_model && !target.is_simulator() => {
             if let Some(w) = servebench_endpoint::model_not_served_warning(ep, m).await {
                 eprintln!("{w}");
             }

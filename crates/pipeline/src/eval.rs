@@ -49,6 +49,8 @@ pub async fn run_eval(
         progress: tty,
         ready_timeout: Some(Duration::from_secs_f64(c.ready_timeout_s.max(0.0))),
         cancel: cancel.clone(),
+        // the sweep checked the model against the endpoint's list already
+        check_model: false,
         // the sweep says what a replayed score means itself, under its table
         ..Default::default()
     };

@@ -106,7 +106,7 @@ impl Observer for FileOutput {
             seed: fixed.then_some(u64::from(c.seed)),
             concurrencies: c.concurrencies.clone(),
             request_rate: c.request_rate,
-            burstiness: c.burstiness(),
+            burstiness: fixed.then(|| c.burstiness()),
             datasets: s.datasets.to_vec(),
             simulator: s.simulator.clone(),
             interrupted: s.interrupted,

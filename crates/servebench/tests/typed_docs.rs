@@ -268,7 +268,14 @@ fn agentx_result_round_trips_through_its_typed_document() {
         (summary.isl, summary.osl, summary.range_ratio, summary.seed),
         (None, None, None, None)
     );
-    assert_eq!((summary.api.as_str(), summary.request_rate), ("chat", None));
+    assert_eq!(
+        (
+            summary.api.as_str(),
+            summary.request_rate,
+            summary.burstiness
+        ),
+        ("chat", None, None)
+    );
     // the aggregate part is agentx.json, key for key
     let agentx = read_json(&tmp.path().join("ax/conc2/agentx.json"));
     assert_eq!(Value::Object(doc.aggregate.clone()), agentx);
