@@ -151,10 +151,20 @@ pub fn load_plans_with(
         let t = t?;
         let p = build_with(&t, &corpus, codec, split)
             .map_err(|e| PointError::Plan(format!("{}: {e}", t.origin)))?;
-        plans.push(Arc::new(p));
+        plans.push((t.origin, Arc::new(p)));
     }
-    plans.sort_by(|a, b| a.trace_id.cmp(&b.trace_id));
-    Ok(plans)
+    plans.sort_by(|a, b| a.1.trace_id.cmp(&b.1.trace_id));
+    if let Some(w) = plans
+        .windows(2)
+        .find(|w| w[0].1.trace_id == w[1].1.trace_id)
+    {
+        // two lanes would replay one session as two, sharing every prefix block
+        return Err(PointError::Plan(format!(
+            "trace {} appears twice ({} and {}); each trace id must be unique",
+            w[0].1.trace_id, w[0].0, w[1].0
+        )));
+    }
+    Ok(plans.into_iter().map(|(_, p)| p).collect())
 }
 
 /// Runs one point against `client`'s endpoint.

@@ -356,6 +356,14 @@ impl TraceSource {
         }
         json.sort();
         jsonl.sort();
+        if !jsonl.is_empty() && !json.is_empty() {
+            // one kind would be skipped without a word (a new-user pass found the .json ones)
+            return Err(err(format!(
+                "holds both *.jsonl ({}) and *.json ({}) files; pass one traces.jsonl, or a folder of trace_*.json only",
+                jsonl.len(),
+                json.len()
+            )));
+        }
         if !jsonl.is_empty() {
             Ok(Self {
                 files: jsonl,
@@ -552,6 +560,15 @@ mod tests {
             e.contains("traces.jsonl:2: trace z: field `requests`"),
             "{e}"
         );
+        // both kinds in one folder: refused, not one kind skipped
+        std::fs::write(hf.join("trace_a.json"), OK).unwrap();
+        let e = TraceSource::open(&hf).err().unwrap().to_string();
+        assert!(
+            e.contains("holds both *.jsonl (1) and *.json (1) files; pass one traces.jsonl"),
+            "{e}"
+        );
+        // the file itself is still accepted
+        assert!(TraceSource::open(&hf.join("traces.jsonl")).is_ok());
     }
 
     #[test]

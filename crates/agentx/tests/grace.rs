@@ -185,3 +185,23 @@ fn ctrl_c_ends_the_replay_without_waiting_for_think_times_or_the_window() {
         ["unsafe_override", "run_cancelled"]
     );
 }
+
+/// Two files with one trace id (a new-user pass: both were loaded without a word, one session
+/// replayed as two lanes sharing every prefix block): refused, naming both files.
+#[test]
+fn a_trace_id_twice_is_refused_naming_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("trace_a.json"), trace()).unwrap();
+    std::fs::write(dir.path().join("trace_b.json"), trace()).unwrap();
+    let e = load_plans(dir.path(), &WordCodec)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("trace g1 appears twice (")
+            && e.contains("trace_a.json")
+            && e.contains("trace_b.json")
+            && e.ends_with("each trace id must be unique"),
+        "{e}"
+    );
+}
