@@ -37,7 +37,7 @@ mod tls;
 pub use endpoint::{api_key_or_env, normalise_base_url, Endpoint};
 pub use error::EndpointError;
 pub use ready::{
-    cancel_on_ctrl_c, discover_model, model_not_served_warning, served_models, Readiness,
+    cancel_on_ctrl_c, discover_model, model_not_served_warning, run_model, served_models, Readiness,
 };
 pub use servebench_client::http::CancelToken;
 pub use target::{Simulator, Target};

@@ -135,6 +135,28 @@ pub async fn model_not_served_warning(ep: &Endpoint, model: &str) -> Option<Stri
     })
 }
 
+/// The model a run sends in its requests, and a warning to print: `given` (`--model`) as is,
+/// checked against `GET /v1/models` of an endpoint when `check` ([`model_not_served_warning`];
+/// never against the simulator, which serves any name); without `given`, the first listed id
+/// ([`discover_model`]).
+///
+/// # Errors
+/// As [`discover_model`], only when no model is given.
+pub async fn run_model(
+    target: &crate::Target,
+    given: Option<&str>,
+    check: bool,
+) -> Result<(String, Option<String>), EndpointError> {
+    let ep = target.endpoint();
+    match given {
+        Some(m) if check && !target.is_simulator() => {
+            Ok((m.to_string(), model_not_served_warning(ep, m).await))
+        }
+        Some(m) => Ok((m.to_string(), None)),
+        None => Ok((discover_model(ep).await?, None)),
+    }
+}
+
 /// Wires Ctrl-C to `cancel`: on the first Ctrl-C, `on_signal` runs (to say what stops), then
 /// the token is cancelled. Returns the watcher task (abort it when the run is over). Call it
 /// inside a tokio runtime.

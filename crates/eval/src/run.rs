@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use servebench_endpoint::{discover_model, CancelToken, Readiness, Target};
+use servebench_endpoint::{run_model, CancelToken, Readiness, Target};
 
 use crate::error::{DocFailure, EvalError, InputFile, WriteOp};
 use crate::result::{EvalMeta, EvalResult, EvalRow, SampleRecord};
@@ -383,16 +383,10 @@ async fn run_on_target(
             .wait_ready(&Readiness { timeout: max_wait }, &opts.cancel)
             .await?;
     }
-    let model = match &opts.model {
-        Some(m) if opts.check_model && !target.is_simulator() => {
-            if let Some(w) = servebench_endpoint::model_not_served_warning(ep, m).await {
-                eprintln!("{w}");
-            }
-            m.clone()
-        }
-        Some(m) => m.clone(),
-        None => discover_model(ep).await?,
-    };
+    let (model, warning) = run_model(target, opts.model.as_deref(), opts.check_model).await?;
+    if let Some(w) = warning {
+        eprintln!("{w}");
+    }
     let max_tokens = opts.max_tokens.unwrap_or(spec.default_max_tokens);
     let params = request_params(spec, &model, max_tokens);
 

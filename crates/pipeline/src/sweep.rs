@@ -122,22 +122,16 @@ async fn measure(
     // the one cancel token of the run: Ctrl-C stops the point in flight, or the eval
     let cancel = servebench_endpoint::CancelToken::new();
     let target = Target::start(c, endpoint, &out_dir, answers, &cancel, &console).await?;
-    let model = match &c.model {
-        Some(m) if !target.inner.is_simulator() => {
-            let w = servebench_endpoint::model_not_served_warning(target.inner.endpoint(), m);
-            if let Some(w) = w.await {
-                eprintln!("{w}");
-            }
-            m.clone()
-        }
-        Some(m) => m.clone(),
-        None => servebench_endpoint::discover_model(target.inner.endpoint()).await?,
+    let (model, model_warning) =
+        servebench_endpoint::run_model(&target.inner, c.model.as_deref(), true).await?;
+    let engine_warning = if target.inner.is_simulator() {
+        None
+    } else {
+        let ep = target.inner.endpoint().client();
+        crate::cache::profile_mismatch_warning(ep, c.engine).await
     };
-    if !target.inner.is_simulator() {
-        let ep = target.inner.endpoint();
-        if let Some(w) = crate::cache::profile_mismatch_warning(ep.client(), c.engine).await {
-            eprintln!("{w}");
-        }
+    for w in [model_warning, engine_warning].into_iter().flatten() {
+        eprintln!("{w}");
     }
     let identity = crate::identity::identity(c, &target, &model)?;
     let mut executor = crate::agentx::AnyExecutor::new(c, &target, &model, &console).await?;

@@ -285,6 +285,8 @@ impl CommonArgs {
             &given,
         )
         .map_err(anyhow::Error::msg)?;
+        // the defaults of the flags that are optional only to tell "given" from "defaulted"
+        let d = SweepPlan::default();
         Ok(SweepPlan {
             kind,
             concurrencies: concs,
@@ -293,24 +295,27 @@ impl CommonArgs {
             tokenizer: c.tokenizer,
             chat_template: c.chat_template,
             gpus: c.gpus,
-            isl: c.isl.unwrap_or(1024),
-            osl: c.osl.unwrap_or(1024),
-            range_ratio: c.range_ratio.unwrap_or(0.8),
+            isl: c.isl.unwrap_or(d.isl),
+            osl: c.osl.unwrap_or(d.osl),
+            range_ratio: c.range_ratio.unwrap_or(d.range_ratio),
             num_prompts: c.num_prompts,
             warmups: c.warmups,
-            seed: c.seed.unwrap_or(0),
-            api: match c.api.unwrap_or(ApiArg::Completions) {
-                ApiArg::Completions => Api::Completions,
-                ApiArg::Chat => Api::Chat,
+            seed: c.seed.unwrap_or(d.seed),
+            api: match c.api {
+                None => d.api,
+                Some(ApiArg::Completions) => Api::Completions,
+                Some(ApiArg::Chat) => Api::Chat,
             },
             engine: c.engine,
-            compat: match c.compat.unwrap_or(CompatArg::Servebench) {
-                CompatArg::Servebench => Compat::Servebench,
-                CompatArg::Inferencex => Compat::InferenceX,
+            compat: match c.compat {
+                None => d.compat,
+                Some(CompatArg::Servebench) => Compat::Servebench,
+                Some(CompatArg::Inferencex) => Compat::InferenceX,
             },
-            itl_mode: match c.itl.unwrap_or(ItlArg::Chunk) {
-                ItlArg::Chunk => ItlMode::Chunk,
-                ItlArg::PerToken => ItlMode::Token,
+            itl_mode: match c.itl {
+                None => d.itl_mode,
+                Some(ItlArg::Chunk) => ItlMode::Chunk,
+                Some(ItlArg::PerToken) => ItlMode::Token,
             },
             stat: match c.stat {
                 StatArg::Mean => Stat::Mean,
