@@ -546,7 +546,11 @@ async fn burst_of_5xx_then_recovery() {
             assert!(r.error.as_deref().unwrap().contains("\"message\""), "{r:?}");
             assert!(matches!(r.http_status, Some(500) | Some(503)));
         }
-        assert_eq!(srv.conns.load(Ordering::SeqCst), 2, "error answers keep the connection");
+        // error answers keep the connection: 6 of them would be ≥ 6 connections if each closed
+        // it; at most one per worker (2), one when the second worker found the first's
+        // connection back in the pool already (a loaded CI-like machine did)
+        let conns = srv.conns.load(Ordering::SeqCst);
+        assert!((1..=2).contains(&conns), "error answers keep the connection: {conns} connections");
         assert_records_are_explained(&recs);
     })
     .await;
