@@ -1,29 +1,66 @@
-//! The identity every agg row of a sweep carries: the plan's flags, with defaults that say
-//! what was measured (`sim-<gpu>`, `servebench-sim`, `sim`, `bf16` on the simulator;
-//! `unknown` or the engine profile otherwise).
+//! The identity every row of a run carries: the plan's flags, with defaults that say what was
+//! measured (`sim-<gpu>`, `servebench-sim`, `sim`, `bf16` on the simulator; `unknown` or the
+//! engine profile otherwise). [`IdentityDefaults`] is the one table of those defaults: the sweep's
+//! agg rows, its `--eval` row and the standalone `servebench eval` row all take them from here, so
+//! the rows of one engine get one compare identity.
 
+use servebench_client::Engine;
 use servebench_metrics::Identity;
 
 use crate::error::{flag, Result};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
+/// The identity values used when a flag (`--hw`, `--image`, `--framework`, `--precision`) is
+/// not given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityDefaults {
+    /// `sim-<gpu>` on the simulator, else `unknown`.
+    pub hw: String,
+    /// `servebench-sim` on the simulator, else `unknown`.
+    pub image: String,
+    /// `sim` on the simulator, else the engine profile's name (`vllm`, `sglang`, …).
+    pub framework: String,
+    /// `bf16` on the simulator, else `unknown`.
+    pub precision: String,
+}
+
+impl IdentityDefaults {
+    /// The defaults for a run against the simulator of preset `sim_gpu` (`Some`) or against an
+    /// endpoint served by `engine` (`None`).
+    pub fn new(sim_gpu: Option<&str>, engine: Engine) -> IdentityDefaults {
+        match sim_gpu {
+            Some(gpu) => IdentityDefaults {
+                hw: format!("sim-{gpu}"),
+                image: "servebench-sim".into(),
+                framework: "sim".into(),
+                precision: "bf16".into(),
+            },
+            None => IdentityDefaults {
+                hw: "unknown".into(),
+                image: "unknown".into(),
+                framework: engine.name().into(),
+                precision: "unknown".into(),
+            },
+        }
+    }
+}
+
 /// The identity of `plan`'s points against `target` serving `model`; fails when `--gpus`
 /// disagrees with TP × PP × PCP.
 pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identity> {
     let c = &plan.identity;
-    let is_sim = target.is_sim();
-    let or = |v: &Option<String>, sim: &str, real: &str| {
-        v.clone()
-            .unwrap_or_else(|| if is_sim { sim.into() } else { real.into() })
-    };
+    let d = IdentityDefaults::new(
+        target.is_sim().then_some(plan.sim.gpu.as_str()),
+        plan.engine,
+    );
     let identity = Identity {
-        hw: or(&c.hw, &format!("sim-{}", plan.sim.gpu), "unknown"),
-        image: or(&c.image, "servebench-sim", "unknown"),
+        hw: c.hw.clone().unwrap_or(d.hw),
+        image: c.image.clone().unwrap_or(d.image),
         model: model.to_string(),
         infmax_model_prefix: c.model_prefix.clone().unwrap_or_else(|| model.to_string()),
-        framework: or(&c.framework, "sim", plan.engine.name()),
-        precision: or(&c.precision, "bf16", "unknown"),
+        framework: c.framework.clone().unwrap_or(d.framework),
+        precision: c.precision.clone().unwrap_or(d.precision),
         spec_decoding: c.spec_decoding.clone(),
         disagg: false,
         recipe_fingerprint: c.config_key.clone(),
@@ -45,4 +82,69 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         }
     }
     Ok(identity)
+}
+
+/// Fills the identity fields of a standalone eval row that its flags left empty with the
+/// sweep's defaults ([`IdentityDefaults`]; model prefix = the model; TP 1) and returns the names
+/// of the fields filled (stored under `identity_defaults`). `sim_gpu`: the simulator's preset,
+/// `None` against an endpoint served by `engine`.
+pub fn fill_eval_defaults(
+    row: &mut servebench_eval::EvalRow,
+    sim_gpu: Option<&str>,
+    engine: Engine,
+) -> Vec<&'static str> {
+    let d = IdentityDefaults::new(sim_gpu, engine);
+    let mut filled = Vec::new();
+    if row.hw.is_none() {
+        row.hw = Some(d.hw);
+        filled.push("hw");
+    }
+    if row.framework.is_none() {
+        row.framework = Some(d.framework);
+        filled.push("framework");
+    }
+    if row.precision.is_none() {
+        row.precision = Some(d.precision);
+        filled.push("precision");
+    }
+    if row.model_prefix.is_none() {
+        row.model_prefix = Some(row.model.clone());
+        filled.push("model_prefix");
+    }
+    if row.tp.is_none() {
+        row.tp = Some(1);
+        filled.push("tp");
+    }
+    filled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One table: the simulator's defaults name the preset; an endpoint's framework is the
+    /// engine profile (the sweep's agg rows and every eval row alike).
+    #[test]
+    fn defaults_for_simulator_and_endpoint() {
+        let s = IdentityDefaults::new(Some("h200"), Engine::Vllm);
+        assert_eq!(
+            (
+                s.hw.as_str(),
+                s.image.as_str(),
+                s.framework.as_str(),
+                s.precision.as_str()
+            ),
+            ("sim-h200", "servebench-sim", "sim", "bf16")
+        );
+        let e = IdentityDefaults::new(None, Engine::Sglang);
+        assert_eq!(
+            (
+                e.hw.as_str(),
+                e.image.as_str(),
+                e.framework.as_str(),
+                e.precision.as_str()
+            ),
+            ("unknown", "unknown", "sglang", "unknown")
+        );
+    }
 }

@@ -310,3 +310,126 @@ fn real_engine_llama_cpp() {
         assert!(s["strict"]["extracted"].is_string());
     }
 }
+
+/// A `servebench sim` child on a free port (a remote endpoint to the commands under test),
+/// killed on drop.
+struct RemoteSim(std::process::Child, u16);
+
+impl Drop for RemoteSim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn remote_sim() -> RemoteSim {
+    use std::net::{TcpListener, TcpStream};
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(common::BIN)
+        .args(["sim", "--zero-delay", "--port", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sim = RemoteSim(child, port);
+    let t0 = std::time::Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t0.elapsed().as_secs() < 30, "servebench sim not listening");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    sim
+}
+
+/// F7 of the 2026-12-02 review: against the same remote endpoint, `servebench eval` alone and
+/// `servebench sweep --eval` store eval rows with equal compare identities (both default the
+/// framework to the engine profile, here `sglang`; before, the standalone row said `unknown`).
+#[test]
+fn eval_alone_and_sweep_eval_store_equal_identities_against_one_endpoint() {
+    let sim = remote_sim();
+    let url = format!("http://127.0.0.1:{}", sim.1);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    let common = [
+        "--endpoint",
+        url.as_str(),
+        "--engine",
+        "sglang",
+        "--db",
+        db_s,
+    ];
+    // the simulator's answers are not GSM8K solutions: the gate fails (exit 2), the row is stored
+    let o = scratch_in(dir.path())
+        .args([
+            "eval",
+            "gsm8k",
+            "--no-progress",
+            "--limit",
+            "2",
+            "--conc",
+            "2",
+        ])
+        .args(["--gsm8k-dir", GSM8K, "--out", "e"])
+        .args(common)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = scratch_in(dir.path())
+        .args([
+            "sweep",
+            "--conc",
+            "1",
+            "--num-prompts",
+            "2",
+            "--isl",
+            "64",
+            "--osl",
+            "8",
+        ])
+        .args([
+            "--eval",
+            "gsm8k",
+            "--eval-limit",
+            "2",
+            "--eval-conc",
+            "2",
+            "--out",
+            "s",
+        ])
+        .args(common)
+        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let st = servebench_store::Store::open(&db).unwrap();
+    let mut keys = Vec::new();
+    for run in st.list_runs(None, None).unwrap() {
+        for e in st.evals(run.id).unwrap() {
+            let servebench_store::StoredRow::Servebench(row) = &e.row else {
+                panic!("run {}: not a servebench eval row", run.id)
+            };
+            assert_eq!(row.framework.as_deref(), Some("sglang"), "run {}", run.id);
+            keys.push(
+                servebench_compare::Identity::from_eval(row)
+                    .unwrap()
+                    .eval_key(),
+            );
+        }
+    }
+    assert_eq!(keys.len(), 2, "one eval row per command: {keys:?}");
+    assert_eq!(keys[0], keys[1]);
+}

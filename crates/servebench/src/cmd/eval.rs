@@ -205,34 +205,14 @@ fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
 }
 
 /// The stored eval row: the result row (MEASUREMENT §4.4) plus the gate outcome and image;
-/// identity fields the flags left empty get the sweep's defaults (simulator: `sim-<gpu>`,
-/// `sim`, `bf16`; endpoint: `unknown`; model prefix = the model; TP 1), listed in
-/// `identity_defaults`, so compare and report can match the row.
+/// identity fields the flags left empty get the sweep's defaults
+/// (`servebench_pipeline::identity::IdentityDefaults`: simulator `sim-<gpu>`, `sim`, `bf16`;
+/// endpoint `unknown` and the `--engine` profile as framework; model prefix = the model; TP 1),
+/// listed in `identity_defaults`, so compare and report match it with a `sweep --eval` row.
 fn store_row(args: &Gsm8kArgs, r: &servebench_eval::EvalResult) -> servebench_eval::EvalRow {
     let mut row = super::sweep::eval_store_row(r, args.image.as_deref());
-    let sim = args.endpoint.is_none();
-    let text = |sim_value: String| Some(if sim { sim_value } else { "unknown".into() });
-    let mut filled = Vec::new();
-    if row.hw.is_none() {
-        row.hw = text(format!("sim-{}", args.sim_gpu));
-        filled.push("hw");
-    }
-    if row.framework.is_none() {
-        row.framework = text("sim".into());
-        filled.push("framework");
-    }
-    if row.precision.is_none() {
-        row.precision = text("bf16".into());
-        filled.push("precision");
-    }
-    if row.model_prefix.is_none() {
-        row.model_prefix = Some(r.row.model.clone());
-        filled.push("model_prefix");
-    }
-    if row.tp.is_none() {
-        row.tp = Some(1);
-        filled.push("tp");
-    }
+    let sim_gpu = args.endpoint.is_none().then_some(args.sim_gpu.as_str());
+    let filled = servebench_pipeline::identity::fill_eval_defaults(&mut row, sim_gpu, args.engine);
     if !filled.is_empty() {
         row.set_extra("identity_defaults", serde_json::json!(filled));
     }

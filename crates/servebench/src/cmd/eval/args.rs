@@ -89,9 +89,14 @@ pub struct Gsm8kArgs {
     /// Row metadata: hardware.
     #[arg(long)]
     pub hw: Option<String>,
-    /// Row metadata: framework.
+    /// Row metadata: framework (default: the --engine profile, or `sim` on the simulator, as
+    /// `servebench sweep`).
     #[arg(long)]
     pub framework: Option<String>,
+    /// Engine profile of the endpoint (sglang, vllm, trtllm, llama.cpp, transformers, openai):
+    /// the row's default framework, as `servebench sweep --engine`.
+    #[arg(long, default_value = "vllm", value_parser = servebench_client::Engine::parse)]
+    pub engine: servebench_client::Engine,
     /// Row metadata: precision.
     #[arg(long)]
     pub precision: Option<String>,
