@@ -323,7 +323,8 @@ fn invalid_text(p: &Point) -> String {
 }
 
 fn unmatched_row(cand: Point, opts: &CompareOptions) -> PointComparison {
-    let failed = matches!(cand.status, PointStatus::Failed | PointStatus::Invalid);
+    let failed = matches!(cand.status, PointStatus::Failed | PointStatus::Invalid)
+        || !cand.submission_invalid.is_empty();
     let metrics = opts
         .metrics
         .iter()
@@ -401,6 +402,26 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
     };
     let cand_invalid = gate_failed(GateKind::CandidateFailureRate);
     let not_comparable = gates.iter().any(|g| g.outcome == GateOutcome::Failed);
+    // A candidate InferenceX would not accept (AgentX `agentx_submission_valid: false`) is
+    // matched and gated like any point, and a candidate over its failure-rate gate is invalid
+    // too: either way its cells say `Δ N/A` with the reason, never a delta of the invalid run.
+    let submission = cand.submission_invalid_text();
+    let cand_invalid = cand_invalid || (row_na.is_none() && submission.is_some());
+    let row_na = match row_na {
+        None if submission.is_some() => Some(NaReason::PointInvalid {
+            side: Side::Candidate,
+            reason: submission.unwrap_or_default(),
+        }),
+        None if cand_invalid => Some(NaReason::PointInvalid {
+            side: Side::Candidate,
+            reason: gates
+                .iter()
+                .find(|g| g.kind == GateKind::CandidateFailureRate)
+                .map(|g| g.message.clone())
+                .unwrap_or_default(),
+        }),
+        other => other,
+    };
 
     let mut metrics = Vec::with_capacity(opts.metrics.len());
     for &metric in &opts.metrics {
@@ -629,6 +650,15 @@ pub fn compare(
         }
     }
     let unmatched_baseline: Vec<Point> = base_by_key.into_values().collect();
+    // The baseline's sources: the run links of the baseline points a candidate matched (the
+    // loader's list of every point when none matched, or when the loader gave none).
+    let mut baseline = baseline;
+    let matched = crate::import::source_links(points.iter().filter_map(|p| p.baseline.as_ref()));
+    if !matched.is_empty() {
+        baseline.sources = matched;
+    } else if baseline.sources.is_empty() {
+        baseline.sources = crate::import::source_links(&unmatched_baseline);
+    }
 
     type EvalKey = (Identity, String, String);
     let key =

@@ -291,6 +291,7 @@ mod point;
 pub use engine::{compare, compare_eval, compare_pair, delta, gates, group_repeats, round_to};
 pub use error::CompareError;
 pub use import::{
-    identity_from_config_key, parse_baseline, BaselineFormat, BaselineImport, IdentityOverrides,
+    api_row, identity_from_config_key, parse_baseline, source_links, BaselineFormat,
+    BaselineImport, IdentityOverrides, SUBMISSION_REASONS_KEY, SUBMISSION_VALID_KEY,
 };
 pub use point::eval_threshold;

@@ -10,7 +10,10 @@ use serde_json::Value;
 use servebench_contracts::agg::STAT_PREFIXES;
 use servebench_contracts::{AggRow, EvalRow};
 
-use crate::import::{bool_of, f64_of, sort_open_keys, str_of};
+use crate::import::{
+    bool_of, f64_of, sort_open_keys, str_of, submission_invalid_of, SUBMISSION_REASONS_KEY,
+    SUBMISSION_VALID_KEY,
+};
 use crate::{
     normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metric, Metrics, Parallelism, Point,
     PointStatus, Spread, Stat, Topology,
@@ -237,6 +240,13 @@ impl Point {
             repeats: Vec::new(),
             extra,
             ci: BTreeMap::new(),
+            run_url: None,
+            date: None,
+            dashboard_row: false,
+            submission_invalid: submission_invalid_of(
+                row.extra.get(SUBMISSION_VALID_KEY),
+                row.extra.get(SUBMISSION_REASONS_KEY),
+            ),
         })
     }
 
@@ -368,7 +378,53 @@ impl Point {
             extra,
             // repeats: the t-interval over them replaces within-run intervals
             ci: BTreeMap::new(),
+            run_url: first.run_url.clone(),
+            date: first.date.clone(),
+            dashboard_row: first.dashboard_row,
+            // a repeat InferenceX would not accept makes the merged point one too
+            submission_invalid: {
+                let mut r: Vec<String> = Vec::new();
+                for p in &points {
+                    for x in &p.submission_invalid {
+                        if !r.contains(x) {
+                            r.push(x.clone());
+                        }
+                    }
+                }
+                r
+            },
         })
+    }
+
+    /// Why InferenceX would not accept the point as a submission, in words, or `None` for a
+    /// valid one: `not a valid InferenceX submission: more than 1 % of the profiling requests
+    /// were rejected as longer than the server's context (context_overflow_rate_exceeded)`.
+    /// Each reason code of [`Point::submission_invalid`] is worded (unknown codes as written),
+    /// `; ` joined.
+    pub fn submission_invalid_text(&self) -> Option<String> {
+        if self.submission_invalid.is_empty() {
+            return None;
+        }
+        let words: Vec<String> = self
+            .submission_invalid
+            .iter()
+            .map(|code| match code.as_str() {
+                "context_overflow_rate_exceeded" => format!(
+                    "more than {} % of the profiling requests were rejected as longer than the \
+                     server's context ({code})",
+                    servebench_contracts::result::CONTEXT_OVERFLOW_RATE_LIMIT * 100.0
+                ),
+                "unsafe_override" => {
+                    format!("the profiling window is shorter than InferenceX requires ({code})")
+                }
+                "run_cancelled" => format!("the run was cancelled ({code})"),
+                other => other.to_string(),
+            })
+            .collect();
+        Some(format!(
+            "not a valid InferenceX submission: {}",
+            words.join("; ")
+        ))
     }
 
     /// The violated validity rules of an `invalid` point (its row's `invalid_reasons`; every

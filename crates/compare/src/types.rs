@@ -382,6 +382,26 @@ pub struct Point {
     /// loader); empty otherwise. Used by the noise rule ([`crate::ci`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ci: BTreeMap<String, f64>,
+    /// The CI run that measured the point (InferenceX dashboard API `run_url`, a GitHub
+    /// Actions run attempt URL), when the row names one; cited as a source of a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_url: Option<String>,
+    /// The measurement date `YYYY-MM-DD` the row carries (dashboard API `date`, baseline
+    /// table `date`), when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Whether the row came from the InferenceX dashboard API (`/api/v1/benchmarks`,
+    /// `/benchmarks/history`): its run link is then cited as `API n`, as the scenario's PR does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dashboard_row: bool,
+    /// Why InferenceX would not accept the point as a submission (AgentX
+    /// `agentx_submission_valid: false`): the harness's reason codes as the row gives them
+    /// (`context_overflow_rate_exceeded`, `unsafe_override`, `run_cancelled`, or
+    /// `agentx_submission_valid false` when the row names none); empty = a valid submission
+    /// or not an AgentX point. Such a candidate still matches and is gated, but its row is
+    /// `candidate_invalid` with `Δ N/A` ([`Point::submission_invalid_text`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submission_invalid: Vec<String>,
 }
 
 /// One compared metric of a matched pair.
@@ -491,6 +511,23 @@ pub struct RunInfo {
     /// with `embedded simulator`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// The links the side's numbers come from (CI run URLs of InferenceX dashboard API rows:
+    /// `API 1`, `API 2`, …), in the order of the points they belong to; after [`compare`]
+    /// only those of baseline points a candidate matched (all of them when none matched).
+    /// Empty when the rows name no run.
+    ///
+    /// [`compare`]: crate::compare
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceLink>,
+}
+
+/// A cited source of a side's numbers: a name (`API 1`) and its URL (a GitHub Actions run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLink {
+    /// Link text: `API n` for dashboard API rows, `run n` for other rows naming a run.
+    pub name: String,
+    /// The run URL.
+    pub url: String,
 }
 
 /// Options of a comparison (CLI flags of `servebench compare`).

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 use servebench_compare::{
-    compare, CompareOptions, GateKind, GateOutcome, Metric, NaReason, Point, RunInfo, Spread, Stat,
-    Verdict,
+    compare, CompareOptions, GateKind, GateOutcome, Metric, NaReason, Point, RunInfo, Side, Spread,
+    Stat, Verdict,
 };
 
 /// A servebench agg row with the identity of a single-node 8k/1k point.
@@ -179,6 +179,22 @@ fn failure_rate_over_the_gate_is_candidate_invalid() {
         "candidate failure rate 6% (6 of 100 requests), over the 5% gate"
     );
     assert!(c.has_invalid_candidate());
+    // Δ N/A in every cell, with the gate as the reason (never the delta of the invalid run)
+    let want = NaReason::PointInvalid {
+        side: Side::Candidate,
+        reason: "candidate failure rate 6% (6 of 100 requests), over the 5% gate".into(),
+    };
+    assert_eq!(p.na.as_ref(), Some(&want));
+    for m in &p.metrics {
+        assert_eq!(m.delta.na.as_ref(), Some(&want), "{:?}", m.metric);
+        assert_eq!(m.delta.pct, None);
+    }
+    let out = p
+        .metrics
+        .iter()
+        .find(|m| m.metric == Metric::OutputTputPerGpu)
+        .unwrap();
+    assert_eq!((out.baseline, out.candidate), (Some(100.0), Some(100.0)));
 }
 
 fn ttft_rows(ms: &[f64]) -> Vec<Value> {

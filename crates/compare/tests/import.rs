@@ -426,3 +426,330 @@ fn eval_deltas_need_both_passed_and_equal_samples() {
     assert_eq!(c.evals.len(), 1);
     assert_eq!(c.evals[0].delta.na, Some(NaReason::CandidateMissing));
 }
+
+// ---- real captures (../shared/data/real-results/raw; expected values read from the raw
+// files by hand, see SOURCE.md) ----
+
+const S1: &str =
+    "data/real-results/raw/S1-ix-app-cypress-528c4146/packages/app/cypress/fixtures/api";
+const S7: &str = "data/real-results/raw/S7-ix-kimik2.7-mi355x-agentic/tp8_sweep_29337493492/kimik2.7_tp8_conc16_kvdram-lmcache_fp4_vllm_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc16_mi355x-amds_01.json";
+const RUN_0: &str =
+    "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/27213443242/attempts/1";
+
+fn close(a: Option<f64>, b: f64) {
+    let a = a.unwrap_or(f64::NAN);
+    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+}
+
+#[test]
+fn dashboard_api_rows_import_with_their_identity_and_seconds() {
+    // `compare --baseline benchmarks.json` used to stop with `row 0: missing field tp`
+    let imp = parse_baseline(
+        &read(&format!("{S1}/benchmarks.json")),
+        "benchmarks.json",
+        &IdentityOverrides::default(),
+    )
+    .unwrap();
+    assert_eq!(imp.format, BaselineFormat::InferencexApi);
+    assert_eq!(imp.points.len(), 435);
+    assert_eq!(
+        imp.date.as_deref(),
+        Some("2026-06-11"),
+        "newest date of the capture"
+    );
+    let pts: Vec<Point> = imp
+        .points
+        .iter()
+        .map(|r| Point::from_foreign(r).unwrap())
+        .collect();
+
+    // row 0: mi355x sglang dsr1 fp4, TP4/EP1, 1k/1k, conc 4, run 27213443242
+    let p = &pts[0];
+    let id = &p.identity;
+    assert_eq!(
+        (
+            id.hw.as_str(),
+            id.framework.as_str(),
+            id.model_prefix.as_str(),
+            id.precision.as_str()
+        ),
+        ("mi355x", "sglang", "dsr1", "fp4")
+    );
+    assert_eq!(id.spec_decoding, "none");
+    assert_eq!((id.isl, id.osl, id.conc), (Some(1024), Some(1024), 4));
+    assert_eq!(id.topology_label(), "TP4/EP1");
+    assert_eq!(id.workload_label(), "1k/1k");
+    assert_eq!(
+        p.image.as_deref(),
+        Some("lmsysorg/sglang:v0.5.12-rocm700-mi35x")
+    );
+    assert_eq!(p.date.as_deref(), Some("2026-06-11"));
+    assert_eq!(p.run_url.as_deref(), Some(RUN_0));
+    assert!(p.dashboard_row);
+    // metrics.mean_ttft 0.17262843293137847 s → 172.628… ms; tput_per_gpu as is
+    close(p.value(Metric::Ttft, Stat::Mean), 172.62843293137847);
+    close(p.value(Metric::Tpot, Stat::Mean), 9.618676175431115);
+    close(
+        p.value(Metric::TotalTputPerGpu, Stat::Mean),
+        198.9447984579421,
+    );
+    close(
+        p.value(Metric::OutputTputPerGpu, Stat::Mean),
+        98.9883650269406,
+    );
+    close(p.values.get("avg_power_w").copied(), 628.907);
+
+    // row 151: gb200 dynamo-trt disagg multinode, prefill TP4 EP4 DPA ×1, decode TP8 EP8 ×4
+    let p = &pts[151];
+    let id = &p.identity;
+    assert!(id.is_multinode && id.disagg);
+    assert_eq!(
+        (id.hw.as_str(), id.framework.as_str(), id.conc),
+        ("gb200", "dynamo-trt", 24)
+    );
+    assert_eq!(id.topology_label(), "PTP4x1/DTP8x4");
+    assert!(id.topology.prefill.dp_attention && !id.topology.decode.dp_attention);
+    assert_eq!((id.topology.prefill.ep, id.topology.decode.ep), (4, 8));
+    close(p.value(Metric::Ttft, Stat::Median), 187.82488186843693);
+    close(
+        p.value(Metric::TotalTputPerGpu, Stat::Mean),
+        169.07090612277543,
+    );
+    assert_eq!(
+        imp.points[151].as_object()["num_gpus"],
+        json!(36),
+        "4 prefill + 32 decode GPUs"
+    );
+}
+
+#[test]
+fn dashboard_history_is_history_and_compare_matches_the_latest_capture() {
+    let hist = parse_baseline(
+        &read(&format!("{S1}/benchmarks-history.json")),
+        "benchmarks-history.json",
+        &IdentityOverrides::default(),
+    )
+    .unwrap();
+    assert_eq!(hist.points.len(), 1462);
+    // 497 identities at up to 10 dates: the newest row of each stands for it
+    let (rows, left_out) = hist.latest_per_identity().unwrap();
+    assert_eq!((rows.len(), left_out), (497, 965));
+    // one stored history run per CI run (133 run URLs, each of one date)
+    let runs = hist.split_by_run().unwrap();
+    assert_eq!(runs.len(), 133);
+    assert_eq!(runs.iter().map(|r| r.points.len()).sum::<usize>(), 1462);
+    let first = &runs[0];
+    assert!(
+        runs.windows(2).all(|w| w[0].date <= w[1].date),
+        "runs in date order"
+    );
+    assert!(first.image.is_none(), "history rows carry no image");
+
+    // The history's newest mi355x/sglang/dsr1 TP4 c4 row is the latest capture's row 0
+    // (run 27213443242, 2026-06-11): compared, it matches with a zero delta and cites it.
+    let latest = parse_baseline(
+        &read(&format!("{S1}/benchmarks.json")),
+        "benchmarks.json",
+        &IdentityOverrides::default(),
+    )
+    .unwrap();
+    let base: Vec<Point> = rows
+        .iter()
+        .map(|r| Point::from_foreign(r).unwrap())
+        .collect();
+    let cand = vec![Point::from_foreign(&latest.points[0]).unwrap()];
+    let c = compare(
+        RunInfo {
+            label: "history".into(),
+            ..Default::default()
+        },
+        base,
+        vec![],
+        RunInfo {
+            label: "latest".into(),
+            ..Default::default()
+        },
+        cand,
+        vec![],
+        &CompareOptions {
+            stat: Stat::Median,
+            ..Default::default()
+        },
+    );
+    assert_eq!(c.points.len(), 1);
+    let p = &c.points[0];
+    assert!(p.baseline.is_some(), "matched on the InferenceX identity");
+    let tput = p
+        .metrics
+        .iter()
+        .find(|m| m.metric == Metric::TotalTputPerGpu)
+        .unwrap();
+    close(tput.baseline, 198.9447984579421);
+    assert_eq!(tput.delta.pct, Some(0.0));
+    let ttft = p.metrics.iter().find(|m| m.metric == Metric::Ttft).unwrap();
+    close(ttft.baseline, 102.17383736744523);
+    assert_eq!(p.verdict, Verdict::NoChange);
+    assert_eq!(c.unmatched_baseline.len(), 496);
+    assert_eq!(
+        c.baseline.sources.len(),
+        1,
+        "only the matched point's run is cited"
+    );
+    assert_eq!(c.baseline.sources[0].name, "API 1");
+    assert_eq!(c.baseline.sources[0].url, RUN_0);
+}
+
+#[test]
+fn servebench_row_against_dashboard_baseline_cites_api_sources() {
+    let latest = parse_baseline(
+        &read(&format!("{S1}/benchmarks.json")),
+        "benchmarks.json",
+        &IdentityOverrides::default(),
+    )
+    .unwrap();
+    let base: Vec<Point> = latest
+        .points
+        .iter()
+        .map(|r| Point::from_foreign(r).unwrap())
+        .collect();
+    // a servebench fixed-seq row of the same configuration, TTFT 190 ms (baseline 172.63 ms)
+    let cand = Point::from_agg_row(&json!({
+        "hw": "mi355x", "conc": 4, "image": "lmsysorg/sglang:v0.5.13-rocm700-mi35x",
+        "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+        "framework": "sglang", "precision": "fp4", "spec_decoding": "none", "disagg": false,
+        "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 4, "ep": 1,
+        "dp_attention": "false", "tput_per_gpu": 198.9447984579421,
+        "output_tput_per_gpu": 98.9883650269406, "mean_ttft": 0.190, "mean_tpot": 0.009618676175431115,
+        "benchmark_type": "single_turn", "point_status": "ok"
+    }))
+    .unwrap();
+    let c = compare(
+        RunInfo {
+            label: "benchmarks.json".into(),
+            ..Default::default()
+        },
+        base,
+        vec![],
+        RunInfo {
+            label: "run 1".into(),
+            ..Default::default()
+        },
+        vec![cand],
+        vec![],
+        &CompareOptions::default(),
+    );
+    let p = &c.points[0];
+    let ttft = p.metrics.iter().find(|m| m.metric == Metric::Ttft).unwrap();
+    // (190 / 172.62843293137847 − 1) × 100 = 10.0630… → +10.1 %
+    assert_eq!(ttft.delta.pct, Some(10.1));
+    assert_eq!(ttft.verdict, Verdict::Regression);
+    assert_eq!(p.verdict, Verdict::Regression);
+    assert_eq!(
+        c.baseline.sources,
+        vec![servebench_compare::SourceLink {
+            name: "API 1".into(),
+            url: RUN_0.into()
+        }]
+    );
+}
+
+#[test]
+fn real_agentx_aggregates_nested_and_flat_are_read_whole() {
+    // S7: a nested CI aggregate (run 29337493492, Kimi-K2.7 MI355X TP8 c16, LMCache)
+    let v: Value = serde_json::from_str(&read(S7)).unwrap();
+    let p = Point::from_agg_row(&v).unwrap();
+    assert_eq!(p.identity.benchmark_type, BenchmarkType::AgenticTraces);
+    assert_eq!(
+        (p.identity.hw.as_str(), p.identity.conc),
+        ("cluster:mi355x-amds", 16)
+    );
+    assert_eq!(
+        p.dataset.as_deref(),
+        Some("semianalysisai/cc-traces-weka-062126-256k")
+    );
+    close(p.mean_isl_server, 115257.87639);
+    close(p.mean_osl, 1063.55);
+    close(p.value(Metric::Ttft, Stat::Median), 31822.2);
+    close(p.value(Metric::TotalTputPerGpu, Stat::Mean), 2884.88854);
+    let val = |k: &str| p.values.get(k).copied();
+    close(val("mean_qps"), 0.19917);
+    close(val("p95_input_tokens"), 236637.3);
+    close(val("mean_output_tokens_expected"), 1743.53492);
+    close(val("total_tput_tps"), 23079.10832);
+    close(val("duration_seconds"), 3628.88487);
+    close(val("theoretical_cache_hit_rate"), 0.96476);
+    close(val("server_gpu_cache_hit_rate"), 0.48253);
+    close(val("server_overall_cache_hit_rate"), 0.95283);
+    close(val("gpu_kv_cache_usage_pct"), 0.99459);
+    close(val("total_prompt_tokens"), 84362778.0);
+    close(val("prompt_tokens_gpu_cache_hit"), 40707985.0);
+    close(val("prompt_tokens_raw_external_kv_transfer"), 39675007.0);
+    close(val("prompt_tokens_raw_local_compute"), 3979786.0);
+
+    // S9: the flat agg_bmk.json form (no medians): lengths from mean_input_tokens
+    let rows: Value = serde_json::from_str(&read(
+        "data/real-results/raw/S9-amd-fork-agentx/results/0601/results_bmk (1)/agg_bmk.json",
+    ))
+    .unwrap();
+    let p = Point::from_agg_row(&rows[0]).unwrap();
+    assert_eq!(
+        (p.identity.conc, p.identity.topology_label().as_str()),
+        (56, "TP4/EP1")
+    );
+    close(p.mean_isl_server, 117103.16666666667);
+    close(p.mean_osl, 230.26388888888889);
+    close(p.value(Metric::Ttft, Stat::P90), 844973.4481226);
+    assert_eq!(
+        p.value(Metric::Ttft, Stat::Median),
+        None,
+        "no medians in this format"
+    );
+    close(
+        p.values.get("server_gpu_cache_hit_rate").copied(),
+        0.017256850822441147,
+    );
+}
+
+#[test]
+fn agentx_point_inferencex_would_not_accept_is_candidate_invalid_with_why() {
+    let base: Value = serde_json::from_str(&read(S7)).unwrap();
+    // the same point with TTFT +20 % that the harness flagged (context overflow over 1 %)
+    let mut cand = base.clone();
+    cand["request_metrics"]["latency"]["ttft"]["mean"] = json!(33.72351 * 1.2);
+    cand["agentx_submission_valid"] = json!(false);
+    cand["agentx_submission_invalid_reasons"] = json!(["context_overflow_rate_exceeded"]);
+    let c = compare(
+        RunInfo {
+            label: "b".into(),
+            ..Default::default()
+        },
+        vec![Point::from_agg_row(&base).unwrap()],
+        vec![],
+        RunInfo {
+            label: "c".into(),
+            ..Default::default()
+        },
+        vec![Point::from_agg_row(&cand).unwrap()],
+        vec![],
+        &CompareOptions::default(),
+    );
+    let p = &c.points[0];
+    assert!(p.baseline.is_some(), "still matched");
+    assert!(!p.gates.is_empty(), "still gated");
+    assert_eq!(p.verdict, Verdict::CandidateInvalid, "not `regression`");
+    assert_eq!(c.verdict, Verdict::CandidateInvalid);
+    let why = match &p.na {
+        Some(NaReason::PointInvalid { reason, .. }) => reason.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        why,
+        "not a valid InferenceX submission: more than 1 % of the profiling requests were \
+         rejected as longer than the server's context (context_overflow_rate_exceeded)"
+    );
+    let ttft = p.metrics.iter().find(|m| m.metric == Metric::Ttft).unwrap();
+    assert_eq!(ttft.delta.pct, None, "Δ N/A, not +20.0 %");
+    close(ttft.candidate, 33.72351 * 1.2 * 1000.0);
+    assert!(p.metrics.iter().all(|m| m.verdict != Verdict::Regression));
+    assert!(!c.has_regression() && c.has_invalid_candidate());
+}
