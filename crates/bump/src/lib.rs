@@ -24,6 +24,7 @@
 pub mod catalog_edit;
 pub mod changelog;
 pub mod error;
+pub mod flags;
 pub mod provenance;
 pub mod recipe;
 pub mod reference;
@@ -141,6 +142,9 @@ pub struct RecipeReport {
     pub outcomes: Vec<RuleOutcome>,
     /// The edit, when the recipe changed.
     pub change: Option<FileChange>,
+    /// The recipe's engine flags checked against the target image's flag table.
+    #[serde(default)]
+    pub flags: flags::FlagCheck,
 }
 
 /// The record kept for provenance (`provenance.json`, and the attempt comment's Change line).
@@ -452,8 +456,10 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
                 if !shared.is_empty() {
                     notes.push(format!("recipe {} is shared with {}: reported, not edited", path.display(), shared.join(", ")));
                 }
+                let flag_engine = servebench_engineflags::engine_of_image(&opts.image).unwrap_or(engine.as_str());
+                let flags = flags::check_recipe(flag_engine, &opts.image, &original, &text);
                 let change = (text != original).then(|| FileChange::new(&path, original, text));
-                recipes.push(RecipeReport { path, scenario: u.scenario, shared_with: shared, outcomes, change });
+                recipes.push(RecipeReport { path, scenario: u.scenario, shared_with: shared, outcomes, change, flags });
             }
         }
     }

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, RunnerError};
 use crate::plan::{Point, Workload};
 use crate::recipe::{recipe_env, shell_quote, sim_argv, SimSetup};
+use crate::shim;
 use crate::signal;
 
 /// What starts the engine.
@@ -164,6 +165,10 @@ pub struct JobStatus {
     pub sim_describe: Option<String>,
 }
 
+/// How long a real recipe gets, after the measurement, to finish its remaining steps
+/// (result files, metrics snapshots), s.
+pub const RECIPE_TAIL_S: f64 = 120.0;
+
 /// Lines the job writes into its log carry this prefix.
 pub const LINE_PREFIX: &str = "servebench-job:";
 
@@ -262,6 +267,9 @@ fn engine_command(spec: &JobSpec, port: u16) -> Command {
                 let argv = sim_argv(&spec.exe, s, port, sim_answers);
                 let line: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
                 c.env("SERVEBENCH_SIM_CMD", line.join(" "));
+                for (k, v) in shim_env(spec, path, s) {
+                    c.env(k, v);
+                }
             }
             c
         }
@@ -275,6 +283,45 @@ fn engine_command(spec: &JobSpec, port: u16) -> Command {
     }
     cmd.current_dir(&spec.dir);
     cmd
+}
+
+/// The environment a real recipe gets under `--simulate` (docs/run.md §Real recipes): the
+/// attempt's shim folder first on `PATH` ([`shim::install`] writes it before the recipe
+/// starts), the simulator's GPU/model presets and GPU count, the recorded GSM8K answers for
+/// eval jobs, a private `HF_HOME`, and — for a recipe inside an InferenceX checkout — the
+/// workspace the launcher mounts (`INFMAX_CONTAINER_WORKSPACE`, the checkout root) with the
+/// AgentX aggregate directed into the attempt's `results/` (`AGENTIC_OUTPUT_DIR`) instead of
+/// the checkout.
+pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, String)> {
+    let shims = spec.dir.join("shims");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut e = vec![
+        ("PATH".to_string(), format!("{}:{path}", shims.display())),
+        (shim::ENV_DIR.into(), shims.display().to_string()),
+        (shim::ENV_STATE.into(), spec.dir.display().to_string()),
+        (shim::ENV_GPU.into(), sim.gpu.clone()),
+        (shim::ENV_MODEL.into(), sim.model.clone()),
+        (shim::ENV_GPUS.into(), spec.point.gpus().to_string()),
+        ("HF_HOME".into(), spec.dir.join("hf-home").display().to_string()),
+        (
+            "AGENTIC_OUTPUT_DIR".into(),
+            spec.dir.join("results").display().to_string(),
+        ),
+    ];
+    if spec.point.eval_only {
+        e.push((shim::ENV_ANSWERS.into(), "175b_verification".into()));
+    }
+    if let Some(root) = recipe
+        .ancestors()
+        .skip(1)
+        .find(|d| d.join("benchmarks/benchmark_lib.sh").is_file())
+    {
+        e.push((
+            "INFMAX_CONTAINER_WORKSPACE".into(),
+            root.display().to_string(),
+        ));
+    }
+    e
 }
 
 /// The measurement's argv (after the binary): `sweep …` or `eval gsm8k …`, storing into
@@ -427,7 +474,7 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
     let mut log = Log { file };
     let p = &spec.point;
     std::fs::create_dir_all(spec.dir.join("results")).map_err(|e| RunnerError::io(&spec.dir, e))?;
-    let port = free_port()?;
+    let mut port = free_port()?;
     let mut st = JobStatus {
         ok: false,
         stage: Stage::Launch,
@@ -462,6 +509,11 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
             ));
         }
     }
+    if let EngineSpec::Recipe { sim: Some(_), .. } = &spec.engine {
+        shim::install(&spec.dir.join("shims"), &spec.exe)?;
+        let _ = std::fs::remove_file(spec.dir.join(shim::ENGINE_FILE));
+        let _ = std::fs::remove_file(spec.dir.join(shim::DONE_FILE));
+    }
     let mut cmd = engine_command(spec, port);
     cmd.process_group(0).stdin(Stdio::null());
     let t0 = Instant::now();
@@ -488,6 +540,16 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
                 if !s.success() {
                     break false;
                 }
+            }
+        }
+        if let Some(e) = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE) {
+            if e.port != port {
+                log.line(&format!(
+                    "the recipe's engine listens on port {} (not $PORT {port}): measuring it there",
+                    e.port
+                ));
+                port = e.port;
+                st.port = port;
             }
         }
         if health_ok(port) {
@@ -529,6 +591,12 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
         ));
         if let Some(lp) = log_path {
             st.sim_describe = first_sim_line(lp);
+        }
+        if st.sim_describe.is_none() {
+            // a real recipe sends its engine's output to its own server log
+            st.sim_describe =
+                shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE)
+                    .and_then(|e| e.describe);
         }
         // ---- measure ----
         st.stage = Stage::Measure;
@@ -665,6 +733,52 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
             let _ = log.file.write_all(text.as_bytes());
         }
         let _ = writeln!(log.file, "---- end of measurement output ----");
+    }
+
+    // ---- a real recipe under --simulate: its client step gets the outcome, its remaining
+    // steps run (result files where it expects them) ----
+    if let EngineSpec::Recipe { sim: Some(_), .. } = &spec.engine {
+        let out_dir = spec.dir.join(if p.eval_only { "eval" } else { "sweep" });
+        let done = shim::MeasureDone {
+            ok: measured,
+            message: st.message.clone(),
+            out_dir,
+        };
+        if let Err(e) = shim::write_state(&spec.dir, shim::DONE_FILE, &done) {
+            log.line(&format!("ERROR: {e}"));
+        }
+        let shimmed_engine = spec.dir.join(shim::ENGINE_FILE).is_file();
+        if measured && shimmed_engine && !signal::interrupted() {
+            log.line(&format!(
+                "the recipe's client step gets the measurement's outcome; waiting up to {RECIPE_TAIL_S:.0} s for the recipe's remaining steps"
+            ));
+            let t = Instant::now();
+            let exit = loop {
+                if let Ok(Some(s)) = engine.try_wait() {
+                    break Some(s);
+                }
+                if signal::interrupted() || t.elapsed().as_secs_f64() > RECIPE_TAIL_S {
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            };
+            match exit {
+                Some(s) if s.success() => {
+                    log.line("the recipe finished its remaining steps (exit status 0)")
+                }
+                Some(s) => {
+                    measured = false;
+                    st.message = format!(
+                        "the recipe failed after the measurement ({}); its first error is in the job log",
+                        describe_exit(&s)
+                    );
+                    log.line(&format!("ERROR: {}", st.message));
+                }
+                None => log.line(&format!(
+                    "the recipe was still running {RECIPE_TAIL_S:.0} s after the measurement: stopped with the engine"
+                )),
+            }
+        }
     }
 
     // ---- teardown, always ----

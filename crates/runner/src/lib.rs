@@ -28,6 +28,7 @@ pub mod job;
 pub mod plan;
 pub mod recipe;
 pub mod run;
+pub mod shim;
 pub mod signal;
 pub mod state;
 

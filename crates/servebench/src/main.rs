@@ -46,6 +46,9 @@ enum Command {
     Search(cmd::search::Args),
     /// Run the embedded engine simulator alone.
     Sim(cmd::sim::Args),
+    /// The shims of real recipes under `run --simulate` (internal).
+    #[command(hide = true)]
+    EngineShim(cmd::engine_shim::Args),
     /// Accuracy evals (GSM8K) with lm-evaluation-harness prompts and scoring.
     #[command(subcommand)]
     Eval(cmd::eval::Command),
@@ -148,6 +151,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Search(a) => cmd::search::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::EngineShim(a) => cmd::engine_shim::run(a),
         Command::Eval(c) => cmd::eval::run(c),
         Command::Runs(a) => cmd::runs::run(a),
         Command::Baseline(c) => cmd::baseline::run(c),

@@ -247,6 +247,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
+    // the engine flags first: what the target release deleted or renamed
+    for r in &p.record.recipes {
+        let f = &r.flags;
+        match (&f.table, &f.unchecked) {
+            (_, Some(why)) => println!("Flags {}: not checked: {why}", r.path.display()),
+            (Some(t), None) => println!(
+                "Flags {}: {} engine flag(s) checked against {t}: {}",
+                r.path.display(),
+                f.checked,
+                if f.findings.is_empty() { "all accepted" } else { "see below" }
+            ),
+            _ => {}
+        }
+        for x in &f.findings {
+            println!(
+                "Flag {}:{} [{}] {}{}",
+                r.path.display(),
+                x.line,
+                x.status,
+                x.message,
+                match (x.still_in_recipe, x.status.as_str()) {
+                    (true, "deprecated") => String::new(),
+                    (true, _) => " — still in the bumped recipe: its launch will fail".into(),
+                    (false, _) => " — replaced by this bump's recipe edit".into(),
+                }
+            );
+        }
+    }
     print!("{}", p.diffs());
     println!("{}", p.record.change_line);
     for r in &p.record.recipes {

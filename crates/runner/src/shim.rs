@@ -1,0 +1,901 @@
+//! Real InferenceX recipes under `--simulate`: the host tools and engines a recipe calls are
+//! replaced, for that job only, by shims on `PATH` (a per-attempt `shims/` folder of small
+//! scripts that run `servebench engine-shim TOOL ARGS…`). Everything else in the recipe — its
+//! `benchmark_lib.sh`, env checks, `set -euo pipefail`, result naming — runs for real.
+//!
+//! What each shim does ([`SHIMMED`], docs/run.md §Real recipes under `--simulate`):
+//! * `hf download`, `huggingface-cli download`: make the model (or dataset) directory, print it,
+//!   succeed. Other `hf` subcommands fail with one line.
+//! * `python3 -m sglang.launch_server`, `sglang serve`, `vllm serve`,
+//!   `python3 -m vllm.entrypoints.openai.api_server`, `trtllm-serve`: check argv against the
+//!   image's flag table (`servebench-engineflags`; a refused argv fails like the engine's
+//!   argparse, exit 2) and serve the embedded simulator with the recipe's host, port, model,
+//!   served model name, TP, context length and max running requests ([`EngineLaunch`]).
+//! * `nvidia-smi`, `rocm-smi`: the runner's GPUs (count, name).
+//! * the recipe's client steps — `benchmark_serving.py` (`run_benchmark_serving`), AIPerf
+//!   `aiperf profile` (the AgentX harness), `lm_eval` — wait for servebench's own measurement
+//!   of the point (the job measures the engine the recipe started) and return its outcome,
+//!   leaving the result files where the recipe expects them.
+//! * `uv venv` / `uv pip install` (AgentX client set-up): a venv whose `bin/` holds these shims.
+//! * the AgentX post-processing modules run by the venv's python
+//!   (`utils.agentic.aggregation.process_agentic_result`: servebench's AgentX aggregate written
+//!   as `$AGENTIC_OUTPUT_DIR/$RESULT_FILENAME.json`; `power_adapter`, `validate_agentic_result`,
+//!   the plot scripts: said and skipped).
+//! * any other `python3`/`python` invocation runs the real interpreter.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, RunnerError};
+
+/// Commands shimmed on the recipe's `PATH`.
+pub const SHIMMED: &[&str] = &[
+    "hf",
+    "huggingface-cli",
+    "python3",
+    "python",
+    "sglang",
+    "vllm",
+    "trtllm-serve",
+    "nvidia-smi",
+    "rocm-smi",
+    "aiperf",
+    "uv",
+    "lm_eval",
+    "lm-eval",
+];
+
+/// Environment variable: the attempt directory the shims report into (`engine.json`,
+/// `client.json`) and read the measurement's outcome from (`measure-done.json`).
+pub const ENV_STATE: &str = "SERVEBENCH_SHIM_STATE";
+/// Environment variable: the shim folder (skipped when a shim looks for the real tool).
+pub const ENV_DIR: &str = "SERVEBENCH_SHIM_DIR";
+/// Environment variable: simulator GPU preset (from the runner).
+pub const ENV_GPU: &str = "SERVEBENCH_SIM_GPU";
+/// Environment variable: simulator model preset.
+pub const ENV_MODEL: &str = "SERVEBENCH_SIM_MODEL";
+/// Environment variable: the point's GPU count (what `nvidia-smi` lists).
+pub const ENV_GPUS: &str = "SERVEBENCH_SIM_GPUS";
+/// Environment variable: recorded GSM8K answers for eval jobs.
+pub const ENV_ANSWERS: &str = "SERVEBENCH_SIM_ANSWERS";
+
+/// The line prefix of everything a shim prints about itself.
+pub const SAY: &str = "servebench-shim:";
+
+/// Writes the shim scripts into `dir` (created), each running `exe engine-shim NAME "$@"`.
+///
+/// Errors: the folder or a script cannot be written.
+pub fn install(dir: &Path, exe: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).map_err(|e| RunnerError::io(dir, e))?;
+    for name in SHIMMED {
+        let p = dir.join(name);
+        let text = format!(
+            "#!/bin/sh\n# servebench --simulate shim (docs/run.md)\nexec {} engine-shim {} \"$@\"\n",
+            crate::recipe::shell_quote(&exe.display().to_string()),
+            name
+        );
+        std::fs::write(&p, text).map_err(|e| RunnerError::io(&p, e))?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| RunnerError::io(&p, e))?;
+    }
+    Ok(())
+}
+
+/// Which engine a launch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// SGLang (`sglang.launch_server`, `sglang serve`).
+    Sglang,
+    /// vLLM (`vllm serve`, `vllm.entrypoints.openai.api_server`).
+    Vllm,
+    /// TensorRT-LLM (`trtllm-serve`).
+    Trtllm,
+}
+
+impl EngineKind {
+    /// `sglang`, `vllm`, `trtllm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sglang => "sglang",
+            EngineKind::Vllm => "vllm",
+            EngineKind::Trtllm => "trtllm",
+        }
+    }
+}
+
+/// An engine launch as the recipe wrote it: what the simulator honours. Written as
+/// `engine.json` in the attempt directory once the simulator listens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineLaunch {
+    /// The engine.
+    pub engine: EngineKind,
+    /// The engine's own argv (after `-m MODULE` / `serve`).
+    pub argv: Vec<String>,
+    /// `--host` (default 127.0.0.1 for SGLang, 0.0.0.0 for vLLM, as the engines do).
+    pub host: String,
+    /// `--port` (engine defaults: SGLang 30000, vLLM and trtllm-serve 8000).
+    pub port: u16,
+    /// The model path or id.
+    pub model: Option<String>,
+    /// The served model name (default: the model).
+    pub served_model_name: Option<String>,
+    /// Tensor parallelism.
+    pub tp: u32,
+    /// Expert parallelism (recorded; not modelled).
+    pub ep: u32,
+    /// Data parallelism (recorded; not modelled).
+    pub dp: u32,
+    /// Context length, tokens (`--context-length`, `--max-model-len`, `--max_seq_len`).
+    pub context_length: Option<u32>,
+    /// Max running requests (`--max-running-requests`, `--max-num-seqs`, `--max_batch_size`).
+    pub max_running_requests: Option<u32>,
+    /// The simulator's one-line description, once it serves.
+    #[serde(default)]
+    pub describe: Option<String>,
+}
+
+/// What one shim call is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invocation {
+    /// Start an engine (the simulator).
+    Engine(EngineLaunch),
+    /// A client step handed over to servebench's measurement.
+    Client(ClientStep),
+    /// `hf download` / `huggingface-cli download`.
+    Download {
+        /// Repository id.
+        repo: String,
+        /// `--local-dir`.
+        local_dir: Option<String>,
+        /// `--repo-type` (model, dataset).
+        repo_type: String,
+    },
+    /// `nvidia-smi …` / `rocm-smi …`.
+    Smi {
+        /// `nvidia-smi` or `rocm-smi`.
+        tool: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+    /// `uv venv [--python V] DIR`.
+    UvVenv(PathBuf),
+    /// A step skipped with a line (installs, plots, power, validation): exit status to return.
+    Skip {
+        /// What is said.
+        say: String,
+        /// Exit status.
+        status: i32,
+    },
+    /// AgentX post-processing: servebench's aggregate as InferenceX's result file.
+    AgentxAggregate,
+    /// Run the real tool (found on `PATH` past the shim folder).
+    Real(String),
+    /// Not shimmed: fail with this line (exit 127 when the tool itself is missing).
+    Fail {
+        /// The line.
+        say: String,
+        /// Exit status.
+        status: i32,
+    },
+}
+
+/// A recipe's client step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientStep {
+    /// `benchmark_serving`, `aiperf`, `lm_eval`.
+    pub kind: String,
+    /// Where the recipe expects its result file (`--result-dir`/`--result-filename`,
+    /// `--output-artifact-dir`, `--output_path`).
+    pub result_dir: Option<String>,
+    /// The result file name, if the step names one.
+    pub result_file: Option<String>,
+}
+
+/// The value of the last `--flag V` / `--flag=V` among `names`.
+pub fn flag_value(args: &[String], names: &[&str]) -> Option<String> {
+    let mut out = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        for n in names {
+            if a == n {
+                if let Some(v) = args.get(i + 1) {
+                    out = Some(v.clone());
+                }
+            } else if let Some(v) = a.strip_prefix(&format!("{n}=")) {
+                out = Some(v.to_string());
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn num(args: &[String], names: &[&str]) -> Option<u32> {
+    flag_value(args, names).and_then(|v| v.trim().parse().ok())
+}
+
+/// Reads an engine launch from its argv (after the module / `serve`).
+pub fn engine_launch(engine: EngineKind, argv: &[String]) -> EngineLaunch {
+    let positional_model = || {
+        argv.first()
+            .filter(|a| !a.starts_with('-'))
+            .map(|s| s.to_string())
+    };
+    let model = match engine {
+        EngineKind::Sglang => flag_value(argv, &["--model-path", "--model"]),
+        EngineKind::Vllm => flag_value(argv, &["--model"]).or_else(positional_model),
+        EngineKind::Trtllm => positional_model().or_else(|| flag_value(argv, &["--model"])),
+    };
+    let (host_default, port_default) = match engine {
+        EngineKind::Sglang => ("127.0.0.1", 30000),
+        EngineKind::Vllm => ("0.0.0.0", 8000),
+        EngineKind::Trtllm => ("localhost", 8000),
+    };
+    EngineLaunch {
+        engine,
+        argv: argv.to_vec(),
+        host: flag_value(argv, &["--host"]).unwrap_or_else(|| host_default.into()),
+        port: num(argv, &["--port"])
+            .map(|p| p as u16)
+            .unwrap_or(port_default),
+        served_model_name: flag_value(argv, &["--served-model-name"]),
+        model,
+        tp: num(
+            argv,
+            &[
+                "--tp",
+                "--tp-size",
+                "--tensor-parallel-size",
+                "-tp",
+                "--tp_size",
+            ],
+        )
+        .unwrap_or(1),
+        ep: num(
+            argv,
+            &["--ep", "--ep-size", "--expert-parallel-size", "--ep_size"],
+        )
+        .unwrap_or(1),
+        dp: num(argv, &["--dp", "--dp-size", "--data-parallel-size", "-dp"]).unwrap_or(1),
+        context_length: num(
+            argv,
+            &["--context-length", "--max-model-len", "--max_seq_len"],
+        ),
+        max_running_requests: num(
+            argv,
+            &[
+                "--max-running-requests",
+                "--max-num-seqs",
+                "--max_batch_size",
+            ],
+        ),
+        describe: None,
+    }
+}
+
+fn module_arg(args: &[String]) -> Option<(&str, &[String])> {
+    if args.first().map(String::as_str) == Some("-m") {
+        args.get(1).map(|m| (m.as_str(), &args[2..]))
+    } else {
+        None
+    }
+}
+
+/// Classifies a shim call: `tool` is the shimmed command's name, `args` its arguments.
+pub fn classify(tool: &str, args: &[String]) -> Invocation {
+    let sub = args.first().map(String::as_str);
+    match tool {
+        "hf" | "huggingface-cli" => match sub {
+            Some("download") => {
+                let rest = &args[1..];
+                let repo = rest
+                    .iter()
+                    .enumerate()
+                    .find(|(i, a)| !a.starts_with('-') && (*i == 0 || !takes_value(&rest[i - 1])))
+                    .map(|(_, a)| a.clone())
+                    .unwrap_or_default();
+                Invocation::Download {
+                    repo,
+                    local_dir: flag_value(rest, &["--local-dir"]),
+                    repo_type: flag_value(rest, &["--repo-type"]).unwrap_or_else(|| "model".into()),
+                }
+            }
+            _ => Invocation::Fail {
+                say: format!(
+                    "{SAY} `{tool} {}` is not simulated (only `{tool} download` is)",
+                    args.join(" ")
+                ),
+                status: 1,
+            },
+        },
+        "nvidia-smi" | "rocm-smi" => Invocation::Smi {
+            tool: tool.into(),
+            args: args.to_vec(),
+        },
+        "sglang" if sub == Some("serve") => {
+            Invocation::Engine(engine_launch(EngineKind::Sglang, &args[1..]))
+        }
+        "vllm" if sub == Some("serve") => {
+            Invocation::Engine(engine_launch(EngineKind::Vllm, &args[1..]))
+        }
+        "trtllm-serve" => {
+            let rest = if sub == Some("serve") {
+                &args[1..]
+            } else {
+                args
+            };
+            Invocation::Engine(engine_launch(EngineKind::Trtllm, rest))
+        }
+        "aiperf" if sub == Some("profile") => Invocation::Client(ClientStep {
+            kind: "aiperf".into(),
+            result_dir: flag_value(args, &["--output-artifact-dir"]),
+            result_file: None,
+        }),
+        "lm_eval" | "lm-eval" => Invocation::Client(ClientStep {
+            kind: "lm_eval".into(),
+            result_dir: flag_value(args, &["--output_path", "--output-path"]),
+            result_file: None,
+        }),
+        "uv" => match sub {
+            Some("venv") => {
+                let rest = &args[1..];
+                let dir = rest
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find(|(i, a)| !a.starts_with('-') && (*i == 0 || !takes_value(&rest[i - 1])))
+                    .map(|(_, a)| PathBuf::from(a))
+                    .unwrap_or_else(|| PathBuf::from(".venv"));
+                Invocation::UvVenv(dir)
+            }
+            Some("pip") => Invocation::Skip {
+                say: format!(
+                    "{SAY} `uv {}` skipped: the client steps are servebench's own under --simulate",
+                    args.join(" ")
+                ),
+                status: 0,
+            },
+            _ => Invocation::Fail {
+                say: format!("{SAY} `uv {}` is not simulated", args.join(" ")),
+                status: 1,
+            },
+        },
+        "python3" | "python" => classify_python(tool, args),
+        _ => Invocation::Real(tool.into()),
+    }
+}
+
+fn takes_value(flag: &str) -> bool {
+    flag.starts_with("--")
+        && !flag.contains('=')
+        && !matches!(
+            flag,
+            "--quiet" | "--force-download" | "--resume-download" | "--seed" | "--no-progress"
+        )
+        || flag == "-p"
+}
+
+fn classify_python(tool: &str, args: &[String]) -> Invocation {
+    if let Some((m, rest)) = module_arg(args) {
+        return match m {
+            "sglang.launch_server" => Invocation::Engine(engine_launch(EngineKind::Sglang, rest)),
+            "vllm.entrypoints.openai.api_server" => {
+                Invocation::Engine(engine_launch(EngineKind::Vllm, rest))
+            }
+            "lm_eval" => Invocation::Client(ClientStep {
+                kind: "lm_eval".into(),
+                result_dir: flag_value(rest, &["--output_path", "--output-path"]),
+                result_file: None,
+            }),
+            "utils.agentic.aggregation.process_agentic_result" => Invocation::AgentxAggregate,
+            "utils.agentic.aggregation.power_adapter" => {
+                if rest.iter().any(|a| a == "--require-power") {
+                    Invocation::Fail {
+                        say: format!("{SAY} REQUIRE_POWER: simulated GPUs have no power samples"),
+                        status: 1,
+                    }
+                } else {
+                    Invocation::Skip {
+                        say: format!("{SAY} AgentX power adapter skipped: simulated GPUs have no power samples"),
+                        status: 0,
+                    }
+                }
+            }
+            "utils.agentic.validation.validate_agentic_result" => Invocation::Skip {
+                say: format!("{SAY} AgentX result validation: servebench's measurement of the point already passed (its validity is in agentx.json)"),
+                status: 0,
+            },
+            "pip" => Invocation::Skip {
+                say: format!("{SAY} `{tool} -m pip {}` skipped under --simulate", rest.join(" ")),
+                status: 0,
+            },
+            _ => Invocation::Real(tool.into()),
+        };
+    }
+    if let Some(script) = args.first() {
+        if script.ends_with("benchmark_serving.py") {
+            let rest = &args[1..];
+            return Invocation::Client(ClientStep {
+                kind: "benchmark_serving".into(),
+                result_dir: flag_value(rest, &["--result-dir"]),
+                result_file: flag_value(rest, &["--result-filename"]),
+            });
+        }
+        if script.ends_with("generate_aiperf_plots.py")
+            || script.ends_with("analyze_benchmark_distributions.py")
+        {
+            return Invocation::Skip {
+                say: format!("{SAY} {script} skipped: no AIPerf artifacts under --simulate"),
+                status: 0,
+            };
+        }
+    }
+    Invocation::Real(tool.into())
+}
+
+/// The real `tool` on `PATH`, skipping the shim folder (`$SERVEBENCH_SHIM_DIR`).
+pub fn real_tool(tool: &str) -> Option<PathBuf> {
+    let shim_dir = std::env::var_os(ENV_DIR).map(PathBuf::from);
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| Some(d) != shim_dir.as_ref())
+        .map(|d| d.join(tool))
+        .find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+/// The measurement's outcome as the job hands it to a waiting client shim
+/// (`measure-done.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasureDone {
+    /// The point was measured.
+    pub ok: bool,
+    /// One line: what happened.
+    pub message: String,
+    /// The measurement's output folder (`sweep/` or `eval/` of the attempt).
+    pub out_dir: PathBuf,
+}
+
+/// File names in the attempt directory.
+pub const ENGINE_FILE: &str = "engine.json";
+/// The client step the recipe reached (`client.json`).
+pub const CLIENT_FILE: &str = "client.json";
+/// The measurement's outcome (`measure-done.json`).
+pub const DONE_FILE: &str = "measure-done.json";
+
+/// Writes `value` as JSON to `state/name` (atomically: temp file then rename).
+pub fn write_state<T: Serialize>(state: &Path, name: &str, value: &T) -> Result<()> {
+    let p = state.join(name);
+    let tmp = state.join(format!(".{name}.tmp"));
+    let text = serde_json::to_string_pretty(value).map_err(|e| RunnerError::io(&p, e))?;
+    std::fs::write(&tmp, text).map_err(|e| RunnerError::io(&tmp, e))?;
+    std::fs::rename(&tmp, &p).map_err(|e| RunnerError::io(&p, e))
+}
+
+/// Reads `state/name` if it is there and parses.
+pub fn read_state<T: for<'de> Deserialize<'de>>(state: &Path, name: &str) -> Option<T> {
+    let text = std::fs::read_to_string(state.join(name)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Waits (polling every 200 ms, up to `timeout`) for the job's `measure-done.json`.
+pub fn wait_for_measurement(state: &Path, timeout: Duration) -> Option<MeasureDone> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(d) = read_state::<MeasureDone>(state, DONE_FILE) {
+            return Some(d);
+        }
+        if t0.elapsed() > timeout {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The first file named `name` under `dir` (depth-first, sorted), e.g. the sweep's
+/// `result.json` or `agentx.json`.
+pub fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in &entries {
+        if p.is_file() && p.file_name().is_some_and(|n| n == name) {
+            return Some(p.clone());
+        }
+    }
+    entries
+        .iter()
+        .filter(|p| p.is_dir())
+        .find_map(|p| find_file(p, name))
+}
+
+/// Hands a client step over: records it (`client.json`), waits for servebench's measurement
+/// of the point, then puts its result where the recipe expects it. Returns the exit status
+/// for the recipe (0 when the point was measured) and the lines to print.
+pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i32, Vec<String>) {
+    let mut say = vec![format!(
+        "{SAY} {} handed over to servebench's measurement of this point; waiting for it",
+        step.kind
+    )];
+    if let Err(e) = write_state(state, CLIENT_FILE, step) {
+        say.push(format!("{SAY} {e}"));
+        return (1, say);
+    }
+    let Some(done) = wait_for_measurement(state, timeout) else {
+        say.push(format!(
+            "{SAY} no measurement outcome after {:.0} s",
+            timeout.as_secs_f64()
+        ));
+        return (1, say);
+    };
+    if !done.ok {
+        say.push(format!(
+            "{SAY} servebench's measurement failed: {}",
+            done.message
+        ));
+        return (1, say);
+    }
+    say.push(format!("{SAY} {}", done.message));
+    let copied = match step.kind.as_str() {
+        "benchmark_serving" => step.result_dir.as_ref().map(|d| {
+            let name = step
+                .result_file
+                .clone()
+                .unwrap_or_else(|| "result.json".into());
+            (
+                find_file(&done.out_dir, "result.json"),
+                PathBuf::from(d).join(name),
+            )
+        }),
+        "aiperf" => step.result_dir.as_ref().map(|d| {
+            (
+                find_file(&done.out_dir, "agentx.json"),
+                PathBuf::from(d).join("servebench_agentx.json"),
+            )
+        }),
+        _ => step.result_dir.as_ref().map(|d| {
+            (
+                find_file(&done.out_dir, "results.json")
+                    .or_else(|| find_file(&done.out_dir, "summary.json")),
+                PathBuf::from(d).join("servebench_eval.json"),
+            )
+        }),
+    };
+    if let Some((src, dst)) = copied {
+        let Some(src) = src else {
+            say.push(format!(
+                "{SAY} the measurement left no result file under {}",
+                done.out_dir.display()
+            ));
+            return (1, say);
+        };
+        if let Some(parent) = dst.parent() {
+            if let Err(e) = std::fs::create_dir_all(parent) {
+                say.push(format!("{SAY} {}: {e}", parent.display()));
+                return (1, say);
+            }
+        }
+        if let Err(e) = std::fs::copy(&src, &dst) {
+            say.push(format!("{SAY} {} → {}: {e}", src.display(), dst.display()));
+            return (1, say);
+        }
+        say.push(format!(
+            "{SAY} result: {} (from {})",
+            dst.display(),
+            src.display()
+        ));
+    }
+    (0, say)
+}
+
+/// `process_agentic_result`: servebench's AgentX aggregate (`agentx.json` of the measured
+/// point) written as `$AGENTIC_OUTPUT_DIR/$RESULT_FILENAME.json`, where the InferenceX workflow
+/// looks for it. Returns the exit status and the lines to print.
+pub fn agentx_aggregate(state: &Path) -> (i32, Vec<String>) {
+    let Some(done) = read_state::<MeasureDone>(state, DONE_FILE) else {
+        return (
+            1,
+            vec![format!(
+                "{SAY} process_agentic_result: no measurement of this point yet"
+            )],
+        );
+    };
+    let Some(src) = find_file(&done.out_dir, "agentx.json") else {
+        return (
+            1,
+            vec![format!(
+                "{SAY} process_agentic_result: no agentx.json under {}",
+                done.out_dir.display()
+            )],
+        );
+    };
+    let out_dir = std::env::var("AGENTIC_OUTPUT_DIR")
+        .or_else(|_| std::env::var("INFMAX_CONTAINER_WORKSPACE"))
+        .unwrap_or_else(|_| ".".into());
+    let name = std::env::var("RESULT_FILENAME").unwrap_or_else(|_| "agentx".into());
+    let dst = PathBuf::from(out_dir).join(format!("{name}.json"));
+    match std::fs::copy(&src, &dst) {
+        Ok(_) => (
+            0,
+            vec![format!(
+                "{SAY} AgentX aggregate: {} (servebench's {})",
+                dst.display(),
+                src.display()
+            )],
+        ),
+        Err(e) => (1, vec![format!("{SAY} {}: {e}", dst.display())]),
+    }
+}
+
+/// `hf download`: makes the directory (`--local-dir`, else the hub cache layout under
+/// `$HF_HUB_CACHE`/`$HF_HOME/hub`) and returns it.
+pub fn download(repo: &str, local_dir: Option<&str>, repo_type: &str) -> Result<PathBuf> {
+    if repo.is_empty() {
+        return Err(RunnerError::Invalid(
+            "hf download: missing the repository id".into(),
+        ));
+    }
+    let dir = match local_dir {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let hub = std::env::var_os("HF_HUB_CACHE")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
+                .unwrap_or_else(|| std::env::temp_dir().join("servebench-hf-hub"));
+            let kind = if repo_type == "dataset" {
+                "datasets"
+            } else {
+                "models"
+            };
+            hub.join(format!("{kind}--{}", repo.replace('/', "--")))
+                .join("snapshots")
+                .join("simulated")
+        }
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| RunnerError::io(&dir, e))?;
+    let marker = dir.join("SERVEBENCH_SIMULATED");
+    std::fs::write(
+        &marker,
+        format!("{repo}: made by servebench --simulate (no weights downloaded)\n"),
+    )
+    .map_err(|e| RunnerError::io(&marker, e))?;
+    Ok(dir)
+}
+
+/// `uv venv DIR`: a venv whose `bin/` holds the shims (`aiperf`, `hf`, `python`, `python3`,
+/// `lm_eval`), so `$AIPERF_VENV/bin/aiperf profile …` is handed over too.
+pub fn uv_venv(dir: &Path, exe: &Path) -> Result<()> {
+    install(&dir.join("bin"), exe)
+}
+
+/// The GPU name `nvidia-smi` prints for a simulator GPU preset (`b200` → `NVIDIA B200`).
+pub fn gpu_name(preset: &str) -> String {
+    let p = preset.to_ascii_uppercase();
+    if p.starts_with("MI") {
+        format!("AMD Instinct {p}")
+    } else {
+        format!("NVIDIA {p}")
+    }
+}
+
+/// `nvidia-smi` / `rocm-smi` output for `count` GPUs of `preset`: the plain listing, or for
+/// `--query-gpu=F,… --format=csv[,noheader]` one CSV row per GPU (fields the simulator has no
+/// value for are `[N/A]`, as nvidia-smi writes unsupported fields). Returns the text and, for
+/// `-l N`/`-lms N`, the loop interval.
+pub fn smi(tool: &str, args: &[String], preset: &str, count: u32) -> (String, Option<Duration>) {
+    let name = gpu_name(preset);
+    let interval = flag_value(args, &["-l", "--loop"])
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(Duration::from_secs_f64)
+        .or_else(|| {
+            flag_value(args, &["-lms", "--loop-ms"])
+                .and_then(|v| v.parse::<f64>().ok())
+                .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        });
+    if tool == "rocm-smi" {
+        let mut s = String::from("============================ ROCm System Management Interface ============================\n");
+        for i in 0..count {
+            s.push_str(&format!(
+                "GPU[{i}]\t\t: Card Series: {name} (simulated by servebench)\n"
+            ));
+        }
+        return (s, None);
+    }
+    if let Some(q) = flag_value(args, &["--query-gpu"]) {
+        let fields: Vec<&str> = q.split(',').map(str::trim).collect();
+        let fmt = flag_value(args, &["--format"]).unwrap_or_default();
+        let mut s = String::new();
+        if !fmt.contains("noheader") {
+            s.push_str(&fields.join(", "));
+            s.push('\n');
+        }
+        let now = chrono::Local::now()
+            .format("%Y/%m/%d %H:%M:%S%.3f")
+            .to_string();
+        for i in 0..count {
+            let row: Vec<String> = fields
+                .iter()
+                .map(|f| match *f {
+                    "timestamp" => now.clone(),
+                    "index" => i.to_string(),
+                    "name" => name.clone(),
+                    "count" => count.to_string(),
+                    "uuid" => format!("GPU-00000000-0000-0000-0000-{i:012}"),
+                    "pci.bus_id" => format!("00000000:{:02X}:00.0", i + 1),
+                    _ => "[N/A]".into(),
+                })
+                .collect();
+            s.push_str(&row.join(", "));
+            s.push('\n');
+        }
+        return (s, interval);
+    }
+    if args.iter().any(|a| a == "-L" || a == "--list-gpus") {
+        let s = (0..count)
+            .map(|i| format!("GPU {i}: {name} (UUID: GPU-00000000-0000-0000-0000-{i:012})\n"))
+            .collect();
+        return (s, None);
+    }
+    let mut s = String::from("+-----------------------------------------------------------------------------+\n| NVIDIA-SMI (simulated by servebench --simulate)                              |\n|-----------------------------------------------------------------------------|\n");
+    for i in 0..count {
+        s.push_str(&format!(
+            "| {i:>3}  {name:<40}                                |\n"
+        ));
+    }
+    s.push_str("+-----------------------------------------------------------------------------+\n");
+    (s, interval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn engine_launches_are_recognised_with_their_arguments() {
+        let Invocation::Engine(e) = classify(
+            "python3",
+            &a("-m sglang.launch_server --model-path /m --served-model-name Q/M --host 0.0.0.0 --port 8123 --tp 8 --dp 1 --ep-size 2 --max-running-requests 8 --context-length 4096"),
+        ) else {
+            panic!()
+        };
+        assert_eq!(e.engine, EngineKind::Sglang);
+        assert_eq!((e.port, e.tp, e.ep, e.dp), (8123, 8, 2, 1));
+        assert_eq!(e.model.as_deref(), Some("/m"));
+        assert_eq!(e.served_model_name.as_deref(), Some("Q/M"));
+        assert_eq!(e.max_running_requests, Some(8));
+        assert_eq!(e.context_length, Some(4096));
+        let Invocation::Engine(v) = classify(
+            "vllm",
+            &a("serve org/m --host 0.0.0.0 --port=9000 --tensor-parallel-size 4 --max-num-seqs 16 --max-model-len 9472"),
+        ) else {
+            panic!()
+        };
+        assert_eq!(v.engine, EngineKind::Vllm);
+        assert_eq!((v.port, v.tp), (9000, 4));
+        assert_eq!(v.model.as_deref(), Some("org/m"));
+        assert_eq!(v.context_length, Some(9472));
+        assert_eq!(v.max_running_requests, Some(16));
+        assert!(matches!(
+            classify("sglang", &a("serve --model-path m")),
+            Invocation::Engine(_)
+        ));
+        assert!(matches!(
+            classify("trtllm-serve", &a("m --port 1")),
+            Invocation::Engine(_)
+        ));
+    }
+
+    #[test]
+    fn client_steps_downloads_and_the_rest() {
+        let Invocation::Client(c) = classify(
+            "python3",
+            &a("/w/utils/bench_serving/benchmark_serving.py --model m --result-dir /r --result-filename x.json"),
+        ) else {
+            panic!()
+        };
+        assert_eq!(c.kind, "benchmark_serving");
+        assert_eq!(c.result_dir.as_deref(), Some("/r"));
+        assert_eq!(c.result_file.as_deref(), Some("x.json"));
+        assert!(matches!(
+            classify("aiperf", &a("profile --scenario x --output-artifact-dir /r/a")),
+            Invocation::Client(ClientStep { ref kind, .. }) if kind == "aiperf"
+        ));
+        assert_eq!(
+            classify("hf", &a("download --repo-type dataset org/d")),
+            Invocation::Download {
+                repo: "org/d".into(),
+                local_dir: None,
+                repo_type: "dataset".into()
+            }
+        );
+        assert_eq!(
+            classify("hf", &a("download org/m --local-dir /x")),
+            Invocation::Download {
+                repo: "org/m".into(),
+                local_dir: Some("/x".into()),
+                repo_type: "model".into()
+            }
+        );
+        assert!(matches!(
+            classify("hf", &a("upload x")),
+            Invocation::Fail { .. }
+        ));
+        assert_eq!(
+            classify("python3", &a("-c print(1)")),
+            Invocation::Real("python3".into())
+        );
+        assert_eq!(
+            classify("uv", &a("venv --python 3.11 /tmp/v")),
+            Invocation::UvVenv(PathBuf::from("/tmp/v"))
+        );
+        assert_eq!(
+            classify(
+                "python3",
+                &a("-m utils.agentic.aggregation.process_agentic_result")
+            ),
+            Invocation::AgentxAggregate
+        );
+    }
+
+    #[test]
+    fn smi_lists_the_runner_gpus() {
+        let (s, l) = smi(
+            "nvidia-smi",
+            &a("--query-gpu=index,name,power.draw --format=csv -l 1"),
+            "b200",
+            2,
+        );
+        assert_eq!(l, Some(Duration::from_secs(1)));
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "index, name, power.draw");
+        assert_eq!(lines[1], "0, NVIDIA B200, [N/A]");
+        assert_eq!(lines.len(), 3);
+        let (s, _) = smi("nvidia-smi", &[], "b200", 8);
+        assert_eq!(s.matches("NVIDIA B200").count(), 8);
+    }
+}
+
+/// Checks an engine launch's argv against the flag table of the image's engine release.
+///
+/// Returns the line to print: which table accepted it, or that the image has no table (said once by the caller: the flags are then not checked). Errors:
+/// the engine's own argparse output (`usage: …` then `sglang serve: error: …`), for stderr and
+/// exit status 2.
+pub fn check_engine_flags(
+    launch: &EngineLaunch,
+    image: &str,
+) -> std::result::Result<String, String> {
+    let engine = launch.engine.name();
+    if launch.engine == EngineKind::Trtllm {
+        return Ok(format!(
+            "{SAY} no trtllm flag table (image {image}): the engine flags are not checked"
+        ));
+    }
+    match servebench_engineflags::table_for_image(engine, image) {
+        Ok(t) => match t.parse(&launch.argv) {
+            Ok(_) => Ok(format!(
+                "{SAY} {} flags checked against the {} {} table ({})",
+                launch.argv.iter().filter(|a| a.starts_with("--")).count(),
+                t.engine,
+                t.version,
+                t.source
+            )),
+            Err(e) => Err(format!("{}\n{e}", t.usage())),
+        },
+        Err(line) => Ok(format!("{SAY} {line}")),
+    }
+}

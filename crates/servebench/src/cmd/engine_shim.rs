@@ -1,0 +1,189 @@
+//! `servebench engine-shim TOOL ARGS…` (hidden): the body of every shim a real recipe finds on
+//! its `PATH` under `servebench run --simulate` (the shims and what each does:
+//! `servebench_runner::shim`, docs/run.md). An engine launch becomes the embedded simulator
+//! with the recipe's host, port, model, served name, TP, context length and max running
+//! requests, after its argv passed the image's flag table; a client step waits for
+//! servebench's measurement of the point; the rest is said and done here.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use servebench_runner::shim::{self, Invocation, SAY};
+use servebench_sim::{EngineConfig, SimOptions, SimServer};
+
+/// Arguments of `servebench engine-shim`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The shimmed command (`python3`, `hf`, `nvidia-smi`, …).
+    pub tool: String,
+    /// Its arguments, as the recipe passed them.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+fn code(c: i32) -> ExitCode {
+    ExitCode::from(c.clamp(0, 255) as u8)
+}
+
+fn say(lines: &[String]) {
+    for l in lines {
+        eprintln!("{l}");
+    }
+}
+
+/// Runs one shim call.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let state = std::env::var_os(shim::ENV_STATE)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    match shim::classify(&a.tool, &a.args) {
+        Invocation::Engine(l) => serve(l, state),
+        Invocation::Client(step) => {
+            let (c, lines) = shim::client_handover(&state, &step, Duration::from_secs(7 * 86400));
+            say(&lines);
+            Ok(code(c))
+        }
+        Invocation::Download {
+            repo,
+            local_dir,
+            repo_type,
+        } => match shim::download(&repo, local_dir.as_deref(), &repo_type) {
+            Ok(d) => {
+                eprintln!(
+                    "{SAY} {} download {repo}: simulated (no weights fetched)",
+                    a.tool
+                );
+                println!("{}", d.display());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("{SAY} {e}");
+                Ok(code(1))
+            }
+        },
+        Invocation::Smi { tool, args } => {
+            let gpu = std::env::var(shim::ENV_GPU).unwrap_or_else(|_| "h200".into());
+            let n = std::env::var(shim::ENV_GPUS)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            loop {
+                let (text, every) = shim::smi(&tool, &args, &gpu, n);
+                print!("{text}");
+                match every {
+                    Some(d) if !d.is_zero() => std::thread::sleep(d),
+                    _ => return Ok(ExitCode::SUCCESS),
+                }
+            }
+        }
+        Invocation::UvVenv(dir) => {
+            let exe = std::env::current_exe()?;
+            shim::uv_venv(&dir, &exe)?;
+            eprintln!(
+                "{SAY} uv venv {}: simulated (its bin/ holds the shims)",
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Invocation::Skip { say: s, status } => {
+            eprintln!("{s}");
+            Ok(code(status))
+        }
+        Invocation::AgentxAggregate => {
+            let (c, lines) = shim::agentx_aggregate(&state);
+            say(&lines);
+            Ok(code(c))
+        }
+        Invocation::Real(tool) => match shim::real_tool(&tool) {
+            Some(p) => {
+                let err = std::process::Command::new(&p).args(&a.args).exec();
+                anyhow::bail!("{}: {err}", p.display())
+            }
+            None => {
+                eprintln!("{tool}: command not found");
+                Ok(code(127))
+            }
+        },
+        Invocation::Fail { say: s, status } => {
+            eprintln!("{s}");
+            Ok(code(status))
+        }
+    }
+}
+
+/// The simulated engine: flags checked against the image's table (refused like the engine's
+/// argparse: usage and error on stderr, exit 2), then the simulator serves until SIGTERM/SIGINT.
+fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> {
+    let image = std::env::var("IMAGE").unwrap_or_default();
+    match shim::check_engine_flags(&l, &image) {
+        Ok(line) => eprintln!("{line}"),
+        Err(text) => {
+            eprintln!("{text}");
+            return Ok(code(2));
+        }
+    }
+    let gpu = std::env::var(shim::ENV_GPU).unwrap_or_else(|_| "h200".into());
+    let model = std::env::var(shim::ENV_MODEL).unwrap_or_else(|_| "qwen3-8b".into());
+    let mut cfg = EngineConfig::from_presets(&gpu, &model, l.tp)?;
+    if let Some(n) = l.max_running_requests {
+        cfg.max_num_seqs = n;
+    }
+    if let Some(c) = l.context_length {
+        cfg.max_model_len = c;
+    }
+    if let Some(name) = l.served_model_name.clone().or_else(|| l.model.clone()) {
+        cfg.model.served_name = name;
+    }
+    let host: IpAddr = match l.host.as_str() {
+        "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        h => h.parse().map_err(|e| anyhow::anyhow!("--host {h}: {e}"))?,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let answers = match std::env::var(shim::ENV_ANSWERS) {
+            Ok(name) => {
+                let book = servebench_eval::sim_answers::load_from(&name, None)?;
+                Some(servebench_endpoint::answer_book(move |p| {
+                    book.lookup(p).map(str::to_string)
+                }))
+            }
+            Err(_) => None,
+        };
+        let server = SimServer::start_with_config(
+            SimOptions {
+                host,
+                port: l.port,
+                answers,
+                ..SimOptions::default()
+            },
+            cfg,
+        )
+        .await?;
+        println!("{}", server.describe());
+        println!(
+            "{SAY} {} launch simulated: serving {} at {}/v1 (TP{} EP{} DP{}; EP and DP recorded, not modelled)",
+            l.engine.name(),
+            server.config().model.served_name,
+            server.base_url(),
+            l.tp,
+            l.ep,
+            l.dp
+        );
+        l.port = server.addr().port();
+        l.describe = Some(server.describe());
+        shim::write_state(&state, shim::ENGINE_FILE, &l)?;
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        server.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
