@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::prom::ServerMetrics;
+use crate::prom::{ServerCache, ServerKv, ServerMetrics, ServerOffload};
 
 /// Phase of a record (AIPerf `metadata.benchmark_phase`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -404,6 +404,172 @@ impl AggIdentity {
     }
 }
 
+/// `dataset`: the replayed dataset as the harness describes it (aiperf
+/// `profile_export_aiperf.json` `metadata.dataset`, copied by InferenceX's
+/// `process_agentic_result.py`). Every key is written; `null` where servebench does not know
+/// the value (today the replay fills none of them: `num_dataset_entries` = traces loaded,
+/// `source_type`/`loader`/`hf_dataset_name`/`hf_split` = where they came from).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AggDataset {
+    /// `public_dataset`, `local_files`, ….
+    pub source_type: Option<String>,
+    /// The harness's loader name, e.g. `semianalysis_cc_traces_weka_062126_256k`.
+    pub loader: Option<String>,
+    /// Hugging Face dataset id, e.g. `semianalysisai/cc-traces-weka-062126-256k`.
+    pub hf_dataset_name: Option<String>,
+    /// Hugging Face split, e.g. `train`.
+    pub hf_split: Option<String>,
+    /// Traces (conversations) in the dataset.
+    pub num_dataset_entries: Option<u64>,
+}
+
+/// `kv_offload_backend` when KV offloading is on: `{"name": "lmcache", "version": "aaf7c0d3"}`
+/// (InferenceX CI aggregates, e.g. run 29337493492); `null` when off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvOffloadBackend {
+    /// Backend name (`lmcache`, `hicache`).
+    pub name: String,
+    /// Backend version or commit, when known.
+    pub version: Option<String>,
+}
+
+/// `server_metrics.tokens.prompt_by_source.raw`: the engine's prompt-token counters by
+/// source over the window, tokens. vLLM's `vllm:prompt_tokens_by_source{source=…}` sources are
+/// always written (`null` when the engine has no such counter, e.g. SGLang); any other
+/// source label (SGLang `sglang:cached_tokens{cache_source=device|host|…}`) follows under its
+/// own name, as InferenceX writes it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PromptSourceRaw {
+    /// Prompt tokens received from another engine / the offload connector (vLLM).
+    pub external_kv_transfer: Option<f64>,
+    /// Prompt tokens served from the local prefix cache (vLLM).
+    pub local_cache_hit: Option<f64>,
+    /// Prompt tokens computed (prefilled) locally (vLLM).
+    pub local_compute: Option<f64>,
+    /// Other sources (SGLang cache sources), tokens.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, f64>,
+}
+
+impl PromptSourceRaw {
+    /// Sorts a by-source map into the typed fields.
+    pub fn from_map(raw: &BTreeMap<String, f64>) -> Self {
+        let mut other = raw.clone();
+        Self {
+            external_kv_transfer: other.remove("external_kv_transfer"),
+            local_cache_hit: other.remove("local_cache_hit"),
+            local_compute: other.remove("local_compute"),
+            other,
+        }
+    }
+}
+
+/// `server_metrics.tokens.prompt_by_source`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AggPromptBySource {
+    /// Prompt tokens served from the GPU cache.
+    pub gpu_cache_hit: Option<f64>,
+    /// From CPU / external cache.
+    pub cpu_or_external_cache_hit: Option<f64>,
+    /// Computed.
+    pub computed: Option<f64>,
+    /// Raw per-source counters.
+    pub raw: PromptSourceRaw,
+}
+
+/// `server_metrics.tokens`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AggServerTokens {
+    /// Prompt tokens (server counter, else Σ ISL of kept records).
+    pub prompt_total: Option<u64>,
+    /// Generation tokens (server counter, else Σ OSL).
+    pub generation_total: Option<u64>,
+    /// Kept records.
+    pub requests_completed: Option<u64>,
+    /// By source.
+    pub prompt_by_source: AggPromptBySource,
+}
+
+/// One entry of `server_metrics.sources`: one scraped engine endpoint (InferenceX:
+/// `{"id": "combined|http://localhost:8889/metrics|engine=0", "role": "combined", …}`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ServerSource {
+    /// `<role>|<metrics URL>|engine=<n>`.
+    pub id: Option<String>,
+    /// `combined`, `prefill` or `decode`.
+    pub role: Option<String>,
+    /// Prompt tokens counted by this source.
+    pub prompt_tokens: Option<u64>,
+    /// Generation tokens counted by this source.
+    pub generation_tokens: Option<u64>,
+    /// Its prefix-cache hit rate (0–1).
+    pub prefix_cache_hit_rate: Option<f64>,
+    /// Its peak GPU KV usage (0–1).
+    pub gpu_kv_cache_usage_pct: Option<f64>,
+}
+
+impl ServerSource {
+    fn from_map(m: &serde_json::Map<String, serde_json::Value>) -> Self {
+        let f = |k: &str| m.get(k).and_then(serde_json::Value::as_f64);
+        Self {
+            id: m.get("id").and_then(|v| v.as_str()).map(str::to_string),
+            role: m.get("role").and_then(|v| v.as_str()).map(str::to_string),
+            prompt_tokens: f("prompt_tokens").map(|x| x.round() as u64),
+            generation_tokens: f("generation_tokens").map(|x| x.round() as u64),
+            prefix_cache_hit_rate: f("prefix_cache_hit_rate"),
+            gpu_kv_cache_usage_pct: f("gpu_kv_cache_usage_pct"),
+        }
+    }
+}
+
+/// `server_metrics` as the aggregate writes it: the scraped [`ServerMetrics`] with the
+/// by-source counters and the per-source entries as typed fields (InferenceX key sets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggServerMetrics {
+    /// Whether any metric was scraped.
+    pub present: bool,
+    /// `vllm`, `sglang`, `llamacpp` or `none`.
+    pub adapter: String,
+    /// Metric families seen.
+    pub metric_count: u64,
+    /// Cache block.
+    pub cache: ServerCache,
+    /// KV block.
+    pub kv_cache: ServerKv,
+    /// Offload block.
+    pub kv_offload: ServerOffload,
+    /// Tokens block.
+    pub tokens: AggServerTokens,
+    /// Per-engine sources (one per scraped endpoint; empty when the scrape kept none).
+    pub sources: Vec<ServerSource>,
+}
+
+impl From<ServerMetrics> for AggServerMetrics {
+    fn from(m: ServerMetrics) -> Self {
+        let p = &m.tokens.prompt_by_source;
+        Self {
+            present: m.present,
+            adapter: m.adapter.clone(),
+            metric_count: m.metric_count,
+            tokens: AggServerTokens {
+                prompt_total: m.tokens.prompt_total,
+                generation_total: m.tokens.generation_total,
+                requests_completed: m.tokens.requests_completed,
+                prompt_by_source: AggPromptBySource {
+                    gpu_cache_hit: p.gpu_cache_hit,
+                    cpu_or_external_cache_hit: p.cpu_or_external_cache_hit,
+                    computed: p.computed,
+                    raw: PromptSourceRaw::from_map(&p.raw),
+                },
+            },
+            sources: m.sources.iter().map(ServerSource::from_map).collect(),
+            cache: m.cache,
+            kv_cache: m.kv_cache,
+            kv_offload: m.kv_offload,
+        }
+    }
+}
+
 /// The aggregate (single node), fields in InferenceX order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentxAggregate {
@@ -440,7 +606,7 @@ pub struct AgentxAggregate {
     /// KV offloading.
     pub kv_offloading: String,
     /// KV offload backend (null when none).
-    pub kv_offload_backend: Option<String>,
+    pub kv_offload_backend: Option<KvOffloadBackend>,
     /// CPU DRAM GB.
     pub allocated_cpu_dram_gb: u64,
     /// All records.
@@ -455,10 +621,12 @@ pub struct AgentxAggregate {
     pub dcp_size: u32,
     /// PCP.
     pub pcp_size: u32,
+    /// The replayed dataset (every key written, `null` where unknown; [`AggDataset`]).
+    pub dataset: AggDataset,
     /// Request metrics.
     pub request_metrics: RequestMetrics,
     /// Server metrics.
-    pub server_metrics: ServerMetrics,
+    pub server_metrics: AggServerMetrics,
     /// = `server_metrics.kv_cache.gpu_total_tokens`.
     pub kv_cache_pool_tokens: Option<u64>,
     /// Warnings (absent when none).
@@ -726,6 +894,8 @@ pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
         pp: id.pp.max(1),
         dcp_size: id.dcp_size.max(1),
         pcp_size: id.pcp_size.max(1),
+        // the replay does not pass the dataset's description yet: every key null
+        dataset: AggDataset::default(),
         request_metrics: RequestMetrics {
             qps,
             latency,
@@ -734,7 +904,7 @@ pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
             cache,
         },
         kv_cache_pool_tokens: server.kv_cache.gpu_total_tokens,
-        server_metrics: server,
+        server_metrics: server.into(),
         warnings,
     }
 }
@@ -927,6 +1097,7 @@ mod tests {
                 "pp",
                 "dcp_size",
                 "pcp_size",
+                "dataset",
                 "request_metrics",
                 "server_metrics",
                 "kv_cache_pool_tokens",
@@ -954,6 +1125,132 @@ mod tests {
         assert!(
             text.starts_with("{\n  \"hw\": \"\",\n  \"conc\": 0,"),
             "{text}"
+        );
+    }
+
+    /// Leaf key paths of a JSON value (`a.b.c`, array elements as `a[]`).
+    fn paths(v: &serde_json::Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                for (k, x) in o {
+                    let p = if at.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{at}.{k}")
+                    };
+                    paths(x, &p, out);
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for x in a {
+                    paths(x, &format!("{at}[]"), out);
+                }
+            }
+            _ => {
+                out.insert(at.to_string());
+            }
+        }
+    }
+
+    #[test]
+    fn every_key_of_real_ci_aggregates_is_written() {
+        // The real InferenceX CI aggregates of ../shared/data/real-results/raw/S7-* (runs
+        // 29003473063, 29337493492): every key they carry is in servebench's agentx.json, typed
+        // (null where servebench has no value). Error categories are the run's own names.
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/real-results/raw/S7-ix-kimik2.7-mi355x-agentic"
+        );
+        let mut files = Vec::new();
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "json") {
+                    files.push(p);
+                }
+            }
+        }
+        if files.is_empty() {
+            eprintln!("skipped: {dir} not present");
+            return;
+        }
+        assert_eq!(files.len(), 10);
+        // an aggregate with what a vLLM scrape gives: by-source counters and one source
+        let rs: Vec<AgentxRecord> = (0..3)
+            .map(|i| rec(i, RecordPhase::Profiling, None))
+            .collect();
+        let mut inp = AggInputs::default();
+        inp.expected_out.insert("tr".into(), vec![7, 8, 9]);
+        inp.server.present = true;
+        inp.server.adapter = "vllm".into();
+        inp.server.tokens.prompt_by_source.raw = [
+            ("external_kv_transfer".to_string(), 39675007.0),
+            ("local_cache_hit".to_string(), 40707985.0),
+            ("local_compute".to_string(), 3979786.0),
+        ]
+        .into_iter()
+        .collect();
+        let src = serde_json::json!({
+            "id": "combined|http://localhost:8889/metrics|engine=0", "role": "combined",
+            "prompt_tokens": 84362778, "generation_tokens": 812864,
+            "prefix_cache_hit_rate": 0.28407, "gpu_kv_cache_usage_pct": 0.99459
+        });
+        inp.server.sources = vec![src.as_object().unwrap().clone()];
+        let mut a = aggregate(&rs, &inp);
+        let ours_null = to_rounded_value(&a);
+        // what the replay does not pass yet is null, key present
+        assert_eq!(
+            ours_null["dataset"],
+            serde_json::json!({"source_type": null, "loader": null, "hf_dataset_name": null,
+                "hf_split": null, "num_dataset_entries": null})
+        );
+        assert_eq!(ours_null["kv_offload_backend"], serde_json::Value::Null);
+        a.kv_offload_backend = Some(KvOffloadBackend {
+            name: "lmcache".into(),
+            version: Some("aaf7c0d3".into()),
+        });
+        a.dataset.num_dataset_entries = Some(393);
+        let ours = to_rounded_value(&a);
+        assert_eq!(
+            ours["server_metrics"]["tokens"]["prompt_by_source"]["raw"],
+            serde_json::json!({"external_kv_transfer": 39675007, "local_cache_hit": 40707985,
+                "local_compute": 3979786})
+        );
+        assert_eq!(ours["server_metrics"]["sources"][0], src);
+        let mut have = std::collections::BTreeSet::new();
+        paths(&ours, "", &mut have);
+        for f in &files {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            let mut theirs = std::collections::BTreeSet::new();
+            paths(&v, "", &mut theirs);
+            let missing: Vec<&String> = theirs
+                .iter()
+                .filter(|p| !p.starts_with("request_accounting.error_categories."))
+                // a key older aggregates write as a string (`kv_offload_backend: "lmcache"`)
+                // is an object here (`{"name", "version"}`): present either way
+                .filter(|p| {
+                    !have.contains(*p) && !have.iter().any(|h| h.starts_with(&format!("{p}.")))
+                })
+                .collect();
+            assert!(missing.is_empty(), "{}: {missing:?}", f.display());
+        }
+        // a SGLang scrape: its cache sources follow the vLLM ones (null there)
+        let raw = PromptSourceRaw::from_map(
+            &[("device".to_string(), 5.0), ("host".to_string(), 2.0)]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(
+            serde_json::to_value(&raw).unwrap(),
+            serde_json::json!({"external_kv_transfer": null, "local_cache_hit": null,
+                "local_compute": null, "device": 5.0, "host": 2.0})
         );
     }
 

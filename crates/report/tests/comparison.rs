@@ -74,6 +74,7 @@ fn scenario() -> servebench_compare::Comparison {
             config_key: imp.config_key.clone(),
             kind: Some("sweep".into()),
             endpoint: None,
+            sources: vec![],
         },
         cand,
         cand_evals,
