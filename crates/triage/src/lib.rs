@@ -23,9 +23,11 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod normalise;
 pub mod preflight;
 pub mod report;
 pub mod scan;
+pub mod shell;
 pub mod signatures;
 pub mod types;
 
@@ -34,11 +36,14 @@ use std::io::BufReader;
 use std::path::Path;
 
 pub use error::TriageError;
+pub use normalise::{group_key, normalise_ephemeral};
 pub use preflight::{preflight_env, required_env, PreflightFinding};
 pub use report::{build_report, TriageOptions, TriageReport};
 pub use scan::{
-    scan_reader, FirstError, LogMark, LogTriage, SecondaryError, StageMarks, Tier, MARK_QUOTE_CHARS,
+    scan_reader, FirstError, LogMark, LogTriage, SecondaryError, StageMarks, Tier,
+    MARK_QUOTE_CHARS, SET_E_SIGNATURE,
 };
+pub use shell::{attribute, Attribution, ShellContext};
 pub use signatures::{LayerSpec, Signature, SignatureTable, BUILTIN_SIGNATURES_TOML};
 pub use types::{
     Action, CandidateOutcome, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT,

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::normalise::group_key;
 use crate::scan::{FirstError, LogMark, LogTriage, SecondaryError};
 use crate::signatures::{render_template, LayerSpec, SignatureTable};
 use crate::types::{
@@ -214,28 +215,21 @@ impl TriageReport {
     }
 }
 
+/// The key logs are grouped by: the signature, then the message and its continuation with
+/// ephemeral details (ports, pids, temporary directories, timestamps) and digits normalised
+/// ([`crate::group_key`]).
 fn normalise(fe: &FirstError) -> String {
-    let mut out = String::new();
-    out.push_str(fe.signature_id.as_deref().unwrap_or("?"));
-    out.push('|');
-    let mut prev_digit = false;
-    for c in fe
-        .line
-        .chars()
-        .chain(std::iter::once('\n'))
-        .chain(fe.continuation.join("\n").chars())
-    {
-        if c.is_ascii_digit() {
-            if !prev_digit {
-                out.push('#');
-            }
-            prev_digit = true;
-        } else {
-            prev_digit = false;
-            out.push(c);
-        }
+    let mut text = String::with_capacity(fe.line.len() + 16);
+    text.push_str(&fe.line);
+    for c in &fe.continuation {
+        text.push('\n');
+        text.push_str(c);
     }
-    out
+    format!(
+        "{}|{}",
+        fe.signature_id.as_deref().unwrap_or("?"),
+        group_key(&text)
+    )
 }
 
 fn list(items: &[String]) -> String {
@@ -320,6 +314,7 @@ pub fn build_report(
             let layer = match s.layer {
                 LayerSpec::Fixed(l) => l,
                 LayerSpec::Context { fallback } => fe.stage.unwrap_or(fallback),
+                LayerSpec::Shell => fe.attributed_layer.or(fe.stage).unwrap_or(Layer::Unknown),
             };
             let section = if s.is_section_class() { Some(s.id.clone()) } else { s.related.clone() };
             (
@@ -350,6 +345,19 @@ pub fn build_report(
         ),
     };
     let phase = sig.and_then(|s| s.phase).unwrap_or(opts.phase);
+    // Shell rows: the repair happens in the attributed layer; outside the candidate's scope
+    // (the host, the launcher) the attempt is readiness-blocked; an unknown owner is inspected.
+    let mut sig_outcome = sig_outcome;
+    if sig.is_some_and(|s| s.layer == LayerSpec::Shell) && action == Action::Repair {
+        match layer {
+            Layer::Host | Layer::Launcher | Layer::Node => {
+                action = Action::Stop;
+                sig_outcome = Some(Outcome::ReadinessBlocked);
+            }
+            Layer::Unknown => action = Action::Inspect,
+            _ => {}
+        }
+    }
 
     let deterministic = match persistence {
         Persistence::Deterministic => true,
@@ -368,11 +376,26 @@ pub fn build_report(
                 .map(|f| format!("{}:{}", f.file, f.line_no))
         })
         .collect();
-    evidence.push(format!(
-        "first error at {}: `{}`",
-        list(&locs),
-        quote(&fe.line)
-    ));
+    let written: BTreeSet<&str> = agreeing
+        .iter()
+        .filter_map(|l| l.first_error.as_ref().map(|f| f.line.as_str()))
+        .collect();
+    if written.len() > 1 {
+        evidence.push(format!(
+            "first error at {}: `{}` (as written at {}:{}: `{}`; the lines differ only in ports, pids, temporary paths, timestamps or numbers)",
+            list(&locs),
+            quote(&fe.summary),
+            fe.file,
+            fe.line_no,
+            quote(&fe.line)
+        ));
+    } else {
+        evidence.push(format!(
+            "first error at {}: `{}`",
+            list(&locs),
+            quote(&fe.line)
+        ));
+    }
     if logs.len() >= 2 {
         if agreeing.len() == logs.len() {
             if runners.len() >= 2 {
@@ -414,6 +437,21 @@ pub fn build_report(
     evidence.push(stage_evidence(&fe));
     if fe.repeats > 0 {
         evidence.push(format!("repeated {} more times in {}", fe.repeats, fe.file));
+    }
+    if fe.tier == crate::scan::Tier::Generic {
+        let status = fe
+            .fields
+            .get("exit_status")
+            .or_else(|| fe.fields.get("code"));
+        match status.map(String::as_str) {
+            Some("127") => reasoning.push(
+                "exit status 127 is the shell's `command not found` (or a script file that does not exist): the shell's own message went to the script's stderr; if none of these logs holds it, read where the recipe's stderr went".into(),
+            ),
+            Some("126") => reasoning.push(
+                "exit status 126 is the shell's `found but not executable` (Permission denied, bad interpreter): the shell's own message went to the script's stderr".into(),
+            ),
+            _ => {}
+        }
     }
     match persistence {
         Persistence::Deterministic => reasoning

@@ -15,7 +15,9 @@ use std::sync::OnceLock;
 use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 
-use crate::signatures::SignatureTable;
+use crate::normalise::normalise_ephemeral;
+use crate::shell::{attribute, template_fields, trace_is_not_a_set_e_candidate, ShellContext};
+use crate::signatures::{LayerSpec, SignatureTable};
 use crate::types::Layer;
 
 /// How the first error was chosen (the tiers of the first-error rule).
@@ -92,6 +94,12 @@ pub struct FirstError {
     pub line_no: u64,
     /// The message: the line without its CI timestamp and log-level prefix, trimmed.
     pub line: String,
+    /// The message with its ephemeral details replaced (ports, pids, temporary directories,
+    /// timestamps, attempt directories: [`crate::normalise_ephemeral`]), so that the same
+    /// failure on two runners or ports reads the same; `line` and `raw` keep the text as
+    /// written.
+    #[serde(default)]
+    pub summary: String,
     /// The line exactly as written (without the newline).
     pub raw: String,
     /// Following lines that belong to the error (e.g. `- MODEL_PATH`), trimmed.
@@ -108,6 +116,10 @@ pub struct FirstError {
     pub fields: BTreeMap<String, String>,
     /// Stage the log was in at this line (launcher, recipe, engine, client), if any marker.
     pub stage: Option<Layer>,
+    /// The owning layer decided by the shell rules ([`crate::shell::attribute`]) for a row
+    /// with `layer = "shell"`; `None` for other rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attributed_layer: Option<Layer>,
     /// An image import / container start marker appeared before this line.
     pub after_image_import: bool,
     /// An engine start marker appeared before this line.
@@ -384,6 +396,8 @@ fn looks_like_error(level: Option<&str>, body: &str) -> bool {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Marker {
     JobStart,
+    /// `Run bash PATH`: a script the job runs (a recipe unless it is a launcher).
+    RunScript,
     ModelLoaded,
     ServerReady,
     Launcher,
@@ -414,6 +428,12 @@ const MARKERS: &[(&str, Marker)] = &[
     ("Pulling from ", Marker::ImageImport),
     ("Fetching image manifest", Marker::ImageImport),
     ("--container-image", Marker::ImageImport),
+    ("docker run ", Marker::ImageImport),
+    ("podman run ", Marker::ImageImport),
+    ("enroot start", Marker::ImageImport),
+    ("apptainer exec", Marker::ImageImport),
+    ("singularity exec", Marker::ImageImport),
+    ("Run bash ", Marker::RunScript),
     ("benchmarks/single_node/", Marker::Recipe),
     ("benchmarks/multi_node/", Marker::Recipe),
     ("benchmark_lib.sh", Marker::Recipe),
@@ -464,6 +484,146 @@ fn ts_seconds(ts: &str) -> Option<f64> {
     Some((days * 86400 + secs) as f64 + frac)
 }
 
+// ------------------------------------------------------------------------------- shell context
+
+/// Id of the synthetic row for a `set -e` stop (signatures.toml).
+pub const SET_E_SIGNATURE: &str = "shell_set_e_command_failed";
+
+/// Recipes remembered from `Run bash PATH` lines (the first few are enough to place files).
+const MAX_RECIPE_PATHS: usize = 8;
+
+/// Output lines kept after the last `set -x` trace (the failing command's own message).
+const MAX_TRACE_OUTPUT: usize = 3;
+
+/// The path of a `Run bash PATH` line (`None` when there is no path).
+fn run_script_path(body: &str) -> Option<&str> {
+    let at = body.find("Run bash ")?;
+    let p = body[at + "Run bash ".len()..].split_whitespace().next()?;
+    let p = p.trim_matches(['\'', '"']);
+    (!p.is_empty() && !p.starts_with('-')).then_some(p)
+}
+
+/// A shell row's fields, made uniform (`shell` → `script`, `shell_line` → `script_line`), with
+/// the attribution's template fields added; returns the owning layer.
+fn shell_fields(
+    category: &str,
+    fields: &mut BTreeMap<String, String>,
+    ctx: &ShellContext<'_>,
+) -> Layer {
+    if let Some(sh) = fields.remove("shell") {
+        fields.entry("script".into()).or_insert(sh);
+    }
+    if let Some(l) = fields.remove("shell_line") {
+        fields.entry("script_line".into()).or_insert(l);
+    }
+    let a = attribute(category, fields, ctx);
+    for (k, v) in template_fields(fields, &a) {
+        fields.insert(k, v);
+    }
+    a.layer
+}
+
+/// The last `set -x` trace line (`+ cmd`) and the first lines of output after it; the buffers
+/// are reused, so tracing costs no allocation per line once they have grown.
+#[derive(Default)]
+struct Trace {
+    /// 0: no trace seen yet.
+    line_no: u64,
+    body: String,
+    raw: String,
+    ts: String,
+    has_ts: bool,
+    epoch: u64,
+    out: Vec<String>,
+    out_len: usize,
+}
+
+impl Trace {
+    fn record(&mut self, line_no: u64, body: &str, raw: &str, ts: Option<&str>, epoch: u64) {
+        self.line_no = line_no;
+        self.body.clear();
+        self.body.push_str(body.trim());
+        self.raw.clear();
+        self.raw.push_str(raw);
+        self.ts.clear();
+        self.has_ts = ts.is_some();
+        self.ts.push_str(ts.unwrap_or(""));
+        self.epoch = epoch;
+        self.out_len = 0;
+    }
+
+    fn output(&mut self, text: &str) {
+        if self.out_len >= MAX_TRACE_OUTPUT {
+            return;
+        }
+        if self.out.len() <= self.out_len {
+            self.out.push(String::new());
+        }
+        let slot = &mut self.out[self.out_len];
+        slot.clear();
+        slot.push_str(text);
+        self.out_len += 1;
+    }
+
+    /// The traced command (`+ cp a b` → `cp a b`).
+    fn command(&self) -> &str {
+        self.body.trim_start_matches('+').trim_start()
+    }
+
+    /// The first error for a `set -e` stop, when the wrapper's `fields` carry a non-zero exit
+    /// status (`exit_status` of D9, `code` of `process_exit_code`), a trace exists, nothing
+    /// in the context changed since it, and the traced command is not one whose failure
+    /// means something else ([`trace_is_not_a_set_e_candidate`]).
+    fn set_e_error(
+        &self,
+        file: &str,
+        sig: &crate::signatures::Signature,
+        wrapper_fields: &BTreeMap<String, String>,
+        epoch: u64,
+        ctx: &ShellContext<'_>,
+        (first_ts_secs, marks, saw_engine): (Option<f64>, &StageMarks, bool),
+    ) -> Option<FirstError> {
+        let status = wrapper_fields
+            .get("exit_status")
+            .or_else(|| wrapper_fields.get("code"))?;
+        if status.parse::<u32>().ok()? == 0 || self.line_no == 0 || self.epoch != epoch {
+            return None;
+        }
+        let command = self.command();
+        if command.is_empty() || trace_is_not_a_set_e_candidate(command) {
+            return None;
+        }
+        let mut fields = BTreeMap::new();
+        fields.insert("command".to_string(), command.to_string());
+        fields.insert("exit_status".to_string(), status.clone());
+        let layer = shell_fields(&sig.category, &mut fields, ctx);
+        let ts = self.has_ts.then(|| self.ts.clone());
+        Some(FirstError {
+            file: file.to_string(),
+            line_no: self.line_no,
+            line: self.body.clone(),
+            summary: normalise_ephemeral(&self.body),
+            raw: self.raw.clone(),
+            continuation: self.out[..self.out_len].to_vec(),
+            seconds_after_log_start: match (first_ts_secs, ts.as_deref().and_then(ts_seconds)) {
+                (Some(a), Some(b)) => Some(((b - a) * 1000.0).round() / 1000.0),
+                _ => None,
+            },
+            timestamp: ts,
+            signature_id: Some(sig.id.clone()),
+            category: sig.category.clone(),
+            tier: Tier::Specific,
+            fields,
+            stage: ctx.stage,
+            attributed_layer: Some(layer),
+            after_image_import: ctx.in_container,
+            after_engine_start: saw_engine,
+            repeats: 0,
+            marks: marks.clone(),
+        })
+    }
+}
+
 // ------------------------------------------------------------------------------- the scanner
 
 /// Scans one log. `file` is only used to label the results.
@@ -505,6 +665,18 @@ pub fn scan_reader<R: BufRead>(
     let mut cont: Option<(Tier, usize)> = None;
     let mut secondary: Vec<SecondaryError> = Vec::new();
     let mut secondary_idx: HashMap<usize, usize> = HashMap::new();
+
+    // Shell context: recipes the log started (`Run bash PATH`), the log's first generic
+    // wrapper, the last `set -x` trace and the output that followed it.
+    let mut recipe_paths: Vec<String> = Vec::new();
+    let mut seen_wrapper = false;
+    let mut trace = Trace::default();
+    // Bumped whenever the context a first error records (stage, import, engine, marks)
+    // changes: a trace is a `set -e` candidate only if nothing changed since it.
+    let mut epoch: u64 = 0;
+    let set_e_sig = sigs
+        .iter()
+        .position(|s| s.synthetic && s.id == SET_E_SIGNATURE);
 
     loop {
         buf.clear();
@@ -583,6 +755,14 @@ pub fn scan_reader<R: BufRead>(
         }
         let mm = markers.matches(line);
         if mm.matched_any() {
+            let before_ctx = (
+                stage,
+                saw_import,
+                saw_engine,
+                marks.job_start.is_some(),
+                marks.model_loaded.is_some(),
+                marks.server_ready.is_some(),
+            );
             let mark = || Some(LogMark::new(line_no, sp.body));
             for i in mm.iter() {
                 let before = stage;
@@ -623,10 +803,35 @@ pub fn scan_reader<R: BufRead>(
                         stage = Some(Layer::Engine);
                     }
                     Marker::Client => stage = Some(Layer::Client),
+                    Marker::RunScript => {
+                        if let Some(p) = run_script_path(sp.body) {
+                            let launcher = p.contains("runners/")
+                                || p.rsplit('/')
+                                    .next()
+                                    .is_some_and(|n| n.starts_with("launch_"));
+                            if !launcher
+                                && recipe_paths.len() < MAX_RECIPE_PATHS
+                                && !recipe_paths.iter().any(|r| r == p)
+                            {
+                                recipe_paths.push(p.to_string());
+                            }
+                        }
+                    }
                 }
                 if stage != before {
                     marks.stage = mark();
                 }
+            }
+            let after_ctx = (
+                stage,
+                saw_import,
+                saw_engine,
+                marks.job_start.is_some(),
+                marks.model_loaded.is_some(),
+                marks.server_ready.is_some(),
+            );
+            if after_ctx != before_ctx {
+                epoch += 1;
             }
         }
 
@@ -637,12 +842,11 @@ pub fn scan_reader<R: BufRead>(
                 continue;
             }
         }
-        if body.starts_with("+ ")
-            || body.starts_with("++")
-            || body.contains(" NCCL INFO ")
-            || body.starts_with("NCCL INFO")
-            || is_progress_bar(body)
-        {
+        if body.starts_with("+ ") || body.starts_with("++") {
+            trace.record(line_no, body, line, sp.ts, epoch);
+            continue;
+        }
+        if body.contains(" NCCL INFO ") || body.starts_with("NCCL INFO") || is_progress_bar(body) {
             continue;
         }
         let trimmed = body.trim_start();
@@ -669,11 +873,18 @@ pub fn scan_reader<R: BufRead>(
         {
             continue;
         }
+        if trace.line_no > 0 && !body.starts_with("servebench-job:") && !trimmed.is_empty() {
+            trace.output(trimmed);
+        }
 
-        let make = |tier: Tier, sig: Option<usize>, fields: BTreeMap<String, String>| FirstError {
+        let make = |tier: Tier,
+                    sig: Option<usize>,
+                    fields: BTreeMap<String, String>,
+                    attributed_layer: Option<Layer>| FirstError {
             file: file.to_string(),
             line_no,
             line: body.trim().to_string(),
+            summary: normalise_ephemeral(body.trim()),
             raw: line.to_string(),
             continuation: Vec::new(),
             timestamp: sp.ts.map(str::to_string),
@@ -684,6 +895,7 @@ pub fn scan_reader<R: BufRead>(
             tier,
             fields,
             stage,
+            attributed_layer,
             after_image_import: saw_import,
             after_engine_start: saw_engine,
             seconds_after_log_start: match (first_ts_secs, sp.ts.and_then(ts_seconds)) {
@@ -702,13 +914,48 @@ pub fn scan_reader<R: BufRead>(
                 } else {
                     Tier::Specific
                 };
+                let is_shell = s.layer == LayerSpec::Shell;
+                let mut fields = m.fields;
+                let mut attributed = None;
+                if is_shell {
+                    let ctx = ShellContext {
+                        in_container: saw_import,
+                        stage,
+                        recipe_paths: &recipe_paths,
+                    };
+                    attributed = Some(shell_fields(&s.category, &mut fields, &ctx));
+                }
+                if s.generic && !seen_wrapper {
+                    seen_wrapper = true;
+                    // The first wrapper with a non-zero exit status and nothing above it: a
+                    // `set -e` stop after the last traced command, when there is one.
+                    if specific.is_none() && unclassified.is_none() {
+                        if let Some(si) = set_e_sig {
+                            let ctx = ShellContext {
+                                in_container: saw_import,
+                                stage,
+                                recipe_paths: &recipe_paths,
+                            };
+                            specific = trace.set_e_error(
+                                file,
+                                &sigs[si],
+                                &fields,
+                                epoch,
+                                &ctx,
+                                (first_ts_secs, &marks, saw_engine),
+                            );
+                        }
+                    }
+                }
+                // A shell error after the log's first wrapper is teardown: secondary only.
+                let demoted = is_shell && seen_wrapper;
                 let slot = match tier {
                     Tier::Specific => &mut specific,
                     _ => &mut generic,
                 };
                 match slot {
-                    None => {
-                        *slot = Some(make(tier, Some(m.sig), m.fields));
+                    None if !demoted => {
+                        *slot = Some(make(tier, Some(m.sig), fields, attributed));
                         if s.continuation.is_some() {
                             cont = Some((tier, m.sig));
                         }
@@ -716,7 +963,7 @@ pub fn scan_reader<R: BufRead>(
                     Some(fe) if fe.signature_id.as_deref() == Some(s.id.as_str()) => {
                         fe.repeats += 1
                     }
-                    Some(_) => match secondary_idx.get(&m.sig) {
+                    _ => match secondary_idx.get(&m.sig) {
                         Some(&i) => secondary[i].count += 1,
                         None => {
                             secondary_idx.insert(m.sig, secondary.len());
@@ -735,7 +982,7 @@ pub fn scan_reader<R: BufRead>(
             }
             None => {
                 if unclassified.is_none() && looks_like_error(sp.level, body) {
-                    unclassified = Some(make(Tier::Unclassified, None, BTreeMap::new()));
+                    unclassified = Some(make(Tier::Unclassified, None, BTreeMap::new(), None));
                 }
             }
         }

@@ -23,6 +23,10 @@ pub enum LayerSpec {
         /// Layer used when the log carries no stage marker before the line.
         fallback: Layer,
     },
+    /// Decided by the shell rules ([`crate::shell::attribute`]) from the extracted script,
+    /// command or path and what the log showed before the line (`layer = "shell"`). Such a
+    /// row counts as the first error only before the log's first generic wrapper line.
+    Shell,
 }
 
 /// One compiled signature (a row of the table).
@@ -48,6 +52,9 @@ pub struct Signature {
     pub phase: Option<Phase>,
     /// Generic wrapper/symptom: first error only when nothing specific matched.
     pub generic: bool,
+    /// Never matched by a pattern: the scanner builds it from the log's structure (the
+    /// `set -e` stop after the last `set -x` trace); `patterns` is empty.
+    pub synthetic: bool,
     /// Related §5.4 class id, if this extra row refines one (e.g. `missing_env_var` → `F3`).
     pub related: Option<String>,
     /// Patterns (matched against the de-prefixed line).
@@ -106,6 +113,8 @@ struct RawSignature {
     phase: Option<String>,
     #[serde(default)]
     generic: bool,
+    #[serde(default)]
+    synthetic: bool,
     #[serde(default)]
     related: Option<String>,
     patterns: Vec<String>,
@@ -176,10 +185,16 @@ impl SignatureTable {
             if !seen.insert(r.id.clone()) {
                 return Err(ctx("duplicate id"));
             }
-            if r.patterns.is_empty() {
-                return Err(ctx("no patterns"));
+            if r.patterns.is_empty() != r.synthetic {
+                return Err(ctx(if r.synthetic {
+                    "a synthetic row has no patterns"
+                } else {
+                    "no patterns"
+                }));
             }
-            let layer = if r.layer == "context" {
+            let layer = if r.layer == "shell" {
+                LayerSpec::Shell
+            } else if r.layer == "context" {
                 let fb = r.fallback_layer.as_deref().unwrap_or("unknown");
                 LayerSpec::Context {
                     fallback: fb.parse().map_err(|e: String| ctx(&e))?,
@@ -255,6 +270,7 @@ impl SignatureTable {
                 outcome,
                 phase,
                 generic: r.generic,
+                synthetic: r.synthetic,
                 related: r.related,
                 patterns,
                 continuation,
@@ -405,6 +421,11 @@ mod tests {
     fn every_example_matches_its_own_signature() {
         let t = SignatureTable::builtin();
         for (i, s) in t.signatures().iter().enumerate() {
+            if s.synthetic {
+                // Built from the log's structure, never matched (tests/classes.rs tests it).
+                assert!(t.match_line(&s.example).is_none(), "{}", s.id);
+                continue;
+            }
             let m = t
                 .match_line(&s.example)
                 .unwrap_or_else(|| panic!("{}: example does not match", s.id));

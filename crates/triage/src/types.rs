@@ -96,6 +96,9 @@ string_enum! {
         Ci => "ci",
         /// The runner node itself (disk, docker socket, GPU held by another process, ports).
         Node => "node",
+        /// The machine a script runs on outside any container: the tools on its PATH, its
+        /// files and their permissions (the local executor's machine, a Slurm node's shell).
+        Host => "host",
         /// Network/DNS and downloads (registry pulls, release archives).
         Network => "network",
         /// Slurm allocation, locks, capacity.

@@ -226,3 +226,373 @@ fn mixed_class_on_two_runners_becomes_deterministic_and_disagreement_is_reported
         r.evidence
     );
 }
+
+// ------------------------------------------------------------------ shell-level first errors
+//
+// Issue 19 item 3: each log is shaped like a `servebench run` job log (or an InferenceX CI
+// log): the shell's own error line comes first, servebench's wrapper line ("Process died
+// before …/health became ready (exit status N)") after it. The shell line must win, with its
+// class, owning layer, deterministic or not, and the fix; the wrapper is secondary.
+
+use servebench_triage::{Action, Layer, Outcome, Persistence, TriageReport};
+
+const RECIPE: &str = "/work/ix/benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh";
+
+/// A servebench job log: header, `Run bash RECIPE`, the recipe's output `body`, and the
+/// runner's wrapper with `status` and `port`.
+fn job_log(runner: &str, body: &[&str], status: u32, port: u16) -> String {
+    let mut s = format!(
+        "Runner name: '{runner}'\nJob: benchmark (qwen3.5-fp8-b200-sglang-agentic-mtp, agentic-coding, tp1 ep1 conc4)\n\
+         2026-12-02T04:00:00.000Z servebench-job: Run bash {RECIPE}\n\
+         2026-12-02T04:00:00.010Z servebench-job: engine started (pid 4242, process group 4242); waiting for http://127.0.0.1:{port}/health (up to 600 s)\n"
+    );
+    for l in body {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "2026-12-02T04:00:00.300Z servebench-job: ERROR: Process died before http://127.0.0.1:{port}/health became ready (exit status {status})\n"
+    ));
+    s
+}
+
+fn tri(log: &str) -> TriageReport {
+    triage_texts(&[("job.log", log)], &TriageOptions::default())
+}
+
+/// The shell line is the first error (at `line_no`), of `category`, and the wrapper after it
+/// is secondary.
+fn shell_first(r: &TriageReport, category: &str, line_no: u64) {
+    let fe = r.first_error.as_ref().expect("a first error");
+    assert_eq!(r.category, category, "{}: {}", fe.line_no, fe.line);
+    assert_eq!(fe.line_no, line_no, "{}", fe.line);
+    assert!(
+        r.secondary
+            .iter()
+            .any(|s| s.category == "server_died_at_start" && s.generic && s.line_no > line_no),
+        "{:?}",
+        r.secondary
+    );
+    assert!(
+        !r.fix.contains('<') && !r.next_step.contains('<'),
+        "{}",
+        r.next_step
+    );
+}
+
+#[test]
+fn shell_command_not_found_on_the_host_before_the_runner_wrapper() {
+    // Issue 19: the real recipe's line 29 runs `hf download` on a machine without `hf`.
+    let log = job_log(
+        "local",
+        &[
+            "+ source /work/ix/benchmarks/single_node/agentic/../../benchmark_lib.sh",
+            "+ check_env_vars MODEL TP CONC",
+            "+ hf download Qwen/Qwen3.5-397B-A17B-FP8",
+            &format!("{RECIPE}: line 29: hf: command not found"),
+        ],
+        127,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_command_not_found", 8);
+    let fe = r.first_error.as_ref().unwrap();
+    assert_eq!(fe.fields["command"], "hf");
+    assert_eq!(fe.fields["script"], RECIPE);
+    assert_eq!(fe.fields["script_line"], "29");
+    assert_eq!(r.layer, Layer::Host, "{:?}", fe.fields);
+    assert_eq!(r.persistence, Persistence::Deterministic);
+    assert!(r.deterministic && !r.retry);
+    // A tool missing on the host is outside the candidate's scope.
+    assert_eq!(
+        (r.action, r.outcome),
+        (Action::Stop, Some(Outcome::ReadinessBlocked))
+    );
+    assert!(r.fix.contains("install `hf` on the host"), "{}", r.fix);
+    assert!(r.fix.contains("huggingface_hub"), "{}", r.fix);
+    assert!(r.next_step.contains("ran on the host"), "{}", r.next_step);
+    assert_ne!(r.category, "server_died_at_start");
+}
+
+#[test]
+fn shell_command_not_found_inside_the_container_is_the_image() {
+    let log = "Runner name: 'b200-dgxc-slurm_03'\n\
+        Run bash ./runners/launch_b200-dgxc-slurm.sh\n\
+        + srun --container-image=/squash/lmsysorg_sglang_v0.5.20-cu130.sqsh bash benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh\n\
+        + hf download Qwen/Qwen3.5-397B-A17B-FP8\n\
+        benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh: line 29: hf: command not found\n\
+        ##[error]Process completed with exit code 127.\n";
+    let r = tri(log);
+    assert_eq!(r.category, "shell_command_not_found");
+    assert_eq!(r.first_error.as_ref().unwrap().line_no, 5);
+    assert_eq!(r.layer, Layer::Image);
+    assert_eq!((r.action, r.outcome), (Action::Repair, None));
+    assert!(r.fix.contains("use an image that ships `hf`"), "{}", r.fix);
+    // A scheduler tool is the host's even inside the launcher.
+    let log = "Runner name: 'b200-dgxc-slurm_03'\n\
+        Run bash ./runners/launch_b200-dgxc-slurm.sh\n\
+        ./runners/launch_b200-dgxc-slurm.sh: line 61: salloc: command not found\n\
+        ##[error]Process completed with exit code 127.\n";
+    let r = tri(log);
+    assert_eq!(
+        (r.category.as_str(), r.layer),
+        ("shell_command_not_found", Layer::Host)
+    );
+}
+
+#[test]
+fn shell_sourced_file_missing_is_the_recipe() {
+    // Issue 19: a recipe whose sourced ../benchmark_lib.sh is missing (line 5 was skipped).
+    let log = job_log(
+        "local",
+        &[
+            "+ source ../benchmark_lib.sh",
+            &format!("{RECIPE}: line 5: ../benchmark_lib.sh: No such file or directory"),
+        ],
+        1,
+        45543,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_file_not_found", 6);
+    let fe = r.first_error.as_ref().unwrap();
+    assert_eq!(fe.fields["path"], "../benchmark_lib.sh");
+    assert_eq!(r.layer, Layer::Recipe);
+    assert_eq!((r.action, r.outcome), (Action::Repair, None));
+    assert!(r.deterministic);
+    assert!(r.fix.contains("\"$(dirname \"$0\")/…\""), "{}", r.fix);
+    // A hand-written recipe tree (no `benchmarks/` in its path): the file beside the recipe
+    // the log started belongs to the recipe tree too.
+    let log = "servebench-job: Run bash /home/u/my-recipes/qwen.sh\n\
+        /home/u/my-recipes/qwen.sh: line 3: /home/u/my-recipes/common.sh: No such file or directory\n\
+        servebench-job: ERROR: Process died before http://127.0.0.1:40001/health became ready (exit status 1)\n";
+    let r = tri(log);
+    assert_eq!(
+        (r.category.as_str(), r.layer),
+        ("shell_file_not_found", Layer::Recipe)
+    );
+}
+
+#[test]
+fn shell_unbound_variable_is_owned_by_the_script_that_reads_it() {
+    let log = job_log(
+        "local",
+        &[&format!("{RECIPE}: line 12: MODEL_PATH: unbound variable")],
+        1,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_unbound_variable", 5);
+    assert_eq!(r.first_error.as_ref().unwrap().fields["var"], "MODEL_PATH");
+    assert_eq!(r.layer, Layer::Recipe);
+    assert!(r.deterministic);
+    assert!(
+        r.fix.contains("set `MODEL_PATH` before line 12 of"),
+        "{}",
+        r.fix
+    );
+    // In the launcher (InferenceX CI log shape): launcher layer, readiness-blocked.
+    let log = "2026-09-21T01:15:02.114Z Runner name: 'b200-nscale-slurm_00'\n\
+        2026-09-21T01:15:04.902Z Run bash ./runners/launch_b200-nscale-slurm.sh\n\
+        2026-09-21T01:15:04.931Z ./runners/launch_b200-nscale-slurm.sh: line 32: IS_MULTINODE: unbound variable\n\
+        2026-09-21T01:15:05.002Z ##[error]Process completed with exit code 1.\n";
+    let r = tri(log);
+    assert_eq!(r.category, "shell_unbound_variable");
+    assert_eq!(r.layer, Layer::Launcher);
+    assert_eq!(
+        (r.action, r.outcome),
+        (Action::Stop, Some(Outcome::ReadinessBlocked))
+    );
+}
+
+#[test]
+fn shell_permission_denied_recipe_file_or_host_path() {
+    let log = job_log(
+        "local",
+        &[
+            "+ ./start_server.sh",
+            "/work/ix/benchmarks/single_node/agentic/qwen3.5_fp8_b200_sglang_mtp.sh: line 40: /work/ix/benchmarks/single_node/agentic/start_server.sh: Permission denied",
+        ],
+        126,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_permission_denied", 6);
+    assert_eq!(r.layer, Layer::Recipe);
+    assert!(r.fix.contains("chmod +x"), "{}", r.fix);
+    // Writing results where the job's user may not, on the host.
+    let log = job_log(
+        "local",
+        &[&format!(
+            "{RECIPE}: line 88: /results/qwen.json: Permission denied"
+        )],
+        1,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_permission_denied", 5);
+    assert_eq!(r.layer, Layer::Host);
+    assert_eq!(r.outcome, Some(Outcome::ReadinessBlocked));
+}
+
+#[test]
+fn shell_syntax_error_and_crlf_script_are_the_recipe() {
+    let log = job_log(
+        "local",
+        &[&format!(
+            "{RECIPE}: line 80: syntax error: unexpected end of file"
+        )],
+        2,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_syntax_error", 5);
+    assert_eq!(r.layer, Layer::Recipe);
+    assert!(r.fix.contains("bash -n"), "{}", r.fix);
+    let log = job_log(
+        "local",
+        &[&format!(
+            "bash: {RECIPE}: /bin/bash^M: bad interpreter: No such file or directory"
+        )],
+        126,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_bad_interpreter", 5);
+    assert_eq!(r.layer, Layer::Recipe);
+    assert!(r.fix.contains("CRLF"), "{}", r.fix);
+}
+
+#[test]
+fn shell_set_e_stop_is_the_last_trace_before_a_wrapper_with_an_exit_status() {
+    let log = job_log(
+        "local",
+        &[
+            "+ check_env_vars MODEL TP CONC",
+            "+ cp /models/Qwen3.5/config.json /workspace/",
+            "cp: cannot stat '/models/Qwen3.5/config.json': No such file or directory",
+        ],
+        1,
+        33047,
+    );
+    let r = tri(&log);
+    shell_first(&r, "shell_set_e_command_failed", 6);
+    let fe = r.first_error.as_ref().unwrap();
+    assert_eq!(fe.line, "+ cp /models/Qwen3.5/config.json /workspace/");
+    assert_eq!(
+        fe.continuation,
+        vec![
+            "cp: cannot stat '/models/Qwen3.5/config.json': No such file or directory".to_string()
+        ]
+    );
+    assert_eq!(
+        fe.fields["command"],
+        "cp /models/Qwen3.5/config.json /workspace/"
+    );
+    assert_eq!(fe.fields["exit_status"], "1");
+    assert_eq!(r.layer, Layer::Recipe);
+    assert_eq!(r.persistence, Persistence::Mixed);
+    assert!(!r.deterministic);
+    assert!(r.fix.contains("under `set -e`"), "{}", r.fix);
+    // The GitHub Actions wrapper carries the status too.
+    let log = "Runner name: 'r1'\nRun bash ./runners/launch_h200-nb.sh\n+ mkdir -p /lustre/fsw/x\nmkdir: cannot create directory '/lustre/fsw/x': Read-only file system\n##[error]Process completed with exit code 1.\n";
+    let r = tri(log);
+    assert_eq!(r.category, "shell_set_e_command_failed");
+    assert_eq!(r.layer, Layer::Launcher);
+}
+
+#[test]
+fn server_died_at_start_only_when_nothing_earlier_explains_the_exit() {
+    // The InferenceX wrapper has no exit status: the engine (a background process) died, not
+    // a `set -e` command; the traces above it explain nothing.
+    let log = "Runner name: 'r1'\n+ python3 -m sglang.launch_server --model-path /m --port 8888 &\n+ wait_for_server_ready --port 8888\nProcess died before http://0.0.0.0:8888/health became ready.\n";
+    let r = tri(log);
+    assert_eq!(r.category, "server_died_at_start");
+    // A foreground engine launch traced last is the engine's death, not a set -e stop.
+    let log = job_log(
+        "local",
+        &["+ exec python3 -m sglang.launch_server --model-path /m --port 33047"],
+        1,
+        33047,
+    );
+    assert_eq!(tri(&log).category, "server_died_at_start");
+    // `exit 1` traced last: the script chose to stop; nothing earlier is an error line.
+    let log = job_log(
+        "local",
+        &["+ echo 'no GPU'", "no GPU", "+ exit 1"],
+        1,
+        33047,
+    );
+    assert_eq!(tri(&log).category, "server_died_at_start");
+    // Exit 127 with no shell line in this log: still the wrapper, and the reasoning says what
+    // 127 means.
+    let r = tri(&job_log("local", &[], 127, 33047));
+    assert_eq!(r.category, "server_died_at_start");
+    assert_eq!(r.first_error.as_ref().unwrap().fields["exit_status"], "127");
+    assert!(
+        r.reasoning
+            .iter()
+            .any(|l| l.contains("exit status 127 is the shell's `command not found`")),
+        "{:?}",
+        r.reasoning
+    );
+}
+
+#[test]
+fn a_shell_error_after_the_wrapper_is_teardown() {
+    let mut log = job_log("local", &[], 1, 33047);
+    log.push_str(&format!(
+        "{RECIPE}: line 95: nvidia-smi: command not found\n"
+    ));
+    let r = tri(&log);
+    assert_eq!(r.category, "server_died_at_start");
+    assert!(
+        r.secondary
+            .iter()
+            .any(|s| s.category == "shell_command_not_found" && s.line_no == 6),
+        "{:?}",
+        r.secondary
+    );
+}
+
+#[test]
+fn identical_failures_on_two_ports_group_as_one() {
+    // Issue 18: the first error was shown per port (…:33047…, …:45543…).
+    let a = job_log("sim-b200_00", &[], 1, 33047);
+    let b = job_log("sim-b200_01", &[], 1, 45543);
+    let r = triage_texts(&[("a.log", &a), ("b.log", &b)], &TriageOptions::default());
+    let fe = r.first_error.as_ref().unwrap();
+    assert_eq!(
+        fe.summary,
+        "servebench-job: ERROR: Process died before http://127.0.0.1:<port>/health became ready (exit status 1)"
+    );
+    assert!(fe.raw.contains(":33047/health"), "{}", fe.raw);
+    assert_eq!(r.logs_agreeing, 2);
+    assert_eq!(r.same_first_error_runners.len(), 2);
+    assert!(
+        r.evidence[0].contains("http://127.0.0.1:<port>/health")
+            && r.evidence[0].contains("as written at a.log:5"),
+        "{:?}",
+        r.evidence
+    );
+    let summaries: Vec<&str> = r
+        .logs
+        .iter()
+        .map(|l| l.first_error.as_ref().unwrap().summary.as_str())
+        .collect();
+    assert_eq!(summaries[0], summaries[1]);
+    // Different commands missing are different failures.
+    let a = job_log(
+        "r1",
+        &[&format!("{RECIPE}: line 29: hf: command not found")],
+        127,
+        1111,
+    );
+    let b = job_log(
+        "r2",
+        &[&format!("{RECIPE}: line 29: jq: command not found")],
+        127,
+        2222,
+    );
+    let r = triage_texts(&[("a.log", &a), ("b.log", &b)], &TriageOptions::default());
+    assert_eq!(r.logs_agreeing, 1);
+}

@@ -265,6 +265,54 @@ real! {
     shared_library_nvrtc: "python_shared_library_missing" @ 1 => [
         "ImportError: libnvrtc.so.12: cannot open shared object file: No such file or directory",
     ];
+    // Shell-level errors, as GNU bash 5.2.15 and dash 0.5.12 print them (run here: `bash
+    // r.sh`, `bash -c`, `sh -c`; the bash source lines are the rows' `source`).
+    shell_source_missing: "shell_file_not_found" @ 3 => [
+        "++ dirname bench/single_node/recipe.sh",
+        "+ source bench/single_node/../benchmark_lib.sh",
+        "bench/single_node/recipe.sh: line 4: bench/single_node/../benchmark_lib.sh: No such file or directory",
+    ];
+    shell_exec_missing: "shell_file_not_found" @ 1 => ["r7.sh: line 2: ./missing.sh: No such file or directory"];
+    shell_cd_missing: "shell_file_not_found" @ 1 => ["r16.sh: line 2: cd: /nonexistent: No such file or directory"];
+    shell_bash_c_source_missing: "shell_file_not_found" @ 1 => ["bash: ../benchmark_lib.sh: No such file or directory"];
+    shell_dash_source_missing: "shell_file_not_found" @ 1 => ["sh: 1: .: cannot open ../benchmark_lib.sh: No such file"];
+    shell_python_script_missing: "shell_file_not_found" @ 1 => [
+        "/root/.pyenv/versions/3.11.7/bin/python3: can't open file '/x/y.py': [Errno 2] No such file or directory",
+    ];
+    shell_hf_not_found: "shell_command_not_found" @ 2 => [
+        "+ hf download Qwen/Qwen3.5-397B-A17B-FP8",
+        "r2.sh: line 3: hf: command not found",
+    ];
+    shell_function_not_found: "shell_command_not_found" @ 1 => ["./lib.sh: line 3: nosuchcmd_in_lib: command not found"];
+    shell_bash_c_not_found: "shell_command_not_found" @ 1 => ["bash: hf: command not found"];
+    shell_bash_c_line_not_found: "shell_command_not_found" @ 1 => ["bash: line 1: hf: command not found"];
+    shell_dash_not_found: "shell_command_not_found" @ 1 => ["sh: 1: hf: not found"];
+    shell_exec_not_found: "shell_command_not_found" @ 1 => ["r9.sh: line 1: exec: nosuch_exec: not found"];
+    shell_env_not_found: "shell_command_not_found" @ 1 => ["env: ‘hf’: No such file or directory"];
+    shell_timeout_not_found: "shell_command_not_found" @ 1 => ["timeout: failed to run command ‘hf’: No such file or directory"];
+    shell_nohup_not_found: "shell_command_not_found" @ 1 => ["nohup: failed to run command 'hf': No such file or directory"];
+    shell_xargs_not_found: "shell_command_not_found" @ 1 => ["xargs: hf: No such file or directory"];
+    shell_unbound: "shell_unbound_variable" @ 1 => ["r3.sh: line 2: MODEL_PATH: unbound variable"];
+    shell_unbound_in_lib: "shell_unbound_variable" @ 1 => ["./lib.sh: line 4: NOPE_VAR: unbound variable"];
+    shell_unbound_positional: "shell_unbound_variable" @ 1 => ["r12.sh: line 2: 1: unbound variable"];
+    shell_unbound_array: "shell_unbound_variable" @ 1 => ["r15.sh: line 2: arr[1]: unbound variable"];
+    shell_unbound_bash_c: "shell_unbound_variable" @ 1 => ["bash: FOO: unbound variable"];
+    shell_unbound_dash: "shell_unbound_variable" @ 1 => ["sh: 1: X: parameter not set"];
+    shell_null_or_unset: "shell_unbound_variable" @ 1 => ["r19.sh: line 2: MODEL: parameter null or not set"];
+    shell_exec_denied: "shell_permission_denied" @ 1 => ["r4.sh: line 2: ./notexec.sh: Permission denied"];
+    shell_script_denied: "shell_permission_denied" @ 1 => ["bash: ./r4.sh: Permission denied"];
+    shell_dash_denied: "shell_permission_denied" @ 1 => ["sh: 1: ./r14.sh: Permission denied"];
+    shell_syntax_token: "shell_syntax_error" @ 1 => ["r13.sh: line 2: syntax error near unexpected token `x'"];
+    shell_syntax_eof: "shell_syntax_error" @ 1 => ["r11.sh: line 4: syntax error: unexpected end of file"];
+    shell_syntax_bash_c: "shell_syntax_error" @ 1 => ["bash: -c: line 1: syntax error near unexpected token `x'"];
+    shell_syntax_bash53: "shell_syntax_error" @ 1 => [
+        "r11.sh: line 4: syntax error: unexpected end of file from `if' command on line 2",
+    ];
+    shell_crlf_required_file: "shell_bad_interpreter" @ 1 => ["bash: ./crlf.sh: cannot execute: required file not found"];
+    shell_crlf_bad_interpreter: "shell_bad_interpreter" @ 1 => [
+        "bash: ./crlf.sh: /bin/bash^M: bad interpreter: No such file or directory",
+    ];
+    shell_crlf_env: "shell_bad_interpreter" @ 1 => ["/usr/bin/env: ‘bash\\r’: No such file or directory"];
 }
 
 /// Every row with a published line has a test here or in `classes.rs`; the lines above cover
