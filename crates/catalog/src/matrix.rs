@@ -803,16 +803,51 @@ pub fn fnmatch(name: &str, pat: &str) -> bool {
     go(&n, &p)
 }
 
+/// Most keys listed in a "not found" error; a larger catalog lists the closest ones.
+pub const MAX_LISTED_KEYS: usize = 10;
+
+/// The `n` keys of `keys` closest to `key` (normalised Damerau–Levenshtein similarity,
+/// `strsim`; ties in `keys` order), for "did you mean" suggestions.
+pub fn closest_keys<'a>(key: &str, keys: &[&'a str], n: usize) -> Vec<&'a str> {
+    let mut scored: Vec<(f64, &'a str)> = keys
+        .iter()
+        .map(|k| (strsim::normalized_damerau_levenshtein(key, k), *k))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(n).map(|(_, k)| k).collect()
+}
+
 /// Resolves `--config-keys` (globs via fnmatch, exact keys must exist), de-duplicated in order.
 ///
-/// Errors (reference wording): `Pattern 'x' matched no config keys.` / `Config key(s) not found: x.`,
-/// each followed by the sorted list of available keys.
+/// Errors (reference wording): `Pattern 'x' matched no config keys.` / `Config key(s) not found: x.`
+/// (with ` Did you mean 'y'?` when a key is close), each followed by the sorted list of
+/// available keys — at most [`MAX_LISTED_KEYS`], the closest ones in a larger catalog.
 pub fn expand_config_keys(keys: &[String], catalog: &Catalog) -> Result<Vec<String>, CatalogError> {
     let available: Vec<&String> = catalog.entries.keys().collect();
-    let sorted_avail = || {
+    // A short list: every key of a small catalog, else the closest few (the real catalog's
+    // full list is ~5 KB on one line).
+    let sorted_avail = |key: &str| {
         let mut v: Vec<&str> = available.iter().map(|s| s.as_str()).collect();
         v.sort();
-        v.join(", ")
+        if v.len() <= MAX_LISTED_KEYS {
+            return v.join(", ");
+        }
+        let close = closest_keys(key, &v, MAX_LISTED_KEYS);
+        format!(
+            "{} (the {} closest of {} keys)",
+            close.join(", "),
+            close.len(),
+            v.len()
+        )
+    };
+    let did_you_mean = |key: &str| -> String {
+        let v: Vec<&str> = available.iter().map(|s| s.as_str()).collect();
+        match closest_keys(key, &v, 1).first() {
+            Some(best) if strsim::normalized_damerau_levenshtein(key, best) >= 0.6 => {
+                format!(" Did you mean '{best}'?")
+            }
+            _ => String::new(),
+        }
     };
     let mut out: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
@@ -826,7 +861,7 @@ pub fn expand_config_keys(keys: &[String], catalog: &Catalog) -> Result<Vec<Stri
             if matches.is_empty() {
                 return Err(CatalogError::msg(format!(
                     "Pattern '{key}' matched no config keys.\nAvailable keys: {}",
-                    sorted_avail()
+                    sorted_avail(key)
                 )));
             }
             for m in matches {
@@ -837,8 +872,9 @@ pub fn expand_config_keys(keys: &[String], catalog: &Catalog) -> Result<Vec<Stri
         } else {
             if !catalog.entries.contains_key(key) {
                 return Err(CatalogError::msg(format!(
-                    "Config key(s) not found: {key}.\nAvailable keys: {}",
-                    sorted_avail()
+                    "Config key(s) not found: {key}.{}\nAvailable keys: {}",
+                    did_you_mean(key),
+                    sorted_avail(key)
                 )));
             }
             if seen.insert(key.clone()) {

@@ -144,7 +144,16 @@ fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
                 stderr: e.score_se,
             })
             .collect(),
-        sources: vec![],
+        // the run links of dashboard API rows: `Sources: API 1, API 2, …` as in the PR
+        sources: side
+            .info
+            .sources
+            .iter()
+            .map(|s| servebench_report::attempt::Source {
+                name: s.name.clone(),
+                url: s.url.clone(),
+            })
+            .collect(),
         framework: Some(first.identity.framework.clone()),
     })
 }
@@ -200,6 +209,18 @@ fn repairs_of(kind: AttemptKind) -> u32 {
         AttemptKind::Repair { n, .. } => n,
         _ => 0,
     }
+}
+
+/// Checks the attempt's own inputs before anything runs (`servebench run --baseline` calls it
+/// before the first job): the baseline loads (a baseline table, InferenceX rows or a store
+/// run), `--change` is an `images.json` (`{"old": …, "new": …}`), `--provenance` is a bump's
+/// `provenance.json` holding a record for the image. The candidate and logs are not read.
+///
+/// Errors: the first input that does not load, naming its file, line and field.
+pub fn check_inputs(args: &AttemptRequest) -> Result<()> {
+    load_baseline(&args.db, &args.baseline, args.stat)?;
+    load_change(args)?;
+    Ok(())
 }
 
 /// Builds the attempt input from the request (the files and the store).
@@ -367,10 +388,22 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             eprintln!("note: the first error found is only a symptom; read the server log too");
         }
     }
+    // Never `Passed` with a failed point, an eval under its gate, a point that is not a valid
+    // submission (its rules or AgentX's), or a regression `compare` would report.
+    let invalid = comparison.as_ref().is_some_and(|c| {
+        c.points
+            .iter()
+            .any(|p| !p.candidate.submission_invalid.is_empty())
+    }) || points.iter().any(|p| p.status == PointStatus::Invalid);
+    let regressed = comparison
+        .as_ref()
+        .is_some_and(|c| c.verdict == servebench_compare::Verdict::Regression);
     let failed = points
         .iter()
         .any(|p| matches!(p.status, PointStatus::Failed | PointStatus::Unavailable))
-        || evals.iter().any(|e| !e.passed);
+        || evals.iter().any(|e| !e.passed)
+        || invalid
+        || regressed;
     // Nothing checked against the baseline: no candidate point has a comparable baseline
     // point (none matched its identity, or every matched pair failed a gate).
     let nothing_compared = comparison.as_ref().is_some_and(|c| {

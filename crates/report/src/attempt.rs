@@ -439,8 +439,9 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         .filter(|b| !b.statistic.eq_ignore_ascii_case(&a.statistic))
         .map(|b| format!("baseline {}, candidate {}", b.statistic, a.statistic));
     if let Some(c) = &a.comparison {
-        let (rows, curves, _) =
+        let (mut rows, curves, _) =
             crate::comparison::point_rows(c, &columns, crate::comparison::Remarks::GatesOnly);
+        submission_remarks(c, &mut rows);
         let evals = crate::comparison::eval_rows(c);
         return attempt_document(a, columns, rows, evals, curves);
     }
@@ -541,6 +542,10 @@ fn attempt_document(
         ]),
         None => (None, vec![]),
     };
+    let mut findings = findings;
+    if let Some(c) = &a.comparison {
+        findings.insert(0, verdict_finding(c));
+    }
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: a
@@ -569,6 +574,48 @@ fn attempt_document(
         findings,
         curves,
         charts: Default::default(),
+    }
+}
+
+/// Each row whose candidate point is not a valid InferenceX submission (AgentX rules) gets
+/// the reason as a remark, so the notes say it (`All rows: not a valid InferenceX submission:
+/// …`) — unless a remark already says it (the comparison's own gate remark).
+fn submission_remarks(c: &servebench_compare::Comparison, rows: &mut [Row]) {
+    for pc in &c.points {
+        let Some(text) = pc.candidate.submission_invalid_text() else {
+            continue;
+        };
+        for row in rows.iter_mut().filter(|r| r.conc == pc.identity.conc) {
+            let key = "not a valid InferenceX submission";
+            let said = row.remarks.iter().any(|r| r.en.contains(key))
+                || row.first_error.as_deref().is_some_and(|e| e.contains(key))
+                || row.cells.iter().any(|c| {
+                    matches!(&c.delta, Delta::Na(NaReason::CandidateInvalid(d)) if d.contains(key))
+                });
+            if !said {
+                row.remarks.push(RowRemark {
+                    kind: "validity".into(),
+                    en: text.clone(),
+                    zh: "不是有效的 InferenceX 提交结果".into(),
+                });
+            }
+        }
+    }
+}
+
+/// The comparison's overall verdict, as `servebench compare` ends with it: `Verdict:
+/// Regression (as servebench compare; baseline …)`.
+fn verdict_finding(c: &servebench_compare::Comparison) -> Bilingual {
+    let (en, zh) = crate::comparison::verdict_words(c.verdict);
+    Bilingual {
+        en: vec![
+            Span::Bold("Verdict:".into()),
+            t(format!(
+                " {en} (as `servebench compare` against {}, {} latency, gate ±{}%).",
+                c.baseline.label, c.options.stat, c.options.gate_pct
+            )),
+        ],
+        zh: vec![Span::Bold("结论：".into()), t(format!("{zh}。"))],
     }
 }
 

@@ -31,8 +31,10 @@ pub mod run;
 pub mod shim;
 pub mod signal;
 pub mod state;
+pub mod status;
 
 pub use error::RunnerError;
 pub use executor::{Executor, JobHandle, JobState, LocalExecutor, SlurmExecutor};
 pub use plan::{build_plan, EvalSelection, PlanOptions, Point, Workload};
 pub use run::{PointResult, PointState, RunOptions, RunSummary, Runner};
+pub use status::{EvalGate, RunStatus, VerdictOutcome};

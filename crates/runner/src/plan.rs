@@ -334,11 +334,60 @@ pub fn build_plan(catalog: &Catalog, runners: &Runners, o: &PlanOptions) -> Resu
     }
     if points.is_empty() {
         return Err(RunnerError::Invalid(format!(
-            "{}: no matrix point left after the filters (--conc, --seq-lens, --scenario)",
-            o.keys.join(" ")
+            "{}: no matrix point left after the filters (--conc, --seq-lens, --scenario){}",
+            o.keys.join(" "),
+            available(catalog, runners, o)
         )));
     }
     Ok(points)
+}
+
+/// What the filters could have kept: `; available: --conc 1 4 8 16, --scenario
+/// agentic-coding, --seq-lens 1k1k` from the unfiltered plan of the same keys (empty when
+/// that fails too).
+fn available(catalog: &Catalog, runners: &Runners, o: &PlanOptions) -> String {
+    if o.conc.is_none() && o.seq_lens.is_none() && o.scenario.is_none() {
+        return String::new();
+    }
+    let all = PlanOptions {
+        conc: None,
+        seq_lens: None,
+        scenario: None,
+        ..o.clone()
+    };
+    let Ok(points) = build_plan(catalog, runners, &all) else {
+        return String::new();
+    };
+    let mut conc: Vec<u32> = points.iter().map(|p| p.conc).collect();
+    conc.sort();
+    conc.dedup();
+    let mut scen: Vec<&str> = Vec::new();
+    let mut seq: Vec<String> = Vec::new();
+    for p in &points {
+        match &p.workload {
+            Workload::Fixed { isl, osl } => {
+                let s = format!("{}k{}k", isl / 1024, osl / 1024);
+                if !scen.contains(&"fixed-seq-len") {
+                    scen.push("fixed-seq-len");
+                }
+                if !seq.contains(&s) {
+                    seq.push(s);
+                }
+            }
+            Workload::Agentic { .. } => {
+                if !scen.contains(&"agentic-coding") {
+                    scen.push("agentic-coding");
+                }
+            }
+        }
+    }
+    let conc: Vec<String> = conc.iter().map(u32::to_string).collect();
+    let mut parts = vec![format!("--conc {}", conc.join(" "))];
+    parts.push(format!("--scenario {}", scen.join(" ")));
+    if !seq.is_empty() {
+        parts.push(format!("--seq-lens {}", seq.join(" ")));
+    }
+    format!("; available: {}", parts.join(", "))
 }
 
 /// Unit-test fixture shared by this crate's modules: the PRODUCT.md scenario's AgentX point at

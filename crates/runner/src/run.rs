@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store};
+use servebench_store::{RunId, RunKind, RunMeta, RunStatus as StoreStatus, Store};
 
 use crate::error::{Result, RunnerError};
 use crate::executor::{kill_engine_of, Executor, JobHandle, JobState};
@@ -16,6 +16,7 @@ use crate::plan::Point;
 use crate::recipe::{job_script, resolve_recipe, runner_name, sim_setup, ScriptInput};
 use crate::signal;
 use crate::state::{self, RunState};
+use crate::status::{invalid_words, EvalGate, RunStatus, VerdictOutcome};
 
 /// What a run needs besides the plan.
 #[derive(Debug, Clone)]
@@ -130,6 +131,58 @@ pub struct PointResult {
     pub failure: Option<FailureInfo>,
     /// Triage of each retried attempt (why it was retried).
     pub retried: Vec<FailureInfo>,
+    /// Why a stored point is not a valid submission (AgentX `agentx_submission_invalid_reasons`
+    /// worded, the row's `invalid_reasons`); empty when valid.
+    #[serde(default)]
+    pub invalid: Vec<String>,
+    /// An eval job's gate (score against its threshold), from its stored eval row.
+    #[serde(default)]
+    pub eval_gate: Option<EvalGate>,
+}
+
+impl PointResult {
+    /// The point's part of the run status: failed, cancelled (interrupted), eval failed,
+    /// invalid, or passed.
+    pub fn status(&self) -> RunStatus {
+        match self.state {
+            PointState::Failed => RunStatus::Failed,
+            PointState::Interrupted => RunStatus::Cancelled,
+            PointState::Stored | PointState::AlreadyStored => {
+                if self.eval_gate.as_ref().is_some_and(|g| !g.passed) {
+                    RunStatus::EvalFailed
+                } else if !self.invalid.is_empty() {
+                    RunStatus::Invalid
+                } else {
+                    RunStatus::Passed
+                }
+            }
+        }
+    }
+
+    /// The state as the table and `run --status` say it: `stored`, `stored · eval failed`,
+    /// `stored · invalid`, `failed`, `interrupted`, `not started` (interrupted before its first
+    /// attempt).
+    pub fn state_text(&self) -> String {
+        match self.status() {
+            RunStatus::EvalFailed => format!("{} · eval failed", self.state.as_str()),
+            RunStatus::Invalid => format!("{} · invalid", self.state.as_str()),
+            RunStatus::Cancelled if self.attempts == 0 => "not started".into(),
+            _ => self.state.as_str().into(),
+        }
+    }
+
+    /// Why the point is not passed, in one line (the table's last column): the eval gate, the
+    /// validity rules, or the failure's one line.
+    pub fn reason(&self) -> Option<String> {
+        match self.status() {
+            RunStatus::EvalFailed => self.eval_gate.as_ref().map(EvalGate::describe),
+            RunStatus::Invalid => Some(format!(
+                "not a valid InferenceX submission: {}",
+                self.invalid.join("; ")
+            )),
+            _ => self.failure.as_ref().map(|f| f.summary.clone()),
+        }
+    }
 }
 
 /// What a run did.
@@ -147,8 +200,12 @@ pub struct RunSummary {
     pub results: Vec<PointResult>,
     /// Ctrl-C / SIGTERM stopped the run.
     pub interrupted: bool,
-    /// `passed`, `failed` or `cancelled`.
-    pub status: String,
+    /// The run's one status (points, eval gates, validity, and the comparison's verdict once
+    /// [`RunSummary::apply_verdict`] was called).
+    pub status: RunStatus,
+    /// The comparison's verdict, when the run was compared with a baseline.
+    #[serde(default)]
+    pub verdict: Option<VerdictOutcome>,
     /// §5.3 outcome implied by the first deterministic failure (`readiness-blocked`, …).
     pub outcome: Option<String>,
     /// §5.3 phase of this run (`targeted`).
@@ -215,6 +272,47 @@ impl Runner {
                 "--recipes DIR is needed to start real engines (or --simulate)".into(),
             )),
         }
+    }
+
+    /// Checks, before the first job, everything the run needs that the plan does not: a
+    /// recipe for every point (or the simulator), the traces folder, the servebench binary,
+    /// `sbatch` for the Slurm executor. One error line naming what is wrong (all points
+    /// without a recipe at once); nothing is started or written.
+    pub fn preflight(&self, plan: &[Point]) -> Result<()> {
+        if plan.is_empty() {
+            return Err(RunnerError::Invalid("the plan holds no point".into()));
+        }
+        let missing: Vec<String> = plan
+            .iter()
+            .filter_map(|p| self.engine_for(p).err().map(|e| e.to_string()))
+            .collect();
+        if let Some(first) = missing.first() {
+            return Err(RunnerError::Recipe(if missing.len() == 1 {
+                first.clone()
+            } else {
+                format!(
+                    "{first} (and {} more point(s) without a recipe)",
+                    missing.len() - 1
+                )
+            }));
+        }
+        if let Some(t) = &self.opts.measure.traces {
+            if !t.exists() {
+                return Err(RunnerError::io(t, "--traces: no such file or folder"));
+            }
+        }
+        if !self.opts.exe.is_file() {
+            return Err(RunnerError::io(
+                &self.opts.exe,
+                "the servebench binary is missing",
+            ));
+        }
+        if self.exec.name() == "slurm" && !on_path("sbatch") {
+            return Err(RunnerError::Slurm(
+                "--executor slurm: `sbatch` is not on PATH (is this a Slurm submit host?)".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// The job spec and script of attempt `attempt` of point `idx` (also used by `--dry-run`).
@@ -468,20 +566,33 @@ impl Runner {
                     sim_describe = js.as_ref().and_then(|s| s.sim_describe.clone());
                 }
                 if js.as_ref().is_some_and(|s| s.ok) {
-                    let (np, ne) =
+                    let (np, ne, invalid, gate) =
                         self.store_point(&mut store, &mut rs, &a.spec, sim_describe.as_deref())?;
                     r.points_stored = np;
                     r.evals_stored = ne;
                     r.state = PointState::Stored;
                     r.failure = None;
+                    r.invalid = invalid;
+                    r.eval_gate = gate;
                     stored_line = Some(format!(
-                        "[{}/{n}] {}: stored {} row{} (ready after {:.1} s, {:.1} s in all)",
+                        "[{}/{n}] {}: stored {} row{} (ready after {:.1} s, {:.1} s in all){}",
                         a.idx + 1,
                         p.label(),
                         np + ne,
                         if np + ne == 1 { "" } else { "s" },
                         r.ready_after_s.unwrap_or(0.0),
-                        r.wall_s
+                        r.wall_s,
+                        match r.status() {
+                            RunStatus::Passed => String::new(),
+                            RunStatus::EvalFailed => format!(
+                                "; eval failed: {}",
+                                r.eval_gate
+                                    .as_ref()
+                                    .map(EvalGate::describe)
+                                    .unwrap_or_default()
+                            ),
+                            _ => "; not a valid InferenceX submission".into(),
+                        }
                     ));
                 } else {
                     // the job failed: triage its own log
@@ -572,13 +683,13 @@ impl Runner {
             .any(|r| matches!(r.state, PointState::Stored | PointState::AlreadyStored));
         if let Some(id) = rs.store_run {
             let status = if interrupted {
-                RunStatus::Interrupted
+                StoreStatus::Interrupted
             } else if failed && stored {
-                RunStatus::Partial
+                StoreStatus::Partial
             } else if failed {
-                RunStatus::Failed
+                StoreStatus::Failed
             } else {
-                RunStatus::Ok
+                StoreStatus::Ok
             };
             store.finish_run(RunId(id), status).map_err(store_err)?;
         }
@@ -591,13 +702,8 @@ impl Runner {
             db: rs.db.clone(),
             store_run: rs.store_run,
             interrupted,
-            status: if interrupted {
-                "cancelled".into()
-            } else if failed {
-                "failed".into()
-            } else {
-                "passed".into()
-            },
+            status: roll_up(&results, interrupted),
+            verdict: None,
             outcome: first_failure.and_then(|f| f.outcome.clone()),
             phase: "targeted".into(),
             repairs_used: 0,
@@ -605,7 +711,7 @@ impl Runner {
             sim_describe,
             results,
         };
-        state::write_json(&out.join("summary.json"), &summary)?;
+        summary.save()?;
         Ok(summary)
     }
 
@@ -617,7 +723,7 @@ impl Runner {
         rs: &mut RunState,
         spec: &JobSpec,
         sim_describe: Option<&str>,
-    ) -> Result<(usize, usize)> {
+    ) -> Result<(usize, usize, Vec<String>, Option<EvalGate>)> {
         let pdb = spec.dir.join("point.db");
         let sub = Store::open(&pdb).map_err(store_err)?;
         let Some(sub_run) = sub.latest_run(None).map_err(store_err)? else {
@@ -666,7 +772,8 @@ impl Runner {
         for e in &evals {
             store.copy_eval(run, e).map_err(store_err)?;
         }
-        Ok((rows.len(), evals.len()))
+        let (invalid, gate) = checks_of(&rows, &evals);
+        Ok((rows.len(), evals.len(), invalid, gate))
     }
 }
 
@@ -714,6 +821,11 @@ fn kill_engine_of_was_gone(attempt: &Path) -> bool {
     was_gone
 }
 
+fn on_path(cmd: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
+}
+
 fn new_result(p: &Point) -> PointResult {
     PointResult {
         id: p.id.clone(),
@@ -731,7 +843,112 @@ fn new_result(p: &Point) -> PointResult {
         wall_s: 0.0,
         failure: None,
         retried: vec![],
+        invalid: vec![],
+        eval_gate: None,
     }
+}
+
+/// The run status of its points: cancelled when interrupted, else the worst point status.
+pub fn roll_up(results: &[PointResult], interrupted: bool) -> RunStatus {
+    let worst = results
+        .iter()
+        .map(PointResult::status)
+        .fold(RunStatus::Passed, RunStatus::worst);
+    if interrupted {
+        RunStatus::Cancelled
+    } else {
+        worst
+    }
+}
+
+impl RunSummary {
+    /// Folds the comparison's verdict into the status (the worse of the two) and keeps it.
+    pub fn apply_verdict(&mut self, v: VerdictOutcome) {
+        self.verdict = Some(v);
+        self.status = roll_up(&self.results, self.interrupted).worst(v.status());
+    }
+
+    /// Writes `summary.json` into the run directory (what `run --status` and `runs` read).
+    pub fn save(&self) -> Result<()> {
+        state::write_json(&self.dir.join("summary.json"), self)
+    }
+
+    /// The points not passed, each with why: `(label, state text, reason)`.
+    pub fn problems(&self) -> Vec<(String, String, String)> {
+        self.results
+            .iter()
+            .filter(|r| r.status() != RunStatus::Passed)
+            .map(|r| {
+                (
+                    r.label.clone(),
+                    r.state_text(),
+                    r.reason().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Reads a run directory's `summary.json` (written at the end of every invocation).
+pub fn load_summary(dir: &Path) -> Option<RunSummary> {
+    state::read_json(&dir.join("summary.json"))
+}
+
+/// A stored point's validity and eval gate, from the rows its measurement stored.
+fn checks_of(
+    rows: &[servebench_store::StoredPoint],
+    evals: &[servebench_store::StoredEval],
+) -> (Vec<String>, Option<EvalGate>) {
+    let mut invalid = Vec::new();
+    for r in rows {
+        let Some(row) = r.row.servebench() else {
+            continue;
+        };
+        let codes: Vec<String> =
+            if row.extra.get("agentx_submission_valid") == Some(&serde_json::Value::Bool(false)) {
+                row.extra
+                    .get("agentx_submission_invalid_reasons")
+                    .and_then(|v| v.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .filter(|v: &Vec<String>| !v.is_empty())
+                    .unwrap_or_else(|| vec!["agentx_submission_valid false".into()])
+            } else {
+                vec![]
+            };
+        let own: Vec<String> = r
+            .invalid_reason
+            .iter()
+            .cloned()
+            .chain(
+                (r.status.as_str() == "invalid" && r.invalid_reason.is_none())
+                    .then(|| "point_status invalid".to_string()),
+            )
+            .collect();
+        for w in invalid_words(&codes, &own) {
+            if !invalid.contains(&w) {
+                invalid.push(w);
+            }
+        }
+    }
+    let gate = evals.iter().find_map(|e| {
+        let row = e.row.servebench()?;
+        let passed = row
+            .extra
+            .get("passed")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(row.score.is_some());
+        Some(EvalGate {
+            task: row.task.clone(),
+            score: row.score,
+            threshold: row.extra.get("threshold").and_then(|v| v.as_f64()),
+            passed,
+        })
+    });
+    (invalid, gate)
 }
 
 /// The state of every point of a run directory (`servebench run --status`): its final result,
@@ -754,10 +971,11 @@ pub fn status_lines(dir: &Path) -> Result<Vec<(String, String, String, PathBuf)>
             .map(|h| format!("{} {}", h.executor, h.id))
             .unwrap_or_else(|| "-".into());
         let st = match state::read_json::<PointResult>(&pd.join("result.json")) {
+            Some(r) if r.attempts == 0 => r.state_text(),
             Some(r) => {
-                let mut s = format!("{} after {} attempt(s)", r.state.as_str(), r.attempts);
-                if let Some(f) = &r.failure {
-                    s.push_str(&format!(": {}", f.summary));
+                let mut s = format!("{} after {} attempt(s)", r.state_text(), r.attempts);
+                if let Some(w) = r.reason() {
+                    s.push_str(&format!(": {w}"));
                 }
                 s
             }

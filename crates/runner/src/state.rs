@@ -68,6 +68,11 @@ pub fn save(dir: &Path, s: &RunState) -> Result<()> {
 /// Writes JSON atomically (temp file + rename).
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(v).map_err(|e| RunnerError::io(path, e))?;
+    if let Some(dir) = path.parent() {
+        // a point that failed before its first attempt directory was made still gets its
+        // result.json
+        std::fs::create_dir_all(dir).map_err(|e| RunnerError::io(dir, e))?;
+    }
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(|e| RunnerError::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| RunnerError::io(path, e))

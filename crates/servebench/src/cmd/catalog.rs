@@ -36,10 +36,22 @@ pub enum Command {
         /// Master config files (default: configs/nvidia-master.yaml configs/amd-master.yaml).
         #[arg(long = "config-files", visible_alias = "catalog", num_args = 1.., value_name = "FILE")]
         config_files: Option<Vec<String>>,
-        /// Runner config (default configs/runners.yaml).
-        #[arg(long = "runner-config", default_value = DEFAULT_RUNNERS, value_name = "FILE")]
-        runner_config: String,
+        /// Runner config (default: runners.yaml beside the first config file, as `run` finds
+        /// it, else configs/runners.yaml).
+        #[arg(long = "runner-config", visible_alias = "runners", value_name = "FILE")]
+        runner_config: Option<String>,
     },
+}
+
+/// The runner config of a catalog: `runners.yaml` beside `catalog` when it exists (the
+/// scenario's layout, as `servebench run` finds it), else [`DEFAULT_RUNNERS`].
+fn runners_beside(catalog: &str) -> String {
+    let beside = std::path::Path::new(catalog).with_file_name("runners.yaml");
+    if beside.is_file() {
+        beside.display().to_string()
+    } else {
+        DEFAULT_RUNNERS.to_string()
+    }
 }
 
 fn default_files(files: Option<Vec<String>>) -> Vec<String> {
@@ -81,7 +93,11 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             key,
             config_files,
             runner_config,
-        } => show(&key, default_files(config_files), &runner_config),
+        } => {
+            let files = default_files(config_files);
+            let runners = runner_config.unwrap_or_else(|| runners_beside(&files[0]));
+            show(&key, files, &runners)
+        }
     }
 }
 

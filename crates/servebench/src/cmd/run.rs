@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{anyhow, bail, Context, Result};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use anyhow::{bail, Context, Result};
 use servebench_catalog::matrix::{seq_len_from_str, ScenarioType};
 use servebench_catalog::{Catalog, Runners};
 use servebench_runner::job::MeasureSpec;
@@ -17,6 +16,8 @@ use servebench_runner::{
     build_plan, EvalSelection, Executor, LocalExecutor, PlanOptions, RunOptions, Runner,
     SlurmExecutor,
 };
+
+mod out;
 
 /// Arguments of `servebench run`.
 #[derive(clap::Args, Debug)]
@@ -64,6 +65,10 @@ pub struct Args {
     /// Simulator model preset (default: matched from the catalog model, else qwen3-8b).
     #[arg(long, value_name = "PRESET", requires = "simulate")]
     pub sim_model: Option<String>,
+    /// Simulated engines run this many times faster than real time (wall time = modelled
+    /// time / S); the measured numbers are scaled back to modelled time. Default 1.
+    #[arg(long, value_name = "S", requires = "simulate")]
+    pub sim_speedup: Option<f64>,
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
     #[arg(long)]
     pub dry_run: bool,
@@ -107,6 +112,15 @@ pub struct Args {
     /// Image provenance for the attempt comment's Change line (images.json shape).
     #[arg(long, value_name = "FILE", requires = "baseline")]
     pub change: Option<PathBuf>,
+    /// The bump's provenance (`provenance.json` written by `servebench bump`): the Change
+    /// line's images, digests and the recipe flag migrations it applied. Instead of --change.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "baseline",
+        conflicts_with = "change"
+    )]
+    pub provenance: Option<PathBuf>,
     /// Results store.
     #[arg(
         long,
@@ -143,12 +157,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }));
     }
     if let Some(dir) = &args.status {
-        let mut t = table(&["Point", "Job", "State", "Log"]);
-        for (id, job, st, log) in servebench_runner::run::status_lines(dir)? {
-            t.add_row(vec![id, job, st, log.display().to_string()]);
-        }
-        println!("{t}");
-        return Ok(ExitCode::SUCCESS);
+        return out::print_status(dir);
     }
     if let Some(dir) = &args.cancel {
         for l in servebench_runner::run::cancel_run(dir)? {
@@ -254,7 +263,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
         "slurm" => Box::new(SlurmExecutor::default()),
         _ => Box::new(LocalExecutor::new()),
     };
-    let mut runner = Runner::new(opts.clone(), exec);
+    let runner = Runner::new(opts.clone(), exec);
+    // Everything the run needs, checked before the first job: recipes, traces, the binary,
+    // sbatch; the attempt comment's baseline, change and provenance files.
+    runner.preflight(&plan)?;
+    if args.baseline.is_some() {
+        servebench_pipeline::attempt::check_inputs(&out::attempt_request(
+            &args,
+            "run",
+            &opts.db,
+            None,
+            vec![],
+            &plan[0].image,
+        ))?;
+    }
+    let mut runner = runner;
     if args.dry_run {
         print!("{}", servebench_runner::dryrun::plan_text(&runner, &plan)?);
         return Ok(ExitCode::SUCCESS);
@@ -275,115 +298,5 @@ pub fn run(args: Args) -> Result<ExitCode> {
         println!("{n}");
     }
     let s = runner.run(plan.clone())?;
-    let mut t = table(&[
-        "Point",
-        "State",
-        "Attempts",
-        "Retries",
-        "Ready s",
-        "Rows",
-        "First error",
-    ]);
-    for r in &s.results {
-        let f = r.failure.as_ref().map(|f| f.summary.as_str()).unwrap_or("");
-        let first: String = f.chars().take(100).collect();
-        let ready = r.ready_after_s.map(|x| format!("{x:.1}"));
-        t.add_row(vec![
-            r.label.clone(),
-            r.state.as_str().to_string(),
-            r.attempts.to_string(),
-            r.retries.to_string(),
-            ready.unwrap_or_else(|| "-".into()),
-            (r.points_stored + r.evals_stored).to_string(),
-            first,
-        ]);
-    }
-    println!("{t}");
-    println!(
-        "status {} · phase {} · outcome {} · repairs {} · infrastructure retries {}",
-        s.status,
-        s.phase,
-        s.outcome.as_deref().unwrap_or("-"),
-        s.repairs_used,
-        s.infra_retries
-    );
-    match s.store_run {
-        Some(id) => println!("store run: {id} ({})", s.db.display()),
-        None => println!("store run: none (no point was stored)"),
-    }
-    if let (Some(b), false) = (&args.baseline, s.interrupted) {
-        let path = s.dir.join("attempt.md");
-        write_attempt(&args, b, &s, &plan[0].image, &path)?;
-        println!("attempt comment: {}", path.display());
-    }
-    println!(
-        "results: {} (run.json, points/<point>/attempt-<n>/job.log)",
-        s.dir.display()
-    );
-    Ok(if s.interrupted {
-        ExitCode::from(130)
-    } else if s.status == "passed" {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(header.to_vec());
-    t
-}
-
-/// The attempt comment from what ran: the stored run (compared with the baseline) when a point
-/// was stored, else the failed jobs' logs (triaged), through `servebench attempt`.
-fn write_attempt(
-    args: &Args,
-    baseline: &str,
-    s: &servebench_runner::RunSummary,
-    image: &str,
-    out: &Path,
-) -> Result<()> {
-    let exe = std::env::current_exe()?;
-    let mut a: Vec<String> = vec!["attempt".into(), "--baseline".into(), baseline.into()];
-    match s.store_run {
-        Some(id) => a.extend(["--candidate".into(), id.to_string()]),
-        None => {
-            a.push("--logs".into());
-            for r in &s.results {
-                if let Some(l) = r.logs.last() {
-                    a.push(l.display().to_string());
-                }
-            }
-        }
-    }
-    a.extend([
-        "--db".into(),
-        s.db.display().to_string(),
-        "--image".into(),
-        image.into(),
-    ]);
-    a.extend([
-        "--run-id".into(),
-        s.name.clone(),
-        "--repairs-used".into(),
-        "0".into(),
-    ]);
-    if let Some(c) = &args.change {
-        a.extend(["--change".into(), c.display().to_string()]);
-    }
-    a.extend(["-o".into(), out.display().to_string()]);
-    let o = std::process::Command::new(&exe)
-        .args(&a)
-        .env("NO_COLOR", "1")
-        .output()
-        .with_context(|| format!("{}: cannot run `servebench attempt`", exe.display()))?;
-    if !o.status.success() {
-        return Err(anyhow!(
-            "servebench attempt: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
-    Ok(())
+    out::finish(&args, s, &plan[0].image)
 }

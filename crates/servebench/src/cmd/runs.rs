@@ -29,6 +29,14 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The status of a `servebench run` run from its directory's `summary.json` (`None` for other
+/// runs, or when the directory is gone).
+fn runner_status(m: &servebench_store::RunMeta) -> Option<String> {
+    m.meta.get("servebench_run")?;
+    let s = servebench_runner::run::load_summary(m.out_dir.as_deref()?)?;
+    Some(s.status.as_str().to_string())
+}
+
 /// Runs `servebench runs`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let kind = match args.kind.as_deref() {
@@ -74,10 +82,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             r.id.to_string(),
             created,
             r.kind.as_str().to_string(),
-            // a run with an invalid point says so (the reasons: `runs --json`, `compare`)
-            match r.invalid_reason {
-                Some(_) => format!("{} (INVALID)", r.status.as_str()),
-                None => r.status.as_str().to_string(),
+            // a `servebench run` run says its one status (summary.json: points, eval gates,
+            // validity, verdict), as its table and `run --status` do; a run with an invalid
+            // point says so (the reasons: `runs --json`, `compare`)
+            match (runner_status(m), &r.invalid_reason) {
+                (Some(s), _) => s,
+                (None, Some(_)) => format!("{} (INVALID)", r.status.as_str()),
+                (None, None) => r.status.as_str().to_string(),
             },
             r.n_points.to_string(),
             r.n_evals.to_string(),
