@@ -407,7 +407,7 @@ fn classify_python(tool: &str, args: &[String]) -> Invocation {
                 }
             }
             "utils.agentic.validation.validate_agentic_result" => Invocation::Skip {
-                say: format!("{SAY} AgentX result validation: servebench's measurement of the point already passed (its validity is in agentx.json)"),
+                say: format!("{SAY} AgentX result validation skipped: servebench judges the point itself (agentx_submission_valid and its reasons in agentx.json, and the run table)"),
                 status: 0,
             },
             "pip" => Invocation::Skip {

@@ -1,0 +1,294 @@
+//! `servebench run --simulate` on real-shaped InferenceX recipes (issue 19): a tree written for
+//! the test in the InferenceX layout (`configs/`, `benchmarks/benchmark_lib.sh` with
+//! `check_env_vars`, `benchmarks/single_node/fixed_seq_len/*.sh` recipes that `hf download`,
+//! probe `nvidia-smi`, launch SGLang / vLLM with real-looking flags, wait with `curl` and run
+//! `run_benchmark_serving`). The recipes run for real under `bash`; only the engine and host
+//! tools are shims. Checked: rows stored, the engine started with the recipe's port/TP/model,
+//! the recipe's remaining steps ran and its result file landed where it expects; at a newer
+//! image the removed flag fails with the engine's argparse text.
+
+use std::path::Path;
+
+mod common;
+use common::{read_json, run_in};
+
+const LIB: &str = r#"#!/usr/bin/env bash
+# Shared benchmarking utilities (the shape of InferenceX's benchmarks/benchmark_lib.sh)
+export PORT="${PORT:-8888}"
+
+check_env_vars() {
+    local missing_vars=()
+    for var_name in "$@"; do
+        if [[ -z "${!var_name:-}" ]]; then
+            missing_vars+=("$var_name")
+        fi
+    done
+    if [[ ${#missing_vars[@]} -gt 0 ]]; then
+        echo "Error: The following required environment variables are not set:"
+        for var in "${missing_vars[@]}"; do
+            echo "  - $var"
+        done
+        exit 1
+    fi
+}
+
+# streams the server log while polling /health, as InferenceX's wait_for_ready does
+wait_for_server_ready() {
+    local port="$1" pid="$2" log="$3"
+    while [[ ! -f "$log" ]]; do sleep 0.2; done
+    tail -f -n +1 "$log" &
+    local tail_pid=$!
+    until curl --output /dev/null --silent --fail "http://0.0.0.0:${port}/health"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "Process died before http://0.0.0.0:${port}/health became ready." >&2
+            kill "$tail_pid" 2>/dev/null || true
+            exit 1
+        fi
+        sleep 1
+    done
+    kill "$tail_pid" 2>/dev/null || true
+}
+
+run_benchmark_serving() {
+    local model="" port="" result_filename="" result_dir="" conc=""
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --model) model="$2"; shift 2 ;;
+            --port) port="$2"; shift 2 ;;
+            --max-concurrency) conc="$2"; shift 2 ;;
+            --result-filename) result_filename="$2"; shift 2 ;;
+            --result-dir) result_dir="$2"; shift 2 ;;
+            *) echo "Unknown parameter: $1"; return 1 ;;
+        esac
+    done
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../utils/bench_serving/benchmark_serving.py" \
+        --model "$model" --backend vllm --base-url "http://0.0.0.0:$port" \
+        --dataset-name random --max-concurrency "$conc" --save-result \
+        --result-dir "$result_dir" --result-filename "$result_filename.json"
+}
+"#;
+
+const SGLANG: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+source "$(dirname "$0")/../../benchmark_lib.sh"
+check_env_vars MODEL TP CONC ISL OSL RESULT_FILENAME RESULT_DIR
+hf download "$MODEL"
+nvidia-smi
+SERVER_LOG="$RESULT_DIR/server.log"
+python3 -m sglang.launch_server \
+  --model-path "$MODEL" \
+  --served-model-name "$MODEL" \
+  --host 0.0.0.0 --port "$PORT" \
+  --trust-remote-code \
+  --tp "$TP" \
+  --context-length "$MAX_MODEL_LEN" \
+  --max-running-requests 8 \
+  --mem-fraction-static 0.85 \
+  --cuda-graph-max-bs "$CONC" \
+  > "$SERVER_LOG" 2>&1 &
+SERVER_PID=$!
+wait_for_server_ready "$PORT" "$SERVER_PID" "$SERVER_LOG"
+run_benchmark_serving --model "$MODEL" --port "$PORT" --max-concurrency "$CONC" \
+  --result-filename "$RESULT_FILENAME" --result-dir "$RESULT_DIR"
+echo "recipe finished after the client step" > "$RESULT_DIR/after-client.txt"
+"#;
+
+const VLLM: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+source "$(dirname "$0")/../../benchmark_lib.sh"
+check_env_vars MODEL TP CONC RESULT_FILENAME RESULT_DIR
+if [[ "$MODEL" != /* ]]; then hf download "$MODEL"; fi
+vllm serve "$MODEL" --host 0.0.0.0 --port "$PORT" \
+  --tensor-parallel-size "$TP" \
+  --max-model-len "$MAX_MODEL_LEN" \
+  --max-num-seqs 4 \
+  --no-enable-prefix-caching > "$RESULT_DIR/server.log" 2>&1 &
+SERVER_PID=$!
+wait_for_server_ready "$PORT" "$SERVER_PID" "$RESULT_DIR/server.log"
+run_benchmark_serving --model "$MODEL" --port "$PORT" --max-concurrency "$CONC" \
+  --result-filename "$RESULT_FILENAME" --result-dir "$RESULT_DIR"
+"#;
+
+fn config(key: &str, image: &str, framework: &str, tp: u32, conc: u32) -> String {
+    format!(
+        "{key}:\n  image: {image}\n  model: Qwen/Qwen3-8B\n  model-prefix: tiny\n  runner: h200\n  precision: bf16\n  framework: {framework}\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - {{ tp: {tp}, conc-list: [{conc}] }}\n"
+    )
+}
+
+/// The InferenceX-layout tree: `configs/master.yaml` (SGLang at v0.5.16, vLLM at v0.27.1),
+/// `configs/new.yaml` (the SGLang config at v0.5.20), runners, library, two recipes.
+fn tree(d: &Path) {
+    let single = d.join("benchmarks/single_node/fixed_seq_len");
+    std::fs::create_dir_all(&single).unwrap();
+    std::fs::create_dir_all(d.join("configs")).unwrap();
+    std::fs::write(d.join("benchmarks/benchmark_lib.sh"), LIB).unwrap();
+    std::fs::write(single.join("tiny_bf16_h200_sglang.sh"), SGLANG).unwrap();
+    std::fs::write(single.join("tiny_bf16_h200_vllm.sh"), VLLM).unwrap();
+    std::fs::write(
+        d.join("configs/master.yaml"),
+        config(
+            "tiny-bf16-h200-sglang",
+            "lmsysorg/sglang:v0.5.16-cu130",
+            "sglang",
+            2,
+            2,
+        ) + &config(
+            "tiny-bf16-h200-vllm",
+            "vllm/vllm-openai:v0.27.1",
+            "vllm",
+            1,
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("configs/new.yaml"),
+        config(
+            "tiny-bf16-h200-sglang",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "sglang",
+            2,
+            2,
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("configs/runners.yaml"),
+        "labels:\n  h200:\n    - h200-test_00\n",
+    )
+    .unwrap();
+}
+
+fn run_args<'a>(catalog: &'a str, keys: &[&'a str], out: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["run"];
+    a.extend_from_slice(keys);
+    a.extend_from_slice(&[
+        "--catalog",
+        catalog,
+        "--runners",
+        "configs/runners.yaml",
+        "--recipes",
+        ".",
+        "--executor",
+        "local",
+        "--simulate",
+        "--no-evals",
+        "--num-prompts",
+        "4",
+        "--warmups",
+        "0",
+        "--isl",
+        "64",
+        "--osl",
+        "16",
+        "--out",
+        out,
+        "--db",
+        "s.db",
+    ]);
+    a
+}
+
+fn attempt(d: &Path, run: &str, key: &str, tp: u32, conc: u32) -> std::path::PathBuf {
+    d.join(format!(
+        "{run}/points/{key}_1k1k_tp{tp}-pp1-dcp1-pcp1-ep1-dpafalse_spec-none_conc{conc}/attempt-1"
+    ))
+}
+
+#[test]
+fn real_recipes_run_under_simulate_and_store_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d);
+    let (rc, out, err) = run_in(
+        d,
+        &run_args(
+            "configs/master.yaml",
+            &["tiny-bf16-h200-sglang", "tiny-bf16-h200-vllm"],
+            "r",
+        ),
+    );
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert_eq!(out.matches(": stored 1 row").count(), 2, "{out}");
+
+    // SGLang: the engine the recipe started, with the recipe's port, TP and model
+    let a = attempt(d, "r", "tiny-bf16-h200-sglang", 2, 2);
+    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
+    let engine = read_json(&a.join("engine.json"));
+    let status = read_json(&a.join("status.json"));
+    assert_eq!(engine["engine"], "sglang");
+    assert_eq!(engine["port"], status["port"], "{engine}");
+    assert_eq!(engine["tp"], 2);
+    assert_eq!(engine["model"], "Qwen/Qwen3-8B");
+    assert_eq!(engine["served_model_name"], "Qwen/Qwen3-8B");
+    assert_eq!(engine["max_running_requests"], 8);
+    assert_eq!(engine["context_length"], 1024 + 1024 + 256);
+    assert!(
+        log.contains("servebench-shim: hf download Qwen/Qwen3-8B: simulated"),
+        "{log}"
+    );
+    // nvidia-smi lists the point's 2 GPUs of the runner's SKU
+    assert_eq!(log.matches("NVIDIA H200").count(), 2, "{log}");
+    // the flags passed the v0.5.16 table (where --cuda-graph-max-bs is still an alias)
+    let server = std::fs::read_to_string(a.join("results/server.log")).unwrap();
+    assert!(
+        server.contains("flags checked against the sglang 0.5.16 table"),
+        "{server}"
+    );
+    // the client step was handed over and returned; the recipe's remaining steps ran
+    assert!(
+        log.contains("servebench-shim: benchmark_serving handed over"),
+        "{log}"
+    );
+    assert!(
+        log.contains("the recipe finished its remaining steps (exit status 0)"),
+        "{log}"
+    );
+    assert!(a.join("results/after-client.txt").is_file());
+    // RESULT_FILENAME.json, where the recipe's --result-dir / --result-filename put it
+    let result_files: Vec<String> = std::fs::read_dir(a.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".json") && n.contains("_conc2_h200-test_00_recipe-"))
+        .collect();
+    assert_eq!(result_files.len(), 1, "{result_files:?}");
+    let r = read_json(&a.join("results").join(&result_files[0]));
+    assert_eq!(r["max_concurrency"], 2, "{r}");
+
+    // vLLM: the positional model, --tensor-parallel-size; no table for v0.27.1, said once
+    let v = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);
+    let engine = read_json(&v.join("engine.json"));
+    assert_eq!(engine["engine"], "vllm");
+    assert_eq!(engine["model"], "Qwen/Qwen3-8B");
+    assert_eq!(engine["max_running_requests"], 4);
+    let server = std::fs::read_to_string(v.join("results/server.log")).unwrap();
+    assert_eq!(
+        server
+            .matches("no vllm flag table for release 0.27.1")
+            .count(),
+        1,
+        "{server}"
+    );
+}
+
+#[test]
+fn a_removed_flag_at_a_newer_image_fails_like_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d);
+    let (rc, out, err) = run_in(
+        d,
+        &run_args("configs/new.yaml", &["tiny-bf16-h200-sglang"], "r"),
+    );
+    assert_ne!(rc, 0, "{out}\n{err}");
+    let argparse = "sglang serve: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill";
+    assert!(out.contains(argparse), "{out}");
+    assert!(out.contains("removed_cli_alias"), "{out}");
+    assert!(!out.contains(": stored"), "{out}");
+    let a = attempt(d, "r", "tiny-bf16-h200-sglang", 2, 2);
+    let server = std::fs::read_to_string(a.join("results/server.log")).unwrap();
+    assert!(server.starts_with("usage: sglang serve [-h]"), "{server}");
+    assert!(server.contains(argparse), "{server}");
+    // the engine never served
+    assert!(!a.join("engine.json").exists());
+}
