@@ -370,7 +370,14 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         if p.dp_attn {
             a.push("--dp-attn".into());
         }
-        if let Some(e) = engine_profile(&p.framework) {
+        // the embedded simulator is the engine the runner started: it speaks vLLM's /metrics
+        // and request fields (the rows keep the catalog's framework through --framework), so
+        // the sweep gets no --engine mismatch warning a `run` user could not act on
+        let profile = match &spec.engine {
+            EngineSpec::Simulator(_) => Some("vllm"),
+            _ => engine_profile(&p.framework),
+        };
+        if let Some(e) = profile {
             push(&mut a, "--engine", e.into());
         }
         if let (Workload::Agentic { duration_s, .. }, Some(t)) = (&p.workload, &m.traces) {

@@ -1054,3 +1054,95 @@ pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
     }
     Ok(lines)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::LocalExecutor;
+    use crate::plan::scenario_point;
+
+    fn opts(d: &Path) -> RunOptions {
+        RunOptions {
+            out: d.join("run"),
+            db: d.join("s.db"),
+            exe: PathBuf::from("/bin/true"),
+            recipes: Some(d.join("recipes")),
+            simulate: true,
+            sim_model: None,
+            runner_nodes: HashMap::new(),
+            partition: None,
+            time_limit_min: None,
+            max_retries: 0,
+            measure: MeasureSpec::default(),
+            ready_timeout_s: 1.0,
+            teardown_grace_s: 1.0,
+            measure_timeout_s: 1.0,
+        }
+    }
+
+    /// Issue 18 item 3: a recipes folder without the recipe aborted the run after point 1
+    /// (`…/points/<id>/result.json.tmp: No such file or directory`); every point is now a
+    /// failed point with its reason, and the run ends with all of them.
+    #[test]
+    fn a_point_that_cannot_start_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("recipes")).unwrap();
+        let plan = vec![
+            scenario_point(),
+            Point {
+                id: "k_agentic_conc4".into(),
+                conc: 4,
+                ..scenario_point()
+            },
+        ];
+        let mut r = Runner::new(opts(d), Box::new(LocalExecutor::new()));
+        let preflight = r.preflight(&plan).unwrap_err().to_string();
+        assert!(
+            preflight.contains("no recipe for point k_agentic_conc1")
+                && preflight.contains("1 more point(s) without a recipe"),
+            "{preflight}"
+        );
+        let s = r.run(plan).unwrap();
+        assert_eq!(s.results.len(), 2);
+        for p in &s.results {
+            assert_eq!(p.state, PointState::Failed);
+            assert!(
+                p.reason().unwrap().contains("no recipe"),
+                "{:?}",
+                p.reason()
+            );
+            assert!(state::point_dir(&s.dir, &p.id)
+                .join("result.json")
+                .is_file());
+        }
+        assert_eq!(s.status, RunStatus::Failed);
+        assert_eq!(s.status.exit_code(), 1);
+    }
+
+    /// Issue 18 "also seen": after Ctrl-C a point never started said `interrupted` in the
+    /// table and `not started` in `run --status`; both say `not started` now.
+    #[test]
+    fn never_started_points_say_not_started() {
+        let mut r = new_result(&scenario_point());
+        r.state = PointState::Interrupted;
+        assert_eq!(r.state_text(), "not started");
+        r.attempts = 1;
+        assert_eq!(r.state_text(), "interrupted");
+        r.state = PointState::Stored;
+        r.invalid = vec!["x".into()];
+        assert_eq!(r.state_text(), "stored · invalid");
+        assert_eq!(r.status(), RunStatus::Invalid);
+        assert_eq!(
+            roll_up(&[r.clone()], false).worst(VerdictOutcome::Regression.status()),
+            RunStatus::Invalid
+        );
+        r.eval_gate = Some(EvalGate {
+            task: "gsm8k".into(),
+            score: Some(0.5),
+            threshold: Some(0.85),
+            passed: false,
+        });
+        assert_eq!(r.status(), RunStatus::EvalFailed);
+    }
+}

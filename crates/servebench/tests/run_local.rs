@@ -228,3 +228,198 @@ fn a_killed_run_resumes_skipping_stored_points() {
     );
     assert_eq!(runs[0]["n_points"], 2, "{runs}");
 }
+
+/// The scenario's catalog and runners copied into `d` (so `run` finds runners.yaml beside it).
+fn scenario(d: &Path) -> std::path::PathBuf {
+    let s = common::shared().join("data/scenario");
+    for f in ["master.yaml", "runners.yaml"] {
+        std::fs::write(d.join(f), std::fs::read(s.join(f)).unwrap()).unwrap();
+    }
+    s
+}
+
+const SCENARIO_KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
+
+/// Issue 18 item 1: the simulated GSM8K eval job scores 43.75 % on 16 documents, under the
+/// 85 % gate. `run` said `status passed` and exited 0 while attempt.md said Failed; now the
+/// table, the status line, `run --status`, `runs` and attempt.md all say it failed, the exit
+/// code is 1, and the attempt comment carries the verdict and the bump's recipe migration
+/// (`--provenance`, item 4).
+#[test]
+fn a_failing_eval_gate_is_never_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = scenario(d);
+    // bump's provenance.json (the recipe flag rename) for the Change line
+    std::fs::create_dir_all(d.join("recipes")).unwrap();
+    for e in std::fs::read_dir(s.join("recipes")).unwrap().flatten() {
+        std::fs::write(
+            d.join("recipes").join(e.file_name()),
+            std::fs::read(e.path()).unwrap(),
+        )
+        .unwrap();
+    }
+    let (code, out, err) = run_in(
+        d,
+        &[
+            "bump",
+            SCENARIO_KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--provenance",
+            s.join("images.json").to_str().unwrap(),
+            "--db",
+            "s.db",
+        ],
+    );
+    assert_eq!(code, 0, "bump: {out}{err}");
+    let (code, out, err) = run_in(
+        d,
+        &[
+            "run",
+            SCENARIO_KEY,
+            "--catalog",
+            "master.yaml",
+            "--simulate",
+            "--evals-only",
+            "--eval-limit",
+            "16",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+            "--baseline",
+            s.join("baseline.json").to_str().unwrap(),
+            "--provenance",
+            "provenance.json",
+        ],
+    );
+    assert_eq!(code, 1, "an eval under its gate fails the run: {out}{err}");
+    assert!(out.contains("stored · eval failed"), "{out}");
+    assert!(out.contains("gsm8k 43.75 % < threshold"), "{out}");
+    assert!(out.contains("status eval failed"), "{out}");
+    assert!(!out.contains("status passed"), "{out}");
+    let (code, st, _) = run_in(d, &["run", "--status", "r"]);
+    assert_eq!(code, 0);
+    assert!(
+        st.contains("stored · eval failed after 1 attempt(s)"),
+        "{st}"
+    );
+    assert!(st.contains("status eval failed"), "{st}");
+    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db"]);
+    assert!(runs.contains("eval failed"), "{runs}");
+    let md = std::fs::read_to_string(d.join("r/attempt.md")).unwrap();
+    assert!(md.contains("**Initial attempt · Failed**"), "{md}");
+    assert!(md.contains("**Verdict:**"), "{md}");
+    assert!(
+        md.contains("renamed `--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode`"),
+        "the bump's recipe migration reaches the Change line: {md}"
+    );
+}
+
+/// Issue 18 item 2: inputs are checked before the first job. A missing --traces folder, a
+/// malformed --baseline, a --change of the wrong kind and a recipes folder without the recipe
+/// each stop the run with one line, and no point directory is made.
+#[test]
+fn inputs_are_checked_before_any_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = scenario(d);
+    std::fs::write(d.join("bad.json"), "{\"points\": [").unwrap();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    let base = s.join("baseline.json");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--traces", "no-such-traces"], "no-such-traces"),
+        (vec!["--baseline", "bad.json"], "bad.json"),
+        (
+            vec![
+                "--baseline",
+                base.to_str().unwrap(),
+                "--change",
+                base.to_str().unwrap(),
+            ],
+            "baseline.json",
+        ),
+        (vec!["--recipes", "empty"], "no recipe for point"),
+    ];
+    for (extra, needle) in cases {
+        let mut a = vec![
+            "run",
+            SCENARIO_KEY,
+            "--catalog",
+            "master.yaml",
+            "--simulate",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+        ];
+        a.extend(extra.iter());
+        let (code, out, err) = run_in(d, &a);
+        assert_ne!(code, 0, "{extra:?}: {out}{err}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(err.trim().lines().count() <= 2, "one clear line: {err}");
+        assert!(
+            !d.join("r/points").exists(),
+            "{extra:?}: a job was started: {out}"
+        );
+    }
+}
+
+/// Issue 18 "also seen": `--conc 32` leaving no point lists the available values; a config
+/// key typo gets a suggestion and a short error, also with the real InferenceX catalog.
+#[test]
+fn filters_and_key_typos_say_what_is_available() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    scenario(d);
+    for c in ["32", "0"] {
+        let (code, _, err) = run_in(
+            d,
+            &[
+                "run",
+                SCENARIO_KEY,
+                "--catalog",
+                "master.yaml",
+                "--simulate",
+                "--conc",
+                c,
+            ],
+        );
+        assert_ne!(code, 0);
+        assert!(
+            err.contains("available: --conc 1 4 8 16"),
+            "--conc {c}: {err}"
+        );
+    }
+    let inferencex = common::shared().join("data/inferencex");
+    let (code, _, err) = run_in(
+        d,
+        &[
+            "run",
+            "dsr1-fp8-h200-sglangg",
+            "--catalog",
+            inferencex.join("nvidia-master.yaml").to_str().unwrap(),
+            "--runners",
+            inferencex.join("runners.yaml").to_str().unwrap(),
+            "--simulate",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("Did you mean 'dsr1-fp8-h200-sglang'?"),
+        "{err}"
+    );
+    assert!(err.len() < 1500, "short error ({} bytes): {err}", err.len());
+    // catalog show finds runners.yaml beside the catalog, as run does
+    let (code, out, err) = run_in(
+        d,
+        &["catalog", "show", SCENARIO_KEY, "--catalog", "master.yaml"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("b200-nscale-slurm_00"), "{out}");
+}

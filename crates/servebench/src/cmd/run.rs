@@ -65,10 +65,6 @@ pub struct Args {
     /// Simulator model preset (default: matched from the catalog model, else qwen3-8b).
     #[arg(long, value_name = "PRESET", requires = "simulate")]
     pub sim_model: Option<String>,
-    /// Simulated engines run this many times faster than real time (wall time = modelled
-    /// time / S); the measured numbers are scaled back to modelled time. Default 1.
-    #[arg(long, value_name = "S", requires = "simulate")]
-    pub sim_speedup: Option<f64>,
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
     #[arg(long)]
     pub dry_run: bool,
