@@ -136,6 +136,8 @@ impl TriageReport {
             .map(|fe| {
                 fe.fields
                     .iter()
+                    // The shell rules' template fields are said by Fix/Next already.
+                    .filter(|(k, _)| !crate::shell::TEMPLATE_FIELDS.contains(&k.as_str()))
                     .map(|(k, v)| format!("{k}: {v}"))
                     .collect::<Vec<_>>()
                     .join(", ")

@@ -255,7 +255,7 @@ pub fn attribute(
                         command_hint(cmd)
                     ),
                     _ => format!(
-                        "install `{cmd}` on the host or put it on the job's PATH{}; under `servebench run --simulate`, check that the command is one the simulation shims (docs/run.md)",
+                        "install `{cmd}` on the host or put it on the job's PATH{}; under `servebench run --simulate` the shims on PATH cover model downloads, engine launches and GPU probes (docs/run.md), and any other command must exist on the host",
                         command_hint(cmd)
                     ),
                 };
@@ -377,6 +377,9 @@ fn with_path(fields: &BTreeMap<String, String>, path: &str) -> BTreeMap<String, 
     f.insert("path".into(), path.to_string());
     f
 }
+
+/// Names of the fields [`template_fields`] adds (used by templates, not listed as extracted).
+pub const TEMPLATE_FIELDS: [&str; 3] = ["at", "layer_reason", "remedy"];
 
 /// The fields [`attribute`] adds for the rows' templates: `at` (where: `line 29 of
 /// /x/recipe.sh`), `layer_reason` and `remedy`.
