@@ -238,3 +238,95 @@ fn a_skipped_change_log_is_said_and_a_missing_recipes_dir_is_an_error() {
         before
     );
 }
+
+/// The recipe's engine flags are checked against the target image's flag table and reported
+/// before the diff: the scenario's `--cuda-graph-max-bs` (deleted in SGLang v0.5.20) with the
+/// argparse text; a recipe the bump cannot edit (a rule-less flag) says the launch will fail; an
+/// image without a table says so once.
+#[test]
+fn bump_reports_removed_engine_flags_first() {
+    let t = setup();
+    let (rc, out, err) = run_scratch(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--no-resolve",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(rc, 0, "{out}\n{err}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("Flags recipes/qwen3.8next_fp4_b200_sglang_mtp.sh: 17 engine flag(s) checked against sglang 0.5.20 (PyPI sglang-0.5.20"),
+        "{out}"
+    );
+    let flag = out
+        .lines()
+        .find(|l| l.starts_with("Flag "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(flag.contains("qwen3.8next_fp4_b200_sglang_mtp.sh:28 [renamed] --cuda-graph-max-bs was deleted in sglang 0.5.20 (it was an alias of --cuda-graph-max-bs-decode in sglang 0.5.19)"), "{flag}");
+    assert!(flag.contains("`sglang serve: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill`"), "{flag}");
+    assert!(
+        flag.ends_with("replaced by this bump's recipe edit"),
+        "{flag}"
+    );
+    let flag_at = out.find("Flag ").unwrap();
+    assert!(flag_at < out.find("--- a/").unwrap(), "{out}");
+
+    // a flag v0.5.20 does not know and no rule edits: the launch will fail, said before anything runs
+    let r = t.path().join("recipes/qwen3.8next_fp4_b200_sglang_mtp.sh");
+    let text = std::fs::read_to_string(&r).unwrap();
+    std::fs::write(
+        &r,
+        text.replace("--max-mamba-cache-size 256", "--enable-nonexistent-thing"),
+    )
+    .unwrap();
+    let (rc, out, _) = run_scratch(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--no-resolve",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("[removed] --enable-nonexistent-thing is not a sglang 0.5.20 flag: `sglang serve: error: unrecognized arguments: --enable-nonexistent-thing` — still in the bumped recipe: its launch will fail"), "{out}");
+
+    // no table for the target's release: said once, nothing passes silently
+    let (rc, out, _) = run_scratch(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "lmsysorg/sglang:v0.5.17-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--no-resolve",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(rc, 0, "{out}");
+    assert_eq!(
+        out.matches("no sglang flag table for release 0.5.17")
+            .count(),
+        1,
+        "{out}"
+    );
+}
