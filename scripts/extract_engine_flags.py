@@ -5,7 +5,9 @@ builds) into the JSON data file read by crates/engineflags.
 Usage:
   pip download sglang==0.5.20 --no-deps -d /tmp/w && unzip -q /tmp/w/*.whl 'sglang/*' -d /tmp/x
   python3 scripts/extract_engine_flags.py sglang /tmp/x 0.5.20 SOURCE > crates/engineflags/tables/sglang-0.5.20.json
-  (vLLM: pip download vllm==V --no-deps --no-binary :all:, unpack the sdist, pass its root)
+  vLLM (pip download vllm==V --no-deps; unzip 'vllm/*.py'; pip install pydantic transformers
+  openai into the venv) does not complete yet: at 0.27.1 its config classes' default factories
+  run code that needs the real torch, so no vLLM table is committed.
 
 The engine's own parser is built (sglang: ServerArgs.add_cli_args on
 argparse.ArgumentParser(prog="sglang serve"); vllm: make_arg_parser on FlexibleArgumentParser)
@@ -126,6 +128,7 @@ def _make_class(name):
             # pydantic's class-level calls on a stood-in BaseModel
             "model_rebuild": classmethod(lambda c, *a, **k: None),
             "model_fields": {},
+            "__class_getitem__": classmethod(lambda c, k: c),
         },
     )
 
@@ -145,7 +148,7 @@ STUBBED = {
     "tiktoken", "blake3", "cbor2", "msgpack", "numba", "ray", "gguf", "mistral_common",
     "cachetools", "cloudpickle", "regex", "yaml", "jinja2", "filelock", "jsonschema",
     "lark", "depyf", "diskcache", "watchfiles", "pyzmq", "setuptools", "vllm_flash_attn",
-    "pydantic_core", "pydantic", "IPython", "datasets", "modelscope", "anthropic", "tilelang", "quack", "apache_tvm_ffi", "tvm_ffi",
+    "pydantic_core", "cpuinfo", "openai_harmony", "pydantic", "IPython", "datasets", "modelscope", "anthropic", "tilelang", "quack", "apache_tvm_ffi", "tvm_ffi",
 }
 
 
@@ -201,7 +204,22 @@ def _nargs(a):
 
 def main():
     engine, root, version, source = sys.argv[1:5]
+    if engine == "vllm":
+        # vLLM derives its flags from pydantic dataclasses: the real pydantic is needed
+        # and transformers' config classes (install: pip install pydantic transformers)
+        STUBBED.difference_update({
+            "pydantic", "pydantic_core", "transformers", "tokenizers", "huggingface_hub",
+            "safetensors", "regex", "yaml", "filelock", "tqdm", "openai",
+        })
     sys.path.insert(0, root)
+    if engine == "vllm":
+        # stood-in types inside pydantic models: validated as "any"
+        from pydantic._internal import _generate_schema
+        from pydantic_core import core_schema
+
+        _generate_schema.GenerateSchema._unknown_type_schema = (
+            lambda self, obj: core_schema.any_schema()
+        )
     sys.meta_path.insert(0, _Finder(engine))
     commit = None
     if engine == "sglang":
