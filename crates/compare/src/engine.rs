@@ -618,6 +618,24 @@ pub fn compare_eval(base: Option<EvalPoint>, cand: Option<EvalPoint>) -> EvalCom
     }
 }
 
+/// A deployment configuration: the identity without topology, workload and concurrency
+/// (hardware, framework, model prefix, precision, speculative decoding, disaggregation,
+/// multinode) — what an InferenceX config key names.
+type ConfigKey = (String, String, String, String, String, bool, bool);
+
+fn config_key(i: &Identity) -> ConfigKey {
+    let m = i.match_key();
+    (
+        m.hw,
+        m.framework,
+        m.model_prefix,
+        m.precision,
+        m.spec_decoding,
+        m.disagg,
+        m.is_multinode,
+    )
+}
+
 /// Compares a candidate run with a baseline run.
 ///
 /// Points of one side with the same match identity are repeats and are merged
@@ -649,7 +667,21 @@ pub fn compare(
             }
         }
     }
-    let unmatched_baseline: Vec<Point> = base_by_key.into_values().collect();
+    let mut unmatched_baseline: Vec<Point> = base_by_key.into_values().collect();
+    // A baseline file holding many configurations (a dashboard capture: 435 rows of 9 GPUs ×
+    // 6 frameworks): its points of configurations the candidate did not run at all are kept
+    // apart (counted, not listed row by row) once some baseline point shares a configuration
+    // with the candidate; when none does, every baseline point stays listed (it shows why
+    // nothing matched).
+    let cand_configs: Vec<ConfigKey> = points.iter().map(|p| config_key(&p.identity)).collect();
+    let shares = |p: &Point| cand_configs.contains(&config_key(&p.identity));
+    let mut baseline_other_configs = Vec::new();
+    if points.iter().any(|p| p.baseline.is_some()) || unmatched_baseline.iter().any(shares) {
+        let (same, other): (Vec<Point>, Vec<Point>) =
+            unmatched_baseline.into_iter().partition(shares);
+        unmatched_baseline = same;
+        baseline_other_configs = other;
+    }
     // The baseline's sources: the run links of the baseline points a candidate matched (the
     // loader's list of every point when none matched, or when the loader gave none).
     let mut baseline = baseline;
@@ -702,6 +734,7 @@ pub fn compare(
         points,
         unmatched_candidate,
         unmatched_baseline,
+        baseline_other_configs,
         evals,
         verdict,
     }

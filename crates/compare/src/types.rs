@@ -567,8 +567,17 @@ pub struct Comparison {
     /// Candidate identities with no baseline (also present in `points` with
     /// `na = NoMatchedBaseline`).
     pub unmatched_candidate: Vec<Identity>,
-    /// Baseline points no candidate matched (never silently dropped).
+    /// Baseline points no candidate matched (never silently dropped), of the configurations
+    /// the candidate ran (hardware, framework, model, precision, spec decoding, disagg,
+    /// multinode); all of them when no baseline point shares a configuration with the
+    /// candidate.
     pub unmatched_baseline: Vec<Point>,
+    /// Baseline points of configurations the candidate did not run at all (a dashboard
+    /// capture's other GPUs and frameworks), kept apart from `unmatched_baseline` so they are
+    /// counted rather than listed row by row; empty unless some baseline point shares a
+    /// configuration with the candidate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_other_configs: Vec<Point>,
     /// Eval rows (candidate rows, plus baseline rows with no candidate).
     pub evals: Vec<EvalComparison>,
     /// Overall verdict: the worst verdict (ordering of [`Verdict`]) over the candidate's point

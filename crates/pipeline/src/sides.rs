@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use servebench_compare::{
-    compare, parse_baseline, CompareOptions, Comparison, EvalPoint, IdentityOverrides, Point,
-    RunInfo, Stat, Verdict,
+    compare, parse_baseline, source_links, BaselineFormat, BaselineImport, CompareOptions,
+    Comparison, EvalPoint, IdentityOverrides, Point, RunInfo, Stat, Verdict,
 };
-use servebench_store::{RunId, Store, StoredRow};
+use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store, StoredRow};
 
 use crate::error::{flag, io, Context, IoOp, PipelineError, Result};
 
@@ -100,6 +100,7 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
                 config_key: run.meta.config_key.clone(),
                 kind: Some(run.kind.as_str().to_string()),
                 endpoint: run.meta.endpoint.clone(),
+                sources: Vec::new(),
             };
         } else {
             info.label.push_str(&format!("+{id}"));
@@ -126,6 +127,7 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
             evals.push(eval.with_context(|| format!("run {id}, eval {}", e.id))?);
         }
     }
+    info.sources = source_links(&points);
     Ok(Side {
         info,
         points,
@@ -162,8 +164,22 @@ fn side_from_file(path: &Path) -> Result<Side> {
     for n in &imp.notes {
         eprintln!("note: {n}");
     }
-    let points = imp
-        .points
+    // A dashboard history capture holds each configuration at several dates: compared from
+    // the file, the newest row of each identity stands for it (stored with `baseline import`,
+    // every run is kept as its own history run).
+    let rows = if imp.format == BaselineFormat::InferencexApi {
+        let (rows, left_out) = imp.latest_per_identity()?;
+        if left_out > 0 {
+            eprintln!(
+                "note: {name}: {left_out} older dashboard rows of the same configuration left out \
+                 (the newest date of each kept; `servebench baseline import` stores every run)"
+            );
+        }
+        rows
+    } else {
+        imp.points.clone()
+    };
+    let points = rows
         .iter()
         .map(Point::from_foreign)
         .collect::<Result<Vec<_>, _>>()?;
@@ -184,6 +200,7 @@ fn side_from_file(path: &Path) -> Result<Side> {
             config_key: imp.config_key.clone(),
             kind: Some("baseline".into()),
             endpoint: None,
+            sources: source_links(&points),
         },
         points,
         evals,
@@ -316,19 +333,23 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
                 })
                 .collect(),
             Verdict::NotComparable | Verdict::CandidateInvalid => {
-                let gates: Vec<String> = p
-                    .gates
-                    .iter()
-                    .filter(|g| g.outcome == servebench_compare::GateOutcome::Failed)
-                    .map(|g| g.message.clone())
-                    .collect();
-                if gates.is_empty() {
+                // the row's reason first (a candidate InferenceX would not accept says why),
+                // then every gate it failed
+                let mut why: Vec<String> =
                     p.na.iter()
                         .map(|r| format!("Δ N/A: {}", r.text()))
-                        .collect()
-                } else {
-                    gates
+                        .collect();
+                for g in &p.gates {
+                    if g.outcome == servebench_compare::GateOutcome::Failed
+                        && !why.iter().any(|w| w.contains(&g.message))
+                    {
+                        why.push(g.message.clone());
+                    }
                 }
+                if p.baseline.is_none() {
+                    why.extend(p.candidate.submission_invalid_text());
+                }
+                why
             }
         };
         out.push(format!("{name}: {} — {}", p.verdict, why.join("; ")));
@@ -340,6 +361,9 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
             b.identity.topology_label(),
             b.identity.conc
         ));
+    }
+    if !c.baseline_other_configs.is_empty() {
+        out.push(other_configs_line(c));
     }
     for e in &c.evals {
         if e.verdict != Verdict::NoChange {
@@ -354,8 +378,37 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
         }
     }
     let code = exit_status(c);
+    // Candidate points InferenceX would not accept: the verdict line says so (with the first
+    // reason), whatever else the comparison found.
+    let not_valid: Vec<&servebench_compare::PointComparison> = c
+        .points
+        .iter()
+        .filter(|p| !p.candidate.submission_invalid.is_empty())
+        .collect();
+    let submission = match not_valid.first() {
+        None => String::new(),
+        Some(first) => format!(
+            " — {} candidate point{} ({}: {})",
+            not_valid.len(),
+            if not_valid.len() == 1 {
+                " is not a valid InferenceX submission"
+            } else {
+                "s are not valid InferenceX submissions"
+            },
+            not_valid
+                .iter()
+                .map(|p| format!("c{}", p.identity.conc))
+                .collect::<Vec<_>>()
+                .join(", "),
+            first
+                .candidate
+                .submission_invalid_text()
+                .unwrap_or_default()
+                .trim_start_matches("not a valid InferenceX submission: ")
+        ),
+    };
     out.push(format!(
-        "Verdict: {}{} (baseline {}, candidate {}, {} latency, gate ±{}%)",
+        "Verdict: {}{} (baseline {}, candidate {}, {} latency, gate ±{}%){submission}",
         c.verdict,
         if code != 0 {
             format!(", exit {code}")
@@ -367,5 +420,158 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
         c.options.stat,
         c.options.gate_pct
     ));
+    if !c.baseline.sources.is_empty() {
+        out.push(format!(
+            "Baseline sources: {}",
+            c.baseline
+                .sources
+                .iter()
+                .map(|s| format!("{} {}", s.name, s.url))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     out
+}
+
+/// One line for the baseline points of configurations the candidate did not run:
+/// `Baseline: 434 points of 119 other configurations not compared (the candidate ran none of
+/// them; e.g. b200 sglang dsr1 fp8)`.
+fn other_configs_line(c: &Comparison) -> String {
+    let mut configs: Vec<String> = c
+        .baseline_other_configs
+        .iter()
+        .map(|p| {
+            let i = &p.identity;
+            format!(
+                "{} {} {} {}{}{}",
+                i.hw,
+                i.framework,
+                i.model_prefix,
+                i.precision,
+                if i.spec_decoding == "none" {
+                    String::new()
+                } else {
+                    format!(" {}", i.spec_decoding)
+                },
+                if i.disagg { " disagg" } else { "" }
+            )
+        })
+        .collect();
+    configs.sort();
+    configs.dedup();
+    let n = c.baseline_other_configs.len();
+    format!(
+        "Baseline: {n} point{} of {} other configuration{} not compared (the candidate ran none \
+         of them; e.g. {})",
+        if n == 1 { "" } else { "s" },
+        configs.len(),
+        if configs.len() == 1 { "" } else { "s" },
+        configs
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// What `servebench baseline import` stored: one run per entry.
+#[derive(Debug, Clone)]
+pub struct ImportedRun {
+    /// The new baseline run.
+    pub run: RunId,
+    /// What was imported into it.
+    pub import: BaselineImport,
+}
+
+/// Imports a baseline file into the store at `db` (created if missing) as runs of kind
+/// `baseline`: one run for InferenceX rows or a baseline table; for InferenceX dashboard API
+/// rows (`/api/v1/benchmarks`, `/benchmarks/history`) one **history run per CI run**
+/// (`run_url`), dated by its rows' `date`, with `source.url` = the run link in its
+/// provenance. `label`: the run label (default: the file name; history runs add ` · <date> ·
+/// run <id>`). Notes of the parse are printed to stderr.
+pub fn import_baseline(
+    db: &Path,
+    file: &Path,
+    ov: &IdentityOverrides,
+    label: Option<&str>,
+) -> Result<Vec<ImportedRun>> {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(io(IoOp::Read, file))?;
+    let imp = parse_baseline(&text, &name, ov)?;
+    for n in &imp.notes {
+        eprintln!("note: {n}");
+    }
+    let base_label = label.map(str::to_string).unwrap_or_else(|| {
+        file.file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.clone())
+    });
+    let history = imp.format == BaselineFormat::InferencexApi;
+    let parts = imp.split_by_run()?;
+    let mut store = Store::open(db)?;
+    let mut out = Vec::new();
+    for part in parts {
+        let url = part
+            .points
+            .first()
+            .and_then(|r| r.as_object().get("run_url"))
+            .and_then(|u| u.as_str())
+            .map(str::to_string);
+        let mut meta = RunMeta::new(RunKind::Baseline);
+        meta.label = Some(if history {
+            let mut l = base_label.clone();
+            if let Some(d) = &part.date {
+                l.push_str(&format!(" · {d}"));
+            }
+            if let Some(id) = url.as_deref().and_then(run_id_of_url) {
+                l.push_str(&format!(" · run {id}"));
+            }
+            l
+        } else {
+            base_label.clone()
+        });
+        meta.image = part.image.clone();
+        meta.config_key = part.config_key.clone();
+        meta.workload = part.workload.clone();
+        meta.topology = part.topology.clone();
+        // A baseline's date is when it was measured: it is the run's time.
+        meta.created_at = part.date.as_ref().map(|d| {
+            if d.len() == 10 {
+                format!("{d}T00:00:00Z")
+            } else {
+                d.clone()
+            }
+        });
+        meta.meta = serde_json::json!({
+            "source_file": std::fs::canonicalize(file).unwrap_or(file.to_path_buf()),
+            "format": part.format,
+            "statistic": part.statistic.map(|s| s.to_string()),
+            "date": part.date,
+            "run_url": url,
+        });
+        let run = store.record_run(&meta)?;
+        store.set_provenance(run, "source.file", &name)?;
+        store.set_provenance(run, "source.format", part.format.label())?;
+        if let Some(u) = &url {
+            store.set_provenance(run, "source.url", u)?;
+        }
+        for p in &part.points {
+            store.add_foreign_point(run, p)?;
+        }
+        for e in &part.evals {
+            store.add_foreign_eval(run, e)?;
+        }
+        store.finish_run(run, RunStatus::Ok)?;
+        out.push(ImportedRun { run, import: part });
+    }
+    Ok(out)
+}
+
+/// `https://github.com/o/r/actions/runs/27213443242/attempts/1` → `27213443242`.
+fn run_id_of_url(url: &str) -> Option<&str> {
+    let rest = url.split("/runs/").nth(1)?;
+    let id = rest.split('/').next()?;
+    (!id.is_empty() && id.chars().all(|c| c.is_ascii_digit())).then_some(id)
 }

@@ -620,6 +620,55 @@ pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
             zh: vec![t("部分点没有匹配：已在表中列出，未做丢弃。")],
         });
     }
+    // Candidate points InferenceX would not accept: said with the reason, not only as a
+    // `Candidate invalid` verdict.
+    for p in &c.points {
+        if let Some(why) = p.candidate.submission_invalid_text() {
+            findings.push(Bilingual {
+                en: vec![t(format!(
+                    "{} · {} · c{}: {why}.",
+                    p.identity.workload_label(),
+                    p.identity.topology_label(),
+                    p.identity.conc
+                ))],
+                zh: vec![t(format!(
+                    "并发 {} 的候选点不是有效的 InferenceX 提交（原因见英文说明），不计算差值。",
+                    p.identity.conc
+                ))],
+            });
+        }
+    }
+    if !c.baseline_other_configs.is_empty() {
+        findings.push(Bilingual {
+            en: vec![t(format!(
+                "The baseline also holds {} point(s) of configurations the candidate did not run; not compared.",
+                c.baseline_other_configs.len()
+            ))],
+            zh: vec![t("基线中还有候选未运行的其他配置的点，未做比较。")],
+        });
+    }
+    if !c.baseline.sources.is_empty() {
+        let links = |sep: &str| {
+            let mut v = Vec::new();
+            for (i, s) in c.baseline.sources.iter().enumerate() {
+                if i > 0 {
+                    v.push(t(sep));
+                }
+                v.push(Span::Link {
+                    text: s.name.clone(),
+                    url: s.url.clone(),
+                });
+            }
+            v
+        };
+        let mut en = vec![t("Baseline sources: ")];
+        en.extend(links(", "));
+        en.push(t("."));
+        let mut zh = vec![t("基线来源：")];
+        zh.extend(links("、"));
+        zh.push(t("。"));
+        findings.push(Bilingual { en, zh });
+    }
     let run_id = c
         .candidate
         .run_id

@@ -12,7 +12,8 @@
 
 use crate::format::{fmt_count, fmt_pct_delta, fmt_pp_delta, fmt_score_pct, fmt_value};
 use crate::model::{
-    Bilingual, Cell, Context, Delta, Document, EvalRow, FailureSummary, Heading, RunRef, Span,
+    Bilingual, Cell, Context, Delta, Document, EvalRow, FailureSummary, Heading, NaReason, RunRef,
+    Span,
 };
 use crate::notes::{self, Note};
 use crate::words;
@@ -119,6 +120,8 @@ pub fn cell_text(c: &Cell) -> String {
     match &c.delta {
         Delta::Pct(d) => format!("{v} ({})", fmt_pct_delta(*d)),
         Delta::Pp(d) => format!("{v} ({})", fmt_pp_delta(*d)),
+        // an invalid candidate's own value is shown, never a delta drawn from it
+        Delta::Na(NaReason::CandidateInvalid(_)) => format!("{v} (Δ N/A)"),
         Delta::None | Delta::Na(_) => v,
     }
 }

@@ -5,7 +5,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell as TCell, CellAlignment, Co
 
 use crate::format::{fmt_pct_delta, fmt_pp_delta};
 use crate::markdown::{eval_samples_text, eval_score_text, rich_md};
-use crate::model::{Cell, Delta, Document, Heading, Tone};
+use crate::model::{Cell, Delta, Document, Heading, NaReason, Tone};
 use crate::notes;
 
 fn color(t: Option<Tone>) -> Option<Color> {
@@ -22,6 +22,7 @@ fn cell(c: &Cell, colored: bool) -> TCell {
             let d = match &c.delta {
                 Delta::Pct(d) => format!(" ({})", fmt_pct_delta(*d)),
                 Delta::Pp(d) => format!(" ({})", fmt_pp_delta(*d)),
+                Delta::Na(NaReason::CandidateInvalid(_)) => " (Δ N/A)".to_string(),
                 _ => String::new(),
             };
             format!("{}{d}", crate::markdown::value_text(v, c.sd))

@@ -390,3 +390,101 @@ fn unmatched_sides_are_labelled_and_notes_are_not_repeated() {
         "{md}"
     );
 }
+
+const S1_API: &str =
+    "data/real-results/raw/S1-ix-app-cypress-528c4146/packages/app/cypress/fixtures/api";
+
+/// `compare --baseline benchmarks.json` on a real capture of the InferenceX dashboard API
+/// (SOURCE.md S1) used to stop with `row 0: missing field tp`; now its rows are baselines.
+#[test]
+fn dashboard_api_capture_is_a_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    // a servebench row of the capture's row 0 configuration: TTFT 190 ms (baseline 172.63)
+    let cand = json!([{
+        "hw": "mi355x", "conc": 4, "image": "lmsysorg/sglang:v0.5.13-rocm700-mi35x",
+        "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+        "framework": "sglang", "precision": "fp4", "spec_decoding": "none", "disagg": false,
+        "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 4, "ep": 1,
+        "dp_attention": "false", "tput_per_gpu": 198.9447984579421,
+        "output_tput_per_gpu": 98.9883650269406, "mean_ttft": 0.190,
+        "mean_tpot": 0.009618676175431115, "benchmark_type": "single_turn", "point_status": "ok"
+    }]);
+    std::fs::write(dir.path().join("cand.json"), cand.to_string()).unwrap();
+    let base = format!("{SHARED}/{S1_API}/benchmarks.json");
+    let o = output_in(
+        dir.path(),
+        &["compare", "--baseline", &base, "--candidate", "cand.json"],
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    assert!(!s.contains("missing field"), "{s}");
+    assert!(
+        s.contains("1k/1k · TP4/EP1 · c4: regression — TTFT ms +10.1%"),
+        "{s}"
+    );
+    assert!(s.contains("190 (+10.1%)"), "{s}");
+    // same configuration, other topologies/workloads: listed; other GPUs/frameworks: counted
+    assert!(
+        s.contains("1k/1k · TP8/EP1 · c8: baseline point with no candidate"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Baseline: 424 points of 60 other configurations not compared"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("gb200"),
+        "other GPUs are not listed row by row: {s}"
+    );
+    assert!(
+        s.contains(
+            "Baseline sources: API 1 https://github.com/SemiAnalysisAI/InferenceX/actions/runs/27213443242/attempts/1"
+        ),
+        "{s}"
+    );
+}
+
+/// An AgentX point InferenceX would not accept (`agentx_submission_valid: false`, context
+/// overflow over 1 %) against the real CI aggregate it repeats (S7): compared, but the
+/// verdict says why it is not a valid submission and its cells give no delta.
+#[test]
+fn invalid_agentx_submission_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!(
+        "{SHARED}/data/real-results/raw/S7-ix-kimik2.7-mi355x-agentic/tp8_sweep_29337493492/kimik2.7_tp8_conc16_kvdram-lmcache_fp4_vllm_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc16_mi355x-amds_01.json"
+    );
+    let mut cand: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    // TTFT +20 %: a regression if the point were valid
+    cand["request_metrics"]["latency"]["ttft"]["mean"] = json!(33.72351 * 1.2);
+    cand["agentx_submission_valid"] = json!(false);
+    cand["agentx_submission_invalid_reasons"] = json!(["context_overflow_rate_exceeded"]);
+    std::fs::write(dir.path().join("inv.json"), json!([cand]).to_string()).unwrap();
+    let o = output_in(
+        dir.path(),
+        &["compare", "--baseline", &base, "--candidate", "inv.json"],
+    );
+    let s = out(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "candidate invalid, not regression: {s}"
+    );
+    assert!(
+        s.contains(
+            "AgentX · TP8/EP1 · c16: candidate_invalid — Δ N/A: invalid: not a valid InferenceX \
+             submission: more than 1 % of the profiling requests were rejected as longer than \
+             the server's context (context_overflow_rate_exceeded)"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("Verdict: candidate_invalid, exit 3")
+            && s.contains(
+                "— 1 candidate point is not a valid InferenceX submission (c16: more than 1 %"
+            ),
+        "{s}"
+    );
+    // 33.72351 s × 1.2 = 40,468.21 ms, shown without the +20.0 % of the invalid run
+    assert!(s.contains("40,468.21 (Δ N/A)"), "{s}");
+    assert!(!s.contains("+20.0%"), "{s}");
+}

@@ -288,3 +288,78 @@ fn simulated_run_is_labelled_simulated() {
         "html"
     );
 }
+
+/// Reports against real InferenceX captures (SOURCE.md S1, S7): an AgentX point InferenceX
+/// would not accept says why, with `Δ N/A` in its cells; a dashboard-API baseline cites its
+/// run as `API 1`.
+#[test]
+fn report_on_real_captures_says_why_and_cites_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/real-results/raw"
+    );
+    let s7 = format!(
+        "{raw}/S7-ix-kimik2.7-mi355x-agentic/tp8_sweep_29337493492/kimik2.7_tp8_conc16_kvdram-lmcache_fp4_vllm_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc16_mi355x-amds_01.json"
+    );
+    let mut cand: Value = serde_json::from_str(&std::fs::read_to_string(&s7).unwrap()).unwrap();
+    cand["request_metrics"]["latency"]["ttft"]["mean"] = json!(33.72351 * 1.2);
+    cand["agentx_submission_valid"] = json!(false);
+    cand["agentx_submission_invalid_reasons"] = json!(["context_overflow_rate_exceeded"]);
+    std::fs::write(dir.path().join("inv.json"), json!([cand]).to_string()).unwrap();
+    let (code, md, err) = run_in(
+        dir.path(),
+        &["report", "inv.json", "--baseline", &s7, "--lang", "en"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.starts_with("**Benchmark report · Candidate invalid**"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| 16 | 2,884.89 (Δ N/A) | 26.38 (Δ N/A) | 40,468.21 (Δ N/A) | 72.11 (Δ N/A) |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "AgentX · TP8/EP1 · c16: not a valid InferenceX submission: more than 1 % of the \
+             profiling requests were rejected as longer than the server's context \
+             (context_overflow_rate_exceeded)."
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("+20.0%"), "{md}");
+
+    let base = format!(
+        "{raw}/S1-ix-app-cypress-528c4146/packages/app/cypress/fixtures/api/benchmarks.json"
+    );
+    let row = json!([{
+        "hw": "mi355x", "conc": 4, "image": "lmsysorg/sglang:v0.5.13-rocm700-mi35x",
+        "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+        "framework": "sglang", "precision": "fp4", "spec_decoding": "none", "disagg": false,
+        "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 4, "ep": 1,
+        "dp_attention": "false", "tput_per_gpu": 198.9447984579421,
+        "output_tput_per_gpu": 98.9883650269406, "mean_ttft": 0.190,
+        "mean_tpot": 0.009618676175431115, "benchmark_type": "single_turn", "point_status": "ok"
+    }]);
+    std::fs::write(dir.path().join("cand.json"), row.to_string()).unwrap();
+    let (code, md, err) = run_in(
+        dir.path(),
+        &["report", "cand.json", "--baseline", &base, "--lang", "en"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.contains("| 1k/1k · TP4/EP1 · c4 | 198.94 (+0.0%) | 98.99 (+0.0%) | 190 (+10.1%) | 9.62 (+0.0%) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Baseline sources: [API 1](https://github.com/SemiAnalysisAI/InferenceX/actions/runs/27213443242/attempts/1)."),
+        "{md}"
+    );
+    assert!(
+        md.contains("The baseline also holds 424 point(s) of configurations the candidate did not run; not compared."),
+        "{md}"
+    );
+}

@@ -184,3 +184,86 @@ fn runs_table_shortens_the_simulator_endpoint() {
         "{ep}"
     );
 }
+
+/// A real capture of the InferenceX dashboard's `/benchmarks/history` (SOURCE.md S1): every CI
+/// run becomes its own stored baseline run, dated, with its run link, and compare cites it.
+#[test]
+fn dashboard_history_imports_one_run_per_ci_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!(
+        "{SHARED}/data/real-results/raw/S1-ix-app-cypress-528c4146/packages/app/cypress/fixtures/api/benchmarks-history.json"
+    );
+    let o = output_in(dir.path(), &["baseline", "import", &file, "--db", "h.db"]);
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
+    assert!(o.status.success(), "{out}{err}");
+    // 1,462 rows of 133 CI runs (run URLs), oldest first
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 133, "{out}");
+    assert!(
+        lines[0].starts_with("imported baseline run 1 from ")
+            && lines[0].contains(
+                "(InferenceX dashboard API rows) into h.db: 3 points, 0 evals · 2025-12-05"
+            ),
+        "{}",
+        lines[0]
+    );
+    let s = servebench_store::Store::open(dir.path().join("h.db")).unwrap();
+    let runs = s.list_runs(None, None).unwrap();
+    assert_eq!(runs.len(), 133);
+    assert_eq!(
+        runs.iter().map(|r| r.n_points).sum::<u64>(),
+        1462,
+        "every history row stored"
+    );
+    // run 27213443242 (2026-06-11): 6 mi355x sglang fp4 points
+    let url = "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/27213443242/attempts/1";
+    let r = runs
+        .iter()
+        .find(|r| r.meta.meta["run_url"] == url)
+        .expect("the run is stored");
+    assert_eq!(r.id.0, 132);
+    assert_eq!(r.n_points, 6);
+    assert_eq!(r.created_at, "2026-06-11T00:00:00Z");
+    assert_eq!(
+        r.meta.label.as_deref(),
+        Some("benchmarks-history.json · 2026-06-11 · run 27213443242")
+    );
+    let prov = s.provenance(r.id).unwrap();
+    assert!(
+        prov.contains(&("source.url".to_string(), url.to_string())),
+        "{prov:?}"
+    );
+
+    // compared with a servebench row of its mi355x/sglang/dsr1/fp4 TP4 c4 point: matched,
+    // the run cited as API 1
+    let cand = serde_json::json!([{
+        "hw": "mi355x", "conc": 4, "image": "lmsysorg/sglang:v0.5.13-rocm700-mi35x",
+        "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+        "framework": "sglang", "precision": "fp4", "spec_decoding": "none", "disagg": false,
+        "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 4, "ep": 1,
+        "dp_attention": "false", "tput_per_gpu": 198.9447984579421 * 1.02,
+        "output_tput_per_gpu": 98.9883650269406, "median_ttft": 0.10217383736744523,
+        "benchmark_type": "single_turn", "point_status": "ok"
+    }]);
+    std::fs::write(dir.path().join("cand.json"), cand.to_string()).unwrap();
+    let (code, out, err) = run_in(
+        dir.path(),
+        &[
+            "compare",
+            "--baseline",
+            "132",
+            "--candidate",
+            "cand.json",
+            "--db",
+            "h.db",
+            "--stat",
+            "median",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("202.92 (+2.0%)"), "{out}");
+    assert!(
+        out.contains(&format!("Baseline sources: API 1 {url}")),
+        "{out}"
+    );
+}
