@@ -48,6 +48,9 @@ impl std::fmt::Debug for Simulator {
 pub struct Target {
     endpoint: Endpoint,
     sim: Option<Simulator>,
+    /// Time scale of a remote endpoint that is a servebench simulator started elsewhere with
+    /// `--speedup` ([`Target::remote_scaled`]); 1 for any other endpoint.
+    remote_scale: f64,
 }
 
 impl Target {
@@ -56,6 +59,18 @@ impl Target {
         Target {
             endpoint,
             sim: None,
+            remote_scale: 1.0,
+        }
+    }
+
+    /// A remote endpoint that is a servebench simulator running `speedup` times faster than
+    /// real time (`servebench sim --speedup`, as `servebench run --simulate --sim-speedup`
+    /// starts it): [`Target::time_scale`] is `speedup`, so reported times are modelled time.
+    pub fn remote_scaled(endpoint: Endpoint, speedup: f64) -> Target {
+        Target {
+            endpoint,
+            sim: None,
+            remote_scale: speedup,
         }
     }
 
@@ -75,6 +90,7 @@ impl Target {
         let endpoint = Endpoint::new(&server.base_url(), None, &crate::TlsConfig::default())?;
         Ok(Target {
             endpoint,
+            remote_scale: 1.0,
             sim: Some(Simulator {
                 describe: server.describe(),
                 model,
@@ -100,9 +116,9 @@ impl Target {
     }
 
     /// Factor from wall time to reported (modelled) time: the simulator's speedup, 1 for an
-    /// endpoint. Reported latencies are multiplied by it, throughputs divided.
+    /// endpoint (the given speedup for [`Target::remote_scaled`]). Reported latencies are multiplied by it, throughputs divided.
     pub fn time_scale(&self) -> f64 {
-        self.sim.as_ref().map_or(1.0, |s| s.speedup)
+        self.sim.as_ref().map_or(self.remote_scale, |s| s.speedup)
     }
 
     /// One line for reports: `endpoint URL`, or the simulator's description.

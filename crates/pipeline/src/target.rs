@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use servebench_endpoint::{answer_book, CancelToken, Endpoint, Readiness, SimOptions};
 
-use crate::error::{flag, Result};
+use crate::error::Result;
 use crate::observe::Console;
 use crate::plan::{SweepPlan, DEFAULT_SIM_SPEEDUP};
 
@@ -38,12 +38,13 @@ impl Target {
     ) -> Result<Target> {
         let inner = match endpoint {
             Some(ep) => {
-                if plan.sim.speedup.is_some() {
-                    return Err(flag!(
-                        "--sim-speedup applies only to the embedded simulator (no --endpoint)"
-                    ));
-                }
-                let t = servebench_endpoint::Target::remote(ep);
+                // With --endpoint, --sim-speedup says the endpoint is a servebench simulator
+                // started with that --speedup (`servebench run --simulate --sim-speedup`):
+                // wall times are scaled back to modelled time as for the embedded one.
+                let t = match plan.sim.speedup {
+                    Some(s) => servebench_endpoint::Target::remote_scaled(ep, s),
+                    None => servebench_endpoint::Target::remote(ep),
+                };
                 t.wait_ready(&Readiness::seconds(plan.ready_timeout_s), cancel)
                     .await?;
                 t

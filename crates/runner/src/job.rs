@@ -380,6 +380,13 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         if let Some(e) = profile {
             push(&mut a, "--engine", e.into());
         }
+        if let EngineSpec::Simulator(SimSetup {
+            speedup: Some(x), ..
+        }) = &spec.engine
+        {
+            // the simulator runs x times faster than real time: the sweep scales back
+            push(&mut a, "--sim-speedup", x.to_string());
+        }
         if let (Workload::Agentic { duration_s, .. }, Some(t)) = (&p.workload, &m.traces) {
             // an AgentX replay takes its lengths, counts and pacing from the traces: the
             // fixed-sequence flags are refused with it

@@ -80,6 +80,10 @@ pub struct SimSetup {
     pub tp: u32,
     /// What could not be modelled exactly.
     pub notes: Vec<String>,
+    /// Wall time = modelled time / speedup (`run --sim-speedup`); `None`: real time. The
+    /// point's sweep gets the same factor and reports modelled time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<f64>,
 }
 
 /// The simulator for a point; `model_override` replaces the model preset.
@@ -132,6 +136,7 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
         model,
         tp: p.tp,
         notes,
+        speedup: None,
     }
 }
 
@@ -151,6 +156,10 @@ pub fn sim_argv(exe: &Path, s: &SimSetup, port: u16, answers: bool) -> Vec<Strin
         "--port".into(),
         port.to_string(),
     ];
+    if let Some(x) = s.speedup {
+        v.push("--speedup".into());
+        v.push(x.to_string());
+    }
     if answers {
         v.push("--sim-answers".into());
         v.push("175b_verification".into());

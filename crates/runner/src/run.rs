@@ -13,7 +13,7 @@ use crate::executor::{kill_engine_of, Executor, JobHandle, JobState};
 use crate::failure::{one_line, should_retry, triage_log};
 use crate::job::{read_status, EngineSpec, JobSpec, MeasureSpec};
 use crate::plan::Point;
-use crate::recipe::{job_script, resolve_recipe, runner_name, sim_setup, ScriptInput};
+use crate::recipe::{job_script, resolve_recipe, runner_name, sim_setup, ScriptInput, SimSetup};
 use crate::signal;
 use crate::state::{self, RunState};
 use crate::status::{invalid_words, EvalGate, RunStatus, VerdictOutcome};
@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub simulate: bool,
     /// Simulator model preset override.
     pub sim_model: Option<String>,
+    /// Simulated engines run this many times faster than real time (`--sim-speedup`; the
+    /// sweep scales back to modelled time). `None`: real time.
+    pub sim_speedup: Option<f64>,
     /// Runner label → runner names (`runners.yaml` labels).
     pub runner_nodes: HashMap<String, Vec<String>>,
     /// Slurm partition.
@@ -267,7 +270,10 @@ impl Runner {
                     .map_err(|e| RunnerError::io(dir, e))?,
                 sim,
             }),
-            (None, Some(s)) => Ok(EngineSpec::Simulator(s)),
+            (None, Some(s)) => Ok(EngineSpec::Simulator(SimSetup {
+                speedup: self.opts.sim_speedup,
+                ..s
+            })),
             (None, None) => Err(RunnerError::Invalid(
                 "--recipes DIR is needed to start real engines (or --simulate)".into(),
             )),
@@ -295,6 +301,20 @@ impl Runner {
                     missing.len() - 1
                 )
             }));
+        }
+        if let Some(x) = self.opts.sim_speedup {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(RunnerError::Invalid(format!(
+                    "--sim-speedup {x}: must be a number > 0"
+                )));
+            }
+            if !self.opts.simulate || self.opts.recipes.is_some() {
+                return Err(RunnerError::Invalid(
+                    "--sim-speedup applies to --simulate without --recipes (the runner starts \
+                     the simulator itself)"
+                        .into(),
+                ));
+            }
         }
         if let Some(t) = &self.opts.measure.traces {
             if !t.exists() {
@@ -1069,6 +1089,7 @@ mod tests {
             recipes: Some(d.join("recipes")),
             simulate: true,
             sim_model: None,
+            sim_speedup: None,
             runner_nodes: HashMap::new(),
             partition: None,
             time_limit_min: None,

@@ -65,6 +65,15 @@ pub struct Args {
     /// Simulator model preset (default: matched from the catalog model, else qwen3-8b).
     #[arg(long, value_name = "PRESET", requires = "simulate")]
     pub sim_model: Option<String>,
+    /// Simulated engines run S times faster than real time (wall time = modelled time / S);
+    /// each point's sweep scales its numbers back to modelled time. Default: real time.
+    #[arg(
+        long,
+        value_name = "S",
+        requires = "simulate",
+        conflicts_with = "recipes"
+    )]
+    pub sim_speedup: Option<f64>,
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
     #[arg(long)]
     pub dry_run: bool,
@@ -228,6 +237,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         recipes: args.recipes.clone(),
         simulate: args.simulate,
         sim_model: args.sim_model.clone(),
+        sim_speedup: args.sim_speedup,
         runner_nodes: runners
             .labels
             .iter()
