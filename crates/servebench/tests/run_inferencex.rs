@@ -292,3 +292,48 @@ fn a_removed_flag_at_a_newer_image_fails_like_the_engine() {
     // the engine never served
     assert!(!a.join("engine.json").exists());
 }
+
+fn slurm_up() -> bool {
+    let ok = std::process::Command::new("sinfo")
+        .args(["-h", "-o", "%T"])
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if !ok && std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+        panic!("Slurm is not running (start it with scripts/services/slurm.sh)");
+    }
+    if !ok {
+        eprintln!("skipped: Slurm is not running (scripts/services/slurm.sh)");
+    }
+    ok
+}
+
+/// The same tree on the CI's Slurm (one job per point, `sbatch --gpus`): the recipe runs inside
+/// the Slurm job with its shims, the engine gets the recipe's port and TP, rows are stored.
+#[test]
+fn real_recipes_run_under_simulate_on_slurm() {
+    if !slurm_up() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d);
+    let mut args = run_args("configs/master.yaml", &["tiny-bf16-h200-sglang"], "r");
+    let i = args.iter().position(|a| *a == "local").unwrap();
+    args[i] = "slurm";
+    let (rc, out, err) = run_in(d, &args);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(out.contains("(slurm job "), "{out}");
+    assert!(out.contains(": stored 1 row"), "{out}");
+    let a = attempt(d, "r", "tiny-bf16-h200-sglang", 2, 2);
+    let engine = read_json(&a.join("engine.json"));
+    let status = read_json(&a.join("status.json"));
+    assert_eq!(engine["port"], status["port"], "{engine}");
+    assert_eq!(engine["tp"], 2);
+    assert_eq!(engine["model"], "Qwen/Qwen3-8B");
+    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
+    assert!(
+        log.contains("the recipe finished its remaining steps (exit status 0)"),
+        "{log}"
+    );
+    assert!(a.join("results/after-client.txt").is_file());
+}
