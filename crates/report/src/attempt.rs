@@ -526,6 +526,47 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
     attempt_document(a, columns, rows, evals, curves)
 }
 
+/// The baseline line of an attempt whose baseline cites sources (InferenceX dashboard API
+/// rows), as the scenario's PR writes it: `Baseline: 2026-06-11 · `image` · 1k/1k · TP4/EP1 ·
+/// Mean latency · Sources: API 1, API 2` with each source a link. `None` without sources.
+fn baseline_sources_line(b: &BaselineTable) -> Option<Bilingual> {
+    if b.sources.is_empty() {
+        return None;
+    }
+    let stat = {
+        let mut c = b.statistic.chars();
+        match c.next() {
+            Some(f) => format!("{}{} latency", f.to_uppercase(), c.as_str()),
+            None => "Mean latency".into(),
+        }
+    };
+    let line = |head: &str, src: &str, sep: &str| {
+        let mut v = vec![
+            t(format!("{head}{} · ", b.date)),
+            code(b.image.clone()),
+            t(format!(
+                " · {} · {} · {stat} · {src}",
+                b.workload,
+                b.topology.label()
+            )),
+        ];
+        for (i, s) in b.sources.iter().enumerate() {
+            if i > 0 {
+                v.push(t(sep));
+            }
+            v.push(Span::Link {
+                text: s.name.clone(),
+                url: s.url.clone(),
+            });
+        }
+        v
+    };
+    Some(Bilingual {
+        en: line("Baseline: ", "Sources: ", ", "),
+        zh: line("基线：", "来源：", "、"),
+    })
+}
+
 fn attempt_document(
     a: &AttemptInput,
     columns: Vec<Metric>,
@@ -546,6 +587,7 @@ fn attempt_document(
     if let Some(c) = &a.comparison {
         findings.insert(0, verdict_finding(c));
     }
+    findings.extend(a.baseline.as_ref().and_then(baseline_sources_line));
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: a

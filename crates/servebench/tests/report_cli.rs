@@ -363,3 +363,81 @@ fn report_on_real_captures_says_why_and_cites_sources() {
         "{md}"
     );
 }
+
+/// The attempt comment against dashboard API rows (SOURCE.md S1: b200 sglang dsr1 fp8 TP8
+/// 8k/1k, three points of three CI runs) cites them as the scenario's PR does: `Sources: API
+/// 1, API 2, API 3`, each a link to its run.
+#[test]
+fn attempt_against_dashboard_rows_cites_api_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/real-results/raw"
+    );
+    let all: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{raw}/S1-ix-app-cypress-528c4146/packages/app/cypress/fixtures/api/benchmarks.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let rows: Vec<Value> = all
+        .into_iter()
+        .filter(|r| {
+            r["hardware"] == "b200"
+                && r["framework"] == "sglang"
+                && r["precision"] == "fp8"
+                && r["spec_method"] == "none"
+                && r["decode_tp"] == 8
+                && r["isl"] == 8192
+                && r["osl"] == 1024
+                && r["disagg"] == false
+        })
+        .collect();
+    assert_eq!(rows.len(), 3);
+    std::fs::write(dir.path().join("api.json"), json!(rows).to_string()).unwrap();
+    // the candidate repeats the baseline's numbers
+    let cand: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let m = &r["metrics"];
+            json!({
+                "hw": "b200", "conc": r["conc"], "image": "lmsysorg/sglang:v0.5.20-cu130",
+                "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+                "framework": "sglang", "precision": "fp8", "spec_decoding": "none",
+                "disagg": false, "isl": 8192, "osl": 1024, "is_multinode": false, "tp": 8,
+                "ep": r["decode_ep"], "dp_attention": "false",
+                "tput_per_gpu": m["tput_per_gpu"], "output_tput_per_gpu": m["output_tput_per_gpu"],
+                "mean_ttft": m["mean_ttft"], "mean_tpot": m["mean_tpot"],
+                "benchmark_type": "single_turn", "point_status": "ok"
+            })
+        })
+        .collect();
+    std::fs::write(dir.path().join("cand.json"), json!(cand).to_string()).unwrap();
+    let (code, md, err) = run_in(
+        dir.path(),
+        &[
+            "attempt",
+            "--baseline",
+            "api.json",
+            "--candidate",
+            "cand.json",
+            "--lang",
+            "en",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let run = "https://github.com/SemiAnalysisAI/InferenceX/actions/runs";
+    assert!(
+        md.contains(&format!(
+            "Baseline: 2026-05-22 · `unknown image` · 8k/1k · TP8/EP1 · Mean latency · Sources: \
+             [API 1]({run}/26306422380/attempts/1), [API 2]({run}/19449195765/attempts/4), \
+             [API 3]({run}/20621824084/attempts/1)"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 8k/1k · TP8/EP1 · c1 | 16.18 (+0.0%) |"),
+        "{md}"
+    );
+}
