@@ -653,7 +653,7 @@ fn verdict_finding(c: &servebench_compare::Comparison) -> Bilingual {
         en: vec![
             Span::Bold("Verdict:".into()),
             t(format!(
-                " {en} (as `servebench compare` against {}, {} latency, gate ±{}%).",
+                " {en}, as `servebench compare` says against {} ({} latency, ±{} % gate).",
                 c.baseline.label, c.options.stat, c.options.gate_pct
             )),
         ],
