@@ -1124,7 +1124,21 @@ impl Identity {
 }
 
 /// Flattens an AgentX aggregate's `request_metrics` into agg-row keys (seconds, tok/s/GPU).
-fn flatten_agentic(m: &Map<String, Value>, values: &mut Metrics) {
+/// The AgentX trace dataset label of a row: its `dataset` string, or the first of the
+/// `dataset` block's `name`, `hf_dataset_name`, `loader`, `source`, `source_type`.
+pub(crate) fn dataset_of(m: &Map<String, Value>) -> Option<String> {
+    match m.get("dataset") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Object(d)) => ["name", "hf_dataset_name", "loader", "source", "source_type"]
+            .iter()
+            .find_map(|k| get_str(d, k)),
+        _ => None,
+    }
+}
+
+/// Flattens an AgentX aggregate (its `request_metrics` and `server_metrics` blocks) into
+/// agg-row keys; keys already present are kept.
+pub(crate) fn flatten_agentic(m: &Map<String, Value>, values: &mut Metrics) {
     let rm = match m.get("request_metrics").and_then(Value::as_object) {
         Some(rm) => rm,
         None => return,
@@ -1328,6 +1342,11 @@ impl Point {
         if agentic {
             flatten_agentic(m, &mut values);
         }
+        // a servebench AgentX row carries its aggregate under `agentx` (as Point::from_agg reads)
+        let agentx = m.get("agentx").and_then(Value::as_object);
+        if let Some(ax) = agentx {
+            flatten_agentic(ax, &mut values);
+        }
         let mut total = get_u64(m, "num_requests_total")?;
         let ok = get_u64(m, "num_requests_successful")?;
         // An AgentX aggregate's `num_requests_total` counts the warmup requests too (S7: 1,607
@@ -1381,15 +1400,7 @@ impl Point {
                 .collect(),
             _ => BTreeMap::new(),
         };
-        let dataset = match m.get("dataset") {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Object(d)) => {
-                ["name", "hf_dataset_name", "loader", "source", "source_type"]
-                    .iter()
-                    .find_map(|k| get_str(d, k))
-            }
-            _ => None,
-        };
+        let dataset = dataset_of(m).or_else(|| agentx.and_then(dataset_of));
         let only_stat = get_str(m, "statistic").and_then(|s| Stat::parse(&s));
         Ok(Point {
             identity,

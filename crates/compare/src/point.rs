@@ -11,8 +11,8 @@ use servebench_contracts::agg::STAT_PREFIXES;
 use servebench_contracts::{AggRow, EvalRow};
 
 use crate::import::{
-    bool_of, f64_of, sort_open_keys, str_of, submission_invalid_of, SUBMISSION_REASONS_KEY,
-    SUBMISSION_VALID_KEY,
+    bool_of, dataset_of, f64_of, flatten_agentic, sort_open_keys, str_of, submission_invalid_of,
+    SUBMISSION_REASONS_KEY, SUBMISSION_VALID_KEY,
 };
 use crate::{
     normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metric, Metrics, Parallelism, Point,
@@ -215,6 +215,12 @@ impl Point {
             serde_json::to_value(&row.failure_reasons).expect("a map of counts serialises"),
         );
         sort_open_keys(&row.extra, &mut values, &mut extra);
+        // An AgentX point's aggregate (`agentx`, the agentx.json body): its blocks under the
+        // flat agg_bmk names, as for a foreign aggregate, and its dataset
+        let agentx = row.extra.get("agentx").and_then(Value::as_object);
+        if let Some(ax) = agentx {
+            flatten_agentic(ax, &mut values);
+        }
         let api = match row.api.as_str() {
             "completions" => ApiKind::Completions,
             "chat" => ApiKind::Chat,
@@ -227,7 +233,7 @@ impl Point {
             status: row.point_status,
             api: Some(api),
             endpoint: Some(row.endpoint.clone()),
-            dataset: None,
+            dataset: agentx.and_then(dataset_of),
             only_stat: None,
             num_requests_total: Some(row.num_requests_total),
             num_requests_successful: Some(row.num_requests_successful),

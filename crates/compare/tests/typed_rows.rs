@@ -135,12 +135,28 @@ fn servebench_agg_rows_read_as_their_json() {
         .insert("scenario_type".into(), json!("agentic-coding"));
     r.extra
         .insert("agentx_submission_valid".into(), json!(true));
-    r.extra.insert("agentx".into(), json!({"num_sessions": 3}));
+    let ax = json!({
+        "dataset": {"source_type": null, "hf_dataset_name": "semianalysisai/cc-traces"},
+        "request_metrics": {"qps": {"mean": 0.5}, "cache": {"theoretical_cache_hit_rate": 0.9}},
+        "server_metrics": {"tokens": {"prompt_total": 1000,
+            "prompt_by_source": {"raw": {"local_compute": 10, "local_cache_hit": null}}}}
+    });
+    r.extra.insert("agentx".into(), ax.clone());
     let p = same_point(&r);
     assert_eq!(p.identity.benchmark_type, BenchmarkType::AgenticTraces);
     assert_eq!(p.identity.isl, None);
     assert_eq!(p.api, Some(ApiKind::Chat));
-    assert_eq!(p.extra["agentx"], json!({"num_sessions": 3}));
+    assert_eq!(p.extra["agentx"], ax);
+    // compare reads the aggregate's blocks (agentx.json keys) under the agg_bmk names
+    assert_eq!(p.dataset.as_deref(), Some("semianalysisai/cc-traces"));
+    assert_eq!(p.values["mean_qps"], 0.5);
+    assert_eq!(p.values["theoretical_cache_hit_rate"], 0.9);
+    assert_eq!(p.values["total_prompt_tokens"], 1000.0);
+    assert_eq!(p.values["prompt_tokens_raw_local_compute"], 10.0);
+    assert!(
+        !p.values.contains_key("prompt_tokens_raw_local_cache_hit"),
+        "null is no value"
+    );
 
     // an interrupted point, and a failed one
     for s in [PointStatus::Interrupted, PointStatus::Failed] {
