@@ -255,7 +255,9 @@ fn inferencex_golden_agg_rows() {
     assert!(c.points[0].baseline.is_some());
     assert_eq!(c.points[0].metrics[0].delta.pct, Some(10.0));
     assert_eq!(c.points[0].metrics[0].verdict, Verdict::Improvement);
-    assert_eq!(c.unmatched_baseline.len(), 3);
+    // the other three goldens are other configurations: kept, counted apart
+    assert_eq!(c.unmatched_baseline.len(), 0);
+    assert_eq!(c.baseline_other_configs.len(), 3);
 }
 
 /// An AgentX aggregate row in the §5.8 shape (hand-written; values chosen to check mapping).
@@ -589,7 +591,10 @@ fn dashboard_history_is_history_and_compare_matches_the_latest_capture() {
     let ttft = p.metrics.iter().find(|m| m.metric == Metric::Ttft).unwrap();
     close(ttft.baseline, 102.17383736744523);
     assert_eq!(p.verdict, Verdict::NoChange);
-    assert_eq!(c.unmatched_baseline.len(), 496);
+    // 496 unmatched: 9 of the candidate's configuration (other TP/ISL/OSL/conc) are listed,
+    // 487 of other GPUs/frameworks/precisions are kept apart
+    assert_eq!(c.unmatched_baseline.len(), 9);
+    assert_eq!(c.baseline_other_configs.len(), 487);
     assert_eq!(
         c.baseline.sources.len(),
         1,
