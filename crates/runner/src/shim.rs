@@ -566,8 +566,7 @@ pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i
         }),
         _ => step.result_dir.as_ref().map(|d| {
             (
-                find_file(&done.out_dir, "results.json")
-                    .or_else(|| find_file(&done.out_dir, "summary.json")),
+                find_file(&done.out_dir, "result.json"),
                 PathBuf::from(d).join("servebench_eval.json"),
             )
         }),
