@@ -532,9 +532,10 @@ fn fmt_rate(r: Option<f64>) -> String {
     }
 }
 
-/// The prefix-cache table printed under the sweep's own (only points with a `prefix_cache`
-/// block, i.e. with `--flush-cache`).
-pub fn print_table(points: &[PointOutput]) {
+/// The prefix-cache table printed under the sweep's own, after an empty line (only points with
+/// a `prefix_cache` block, i.e. with `--flush-cache`; `None` when there is none).
+pub fn render_table(points: &[PointOutput]) -> Option<String> {
+    use std::fmt::Write as _;
     let rows: Vec<(&PointOutput, &Value)> = points
         .iter()
         .filter_map(|p| {
@@ -546,17 +547,18 @@ pub fn print_table(points: &[PointOutput]) {
         })
         .collect();
     if rows.is_empty() {
-        return;
+        return None;
     }
-    println!();
-    println!("| Point | Flushed | Repeated prompts | Server prefix-cache hit rate | Hit / query tokens |");
-    println!("|---|---|---|---|---|");
+    let mut out = String::from("\n");
+    out.push_str("| Point | Flushed | Repeated prompts | Server prefix-cache hit rate | Hit / query tokens |\n");
+    out.push_str("|---|---|---|---|---|\n");
     for (p, v) in rows {
         let tok = match (v["hit_tokens"].as_f64(), v["query_tokens"].as_f64()) {
             (Some(h), Some(q)) => format!("{h:.0} / {q:.0}"),
             _ => "n/a".into(),
         };
-        println!(
+        let _ = writeln!(
+            out,
             "| {} | {} | {} | {} | {tok} |",
             p.spec.label(),
             if v["flushed"] == true { "yes" } else { "no" },
@@ -564,6 +566,7 @@ pub fn print_table(points: &[PointOutput]) {
             fmt_rate(v["hit_rate"].as_f64()),
         );
     }
+    Some(out)
 }
 
 #[cfg(test)]

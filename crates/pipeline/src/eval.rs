@@ -11,7 +11,9 @@ use crate::error::{PipelineError, Result};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
-/// Runs GSM8K against `target` (always a fresh run); Ctrl-C is the run's `cancel` token.
+/// Runs GSM8K against `target` (always a fresh run); Ctrl-C is the run's `cancel` token; the
+/// opening line goes to `console`.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_eval(
     c: &SweepPlan,
     target: &Target,
@@ -20,6 +22,7 @@ pub async fn run_eval(
     out_dir: &Path,
     tty: bool,
     cancel: &servebench_endpoint::CancelToken,
+    console: &dyn crate::observe::Console,
 ) -> Result<servebench_eval::EvalResult> {
     let e = &c.eval_plan;
     let opts = servebench_eval::EvalOptions {
@@ -54,7 +57,7 @@ pub async fn run_eval(
         // the sweep says what a replayed score means itself, under its table
         ..Default::default()
     };
-    println!(
+    console.line(&format!(
         "eval gsm8k: {} documents at concurrency {} against {}",
         opts.limit.map_or("1,319".to_string(), |l| l.to_string()),
         opts.conc,
@@ -63,7 +66,7 @@ pub async fn run_eval(
         } else {
             "the same endpoint"
         }
-    );
+    ));
     servebench_eval::run_gsm8k(&target.inner, opts)
         .await
         .map_err(PipelineError::Eval)

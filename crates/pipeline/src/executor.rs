@@ -26,8 +26,10 @@ pub struct SweepCtx<'a> {
     pub identity: &'a Identity,
     /// Cancelled by Ctrl-C: an executor stops its point and returns what it measured.
     pub cancel: &'a Cancel,
-    /// Progress bars on stderr (a terminal).
+    /// Progress bars on stderr (a terminal); else plain progress lines.
     pub tty: bool,
+    /// Where lines for the user go (the session's reporter).
+    pub console: &'a dyn crate::observe::Console,
 }
 
 /// One scheduled point: a concurrency and which of its repeats.
@@ -80,6 +82,12 @@ pub trait Executor {
 
     /// One line describing the workload (`summary.json` `datasets`; printed for the first).
     fn describe(&self, workload: &Self::Workload) -> String;
+
+    /// A line saying how many requests a point of concurrency `conc` measures, printed before
+    /// its first point; `None` when the workload has no fixed count (a replay window).
+    fn requests_line(&self, _ctx: &SweepCtx<'_>, _conc: u64) -> Option<String> {
+        None
+    }
 
     /// Warms up and measures one point, writing its records into `point.dir`.
     fn run_point(

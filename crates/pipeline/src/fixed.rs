@@ -134,6 +134,20 @@ impl Executor for FixedSequence {
         workload.describe()
     }
 
+    /// `conc 4: 40 measured requests (10 per lane), 8 warmup`: what a point of `conc` sends
+    /// (the dataset line above names the first concurrency's prompts only).
+    fn requests_line(&self, ctx: &SweepCtx<'_>, conc: u64) -> Option<String> {
+        let (n, w) = (ctx.plan.prompts_at(conc), ctx.plan.warmups_at(conc));
+        let per_lane = if n as u64 % conc.max(1) == 0 {
+            format!(" ({} per lane)", n as u64 / conc.max(1))
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "conc {conc}: {n} measured requests{per_lane}, {w} warmup"
+        ))
+    }
+
     async fn run_point(
         &mut self,
         ctx: &SweepCtx<'_>,

@@ -32,6 +32,7 @@ pub mod record;
 pub mod report;
 pub mod report_charts;
 pub mod resume;
+pub mod session;
 pub mod sides;
 pub mod sweep;
 pub mod table;
@@ -42,5 +43,8 @@ pub use executor::{Executor, PointOutput, PointSpec, SweepCtx};
 pub use fixed::FixedSequence;
 pub use observe::{Console, Observer, ObserverError, StdConsole, SweepSummary};
 pub use plan::{EvalPlan, EvalTask, IdentityPlan, SimPlan, SweepPlan, DEFAULT_SIM_SPEEDUP};
-pub use sweep::{run_sweep, SweepOutcome, EXIT_EVAL_GATE, EXIT_INTERRUPTED};
+pub use session::{
+    ProbeLoad, Session, SessionParts, SweepOutcome, EXIT_EVAL_GATE, EXIT_INTERRUPTED,
+};
+pub use sweep::run_sweep;
 pub use target::Target;

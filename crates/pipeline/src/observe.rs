@@ -14,8 +14,9 @@ use crate::error::{io, IoOp, Result};
 use crate::executor::{point_label, PointOutput};
 use crate::plan::SweepPlan;
 
-/// Lines for the user: stdout for progress facts, stderr for warnings and errors.
-pub trait Console {
+/// Lines for the user: stdout for progress facts, stderr for warnings and errors. The one
+/// reporter of a sweep: the session, its executors, observers and tables write through it.
+pub trait Console: Send + Sync {
     /// A line on stdout.
     fn line(&self, s: &str);
     /// A line on stderr.
@@ -133,14 +134,17 @@ fn invalid_suffix(m: &servebench_metrics::PointMetrics) -> String {
     }
 }
 
-/// The point lines on stdout (the final table is [`crate::table::print_table`], printed once
-/// the run's status is settled).
-pub struct ConsoleOutput;
+/// The point lines on the console (the final table is [`crate::table::render_table`], printed
+/// once the run's status is settled).
+pub struct ConsoleOutput {
+    /// Where the lines go.
+    pub console: std::sync::Arc<dyn Console>,
+}
 
 impl Observer for ConsoleOutput {
     fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
         let m = &p.metrics;
-        println!(
+        self.console.line(&format!(
             "{}: {} ok, {} failed{} in {:.1} s wall, peak {} in flight{}",
             p.spec.label(),
             m.completed,
@@ -172,9 +176,9 @@ impl Observer for ConsoleOutput {
                 PointStatus::Invalid =>
                     format!("  → POINT INVALID: {}", m.invalid_reasons.join("; ")),
             }
-        );
+        ));
         for w in &m.warnings {
-            println!("  warning: {w}");
+            self.console.line(&format!("  warning: {w}"));
         }
         Ok(())
     }

@@ -492,7 +492,7 @@ impl SweepPlan {
 
     /// Checks made once the runtime is up, before the store is opened: timeout, rate, template
     /// and counting-mode combinations.
-    pub(crate) fn check_modes(&self) -> Result<()> {
+    pub fn check_modes(&self) -> Result<()> {
         if self.timeout_s <= 0.0 || !self.timeout_s.is_finite() {
             bail!("--timeout must be a positive number of seconds");
         }

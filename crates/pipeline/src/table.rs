@@ -30,13 +30,16 @@ pub fn mean_sd(xs: &[f64]) -> Option<(f64, Option<f64>)> {
     Some((mean, sd))
 }
 
-/// Prints the statistic line, the table and the note lines.
-pub fn print_table(points: &[PointOutput], plan: &SweepPlan) {
+/// The statistic line, the table and the note lines, after an empty line (each line ends with
+/// a newline).
+pub fn render_table(points: &[PointOutput], plan: &SweepPlan) -> String {
+    use std::fmt::Write as _;
     let key = plan.stat.to_string();
     let key = key.as_str();
     let (itl, compat, repeats) = (plan.itl_mode, plan.compat, plan.repeats);
-    println!();
-    println!(
+    let mut out = String::from("\n");
+    let _ = writeln!(
+        out,
         "statistic: {key}; ITL mode: {}; counting: {}{}",
         if itl == ItlMode::Chunk {
             "per chunk"
@@ -99,10 +102,11 @@ pub fn print_table(points: &[PointOutput], plan: &SweepPlan) {
             col.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
     }
-    println!("{t}");
+    let _ = writeln!(out, "{t}");
     for line in table_notes(points, repeats) {
-        println!("{line}");
+        let _ = writeln!(out, "{line}");
     }
+    out
 }
 
 /// `4`, `4 (FAILED)`, `4 (partial)`, `4 (INVALID)`, or with repeats `4 ×3 (1 FAILED) (1

@@ -1,16 +1,22 @@
-//! [`run_search`]: the SLO search over real measured points. Each probe is one full sweep point
-//! ([`servebench_pipeline::run_sweep`] with one concurrency, or one request rate) in its own
-//! directory `DIR/probe-<k>-<axis><load>/`; its records give the goodput that
-//! [`servebench_metrics::search::Search`] decides on. The result is written to
-//! `DIR/search.json` and rendered with its evidence points.
+//! [`run_search`]: the SLO search over real measured points. One measuring
+//! [`Session`] is opened against the target (the embedded simulator is started once, its
+//! emission log in `DIR/`); each probe is one point of it ([`Session::probe`]: one concurrency,
+//! or one request rate) in its own directory `DIR/probe-<k>-<axis><load>/`, whose records give
+//! the goodput that [`servebench_metrics::search::Search`] decides on. On the simulator every
+//! probe's measured phase starts with a flushed prefix cache (`--flush-cache auto` unless given),
+//! as if on a fresh server. The result is written to `DIR/search.json` and rendered with its
+//! evidence points.
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use servebench_client::read_records;
-use servebench_metrics::goodput::{goodput, Goodput, Slo};
+use servebench_metrics::goodput::{goodput, Slo};
 use servebench_metrics::search::{Axis, Search, SearchConfig, SearchResult};
-use servebench_pipeline::observe::ObserverError;
-use servebench_pipeline::{run_sweep, Observer, PointOutput, SweepPlan};
+use servebench_pipeline::{
+    Console, PipelineError, PointOutput, ProbeLoad, Session, StdConsole, SweepPlan,
+};
 
 use crate::error::{IoOp, Result, SloError};
 
@@ -32,31 +38,6 @@ pub struct SearchRequest {
     pub out: PathBuf,
 }
 
-/// Keeps the goodput of the probe's single point.
-struct Capture {
-    slo: Slo,
-    got: Option<Goodput>,
-}
-
-impl Observer for Capture {
-    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
-        let records = read_records(&p.spec.dir.join("records.jsonl"))?;
-        let g = p.agg.num_gpus.max(1);
-        let ts = p.result.time_scale();
-        self.got = Some(goodput(&records, &self.slo, p.metrics.duration_s, g, ts));
-        Ok(())
-    }
-}
-
-/// Shares the captured goodput between the observer (moved into the sweep) and the search.
-struct Shared(std::rc::Rc<std::cell::RefCell<Capture>>);
-
-impl Observer for Shared {
-    fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
-        self.0.borrow_mut().point_done(p)
-    }
-}
-
 /// Runs the search; every probe's files stay under `req.out`.
 ///
 /// Errors ([`SloError`]): the output directory cannot be created or `search.json` written
@@ -74,27 +55,89 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
     if req.config.axis == Axis::Rate && req.rate_max_concurrency == 0 {
         return Err(SloError::RateWithoutLanes);
     }
+    let mut plan = req.plan.clone();
+    plan.repeats = 1;
+    plan.db = None;
+    plan.report = None;
+    plan.eval = None;
+    plan.resume = false;
+    // checked as the first probe's plan (each probe sets its own load)
+    plan.concurrencies = vec![match req.config.axis {
+        Axis::Conc => req.config.start as u64,
+        Axis::Rate => req.rate_max_concurrency,
+    }];
+    if req.config.axis == Axis::Rate {
+        plan.request_rate = Some(req.config.start);
+    }
+    let open_err = |e: PipelineError| SloError::Probe {
+        probe: 1,
+        axis: req.config.axis,
+        load: req.config.start,
+        source: e.into(),
+    };
+    plan.validate().map_err(|e| open_err(e.into()))?;
+    let console: Arc<dyn Console> = Arc::new(StdConsole);
+    let endpoint =
+        servebench_pipeline::target::plan_endpoint(&plan, &*console).map_err(open_err)?;
+    if let Some(ep) = &endpoint {
+        plan.endpoint = Some(ep.base_url().to_string());
+    } else if plan.flush_cache.is_none() {
+        // one simulator for every probe: each measured phase starts cold, as on a fresh one
+        plan.flush_cache = Some(servebench_pipeline::cache::FlushCache::Auto);
+    }
+    plan.check_modes().map_err(|e| open_err(e.into()))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| open_err(PipelineError::Runtime(e)))?;
+    rt.block_on(async {
+        let cancel = servebench_endpoint::CancelToken::new();
+        let watcher = servebench_endpoint::cancel_on_ctrl_c(&cancel, || {
+            eprintln!(
+                "\ninterrupted: finishing the files for what was measured (point marked partial)"
+            );
+        });
+        let session = Session::open(
+            plan,
+            endpoint,
+            None,
+            req.out.clone(),
+            Vec::new(),
+            cancel,
+            console,
+        )
+        .await
+        .map_err(open_err);
+        let r = match session {
+            Ok(mut s) => {
+                let r = probes(&mut s, &req).await;
+                s.close().await;
+                r
+            }
+            Err(e) => Err(e),
+        };
+        watcher.abort();
+        r
+    })
+}
+
+/// The probes of the search on one session, then `search.json`.
+async fn probes(
+    session: &mut Session<servebench_pipeline::agentx::AnyExecutor>,
+    req: &SearchRequest,
+) -> Result<SearchResult> {
     let mut search = Search::new(req.config);
     let mut k = 0;
     while let Some(load) = search.next_load() {
         k += 1;
-        let mut plan = req.plan.clone();
-        plan.repeats = 1;
-        plan.db = None;
-        plan.report = None;
-        plan.eval = None;
-        let (conc, tag) = match req.config.axis {
-            Axis::Conc => (load as u64, format!("conc{}", load as u64)),
-            Axis::Rate => {
-                plan.request_rate = Some(load);
-                (req.rate_max_concurrency, format!("rate{load:.4}"))
-            }
+        let (conc, request_rate, tag) = match req.config.axis {
+            Axis::Conc => (load as u64, None, format!("conc{}", load as u64)),
+            Axis::Rate => (
+                req.rate_max_concurrency,
+                Some(load),
+                format!("rate{load:.4}"),
+            ),
         };
-        plan.concurrencies = vec![conc];
-        if let Some(ppl) = req.prompts_per_lane {
-            plan.num_prompts = Some(ppl * conc as usize);
-        }
-        plan.out = Some(req.out.join(format!("probe-{k}-{tag}")));
         println!(
             "search probe {k}: {} {}",
             req.config.axis.as_str(),
@@ -103,24 +146,33 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
                 Axis::Rate => format!("{load:.4} req/s (≤ {conc} lanes)"),
             }
         );
-        let cap = std::rc::Rc::new(std::cell::RefCell::new(Capture {
-            slo: req.slo,
-            got: None,
-        }));
-        let outcome =
-            run_sweep(plan, vec![Box::new(Shared(cap.clone()))]).map_err(|e| SloError::Probe {
-                probe: k,
-                axis: req.config.axis,
-                load,
-                source: e.into(),
-            })?;
-        let got = cap.borrow_mut().got.take();
-        let Some(g) = got else {
-            if outcome.exit == servebench_pipeline::EXIT_INTERRUPTED {
-                return Err(SloError::Interrupted { probe: k });
-            }
-            return Err(SloError::NoResult { probe: k });
+        let probe = ProbeLoad {
+            conc,
+            request_rate,
+            num_prompts: req.prompts_per_lane.map(|ppl| ppl * conc as usize),
         };
+        let dir = req.out.join(format!("probe-{k}-{tag}"));
+        let p = match session.probe(probe, dir).await {
+            Ok(p) => p,
+            Err(PipelineError::Interrupted) => return Err(SloError::Interrupted { probe: k }),
+            Err(e) => {
+                return Err(SloError::Probe {
+                    probe: k,
+                    axis: req.config.axis,
+                    load,
+                    source: e.into(),
+                })
+            }
+        };
+        if session.cancel().is_cancelled() {
+            return Err(SloError::Interrupted { probe: k });
+        }
+        let g = probe_goodput(&p, &req.slo).map_err(|e| SloError::Probe {
+            probe: k,
+            axis: req.config.axis,
+            load,
+            source: e,
+        })?;
         println!(
             "search probe {k}: attainment {} of {} good → {}",
             g.attainment_pct
@@ -139,4 +191,18 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
         source,
     })?;
     Ok(result)
+}
+
+/// The goodput of a probe's point, from its `records.jsonl`.
+fn probe_goodput(
+    p: &PointOutput,
+    slo: &Slo,
+) -> std::result::Result<
+    servebench_metrics::goodput::Goodput,
+    Box<dyn std::error::Error + Send + Sync>,
+> {
+    let records = read_records(&p.spec.dir.join("records.jsonl"))?;
+    let g = p.agg.num_gpus.max(1);
+    let ts = p.result.time_scale();
+    Ok(goodput(&records, slo, p.metrics.duration_s, g, ts))
 }
