@@ -254,9 +254,14 @@ pub fn table_for_image(engine: &str, image: &str) -> Result<&'static FlagTable, 
         ));
     };
     table(engine, &v).ok_or_else(|| {
+        let have = versions(engine);
+        let have = if have.is_empty() {
+            format!("servebench has no {engine} tables yet")
+        } else {
+            format!("tables: {}", have.join(", "))
+        };
         format!(
-            "no {engine} flag table for release {v} (image {image}; tables: {}): the engine flags are not checked",
-            versions(engine).join(", ")
+            "no {engine} flag table for release {v} (image {image}; {have}): the engine flags are not checked"
         )
     })
 }

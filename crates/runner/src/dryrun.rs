@@ -43,7 +43,7 @@ pub fn plan_text(runner: &Runner, plan: &[Point]) -> Result<String> {
                 "bash {}{}",
                 path.display(),
                 if sim.is_some() {
-                    "  (with $SERVEBENCH_SIM_CMD)"
+                    "  (simulated: engine and host tools shimmed on PATH, $SERVEBENCH_SIM_CMD set; docs/run.md)"
                 } else {
                     ""
                 }
