@@ -365,6 +365,13 @@ impl Executor for AnyExecutor {
         }
     }
 
+    fn requests_line(&self, ctx: &SweepCtx<'_>, conc: u64) -> Option<String> {
+        match self {
+            AnyExecutor::Fixed(e) => e.requests_line(ctx, conc),
+            AnyExecutor::Agentx(e) => e.requests_line(ctx, conc),
+        }
+    }
+
     async fn run_point(
         &mut self,
         ctx: &SweepCtx<'_>,
