@@ -302,7 +302,10 @@ pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, S
         (shim::ENV_GPU.into(), sim.gpu.clone()),
         (shim::ENV_MODEL.into(), sim.model.clone()),
         (shim::ENV_GPUS.into(), spec.point.gpus().to_string()),
-        ("HF_HOME".into(), spec.dir.join("hf-home").display().to_string()),
+        (
+            "HF_HOME".into(),
+            spec.dir.join("hf-home").display().to_string(),
+        ),
         (
             "AGENTIC_OUTPUT_DIR".into(),
             spec.dir.join("results").display().to_string(),
@@ -608,9 +611,8 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
         }
         if st.sim_describe.is_none() {
             // a real recipe sends its engine's output to its own server log
-            st.sim_describe =
-                shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE)
-                    .and_then(|e| e.describe);
+            st.sim_describe = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE)
+                .and_then(|e| e.describe);
         }
         // ---- measure ----
         st.stage = Stage::Measure;
