@@ -323,8 +323,7 @@ fn invalid_text(p: &Point) -> String {
 }
 
 fn unmatched_row(cand: Point, opts: &CompareOptions) -> PointComparison {
-    let failed = matches!(cand.status, PointStatus::Failed | PointStatus::Invalid)
-        || !cand.submission_invalid.is_empty();
+    let failed = matches!(cand.status, PointStatus::Failed | PointStatus::Invalid);
     let metrics = opts
         .metrics
         .iter()
@@ -402,16 +401,11 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
     };
     let cand_invalid = gate_failed(GateKind::CandidateFailureRate);
     let not_comparable = gates.iter().any(|g| g.outcome == GateOutcome::Failed);
-    // A candidate InferenceX would not accept (AgentX `agentx_submission_valid: false`) is
-    // matched and gated like any point, and a candidate over its failure-rate gate is invalid
-    // too: either way its cells say `Δ N/A` with the reason, never a delta of the invalid run.
-    let submission = cand.submission_invalid_text();
-    let cand_invalid = cand_invalid || (row_na.is_none() && submission.is_some());
+    // A candidate over its failure-rate gate is invalid: its cells say `Δ N/A` with the gate,
+    // never a delta of the invalid run. (A point InferenceX would not accept as a submission,
+    // AgentX `agentx_submission_valid: false`, is compared as usual: its numbers stand, and the
+    // verdict line says why it is not a valid submission, `Point::submission_invalid_text`.)
     let row_na = match row_na {
-        None if submission.is_some() => Some(NaReason::PointInvalid {
-            side: Side::Candidate,
-            reason: submission.unwrap_or_default(),
-        }),
         None if cand_invalid => Some(NaReason::PointInvalid {
             side: Side::Candidate,
             reason: gates

@@ -398,8 +398,9 @@ pub struct Point {
     /// `agentx_submission_valid: false`): the harness's reason codes as the row gives them
     /// (`context_overflow_rate_exceeded`, `unsafe_override`, `run_cancelled`, or
     /// `agentx_submission_valid false` when the row names none); empty = a valid submission
-    /// or not an AgentX point. Such a candidate still matches and is gated, but its row is
-    /// `candidate_invalid` with `Δ N/A` ([`Point::submission_invalid_text`]).
+    /// or not an AgentX point. Such a candidate is compared as any other (its numbers stand:
+    /// a short `unsafe_override` window is fine for trying things out); the verdict line and
+    /// the report say why it is not a valid submission ([`Point::submission_invalid_text`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub submission_invalid: Vec<String>,
 }

@@ -311,8 +311,11 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
             p.identity.topology_label(),
             p.identity.conc
         );
-        let why: Vec<String> = match p.verdict {
-            Verdict::NoChange => continue,
+        // a candidate InferenceX would not accept is named whatever its verdict
+        let submission = p.candidate.submission_invalid_text();
+        let mut why: Vec<String> = match p.verdict {
+            Verdict::NoChange if submission.is_none() => continue,
+            Verdict::NoChange => Vec::new(),
             Verdict::Regression | Verdict::Improvement | Verdict::Observation => p
                 .metrics
                 .iter()
@@ -346,12 +349,10 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
                         why.push(g.message.clone());
                     }
                 }
-                if p.baseline.is_none() {
-                    why.extend(p.candidate.submission_invalid_text());
-                }
                 why
             }
         };
+        why.extend(submission);
         out.push(format!("{name}: {} — {}", p.verdict, why.join("; ")));
     }
     for b in &c.unmatched_baseline {

@@ -445,8 +445,9 @@ fn dashboard_api_capture_is_a_baseline() {
 }
 
 /// An AgentX point InferenceX would not accept (`agentx_submission_valid: false`, context
-/// overflow over 1 %) against the real CI aggregate it repeats (S7): compared, but the
-/// verdict says why it is not a valid submission and its cells give no delta.
+/// overflow over 1 %) against the real CI aggregate it repeats (S7): it still compares (TTFT
+/// +20.0 % is a regression), and the row and the verdict line say why it is not a valid
+/// submission.
 #[test]
 fn invalid_agentx_submission_says_why() {
     let dir = tempfile::tempdir().unwrap();
@@ -454,7 +455,6 @@ fn invalid_agentx_submission_says_why() {
         "{SHARED}/data/real-results/raw/S7-ix-kimik2.7-mi355x-agentic/tp8_sweep_29337493492/kimik2.7_tp8_conc16_kvdram-lmcache_fp4_vllm_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-none_conc16_mi355x-amds_01.json"
     );
     let mut cand: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
-    // TTFT +20 %: a regression if the point were valid
     cand["request_metrics"]["latency"]["ttft"]["mean"] = json!(33.72351 * 1.2);
     cand["agentx_submission_valid"] = json!(false);
     cand["agentx_submission_invalid_reasons"] = json!(["context_overflow_rate_exceeded"]);
@@ -464,27 +464,43 @@ fn invalid_agentx_submission_says_why() {
         &["compare", "--baseline", &base, "--candidate", "inv.json"],
     );
     let s = out(&o);
-    assert_eq!(
-        o.status.code(),
-        Some(3),
-        "candidate invalid, not regression: {s}"
-    );
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    let why = "not a valid InferenceX submission: more than 1 % of the profiling requests were \
+               rejected as longer than the server's context (context_overflow_rate_exceeded)";
     assert!(
-        s.contains(
-            "AgentX · TP8/EP1 · c16: candidate_invalid — Δ N/A: invalid: not a valid InferenceX \
-             submission: more than 1 % of the profiling requests were rejected as longer than \
-             the server's context (context_overflow_rate_exceeded)"
-        ),
+        s.contains(&format!(
+            "AgentX · TP8/EP1 · c16: regression — TTFT ms +20.0%; {why}"
+        )),
         "{s}"
     );
     assert!(
-        s.contains("Verdict: candidate_invalid, exit 3")
+        s.contains("Verdict: regression, exit 2")
             && s.contains(
                 "— 1 candidate point is not a valid InferenceX submission (c16: more than 1 %"
             ),
         "{s}"
     );
-    // 33.72351 s × 1.2 = 40,468.21 ms, shown without the +20.0 % of the invalid run
+    // 33.72351 s × 1.2 = 40,468.21 ms
+    assert!(s.contains("40,468.21 (+20.0%)"), "{s}");
+
+    // a candidate over its failure-rate gate is candidate_invalid: Δ N/A in its cells
+    let mut failed = cand.clone();
+    failed["agentx_submission_valid"] = json!(true);
+    failed["request_accounting"]["records_dropped_total"] = json!(887 + 100);
+    std::fs::write(dir.path().join("fail.json"), json!([failed]).to_string()).unwrap();
+    let o = output_in(
+        dir.path(),
+        &["compare", "--baseline", &base, "--candidate", "fail.json"],
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(3), "{s}");
+    assert!(
+        s.contains(
+            "c16: candidate_invalid — Δ N/A: invalid: candidate failure rate 13.9% (100 of 720 \
+             requests), over the 10% gate"
+        ),
+        "{s}"
+    );
     assert!(s.contains("40,468.21 (Δ N/A)"), "{s}");
-    assert!(!s.contains("+20.0%"), "{s}");
+    assert!(!s.contains("+20.0%"), "no delta of the invalid run: {s}");
 }
