@@ -136,10 +136,17 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     );
 
     let (rc, out, err) = run_in(d, &args);
-    assert_eq!(rc, 0, "run failed:\n{out}\n{err}");
+    // the 8-document GSM8K score is under its threshold: the run is not passed (issue 18: it
+    // said `status passed` and exited 0 while attempt.md said Failed)
+    assert_eq!(rc, 1, "run:\n{out}\n{err}");
+    assert!(
+        out.contains("status eval failed · verdict regression"),
+        "{out}"
+    );
+    assert!(out.contains("stored · eval failed"), "{out}");
     // one Slurm job per point, each stored
     assert_eq!(out.matches("started (slurm job").count(), 5, "{out}");
-    assert_eq!(out.matches(": stored ").count(), 5, "{out}");
+    assert_eq!(out.matches(": stored 1 row").count(), 5, "{out}");
     for c in ["conc1", "conc4", "conc8", "conc16"] {
         let log = d.join(format!("run1/points/{KEY}_agentic_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-mtp_{c}/attempt-1/job.log"));
         let text =
@@ -170,7 +177,8 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     assert_eq!(run["meta"]["image"], "lmsysorg/sglang:v0.5.20-cu130");
     // compared with the baseline, in the attempt comment
     let md = std::fs::read_to_string(d.join("run1/attempt.md")).unwrap();
-    assert!(md.starts_with("**Initial attempt · "), "{md}");
+    assert!(md.starts_with("**Initial attempt · Failed**"), "{md}");
+    assert!(md.contains("**Verdict:** Regression"), "{md}");
     assert!(md.contains("simulated"), "{md}");
     assert!(md.contains("gsm8k"), "{md}");
     for c in ["c1", "c4", "c8", "c16"] {
@@ -183,11 +191,22 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     // status of the run: every job, its state, its log
     let (rc, st, err) = run_in(d, &["run", "--status", "run1"]);
     assert_eq!(rc, 0, "{err}");
-    assert_eq!(st.matches("stored after 1 attempt(s)").count(), 5, "{st}");
+    assert_eq!(st.matches("stored after 1 attempt(s)").count(), 4, "{st}");
+    assert_eq!(
+        st.matches("stored · eval failed after 1 attempt(s)")
+            .count(),
+        1,
+        "{st}"
+    );
+    assert!(
+        st.contains("status eval failed · verdict regression"),
+        "{st}"
+    );
     assert_eq!(st.matches("slurm ").count(), 5, "{st}");
-    // a second invocation resumes: nothing left to run
+    // a second invocation resumes: nothing left to run, the same status
     let (rc, out, err) = run_in(d, &args);
-    assert_eq!(rc, 0, "{out}\n{err}");
+    assert_eq!(rc, 1, "{out}\n{err}");
+    assert!(out.contains("status eval failed"), "{out}");
     assert_eq!(out.matches("already stored, skipped").count(), 5, "{out}");
     assert_eq!(out.matches("started (slurm job").count(), 0, "{out}");
 }
@@ -462,7 +481,11 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
     assert!(!plan.contains("stand-in"), "{plan}");
 
     let (rc, out, err) = run_in(d, &args);
-    assert_eq!(rc, 0, "run failed:\n{out}\n{err}");
+    // a 3 s window is not a valid InferenceX submission (unsafe_override): the run says so,
+    // with compare's exit code for an invalid candidate (issue 18: it was `status passed`)
+    assert_eq!(rc, 3, "run:\n{out}\n{err}");
+    assert!(out.contains("status invalid · verdict "), "{out}");
+    assert!(out.contains("unsafe_override"), "{out}");
     assert!(out.contains("AgentX trace replay of "), "{out}");
     assert_eq!(out.matches(": stored 1 row").count(), 2, "{out}");
     // two rows stored, each an AgentX row (the point's sweep summary is what was stored)
@@ -482,16 +505,56 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
             "{row}"
         );
     }
-    // matched with the AgentX baseline: c1 and c4 carry deltas
+    // matched with the AgentX baseline (c1 and c4 rows, no "candidate only"), but invalid:
+    // the comment says why, and its status and verdict agree with `run --status` and compare
     let md = std::fs::read_to_string(d.join("run4/attempt.md")).unwrap();
     assert!(!md.contains("no matched baseline"), "{md}");
     assert!(!md.contains("(candidate only)"), "{md}");
     for c in ["c1", "c4"] {
-        let line = md
-            .lines()
-            .find(|l| l.starts_with(&format!("| {c} |")))
-            .unwrap_or_else(|| panic!("row {c} missing:\n{md}"));
-        assert_eq!(line.matches("%)").count(), 3, "{c} has no deltas: {line}");
+        assert!(
+            md.lines().any(|l| l.starts_with(&format!("| {c} |"))),
+            "row {c} missing:\n{md}"
+        );
     }
     assert!(md.contains("| c16 (baseline only) |"), "{md}");
+    assert!(md.starts_with("**Initial attempt · Failed**"), "{md}");
+    assert!(md.contains("not a valid InferenceX submission"), "{md}");
+    let (_, st, _) = run_in(d, &["run", "--status", "run4"]);
+    assert_eq!(
+        st.matches("stored · invalid after 1 attempt(s)").count(),
+        2,
+        "{st}"
+    );
+    // compare's verdict is the one the run, `run --status` and attempt.md say
+    let store_run = runs[0]["id"].to_string();
+    let (code, cmp, err) = run_in(
+        d,
+        &[
+            "compare",
+            "--baseline",
+            "baseline.json",
+            "--candidate",
+            &store_run,
+            "--db",
+            "s.db",
+        ],
+    );
+    assert!(code == 2 || code == 3, "{cmp}{err}");
+    let verdict = cmp
+        .lines()
+        .find_map(|l| l.strip_prefix("Verdict: "))
+        .and_then(|l| l.split(',').next())
+        .unwrap_or_else(|| panic!("no verdict line: {cmp}"))
+        .replace('_', " ");
+    for text in [&out, &st] {
+        assert!(
+            text.contains(&format!("status invalid · verdict {verdict} ·")),
+            "{verdict}: {text}"
+        );
+    }
+    assert!(
+        md.to_lowercase()
+            .contains(&format!("**verdict:** {verdict},")),
+        "{verdict}: {md}"
+    );
 }
