@@ -185,6 +185,9 @@ fn rows_import(rows: Vec<Value>, source: &str) -> Result<BaselineImport> {
     })
 }
 
+/// The rows of one CI run, each with its point.
+type RunRows = Vec<(ForeignRow, Point)>;
+
 impl BaselineImport {
     /// The rows of one identity but different runs (a `/benchmarks/history` capture holds up
     /// to ten dates of each configuration) are history, not repeats: this keeps the newest row
@@ -227,7 +230,7 @@ impl BaselineImport {
         if self.format != BaselineFormat::InferencexApi {
             return Ok(vec![self.clone()]);
         }
-        let mut groups: BTreeMap<(String, String), Vec<(ForeignRow, Point)>> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String), RunRows> = BTreeMap::new();
         for r in &self.points {
             let p = Point::from_foreign(r)?;
             let key = (
@@ -237,7 +240,7 @@ impl BaselineImport {
             groups.entry(key).or_default().push((r.clone(), p));
         }
         // one run spans one date in the captures; a run spanning two dates is still one run
-        let mut by_url: Vec<((String, String), Vec<(ForeignRow, Point)>)> = Vec::new();
+        let mut by_url: Vec<((String, String), RunRows)> = Vec::new();
         for (k, rows) in groups {
             match by_url
                 .iter_mut()
