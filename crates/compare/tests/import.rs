@@ -768,3 +768,44 @@ fn agentx_point_inferencex_would_not_accept_still_compares_and_says_why() {
         .submission_invalid
         .is_empty());
 }
+
+#[test]
+fn dashboard_api_row_errors_name_the_row_and_field() {
+    let ov = IdentityOverrides::default();
+    let row = json!({"hardware": "b200", "framework": "sglang", "model": "dsr1",
+        "precision": "fp8", "spec_method": "none", "disagg": false, "is_multinode": false,
+        "prefill_tp": 8, "isl": 1024, "osl": 1024, "conc": 4, "metrics": {"mean_ttft": 0.1}});
+    let e = parse_baseline(&json!([row]).to_string(), "b.json", &ov)
+        .map(|_| ())
+        .map_err(|e| format!("{e:#}"))
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "b.json: row 0 (dashboard API row): missing field `decode_tp`"
+    );
+    let mut bad = row.clone();
+    bad["decode_tp"] = json!(8);
+    bad["metrics"]["mean_ttft"] = json!("0.1 s");
+    let e = parse_baseline(&json!([bad]).to_string(), "b.json", &ov)
+        .map(|_| ())
+        .map_err(|e| format!("{e:#}"))
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "b.json: row 0 (dashboard API row): metrics.mean_ttft is \"0.1 s\", expected a number"
+    );
+    let mut ok = row;
+    ok["decode_tp"] = json!(8);
+    let e = parse_baseline(
+        &json!([ok, {"hw": "b200", "conc": 1}]).to_string(),
+        "b.json",
+        &ov,
+    )
+    .map(|_| ())
+    .map_err(|e| format!("{e:#}"))
+    .unwrap_err();
+    assert!(
+        e.starts_with("b.json: 1 of 2 rows are InferenceX dashboard API rows"),
+        "{e}"
+    );
+}
