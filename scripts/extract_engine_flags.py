@@ -5,9 +5,9 @@ builds) into the JSON data file read by crates/engineflags.
 Usage:
   pip download sglang==0.5.20 --no-deps -d /tmp/w && unzip -q /tmp/w/*.whl 'sglang/*' -d /tmp/x
   python3 scripts/extract_engine_flags.py sglang /tmp/x 0.5.20 SOURCE > crates/engineflags/tables/sglang-0.5.20.json
-  vLLM (pip download vllm==V --no-deps; unzip 'vllm/*.py'; pip install pydantic transformers
-  openai into the venv) does not complete yet: at 0.27.1 its config classes' default factories
-  run code that needs the real torch, so no vLLM table is committed.
+  vLLM: pip download vllm==V --no-deps -d /tmp/w && unzip -q /tmp/w/*.whl 'vllm/*.py' -d /tmp/x;
+  the venv needs pydantic, transformers and openai (its config classes are pydantic dataclasses)
+  python3 scripts/extract_engine_flags.py vllm /tmp/x 0.27.1 SOURCE > crates/engineflags/tables/vllm-0.27.1.json
 
 The engine's own parser is built (sglang: ServerArgs.add_cli_args on
 argparse.ArgumentParser(prog="sglang serve"); vllm: make_arg_parser on FlexibleArgumentParser)
@@ -204,6 +204,9 @@ def _nargs(a):
 
 def main():
     engine, root, version, source = sys.argv[1:5]
+    # engines log to stdout while importing: keep stdout for the table alone
+    out = sys.stdout
+    sys.stdout = sys.stderr
     if engine == "vllm":
         # vLLM derives its flags from pydantic dataclasses: the real pydantic is needed
         # and transformers' config classes (install: pip install pydantic transformers)
@@ -213,6 +216,19 @@ def main():
         })
     sys.path.insert(0, root)
     if engine == "vllm":
+        # a config class's default factory may run code needing the real torch; its default
+        # only feeds the help text, so a failing factory gives None (patched in the unpacked
+        # copy, never in a repository)
+        import pathlib
+
+        au = pathlib.Path(root, "vllm/engine/arg_utils.py")
+        text = au.read_text()
+        for old in ("default = default.default_factory()", "default = field.default_factory()"):
+            fn = old.split(" = ", 1)[1][:-2]
+            text = text.replace(old, f"default = _sb_safe({fn})")
+        if "_sb_safe" in text and "def _sb_safe" not in text:
+            text += "\n\ndef _sb_safe(f):\n    try:\n        return f()\n    except Exception:\n        return None\n"
+        au.write_text(text)
         # stood-in types inside pydantic models: validated as "any"
         from pydantic._internal import _generate_schema
         from pydantic_core import core_schema
@@ -235,6 +251,13 @@ def main():
         from vllm.entrypoints.openai.cli_args import make_arg_parser
         from vllm.utils.argparse_utils import FlexibleArgumentParser
         parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+        try:
+            from vllm import _version
+
+            c = getattr(_version, "__commit_id__", None)
+            commit = c[1:] if isinstance(c, str) and c.startswith("g") else c
+        except Exception:
+            pass
     else:
         raise SystemExit(f"unknown engine {engine}")
     table = {
@@ -245,10 +268,12 @@ def main():
         "prog": parser.prog,
         "allow_abbrev": parser.allow_abbrev,
         "extracted_by": "scripts/extract_engine_flags.py",
+        # vLLM's FlexibleArgumentParser rewrites argv (underscores, dotted keys, -O3) first
+        "argv_dialect": "vllm-flexible" if engine == "vllm" else None,
         "options": actions_of(parser),
     }
-    json.dump(table, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    json.dump(table, out, indent=1)
+    out.write("\n")
 
 
 if __name__ == "__main__":

@@ -82,6 +82,10 @@ pub struct FlagTable {
     pub allow_abbrev: bool,
     /// Options and positionals, in the parser's order.
     pub options: Vec<OptionSpec>,
+    /// How the parser rewrites argv before argparse sees it: `vllm-flexible` for vLLM's
+    /// `FlexibleArgumentParser` ([`vllm_flexible_argv`]); none for plain argparse.
+    #[serde(default)]
+    pub argv_dialect: Option<String>,
 }
 
 /// An argv the engine's parser refuses: `message` is argparse's (`ambiguous option: …`,
@@ -155,6 +159,14 @@ fn embedded_texts() -> &'static [(&'static str, &'static str)] {
             "tables/sglang-0.5.20.json",
             include_str!("../tables/sglang-0.5.20.json"),
         ),
+        (
+            "tables/vllm-0.25.0.json",
+            include_str!("../tables/vllm-0.25.0.json"),
+        ),
+        (
+            "tables/vllm-0.27.1.json",
+            include_str!("../tables/vllm-0.27.1.json"),
+        ),
     ]
 }
 
@@ -171,6 +183,73 @@ pub fn tables() -> &'static [FlagTable] {
             })
             .collect()
     })
+}
+
+/// vLLM's `FlexibleArgumentParser.parse_args` rewriting (vllm/utils/argparse_utils.py): in every
+/// `--name[=v]` the part before the first `.` has `_` → `-`; dotted arguments
+/// (`--attention-config.use_fp4_indexer_cache=True`, `--cc.mode 3`, `--x.key+ a,b`) become one
+/// `--attention-config <json>` per key; `-O3` / `-O=3` / `-O 3` become `--optimization-level 3`.
+pub fn vllm_flexible_argv(args: &[String]) -> Vec<String> {
+    let mut processed: Vec<String> = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        if let Some(rest) = a.strip_prefix("--") {
+            let (key, value) = match rest.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (rest, None),
+            };
+            let (head, tail) = match key.find('.') {
+                Some(d) => (&key[..d], &key[d..]),
+                None => (key, ""),
+            };
+            let k = format!("--{}{tail}", head.replace('_', "-"));
+            processed.push(match value {
+                Some(v) => format!("{k}={v}"),
+                None => k,
+            });
+        } else if a.starts_with("-O") && a != "-O" {
+            let lvl = a.strip_prefix("-O=").unwrap_or(&a[2..]);
+            processed.push("--optimization-level".into());
+            processed.push(lvl.to_string());
+        } else if a == "-O"
+            && args
+                .get(i + 1)
+                .is_some_and(|n| ["0", "1", "2", "3"].contains(&n.as_str()))
+        {
+            processed.push("--optimization-level".into());
+        } else {
+            processed.push(a.clone());
+        }
+    }
+    let mut out = Vec::with_capacity(processed.len());
+    let mut dict_keys: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < processed.len() {
+        let a = &processed[i];
+        if a.starts_with('-') && a.contains('.') {
+            let (name, consumed) = match a.split_once('=') {
+                Some((n, _)) if n.contains('.') => (n.to_string(), 1),
+                Some(_) => {
+                    out.push(a.clone());
+                    i += 1;
+                    continue;
+                }
+                None => (a.clone(), 2),
+            };
+            let key = name.split('.').next().unwrap_or(&name).to_string();
+            if !dict_keys.contains(&key) {
+                dict_keys.push(key);
+            }
+            i += consumed;
+            continue;
+        }
+        out.push(a.clone());
+        i += 1;
+    }
+    for k in dict_keys {
+        out.push(k);
+        out.push("{}".into());
+    }
+    out
 }
 
 /// The table of `engine` at `version`, if there is one (no nearest-version guess).
@@ -310,6 +389,16 @@ impl FlagTable {
     /// What `flag` (`--cuda-graph-max-bs`, no value) is at this release.
     pub fn classify(&self, flag: &str) -> FlagStatus {
         let name = flag.split('=').next().unwrap_or(flag);
+        let normalized;
+        let name =
+            if self.argv_dialect.as_deref() == Some("vllm-flexible") && name.starts_with("--") {
+                // vLLM: `_` → `-` before the first `.`; a dotted key is its config flag
+                let key = name.split('.').next().unwrap_or(name);
+                normalized = format!("--{}", key[2..].replace('_', "-"));
+                normalized.as_str()
+            } else {
+                name
+            };
         if let Some((o, _)) = self.option_strings().find(|(_, f)| *f == name) {
             return match &o.deprecated_alias_of {
                 Some(n) => FlagStatus::DeprecatedAlias(n.clone()),
@@ -353,6 +442,13 @@ impl FlagTable {
     /// could match A, B`; `argument X: expected one argument`; `argument X: ignored explicit
     /// argument 'v'`), else `unrecognized arguments: …` listing every token left over.
     pub fn parse(&self, argv: &[String]) -> Result<Parsed, ArgError> {
+        if self.argv_dialect.as_deref() == Some("vllm-flexible") {
+            return self.parse_plain(&vllm_flexible_argv(argv));
+        }
+        self.parse_plain(argv)
+    }
+
+    fn parse_plain(&self, argv: &[String]) -> Result<Parsed, ArgError> {
         let err = |flag: &str, message: String| ArgError {
             prog: self.prog.clone(),
             message,
@@ -378,7 +474,8 @@ impl FlagTable {
             if only_positional || !option_like(tok) {
                 match positionals.get(next_pos) {
                     Some(p) => {
-                        values.push((p.dest.clone(), String::new(), vec![tok.clone()]));
+                        let dest = p.positional.clone().unwrap_or_else(|| p.dest.clone());
+                        values.push((dest, String::new(), vec![tok.clone()]));
                         next_pos += 1;
                     }
                     None => extras.push(tok.clone()),
@@ -481,12 +578,16 @@ mod tests {
 
     #[test]
     fn every_embedded_table_parses_and_names_its_source() {
-        assert!(tables().len() >= 3);
+        assert!(tables().len() >= 5);
         for t in tables() {
             assert!(t.source.contains("sha256:"), "{}", t.source);
-            assert!(t.options.len() > 300, "{} {}", t.engine, t.version);
-            assert_eq!(t.prog, "sglang serve");
+            assert!(t.options.len() > 250, "{} {}", t.engine, t.version);
+            assert_eq!(t.prog, format!("{} serve", t.engine));
         }
+        assert_eq!(
+            table("vllm", "0.27.1").unwrap().source_commit.as_deref(),
+            Some("6e448d0ea")
+        );
     }
 
     #[test]
@@ -539,6 +640,53 @@ mod tests {
         assert_eq!(p.get("model_path"), Some("m"));
         assert!(p.has("trust_remote_code"));
         assert_eq!(p.get("port"), Some("-1"));
+    }
+
+    #[test]
+    fn vllm_argv_is_rewritten_like_its_flexible_parser() {
+        let t = table("vllm", "0.25.0").unwrap();
+        // the flags of InferenceX's dsv4_fp4_b200_vllm.sh (underscores, a dotted config key,
+        // a JSON config, BooleanOptionalAction negation, -tp)
+        let argv: Vec<String> = [
+            "deepseek-ai/DeepSeek-V4-Pro",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "8888",
+            "--trust-remote-code",
+            "--kv-cache-dtype",
+            "fp8",
+            "--block-size",
+            "256",
+            "--no-enable-prefix-caching",
+            "-tp",
+            "8",
+            "--compilation-config",
+            r#"{"cudagraph_mode":"FULL_AND_PIECEWISE"}"#,
+            "--attention_config.use_fp4_indexer_cache=True",
+            "--max_model_len",
+            "9472",
+            "-O3",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let p = t.parse(&argv).unwrap();
+        assert_eq!(p.get("model_tag"), Some("deepseek-ai/DeepSeek-V4-Pro"));
+        assert_eq!(p.get("tensor_parallel_size"), Some("8"));
+        assert_eq!(p.get("max_model_len"), Some("9472"));
+        assert!(p.has("attention_config"));
+        assert_eq!(
+            t.classify("--attention_config.use_fp4_indexer_cache"),
+            FlagStatus::Known
+        );
+        assert_eq!(t.classify("--max_model_len"), FlagStatus::Known);
+        let mut bad = argv.clone();
+        bad.push("--no-such-vllm-flag".into());
+        assert_eq!(
+            t.parse(&bad).unwrap_err().to_string(),
+            "vllm serve: error: unrecognized arguments: --no-such-vllm-flag"
+        );
     }
 
     #[test]
