@@ -462,7 +462,9 @@ impl ServerMetrics {
             return Ok(m);
         }
         let names: Vec<&str> = set.series.keys().map(|(n, _)| n.as_str()).collect();
-        if names.iter().any(|n| n.starts_with("vllm:")) {
+        // server detection by metric prefix: the engine profiles' one rule
+        let engine = servebench_client::Engine::from_metric_names(names.iter().copied());
+        if engine == Some(servebench_client::Engine::Vllm) {
             m.adapter = "vllm".into();
             let hits = set.sum_total("vllm:prefix_cache_hits", |_| true);
             let queries = set.sum_total("vllm:prefix_cache_queries", |_| true);
@@ -510,7 +512,7 @@ impl ServerMetrics {
             m.tokens.generation_total = set
                 .sum_total("vllm:generation_tokens", |_| true)
                 .map(|x| x.round() as u64);
-        } else if names.iter().any(|n| n.starts_with("sglang:")) {
+        } else if engine == Some(servebench_client::Engine::Sglang) {
             m.adapter = "sglang".into();
             let prompt = set.sum_total("sglang:prompt_tokens", |_| true);
             let gen = set.sum_total("sglang:generation_tokens", |_| true);
@@ -543,7 +545,7 @@ impl ServerMetrics {
                 raw: cached.clone(),
             };
             m.cache.cached_tokens_by_source = cached;
-        } else if names.iter().any(|n| n.starts_with("llamacpp:")) {
+        } else if engine == Some(servebench_client::Engine::LlamaCpp) {
             // llama.cpp counts computed and reused prompt tokens apart: prompt tokens =
             // computed + cached, hit rate = cached / prompt tokens (the token-weighted rate,
             // like vLLM's hits/queries and SGLang's cached/prompt)

@@ -386,21 +386,13 @@ impl Executor for AnyExecutor {
     }
 }
 
-/// The AgentX body fields for an engine profile: InferenceX's (`max_completion_tokens`,
-/// `ignore_eos`) for every engine that accepts them; `transformers serve` rejects `ignore_eos`
-/// with HTTP 422 and gets `max_tokens`; the `openai` profile sends no `ignore_eos`
-/// (crates/client/src/profile.rs has the same table for fixed-sequence bodies).
+/// The AgentX body fields of an engine profile
+/// ([`servebench_client::profile::EngineProfile::agentx_cap_field`]/`agentx_ignore_eos`):
+/// InferenceX's (`max_completion_tokens`, `ignore_eos`) for every engine that accepts them.
 fn agentx_body_fields(engine: servebench_client::Engine) -> servebench_agentx::BodyFields {
-    use servebench_client::Engine;
-    match engine {
-        Engine::Transformers => servebench_agentx::BodyFields {
-            cap_field: "max_tokens",
-            ignore_eos: false,
-        },
-        Engine::Openai => servebench_agentx::BodyFields {
-            cap_field: "max_completion_tokens",
-            ignore_eos: false,
-        },
-        _ => servebench_agentx::BodyFields::default(),
+    let p = engine.profile();
+    servebench_agentx::BodyFields {
+        cap_field: p.agentx_cap_field,
+        ignore_eos: p.agentx_ignore_eos,
     }
 }

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use servebench_client::http::{simple_request, Method};
+use servebench_client::profile::FlushRoute;
 use servebench_client::{Endpoint, Engine};
 
 use crate::executor::PointOutput;
@@ -82,18 +83,13 @@ pub enum CacheEngine {
 }
 
 impl CacheEngine {
-    /// From the metric names of a `/metrics` text, if any known prefix is there.
+    /// From the metric names of a `/metrics` text (the one Prometheus parser,
+    /// `servebench_agentx::prom::parse_text`), if one carries a known engine's prefix
+    /// ([`servebench_client::profile::EngineProfile::metric_prefix`]).
     pub fn detect(metrics: &str) -> Option<CacheEngine> {
-        let has = |p: &str| metrics.lines().any(|l| l.starts_with(p));
-        if has("vllm:") {
-            Some(CacheEngine::Vllm)
-        } else if has("sglang:") {
-            Some(CacheEngine::Sglang)
-        } else if has("llamacpp:") {
-            Some(CacheEngine::LlamaCpp)
-        } else {
-            None
-        }
+        let samples = servebench_agentx::prom::parse_text(metrics);
+        let names = samples.iter().map(|s| s.name.as_str());
+        Engine::from_metric_names(names).map(CacheEngine::from_profile)
     }
 
     /// From the `--engine` profile.
@@ -106,23 +102,24 @@ impl CacheEngine {
         }
     }
 
-    /// The `--engine` profile of a detected engine, with the metric prefix that told it.
-    fn profile(self) -> Option<(Engine, &'static str)> {
+    /// The `--engine` profile of a detected engine.
+    fn engine(self) -> Option<Engine> {
         match self {
-            CacheEngine::Vllm => Some((Engine::Vllm, "vllm:")),
-            CacheEngine::Sglang => Some((Engine::Sglang, "sglang:")),
-            CacheEngine::LlamaCpp => Some((Engine::LlamaCpp, "llamacpp:")),
+            CacheEngine::Vllm => Some(Engine::Vllm),
+            CacheEngine::Sglang => Some(Engine::Sglang),
+            CacheEngine::LlamaCpp => Some(Engine::LlamaCpp),
             CacheEngine::Unknown => None,
         }
     }
 
+    /// The `--engine` profile of a detected engine, with the metric prefix that told it.
+    fn profile(self) -> Option<(Engine, &'static str)> {
+        let e = self.engine()?;
+        Some((e, e.profile().metric_prefix?))
+    }
+
     fn name(self) -> &'static str {
-        match self {
-            CacheEngine::Vllm => "vLLM",
-            CacheEngine::Sglang => "SGLang",
-            CacheEngine::LlamaCpp => "llama.cpp",
-            CacheEngine::Unknown => "this engine",
-        }
+        self.engine().map_or("this engine", |e| e.profile().display)
     }
 }
 
@@ -160,37 +157,21 @@ pub struct CacheCounters {
     pub gauge: Option<f64>,
 }
 
-/// Sum of every sample of family `name` (a `_total` suffix on either side is ignored).
-fn family_sum(text: &str, name: &str) -> Option<f64> {
-    let mut sum = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let end = line.find(['{', ' ', '\t']).unwrap_or(line.len());
-        let n = &line[..end];
-        if n.strip_suffix("_total").unwrap_or(n) != name {
-            continue;
-        }
-        let rest = match line[end..].rfind('}') {
-            Some(p) if line[end..].starts_with('{') => &line[end + p + 1..],
-            _ => &line[end..],
-        };
-        if let Some(v) = rest
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<f64>().ok())
-        {
-            *sum.get_or_insert(0.0) += v;
-        }
-    }
-    sum
+/// Sum of every sample of family `name` (a `_total` suffix on either side is ignored), over
+/// the one Prometheus text parser (`servebench_agentx::prom::parse_text`).
+fn family_sum(samples: &[servebench_agentx::prom::Sample], name: &str) -> Option<f64> {
+    let name = name.strip_suffix("_total").unwrap_or(name);
+    samples
+        .iter()
+        .filter(|s| s.name.strip_suffix("_total").unwrap_or(&s.name) == name)
+        .map(|s| s.value)
+        .fold(None, |acc, v| Some(acc.unwrap_or(0.0) + v))
 }
 
 /// Reads the prefix-cache counters of `engine` from a Prometheus text.
 pub fn counters(engine: CacheEngine, text: &str) -> CacheCounters {
-    let f = |n: &str| family_sum(text, n);
+    let samples = servebench_agentx::prom::parse_text(text);
+    let f = |n: &str| family_sum(&samples, n);
     match engine {
         CacheEngine::Vllm => CacheCounters {
             hits: f("vllm:prefix_cache_hits").or_else(|| f("vllm:gpu_prefix_cache_hits")),
@@ -360,10 +341,10 @@ impl CacheControl {
         let path = match (&self.mode, engine) {
             (None | Some(FlushCache::Off), _) => return (false, "not flushed (--flush-cache off)".into()),
             (Some(FlushCache::Path(p)), _) => p.clone(),
-            (Some(FlushCache::Auto), CacheEngine::Vllm) => "/reset_prefix_cache".into(),
-            (Some(FlushCache::Auto), CacheEngine::Sglang) => "/flush_cache".into(),
-            (Some(FlushCache::Auto), CacheEngine::LlamaCpp) => return flush_llama_slots(ep).await,
-            (Some(FlushCache::Auto), CacheEngine::Unknown) => {
+            (Some(FlushCache::Auto), e) => match e.engine().and_then(|e| e.profile().flush) {
+                Some(FlushRoute::Post(p)) => p.to_string(),
+                Some(FlushRoute::LlamaSlots) => return flush_llama_slots(ep).await,
+                None => {
                 return (
                     false,
                     format!(
@@ -371,7 +352,8 @@ impl CacheControl {
                         self.profile.name()
                     ),
                 )
-            }
+                }
+            },
         };
         match post(ep, &path).await {
             Ok((s, _)) if (200..300).contains(&s) => (true, format!("POST {path} → HTTP {s}")),
@@ -380,10 +362,14 @@ impl CacheControl {
                 format!(
                     "not flushed: POST {path} → HTTP {s} {}{}",
                     short(&body),
-                    if engine == CacheEngine::Vllm && s == 404 && path == "/reset_prefix_cache" {
-                        " (vLLM serves it only with VLLM_SERVER_DEV_MODE=1)"
-                    } else {
-                        ""
+                    match engine.engine().map(|e| e.profile()) {
+                        Some(p)
+                            if s == 404
+                                && matches!(p.flush, Some(FlushRoute::Post(r)) if r == path) =>
+                        {
+                            p.flush_404_hint.unwrap_or("")
+                        }
+                        _ => "",
                     }
                 ),
             ),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use servebench_client::{
-    run_phase, Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Engine, Load, Phase,
+    run_phase, Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Load, Phase,
     RecordWriterThread, RequestRecord,
 };
 use servebench_metrics::{
@@ -254,10 +254,9 @@ impl Executor for FixedSequence {
         let agg = agg_row(ctx.identity, Some(conc), &m, &extra);
         let info = RunInfo {
             date: wall_start.format("%Y%m%d-%H%M%S").to_string(),
-            backend: match (api, c.engine) {
-                (Api::Chat, _) => "openai-chat".into(),
-                (Api::Completions, Engine::Vllm) => "vllm".into(),
-                _ => "openai".into(),
+            backend: match api {
+                Api::Chat => "openai-chat".into(),
+                Api::Completions => c.engine.profile().completions_backend.into(),
             },
             model_id: ctx.model.to_string(),
             tokenizer_id: match &dataset.token_source {
