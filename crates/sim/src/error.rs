@@ -35,6 +35,15 @@ pub enum SimError {
         /// The TP degree given.
         tp: u32,
     },
+    /// Expert parallelism other than 1 or the TP degree (the recipes shard experts over the
+    /// same GPUs as attention).
+    #[error("ep: expert parallelism {ep} must be 1 or the TP degree {tp}")]
+    Ep {
+        /// The EP degree given.
+        ep: u32,
+        /// The TP degree.
+        tp: u32,
+    },
     /// TP cannot split the model's KV heads evenly (neither divides the other).
     #[error("tp: {model} has {kv_heads} KV heads, which TP {tp} cannot split evenly")]
     TpSplit {

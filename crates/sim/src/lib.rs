@@ -36,6 +36,8 @@ pub mod presets;
 mod runtime;
 mod server;
 pub mod text;
+pub mod validate;
+pub mod validate_plot;
 
 pub use emission::EmissionRecord;
 pub use engine::{simulate_closed_loop, SimSummary, Workload};

@@ -10,11 +10,42 @@
 //!   KV written (T), per GPU; memory time = bytes / (HBM bandwidth · efficiency).
 //! - all-reduce (tp > 1) = 2·L · (α + 2(tp−1)/tp · T·h·2 B / (link · efficiency)).
 //! - step time = max(compute, memory) + all-reduce + step overhead + S · per-sequence overhead.
+//!
+//! DeepSeek-style models add (docs/simulator.md, "Validation against InferenceX"): linear-layer
+//! FLOPs at the GPU's FP8/FP4 peak (`compute_dtype`), attention at the BF16 peak; MLA attention
+//! FLOPs with the per-head width of the path a chunk takes (prefill: (qk_nope + rope + v)/2,
+//! decode with the absorbed latent: (2·kv_lora + rope)/2); KV = one latent per token and layer,
+//! replicated on every GPU under TP attention, split over the GPUs under DP attention; routed
+//! experts sharded over the TP (= EP) GPUs, attention/dense weights replicated under DP
+//! attention.
 
 use std::sync::Arc;
 
 use crate::error::SimError;
 use crate::presets::{EngineDefaults, GpuSpec, ModelSpec, Presets};
+
+/// How an engine spreads one model over its GPUs, as a serving recipe sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallelism {
+    /// GPUs of one engine (tensor-parallel degree of the dense parts), 1–8.
+    pub tp: u32,
+    /// Expert-parallel degree: 1 (experts tensor-sliced) or `tp` (whole experts per GPU).
+    pub ep: u32,
+    /// Data-parallel attention (SGLang `--enable-dp-attention`): each GPU runs attention for
+    /// its own sequences, holding only their KV.
+    pub dp_attention: bool,
+}
+
+impl Parallelism {
+    /// Plain tensor parallelism of degree `tp`.
+    pub fn tp(tp: u32) -> Self {
+        Parallelism {
+            tp,
+            ep: 1,
+            dp_attention: false,
+        }
+    }
+}
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -33,6 +64,13 @@ pub struct EngineConfig {
     pub model: ModelSpec,
     /// Tensor-parallel degree (GPUs serving one engine).
     pub tp: u32,
+    /// Expert-parallel degree (1 or `tp`).
+    pub ep: u32,
+    /// Data-parallel attention (KV split over the GPUs, attention weights replicated).
+    pub dp_attention: bool,
+    /// Peak of the linear layers' matrix multiplies, TFLOP/s (the GPU's peak for the model's
+    /// `compute_dtype`; BF16 otherwise).
+    pub linear_peak_tflops: f64,
     /// Engine constants (efficiencies, overheads).
     pub consts: EngineDefaults,
     /// Max sequences in one step (vLLM `max_num_seqs`).
@@ -101,8 +139,38 @@ impl EngineConfig {
         tp: u32,
         consts: EngineDefaults,
     ) -> Result<EngineConfig, SimError> {
+        Self::with_parallelism(gpu_key, gpu, model_key, model, Parallelism::tp(tp), consts)
+    }
+
+    /// Resolves `gpu`/`model` names with the embedded presets at the given parallelism (see
+    /// [`EngineConfig::from_presets`]; also [`SimError::Ep`] for an EP other than 1 or TP).
+    pub fn from_presets_with(
+        gpu: &str,
+        model: &str,
+        par: Parallelism,
+    ) -> Result<EngineConfig, SimError> {
+        let p = Presets::embedded();
+        let (gk, g) = p.gpu(gpu)?;
+        let (mk, m) = p.model(model)?;
+        Self::with_parallelism(gk, g.clone(), mk, m.clone(), par, p.engine.clone())
+    }
+
+    /// Builds the configuration from explicit specs at the given parallelism. The model's
+    /// `calibration`, when present, replaces the engine constants of the same name.
+    pub fn with_parallelism(
+        gpu_key: &str,
+        gpu: GpuSpec,
+        model_key: &str,
+        model: ModelSpec,
+        par: Parallelism,
+        mut consts: EngineDefaults,
+    ) -> Result<EngineConfig, SimError> {
+        let tp = par.tp;
         if !(1..=8).contains(&tp) {
             return Err(SimError::Tp { tp });
+        }
+        if par.ep != 1 && par.ep != tp {
+            return Err(SimError::Ep { ep: par.ep, tp });
         }
         if !model.kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(model.kv_heads) {
             return Err(SimError::TpSplit {
@@ -111,13 +179,50 @@ impl EngineConfig {
                 tp,
             });
         }
-        let kv_heads_per_gpu = model.kv_heads.div_ceil(tp).max(1);
-        let kv_bytes_per_token_per_gpu = 2.0
-            * model.layers as f64
-            * kv_heads_per_gpu as f64
-            * model.head_dim as f64
-            * model.kv_bytes_per_elem;
-        let weight_bytes_per_gpu = model.params as f64 * model.bytes_per_param / tp as f64;
+        if let Some(c) = &model.calibration {
+            let set = |v: &mut f64, o: Option<f64>| {
+                if let Some(x) = o {
+                    *v = x;
+                }
+            };
+            set(&mut consts.mfu, c.mfu);
+            set(&mut consts.bandwidth_efficiency, c.bandwidth_efficiency);
+            set(&mut consts.link_efficiency, c.link_efficiency);
+            set(&mut consts.step_overhead_ms, c.step_overhead_ms);
+            set(&mut consts.per_seq_overhead_us, c.per_seq_overhead_us);
+            set(&mut consts.request_overhead_ms, c.request_overhead_ms);
+            set(
+                &mut consts.prefill_step_overhead_ms,
+                c.prefill_step_overhead_ms,
+            );
+        }
+        let kv_bytes_per_token_per_gpu = match &model.mla {
+            // one latent per token and layer; every GPU holds all of it under TP attention
+            Some(mla) => {
+                let full = model.layers as f64
+                    * (mla.kv_lora_rank + mla.qk_rope_head_dim) as f64
+                    * model.kv_bytes_per_elem;
+                if par.dp_attention {
+                    full / tp as f64
+                } else {
+                    full
+                }
+            }
+            None => {
+                let kv_heads_per_gpu = model.kv_heads.div_ceil(tp).max(1);
+                2.0 * model.layers as f64
+                    * kv_heads_per_gpu as f64
+                    * model.head_dim as f64
+                    * model.kv_bytes_per_elem
+            }
+        };
+        let (dense_bytes, expert_bytes) = weight_split(&model);
+        let weight_bytes_per_gpu = if par.dp_attention {
+            dense_bytes + expert_bytes / tp as f64
+        } else {
+            (dense_bytes + expert_bytes) / tp as f64
+        };
+        let linear_peak_tflops = linear_peak(&gpu, model.compute_dtype.as_deref());
         let usable =
             gpu.hbm_gib * GIB * consts.gpu_memory_utilization - consts.activation_reserve_gib * GIB;
         let kv_bytes = usable - weight_bytes_per_gpu;
@@ -141,7 +246,7 @@ impl EngineConfig {
             });
         }
         let large = gpu.hbm_gib >= consts.large_gpu_min_gib && !gpu_key.starts_with("a100");
-        let (max_num_seqs, max_num_batched_tokens) = if large {
+        let (max_num_seqs, mut max_num_batched_tokens) = if large {
             (
                 consts.large_gpu_max_num_seqs,
                 consts.large_gpu_max_num_batched_tokens,
@@ -152,6 +257,10 @@ impl EngineConfig {
                 consts.small_gpu_max_num_batched_tokens,
             )
         };
+        if par.dp_attention {
+            // every attention rank chunks its own prefill
+            max_num_batched_tokens = max_num_batched_tokens.saturating_mul(tp);
+        }
         let kv_tokens = kv_blocks as u64 * block as u64;
         let max_model_len = (model.max_model_len as u64).min(kv_tokens) as u32;
         Ok(EngineConfig {
@@ -160,6 +269,9 @@ impl EngineConfig {
             model_key: model_key.to_string(),
             model,
             tp,
+            ep: par.ep,
+            dp_attention: par.dp_attention,
+            linear_peak_tflops,
             consts,
             max_num_seqs,
             max_num_batched_tokens,
@@ -204,6 +316,12 @@ impl EngineConfig {
     /// every dense weight except the input embedding (only gathered rows are read), plus for a
     /// MoE the experts that at least one token is routed to, E·(1 − (1 − k/E)^T) per layer.
     pub fn weight_bytes_read(&self, tokens: u32) -> f64 {
+        let (dense, experts) = self.weight_bytes_read_split(tokens);
+        dense + experts
+    }
+
+    /// [`EngineConfig::weight_bytes_read`] as (dense part, routed experts touched).
+    fn weight_bytes_read_split(&self, tokens: u32) -> (f64, f64) {
         let m = &self.model;
         let input_embed = if m.tie_embeddings {
             0.0
@@ -211,13 +329,29 @@ impl EngineConfig {
             self.embed_params()
         };
         match &m.moe {
-            None => (m.params as f64 - input_embed) * m.bytes_per_param,
+            None => ((m.params as f64 - input_embed) * m.bytes_per_param, 0.0),
             Some(moe) => {
                 let e = moe.expert_params as f64;
                 let k_over_e = moe.experts_per_token as f64 / moe.num_experts as f64;
                 let touched = 1.0 - (1.0 - k_over_e).powf(tokens.max(1) as f64);
-                (m.params as f64 - e - input_embed + e * touched) * m.bytes_per_param
+                let eb = m.expert_bytes_per_param.unwrap_or(m.bytes_per_param);
+                (
+                    (m.params as f64 - e - input_embed) * m.bytes_per_param,
+                    e * touched * eb,
+                )
             }
+        }
+    }
+
+    /// Weight bytes one GPU reads in a step of `tokens` tokens: the dense part is split over
+    /// the GPUs (replicated under DP attention), the experts touched always are.
+    fn weight_bytes_read_per_gpu(&self, tokens: u32) -> f64 {
+        let (dense, experts) = self.weight_bytes_read_split(tokens);
+        let tp = self.tp as f64;
+        if self.dp_attention {
+            dense + experts / tp
+        } else {
+            (dense + experts) / tp
         }
     }
 
@@ -237,11 +371,29 @@ impl EngineConfig {
             ctx += c.context as f64;
         }
         let t = tokens as f64;
-        let flops = 2.0 * self.linear_params_per_token() * t
-            + 2.0 * self.embed_params() * sampled as f64
-            + 4.0 * m.layers as f64 * m.heads as f64 * m.head_dim as f64 * pairs;
-        let compute_s = flops / tp / (self.gpu.peak_bf16_tflops * 1e12 * self.consts.mfu);
-        let bytes = self.weight_bytes_read(tokens.min(u32::MAX as u64) as u32) / tp
+        // attention: 4·L·H·d per (query, key) pair; MLA's d depends on the path (module docs)
+        let attn = match &m.mla {
+            None => 4.0 * m.layers as f64 * m.heads as f64 * m.head_dim as f64 * pairs,
+            Some(mla) => {
+                let prefill_d =
+                    (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim) as f64 / 2.0;
+                let decode_d = (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) as f64 / 2.0;
+                let decode_pairs: f64 = chunks
+                    .iter()
+                    .filter(|c| c.tokens == 1)
+                    .map(|c| c.context as f64 + 1.0)
+                    .sum();
+                4.0 * m.layers as f64
+                    * m.heads as f64
+                    * (prefill_d * (pairs - decode_pairs) + decode_d * decode_pairs)
+            }
+        };
+        let linear = 2.0 * self.linear_params_per_token() * t;
+        let other = 2.0 * self.embed_params() * sampled as f64 + attn;
+        let bf16 = self.gpu.peak_bf16_tflops * 1e12 * self.consts.mfu;
+        let compute_s =
+            (linear / (self.linear_peak_tflops * 1e12 * self.consts.mfu) + other / bf16) / tp;
+        let bytes = self.weight_bytes_read_per_gpu(tokens.min(u32::MAX as u64) as u32)
             + (ctx + t) * self.kv_bytes_per_token_per_gpu;
         let memory_s = bytes / (self.gpu.hbm_tb_s * 1e12 * self.consts.bandwidth_efficiency);
         let comm_s = if self.tp > 1 {
@@ -253,8 +405,14 @@ impl EngineConfig {
         } else {
             0.0
         };
+        let prefills = chunks.iter().any(|c| c.tokens > 1);
         let overhead_s = self.consts.step_overhead_ms * 1e-3
-            + chunks.len() as f64 * self.consts.per_seq_overhead_us * 1e-6;
+            + chunks.len() as f64 * self.consts.per_seq_overhead_us * 1e-6
+            + if prefills {
+                self.consts.prefill_step_overhead_ms * 1e-3
+            } else {
+                0.0
+            };
         StepCost {
             compute_s,
             memory_s,
@@ -279,10 +437,14 @@ impl EngineConfig {
             None => String::new(),
         };
         format!(
-            "simulated {}× {} (TP{}; {} TFLOP/s BF16, {} TB/s, {} GiB each) serving {} ({:.2}B params{}, {} bytes/param, {} layers); KV budget {} tokens, max batch {}, chunk {} tokens",
+            "simulated {}× {} (TP{}{}; {} TFLOP/s BF16, {} TB/s, {} GiB each) serving {} ({:.2}B params{}, {} bytes/param, {} layers); KV budget {} tokens, max batch {}, chunk {} tokens",
             self.tp,
             self.gpu.name,
             self.tp,
+            match (self.ep, self.dp_attention) {
+                (1, false) => String::new(),
+                (ep, dp) => format!(" EP{ep}{}", if dp { " DP-attention" } else { "" }),
+            },
             self.gpu.peak_bf16_tflops,
             self.gpu.hbm_tb_s,
             self.gpu.hbm_gib,
@@ -295,6 +457,30 @@ impl EngineConfig {
             self.max_num_seqs,
             self.max_num_batched_tokens
         )
+    }
+}
+
+/// Bytes of (non-expert, routed-expert) weights of the whole model.
+fn weight_split(m: &ModelSpec) -> (f64, f64) {
+    let e = m
+        .moe
+        .as_ref()
+        .map(|x| x.expert_params as f64)
+        .unwrap_or(0.0);
+    let eb = m.expert_bytes_per_param.unwrap_or(m.bytes_per_param);
+    ((m.params as f64 - e) * m.bytes_per_param, e * eb)
+}
+
+/// The GPU's peak for a matrix-multiply data type, TFLOP/s: FP4 falls back to FP8, FP8 to
+/// BF16, when the GPU lacks the narrower tensor cores.
+fn linear_peak(g: &GpuSpec, dtype: Option<&str>) -> f64 {
+    match dtype {
+        Some("fp4") => g
+            .peak_fp4_tflops
+            .or(g.peak_fp8_tflops)
+            .unwrap_or(g.peak_bf16_tflops),
+        Some("fp8") => g.peak_fp8_tflops.unwrap_or(g.peak_bf16_tflops),
+        _ => g.peak_bf16_tflops,
     }
 }
 

@@ -29,6 +29,12 @@ pub struct GpuSpec {
     pub hbm_gib: f64,
     /// GPU-to-GPU link bandwidth per direction, GB/s (1e9 B/s); used for the TP all-reduce.
     pub link_gb_s: f64,
+    /// Peak dense FP8 tensor throughput, TFLOP/s (absent: no FP8 tensor cores).
+    #[serde(default)]
+    pub peak_fp8_tflops: Option<f64>,
+    /// Peak dense FP4 tensor throughput, TFLOP/s (absent: no FP4 tensor cores).
+    #[serde(default)]
+    pub peak_fp4_tflops: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
 }
@@ -42,6 +48,59 @@ pub struct MoeSpec {
     pub experts_per_token: u32,
     /// Parameters of all routed experts over all layers.
     pub expert_params: u64,
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3/R1): the KV cache holds one compressed latent
+/// of `kv_lora_rank + qk_rope_head_dim` elements per token and layer, shared by all heads.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct MlaSpec {
+    /// Rank of the compressed KV latent.
+    pub kv_lora_rank: u32,
+    /// Decoupled RoPE key dimension (cached beside the latent).
+    pub qk_rope_head_dim: u32,
+    /// Per-head query/key dimension without RoPE.
+    pub qk_nope_head_dim: u32,
+    /// Per-head value dimension.
+    pub v_head_dim: u32,
+}
+
+/// Multi-token-prediction module (recorded; speculative decoding is not modelled).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct MtpSpec {
+    /// Extra prediction layers (DeepSeek `num_nextn_predict_layers`).
+    pub num_nextn_predict_layers: u32,
+    /// Parameters of the module.
+    pub params: u64,
+}
+
+/// Efficiency factors fitted for one model family (they replace the engine defaults of the
+/// same name). Each is `None` when not fitted.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct Calibration {
+    /// Fraction of peak FLOP/s.
+    #[serde(default)]
+    pub mfu: Option<f64>,
+    /// Fraction of peak HBM bandwidth.
+    #[serde(default)]
+    pub bandwidth_efficiency: Option<f64>,
+    /// Fraction of link bandwidth.
+    #[serde(default)]
+    pub link_efficiency: Option<f64>,
+    /// Fixed cost of every engine step, ms.
+    #[serde(default)]
+    pub step_overhead_ms: Option<f64>,
+    /// Extra cost per sequence in a step, µs.
+    #[serde(default)]
+    pub per_seq_overhead_us: Option<f64>,
+    /// Front-end latency, ms.
+    #[serde(default)]
+    pub request_overhead_ms: Option<f64>,
+    /// Extra fixed cost of a prefill step, ms.
+    #[serde(default)]
+    pub prefill_step_overhead_ms: Option<f64>,
+    /// How and on what the numbers were fitted.
+    #[serde(default)]
+    pub fit: String,
 }
 
 /// A named model: transformer shape, parameter count and bytes per parameter.
@@ -79,6 +138,24 @@ pub struct ModelSpec {
     /// Present for mixture-of-experts models.
     #[serde(default)]
     pub moe: Option<MoeSpec>,
+    /// Bytes per routed-expert parameter when it differs from `bytes_per_param` (FP4 experts
+    /// of an otherwise FP8 checkpoint).
+    #[serde(default)]
+    pub expert_bytes_per_param: Option<f64>,
+    /// Data type of the linear layers' matrix multiplies: "bf16" (default), "fp8" or "fp4";
+    /// picks the GPU peak (falling back to the next wider type the GPU has).
+    #[serde(default)]
+    pub compute_dtype: Option<String>,
+    /// Multi-head latent attention (DeepSeek); `kv_heads`/`head_dim` are then 1 and the latent
+    /// width.
+    #[serde(default)]
+    pub mla: Option<MlaSpec>,
+    /// Multi-token-prediction module, if the checkpoint has one (not modelled).
+    #[serde(default)]
+    pub mtp: Option<MtpSpec>,
+    /// Efficiency factors fitted for this model (override the engine defaults).
+    #[serde(default)]
+    pub calibration: Option<Calibration>,
     /// Where the numbers come from.
     pub source: String,
 }
@@ -98,6 +175,10 @@ pub struct EngineDefaults {
     pub step_overhead_ms: f64,
     /// Extra cost per sequence in a step, µs.
     pub per_seq_overhead_us: f64,
+    /// Extra fixed cost of a step that prefills (a chunk of more than one token), ms: prefill
+    /// runs without CUDA graphs, so its kernel launches are not amortised (0 unless fitted).
+    #[serde(default)]
+    pub prefill_step_overhead_ms: f64,
     /// Front-end latency before a request reaches the scheduler (HTTP, template, tokenize), ms.
     pub request_overhead_ms: f64,
     /// Fraction of HBM the engine may use (vLLM `--gpu-memory-utilization`).

@@ -8,9 +8,23 @@ use std::time::Duration;
 
 use servebench_sim::{Presets, SimOptions, SimServer};
 
+mod validate;
+
+/// Subcommands of `servebench sim` (without one it serves).
+#[derive(clap::Subcommand, Debug)]
+pub enum Action {
+    /// Predicted beside measured: run the presets against real results (InferenceX rows.csv)
+    /// and print per-row predictions and per hardware × metric median/p90 |error|.
+    Validate(validate::Args),
+}
+
 /// Arguments of `servebench sim`.
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// `validate`: compare the presets with real results instead of serving.
+    #[command(subcommand)]
+    pub action: Option<Action>,
     /// GPU preset: h100, h200, b200, a100, a100-40gb, mi300x (see --list).
     #[arg(long, default_value = "h200")]
     pub gpu: String,
@@ -82,6 +96,9 @@ fn list() {
 
 /// Runs `servebench sim`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(Action::Validate(v)) = args.action {
+        return validate::run(v);
+    }
     if args.list {
         list();
         return Ok(ExitCode::SUCCESS);

@@ -1,0 +1,86 @@
+//! `servebench sim validate`: the simulator's presets against real results (issue 22). Logic
+//! in `servebench_sim::validate`; this file parses, wires and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use servebench_sim::validate::{read_rows, table, validate};
+
+/// Arguments of `servebench sim validate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The real results: rows.csv of ../shared/data/real-results (built by its normalize.py).
+    #[arg(long, value_name = "CSV")]
+    pub against: PathBuf,
+    /// Print the whole comparison as JSON ({"fit": [...], "by_hardware": {...},
+    /// "by_hardware_isl_osl": {...}, "rows": [...], "skipped": {...}}; percent values).
+    #[arg(long)]
+    pub json: bool,
+    /// Also print every modelled row (prediction beside measurement) in the text output.
+    #[arg(long)]
+    pub rows: bool,
+    /// Write the predicted-vs-measured chart (SVG) to this file.
+    #[arg(long, value_name = "SVG")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Runs `servebench sim validate`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let rows = read_rows(&args.against)?;
+    let t = Instant::now();
+    let v = validate(&rows, None);
+    let secs = t.elapsed().as_secs_f64();
+    if let Some(p) = &args.plot {
+        let svg = servebench_sim::validate_plot::svg(&v).map_err(anyhow::Error::msg)?;
+        std::fs::write(p, svg).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.rows {
+        println!(
+            "{:>6} {:<7} {:<6} {:<5} {:<11} {:>4} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9}",
+            "row",
+            "gpu",
+            "fw",
+            "prec",
+            "tp/ep/dpa",
+            "conc",
+            "tok/s/GPU",
+            "(meas)",
+            "TPOT ms",
+            "(meas)",
+            "TTFT ms",
+            "(meas)"
+        );
+        for r in &v.rows {
+            println!(
+                "{:>6} {:<7} {:<6} {:<5} {:<11} {:>4} {:>10.1} {:>10.1} {:>9.2} {:>9.2} {:>9.1} {:>9.1}  {}",
+                r.row_id,
+                r.hardware,
+                r.framework,
+                r.precision,
+                format!("{}/{}/{}", r.tp, r.ep, if r.dp_attention { "y" } else { "n" }),
+                r.conc,
+                r.predicted.output_tput_per_gpu,
+                r.measured.output_tput_per_gpu,
+                r.predicted.median_tpot_s * 1e3,
+                r.measured.median_tpot_s * 1e3,
+                r.predicted.median_ttft_s * 1e3,
+                r.measured.median_ttft_s * 1e3,
+                r.isl_osl
+            );
+        }
+        println!();
+    }
+    print!("{}", table(&v));
+    let skipped: usize = v.skipped.values().sum();
+    println!(
+        "{} rows modelled in {secs:.1} s, {skipped} not modelled (--json lists why); fitted on {}, the rest is the test set",
+        v.rows.len(),
+        v.fit.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,148 @@
+//! The simulator's DeepSeek-R1 presets against real InferenceX results (issue 22): the same
+//! validation `servebench sim validate --against ../shared/data/real-results/rows.csv` prints,
+//! run on the shared data. It fails when a test-set (not fitted) hardware's median |error|
+//! at an ISL/OSL regresses past its ceiling: the issue's target (20 % output tok/s/GPU and
+//! median TPOT, 35 % median TTFT) where the model meets it, else the value the model reached
+//! when this test was written, rounded up (docs/simulator.md, "Validation against
+//! InferenceX", says where and why targets are missed). The ceilings are bounds on errors,
+//! not predictions: a change that makes the model better passes, one that makes it worse
+//! fails.
+
+use std::path::PathBuf;
+
+use servebench_sim::validate::{
+    fit, read_rows, validate, Metric, RealRow, FIT_HARDWARE, TARGETS_PCT,
+};
+
+fn rows_csv() -> Option<PathBuf> {
+    let p = match std::env::var_os("SERVEBENCH_SHARED") {
+        Some(s) => PathBuf::from(s),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    }
+    .join("data/real-results/rows.csv");
+    if p.exists() {
+        Some(p)
+    } else if std::env::var_os("SERVEBENCH_SHARED").is_some() {
+        panic!("{}: missing (SERVEBENCH_SHARED is set)", p.display());
+    } else {
+        eprintln!("skipped: {} not found (set SERVEBENCH_SHARED)", p.display());
+        None
+    }
+}
+
+/// Ceilings (median |error|, percent) where the model misses the target: (hardware,
+/// ISL/OSL, metric, achieved when written + margin). Everything not listed must meet the
+/// issue's target.
+const MISSED: &[(&str, &str, Metric, f64)] = &[
+    // achieved median |error| on 2026-12-02 (crates/sim/presets.json calibration), rounded up
+    // + 2 points
+    ("b200", "1024/1024", Metric::MedianTtft, 69.0),
+    ("b200", "1024/8192", Metric::MedianTpot, 24.0),
+    ("b200", "1024/8192", Metric::MedianTtft, 67.0),
+    ("b200", "8192/1024", Metric::OutputTputPerGpu, 25.0),
+    ("b200", "8192/1024", Metric::MedianTtft, 51.0),
+    ("b300", "1024/1024", Metric::MedianTpot, 28.0),
+    ("b300", "1024/1024", Metric::MedianTtft, 78.0),
+    ("b300", "8192/1024", Metric::OutputTputPerGpu, 29.0),
+    ("b300", "8192/1024", Metric::MedianTpot, 35.0),
+    ("b300", "8192/1024", Metric::MedianTtft, 89.0),
+    ("mi300x", "1024/1024", Metric::OutputTputPerGpu, 67.0),
+    ("mi300x", "1024/1024", Metric::MedianTpot, 39.0),
+    ("mi300x", "1024/8192", Metric::OutputTputPerGpu, 57.0),
+    ("mi300x", "1024/8192", Metric::MedianTpot, 36.0),
+    ("mi300x", "8192/1024", Metric::OutputTputPerGpu, 87.0),
+    ("mi300x", "8192/1024", Metric::MedianTpot, 44.0),
+    ("mi300x", "8192/1024", Metric::MedianTtft, 46.0),
+    ("mi325x", "1024/1024", Metric::OutputTputPerGpu, 59.0),
+    ("mi325x", "1024/1024", Metric::MedianTpot, 36.0),
+    ("mi325x", "1024/8192", Metric::OutputTputPerGpu, 51.0),
+    ("mi325x", "1024/8192", Metric::MedianTpot, 34.0),
+    ("mi325x", "8192/1024", Metric::OutputTputPerGpu, 79.0),
+    ("mi325x", "8192/1024", Metric::MedianTpot, 43.0),
+    ("mi325x", "8192/1024", Metric::MedianTtft, 38.0),
+    ("mi355x", "8192/1024", Metric::OutputTputPerGpu, 25.0),
+    ("mi355x", "8192/1024", Metric::MedianTtft, 37.0),
+];
+
+fn ceiling(hw: &str, seq: &str, m: Metric) -> f64 {
+    MISSED
+        .iter()
+        .find(|(h, s, mm, _)| *h == hw && *s == seq && *mm == m)
+        .map(|x| x.3)
+        .unwrap_or_else(|| TARGETS_PCT.iter().find(|t| t.0 == m).unwrap().1)
+}
+
+#[test]
+fn test_set_errors_stay_within_targets_or_recorded_ceilings() {
+    let Some(p) = rows_csv() else { return };
+    let rows = read_rows(&p).unwrap();
+    let test: Vec<RealRow> = rows
+        .iter()
+        .filter(|r| !FIT_HARDWARE.contains(&r.hardware.as_str()))
+        .cloned()
+        .collect();
+    let t = std::time::Instant::now();
+    let v = validate(&test, None);
+    eprintln!(
+        "validated {} test-set rows in {:.1} s",
+        v.rows.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let mut failures = vec![];
+    let mut seen = 0;
+    for hw in ["b200", "b300", "mi300x", "mi325x", "mi355x"] {
+        let Some(seqs) = v.by_hardware_isl_osl.get(hw) else {
+            failures.push(format!("{hw}: no row modelled"));
+            continue;
+        };
+        for (seq, ms) in seqs {
+            for m in Metric::ALL {
+                let Some(st) = ms.get(m.key()) else { continue };
+                seen += 1;
+                let c = ceiling(hw, seq, m);
+                eprintln!(
+                    "{hw} {seq} {}: n {} median |err| {:.1} % (ceiling {c} %)",
+                    m.key(),
+                    st.n,
+                    st.median_abs_pct_error
+                );
+                if !(st.median_abs_pct_error <= c) {
+                    failures.push(format!(
+                        "{hw} {seq} {}: median |error| {:.1} % > {c} %",
+                        m.key(),
+                        st.median_abs_pct_error
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen >= 30, "only {seen} hardware × ISL/OSL × metric groups");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_fit_never_sees_the_test_set() {
+    let Some(p) = rows_csv() else { return };
+    let rows = read_rows(&p).unwrap();
+    assert_eq!(FIT_HARDWARE, &["h200"]);
+    // fitting on everything but H200 has nothing to fit: the calibration is the presets'
+    // one unchanged, so test rows cannot move it
+    let no_h200: Vec<RealRow> = rows
+        .iter()
+        .filter(|r| r.hardware != "h200")
+        .cloned()
+        .collect();
+    let (c, objective) = fit(&no_h200);
+    assert!(objective.is_infinite(), "{objective}");
+    let presets = servebench_sim::Presets::embedded()
+        .model("deepseek-r1-fp8")
+        .unwrap()
+        .1
+        .calibration
+        .clone()
+        .expect("the DeepSeek-R1 presets carry a fitted calibration");
+    assert_eq!(c.mfu, presets.mfu);
+    assert_eq!(c.bandwidth_efficiency, presets.bandwidth_efficiency);
+    assert_eq!(c.step_overhead_ms, presets.step_overhead_ms);
+    assert!(presets.fit.to_lowercase().contains("h200 rows"), "{}", presets.fit);
+}
