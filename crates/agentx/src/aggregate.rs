@@ -1241,6 +1241,97 @@ mod tests {
                 .collect();
             assert!(missing.is_empty(), "{}: {missing:?}", f.display());
         }
+        // The flat agg_bmk.json rows of S9 (CI artifacts of 06-01…06-04): each key is one of
+        // ours under its nested name; `response_cache_hit_rate` (the server-reported per-request
+        // reuse) is servebench's result.json `servebench.server_reported_cache.hit_rate`.
+        let s9 = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/real-results/raw/S9-amd-fork-agentx/results"
+        );
+        let nested = |k: &str| -> Option<String> {
+            let lat = ["ttft", "e2el", "itl", "tpot", "intvty"];
+            let stats = ["mean", "p50", "p75", "p90", "p95", "std"];
+            let stat_of = |st: &str| if st == "median" { "p50" } else { st }.to_string();
+            if let Some((st, m)) = k.split_once('_') {
+                let st2 = stat_of(st);
+                if stats.contains(&st2.as_str()) {
+                    if lat.contains(&m) {
+                        return Some(format!("request_metrics.latency.{m}.{st2}"));
+                    }
+                    if m == "qps" {
+                        return Some(format!("request_metrics.qps.{st2}"));
+                    }
+                    for (flat, block) in [
+                        ("input_tokens", "input"),
+                        ("output_tokens_actual", "output_actual"),
+                        ("output_tokens_expected", "output_expected"),
+                    ] {
+                        if m == flat {
+                            return Some(format!("request_metrics.tokens.{block}.{st2}"));
+                        }
+                    }
+                }
+            }
+            let sm = |p: &str| Some(format!("server_metrics.{p}"));
+            let rm = |p: &str| Some(format!("request_metrics.{p}"));
+            match k {
+                "offloading" => Some("kv_offloading".into()),
+                "server_gpu_cache_hit_rate" => sm("cache.gpu_cache_hit_rate"),
+                "server_cpu_cache_hit_rate" => sm("cache.cpu_cache_hit_rate"),
+                "cpu_kv_cache_usage_pct" => sm("kv_cache.cpu_usage_pct"),
+                "total_prompt_tokens" => sm("tokens.prompt_total"),
+                "total_generation_tokens" => sm("tokens.generation_total"),
+                "total_requests_completed" => sm("tokens.requests_completed"),
+                "theoretical_cache_hit_rate" => rm("cache.theoretical_cache_hit_rate"),
+                "input_tput_tps" => rm("throughput.input.tokens_per_second"),
+                "output_tput_tps" => rm("throughput.output.tokens_per_second"),
+                "total_tput_tps" => rm("throughput.total.tokens_per_second"),
+                "duration_seconds" => rm("throughput.duration_seconds"),
+                "tput_per_gpu" => rm("throughput.per_gpu.total_tput_tps"),
+                "output_tput_per_gpu" => rm("throughput.per_gpu.output_tput_tps"),
+                "input_tput_per_gpu" => rm("throughput.per_gpu.input_tput_tps"),
+                _ => k
+                    .strip_prefix("kv_offload_")
+                    .map(|rest| format!("server_metrics.kv_offload.{rest}"))
+                    .or_else(|| Some(k.to_string())),
+            }
+        };
+        let mut stack = vec![std::path::PathBuf::from(s9)];
+        let mut flat_rows = 0;
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if p.file_name().is_none_or(|n| n != "agg_bmk.json") {
+                    continue;
+                }
+                let rows: Vec<serde_json::Value> =
+                    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                for r in &rows {
+                    flat_rows += 1;
+                    for k in r.as_object().unwrap().keys() {
+                        if k == "response_cache_hit_rate" {
+                            continue;
+                        }
+                        let n = nested(k).unwrap();
+                        assert!(
+                            have.contains(&n)
+                                || have.iter().any(|h| h.starts_with(&format!("{n}."))),
+                            "{}: `{k}` (ours: `{n}`) is not written",
+                            p.display()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(flat_rows == 0 || flat_rows >= 400, "{flat_rows} S9 rows");
+
         // a SGLang scrape: its cache sources follow the vLLM ones (null there)
         let raw = PromptSourceRaw::from_map(
             &[("device".to_string(), 5.0), ("host".to_string(), 2.0)]
