@@ -671,6 +671,11 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), BumpError> {
         .map_err(io(IoOp::Write, path))?;
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    } else {
+        // a new file (provenance.json) is 0644 like the catalog and recipes beside it, not
+        // the temp file's 0600
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644));
     }
     tmp.persist(path)
         .map_err(|e| e.error)

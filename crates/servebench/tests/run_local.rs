@@ -277,6 +277,13 @@ fn a_failing_eval_gate_is_never_passed() {
         ],
     );
     assert_eq!(code, 0, "bump: {out}{err}");
+    // "also seen": provenance.json was written 0600 while the rest is 0644
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(d.join("provenance.json"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o644, "provenance.json mode {mode:o}");
     let (code, out, err) = run_in(
         d,
         &[
