@@ -24,12 +24,16 @@
 
 pub mod error;
 pub mod normalise;
+pub mod prefix;
 pub mod preflight;
 pub mod report;
 pub mod scan;
 pub mod shell;
 pub mod signatures;
 pub mod types;
+
+#[cfg(test)]
+mod alloc_guard;
 
 use std::fs::File;
 use std::io::BufReader;

@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::sync::OnceLock;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::normalise::normalise_ephemeral;
+use crate::prefix::{bare_prefix, level_prefix};
 use crate::shell::{attribute, template_fields, trace_is_not_a_set_e_candidate, ShellContext};
 use crate::signatures::{LayerSpec, SignatureTable};
 use crate::types::Layer;
@@ -253,31 +254,6 @@ fn split_ci_timestamp(line: &str) -> (Option<&str>, &str) {
     }
 }
 
-fn level_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(concat!(
-            r"^(?:\([^()]*\) )?",
-            r"(?:\[\d{4}-\d\d-\d\d[ T][^\]]*\] ?)?",
-            r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? (?:- )?)?",
-            r"\[?(?P<level>INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|TRACE|NOTICE|FATAL)\]?",
-            r"(?::| -)?",
-            r"(?: \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)?",
-            r"(?: \[[^\]]*\])?",
-            r"(?: |$)"
-        ))
-        .expect("level regex")
-    })
-}
-
-fn bare_prefix_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"^(?:\([^()]*pid=\d+\) )?(?:\[\d{4}-\d\d-\d\d[ T][^\]]*\] )")
-            .expect("prefix regex")
-    })
-}
-
 fn split_line(line: &str) -> Split<'_> {
     let (ts, rest) = split_ci_timestamp(line);
     if let Some(r) = rest.strip_prefix("##[") {
@@ -296,28 +272,25 @@ fn split_line(line: &str) -> Split<'_> {
         first,
         b'(' | b'[' | b'0'..=b'9' | b'I' | b'W' | b'E' | b'D' | b'C' | b'T' | b'N' | b'F'
     ) {
-        if let Some(c) = level_re().captures(rest) {
-            let m = c.get(0).expect("whole match");
-            let level = c.name("level").map(|l| l.as_str());
+        if let Some((level, end)) = level_prefix(rest) {
             // A bare level word (`ERROR: salloc failed …`, `ERROR request 0 failed`) is part of
             // the message; only a structured log prefix (date, time, [file:line]) is removed.
-            let bare = m
-                .as_str()
+            let bare = rest[..end]
                 .trim_end()
                 .trim_end_matches(':')
                 .trim_matches(['[', ']']);
-            let body = if Some(bare) == level {
-                rest
-            } else {
-                &rest[m.end()..]
+            let body = if bare == level { rest } else { &rest[end..] };
+            return Split {
+                ts,
+                level: Some(level),
+                body,
             };
-            return Split { ts, level, body };
         }
-        if let Some(m) = bare_prefix_re().find(rest) {
+        if let Some(end) = bare_prefix(rest) {
             return Split {
                 ts,
                 level: None,
-                body: &rest[m.end()..],
+                body: &rest[end..],
             };
         }
     }
@@ -345,6 +318,13 @@ fn is_noise_level(level: &str) -> bool {
             | "command"
             | "section"
     )
+}
+
+/// SGLang's per-batch statistics (`[2026-09-21 01:15:09 TP0] Decode batch. #running-req: 16,
+/// …`, `Prefill batch. …`): INFO-level lines printed without a level word, one every few
+/// decode steps, the bulk of an SGLang server log.
+fn is_batch_stats(body: &str) -> bool {
+    body.starts_with("Decode batch") || body.starts_with("Prefill batch")
 }
 
 fn is_progress_bar(body: &str) -> bool {
@@ -379,16 +359,25 @@ fn looks_like_error(level: Option<&str>, body: &str) -> bool {
     if matches!(level, Some("ERROR" | "CRITICAL" | "FATAL" | "error")) {
         return !body.trim().is_empty();
     }
-    static R: OnceLock<Regex> = OnceLock::new();
-    let re = R.get_or_init(|| {
+    // Two regexes: the anchored forms stop within the first word; the phrases, searched
+    // anywhere, get a literal prefilter of their own (ASCII word boundaries keep the search in
+    // the DFA on non-ASCII text).
+    static A: OnceLock<Regex> = OnceLock::new();
+    static P: OnceLock<Regex> = OnceLock::new();
+    let anchored = A.get_or_init(|| {
         Regex::new(concat!(
-            r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Fault)\b:?",
+            r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Fault)(?-u:\b):?",
             r"|^(?i:error|fatal)(?:\[\w+\])?[:\s]",
-            r"|(?i)\b(?:segmentation fault|core dumped|out of memory|panicked at)\b"
         ))
         .expect("error-like regex")
     });
-    re.is_match(body)
+    let phrases = P.get_or_init(|| {
+        Regex::new(
+            r"(?i)(?-u:\b)(?:segmentation fault|core dumped|out of memory|panicked at)(?-u:\b)",
+        )
+        .expect("error-like phrases")
+    });
+    anchored.is_match(body) || phrases.is_match(body)
 }
 
 // ------------------------------------------------------------------------------- stage markers
@@ -447,11 +436,28 @@ const MARKERS: &[(&str, Marker)] = &[
     ("[harness]", Marker::Client),
 ];
 
-fn marker_set() -> &'static RegexSet {
-    static S: OnceLock<RegexSet> = OnceLock::new();
+/// All markers as one alternation of literals (searched with a literal prefilter).
+fn marker_re() -> &'static Regex {
+    static S: OnceLock<Regex> = OnceLock::new();
     S.get_or_init(|| {
-        RegexSet::new(MARKERS.iter().map(|(m, _)| regex::escape(m))).expect("marker set")
+        let alt: Vec<String> = MARKERS.iter().map(|(m, _)| regex::escape(m)).collect();
+        Regex::new(&alt.join("|")).expect("marker regex")
     })
+}
+
+/// The markers a line holds, as a bit set over [`MARKERS`] (bit `i` = `MARKERS[i]`), so they
+/// are applied in table order as before; no allocation per line. No marker text overlaps
+/// another, so the non-overlapping search finds every one (a unit test checks this against a
+/// set search).
+fn markers_in(line: &str) -> u64 {
+    const _: () = assert!(MARKERS.len() <= 64);
+    let mut bits = 0u64;
+    for m in marker_re().find_iter(line) {
+        if let Some(i) = MARKERS.iter().position(|(t, _)| *t == m.as_str()) {
+            bits |= 1 << i;
+        }
+    }
+    bits
 }
 
 // ------------------------------------------------------------------------------- time
@@ -636,7 +642,6 @@ pub fn scan_reader<R: BufRead>(
     table: &SignatureTable,
 ) -> std::io::Result<LogTriage> {
     let sigs = table.signatures();
-    let markers = marker_set();
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
     let mut bytes: u64 = 0;
@@ -698,7 +703,12 @@ pub fn scan_reader<R: BufRead>(
         while matches!(buf.last(), Some(b'\n' | b'\r')) {
             buf.pop();
         }
-        let line: std::borrow::Cow<'_, str> = String::from_utf8_lossy(&buf);
+        // Valid UTF-8 (nearly every line) is borrowed after the fast check; only an invalid
+        // line pays for the replacing pass.
+        let line: std::borrow::Cow<'_, str> = match std::str::from_utf8(&buf) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(&buf),
+        };
         let line: &str = &line;
         let sp = split_line(line);
         if first_ts.is_none() {
@@ -753,8 +763,9 @@ pub fn scan_reader<R: BufRead>(
                 job = Some(j.trim().to_string());
             }
         }
-        let mm = markers.matches(line);
-        if mm.matched_any() {
+        // `is_match` (a prefiltered search that stops early) first: most lines hold no marker.
+        let mm = markers_in(line);
+        if mm != 0 {
             let before_ctx = (
                 stage,
                 saw_import,
@@ -764,7 +775,7 @@ pub fn scan_reader<R: BufRead>(
                 marks.server_ready.is_some(),
             );
             let mark = || Some(LogMark::new(line_no, sp.body));
-            for i in mm.iter() {
+            for i in (0..MARKERS.len()).filter(|i| mm & (1 << i) != 0) {
                 let before = stage;
                 match MARKERS[i].1 {
                     Marker::JobStart => {
@@ -846,7 +857,11 @@ pub fn scan_reader<R: BufRead>(
             trace.record(line_no, body, line, sp.ts, epoch);
             continue;
         }
-        if body.contains(" NCCL INFO ") || body.starts_with("NCCL INFO") || is_progress_bar(body) {
+        if is_batch_stats(body)
+            || body.contains(" NCCL INFO ")
+            || body.starts_with("NCCL INFO")
+            || is_progress_bar(body)
+        {
             continue;
         }
         let trimmed = body.trim_start();
@@ -1097,6 +1112,29 @@ mod tests {
         assert_eq!((s.level, s.body), (Some("ERROR"), "ERROR: salloc failed"));
         let s = split_line("Error: x");
         assert_eq!((s.level, s.body), (None, "Error: x"));
+    }
+
+    #[test]
+    fn marker_bits_are_what_a_set_search_finds() {
+        let set = regex::RegexSet::new(MARKERS.iter().map(|(m, _)| regex::escape(m))).unwrap();
+        let mut lines: Vec<String> = vec![
+            "+ srun --container-image=/squash/x.sqsh bash benchmarks/single_node/qwen.sh".into(),
+            "Run bash ./runners/launch_b200-dgxc-slurm.sh".into(),
+            "aiperf profile --url http://h:8888 (after vllm serve /m)".into(),
+            "servebench-job: Run bash /work/ix/benchmarks/single_node/agentic/q.sh".into(),
+            "no marker here".into(),
+        ];
+        // Every pair of markers, in both orders, with and without a space between them.
+        for (a, _) in MARKERS {
+            for (b, _) in MARKERS {
+                lines.push(format!("{a}{b}"));
+                lines.push(format!("x {a} y {b} z"));
+            }
+        }
+        for l in &lines {
+            let want: u64 = set.matches(l).iter().map(|i| 1u64 << i).sum();
+            assert_eq!(markers_in(l), want, "{l}");
+        }
     }
 
     #[test]
