@@ -257,7 +257,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             traces: args
                 .traces
                 .as_ref()
-                .map(|t| std::path::absolute(t))
+                .map(std::path::absolute)
                 .transpose()?,
             duration_s: args.duration,
         },

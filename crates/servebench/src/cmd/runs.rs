@@ -85,7 +85,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             // a `servebench run` run says its one status (summary.json: points, eval gates,
             // validity, verdict), as its table and `run --status` do; a run with an invalid
             // point says so (the reasons: `runs --json`, `compare`)
-            match (runner_status(m), &r.invalid_reason) {
+            // (still running: summary.json is the previous invocation's)
+            match (
+                runner_status(m).filter(|_| r.status != servebench_store::RunStatus::Running),
+                &r.invalid_reason,
+            ) {
                 (Some(s), _) => s,
                 (None, Some(_)) => format!("{} (INVALID)", r.status.as_str()),
                 (None, None) => r.status.as_str().to_string(),
