@@ -499,3 +499,57 @@ fn sim_speedup_reports_modelled_time_without_engine_warning() {
         "output tok/s/GPU {a:?} vs {b:?}"
     );
 }
+
+/// Issue 18 item 3 of "Why": every AgentX point was "not a valid InferenceX submission", said
+/// only in its measure.log; `run`'s table, `runs` and attempt.md said nothing (status passed,
+/// ok). A 3 s replay of two traces whose contexts fit the simulated model: invalid
+/// (unsafe_override) in the table, the status line (exit 3), `run --status`, `runs` and the
+/// attempt comment.
+#[test]
+fn an_invalid_agentx_point_is_said_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = scenario(d);
+    let all = common::shared().join("data/agentx-traces");
+    std::fs::create_dir(d.join("traces")).unwrap();
+    for t in ["trace_0167.json", "trace_0504.json"] {
+        std::os::unix::fs::symlink(all.join(t), d.join("traces").join(t)).unwrap();
+    }
+    let (code, out, err) = run_in(
+        d,
+        &[
+            "run",
+            SCENARIO_KEY,
+            "--catalog",
+            "master.yaml",
+            "--simulate",
+            "--conc",
+            "1",
+            "--no-evals",
+            "--traces",
+            "traces",
+            "--duration",
+            "3",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+            "--baseline",
+            s.join("baseline.json").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("stored · invalid"), "{out}");
+    assert!(out.contains("not a valid InferenceX submission"), "{out}");
+    assert!(out.contains("(unsafe_override)"), "{out}");
+    assert!(out.contains("status invalid · verdict "), "{out}");
+    let (_, st, _) = run_in(d, &["run", "--status", "r"]);
+    assert!(st.contains("stored · invalid after 1 attempt(s)"), "{st}");
+    assert!(st.contains("status invalid"), "{st}");
+    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db"]);
+    assert!(runs.contains("invalid"), "{runs}");
+    let md = std::fs::read_to_string(d.join("r/attempt.md")).unwrap();
+    assert!(md.starts_with("**Initial attempt · Failed**"), "{md}");
+    assert!(md.contains("not a valid InferenceX submission"), "{md}");
+    assert!(md.contains("**Verdict:**"), "{md}");
+}

@@ -558,3 +558,59 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
         "{verdict}: {md}"
     );
 }
+
+/// Issue 18 "also seen": docs/run.md's worked example failed as written (a relative `$S`, then
+/// `cd demo`). The bash block is run here exactly as the docs show it, from a folder whose
+/// `../shared` is the shared data, with this servebench first on PATH; it ends as documented:
+/// the 8-document eval under its gate, `exit 1`, and an attempt comment with the recipe
+/// migration from `--provenance provenance.json`.
+#[test]
+fn docs_worked_example_runs_as_written() {
+    if !slurm_up() {
+        return;
+    }
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/run.md")).unwrap();
+    let from = docs
+        .find("## Worked example")
+        .expect("worked example section");
+    let block = docs[from..]
+        .split("```bash\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("the worked example's bash block");
+    let dir = tempfile::tempdir().unwrap();
+    let shared = std::fs::canonicalize(common::shared()).unwrap();
+    std::os::unix::fs::symlink(&shared, dir.path().join("shared")).unwrap();
+    let cwd = dir.path().join("work");
+    std::fs::create_dir(&cwd).unwrap();
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(block)
+        .current_dir(&cwd)
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .env_remove("SERVEBENCH_DB")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the block itself failed: {text}\n{err}"
+    );
+    assert!(
+        text.contains("status eval failed · verdict regression"),
+        "{text}\n{err}"
+    );
+    assert!(text.trim_end().ends_with("exit 1"), "{text}\n{err}");
+    let md = std::fs::read_to_string(cwd.join("demo/run1/attempt.md")).unwrap();
+    assert!(md.starts_with("**Initial attempt · Failed**"), "{md}");
+    assert!(
+        md.contains("renamed `--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode`"),
+        "{md}"
+    );
+}
