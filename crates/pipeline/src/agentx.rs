@@ -1,6 +1,5 @@
 //! [`AgentxExecutor`]: AgentX trace replay (`servebench-agentx`, MEASUREMENT.md Part 2 §5) as an
-//! [`Executor`], and [`AnyExecutor`], which runs it for `--scenario agentx` and
-//! [`FixedSequence`] otherwise.
+//! [`Executor`] (dispatched by [`crate::workload::AnyExecutor`] for `--scenario agentx`).
 //!
 //! Per point: `conc` lanes replay the traces for the profiling window (warmup excluded by
 //! phase), the engine's `/metrics` is scraped during it, and the point writes
@@ -26,7 +25,6 @@ use servebench_workload::LocalTokenizer;
 
 use crate::error::{flag, io, IoOp, PipelineError, Result};
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
-use crate::fixed::FixedSequence;
 use crate::observe::Console;
 use crate::plan::{AgentxPlan, SweepPlan};
 use crate::target::Target;
@@ -166,14 +164,17 @@ impl Executor for AgentxExecutor {
             scrape_metrics: true,
             out_dir: point.dir.clone(),
         };
+        let progress =
+            crate::progress::PointProgress::window(ctx, self.cfg.duration_s, &point.label());
         let res = run_point(
             self.base_ctx.clone(),
             plans.to_vec(),
             cfg,
             ctx.cancel.clone(),
         )
-        .await
-        .map_err(|source| PipelineError::Agentx {
+        .await;
+        progress.finish();
+        let res = res.map_err(|source| PipelineError::Agentx {
             point: point.label(),
             source,
         })?;
@@ -312,78 +313,6 @@ fn benchmark_id() -> String {
         "{:012x}",
         (ns ^ (u128::from(std::process::id()) << 40)) & 0xffff_ffff_ffff
     )
-}
-
-/// The sweep's workload: AgentX replay or the fixed-sequence dataset.
-pub enum AnyExecutor {
-    /// `--scenario fixed`.
-    Fixed(FixedSequence),
-    /// `--scenario agentx`.
-    Agentx(AgentxExecutor),
-}
-
-/// The workload of [`AnyExecutor`].
-pub enum AnyWorkload {
-    /// The fixed-sequence dataset.
-    Fixed(<FixedSequence as Executor>::Workload),
-    /// The AgentX plans.
-    Agentx(<AgentxExecutor as Executor>::Workload),
-}
-
-impl AnyExecutor {
-    /// The executor the plan asks for.
-    pub async fn new(
-        plan: &SweepPlan,
-        target: &Target,
-        model: &str,
-        console: &dyn Console,
-    ) -> Result<AnyExecutor> {
-        Ok(match &plan.agentx {
-            Some(ax) => {
-                AnyExecutor::Agentx(AgentxExecutor::new(plan, ax, target, model, console).await?)
-            }
-            None => AnyExecutor::Fixed(FixedSequence::new(plan, target, model, console).await?),
-        })
-    }
-}
-
-impl Executor for AnyExecutor {
-    type Workload = AnyWorkload;
-
-    async fn prepare(&mut self, ctx: &SweepCtx<'_>, conc: u64) -> Result<AnyWorkload> {
-        Ok(match self {
-            AnyExecutor::Fixed(e) => AnyWorkload::Fixed(e.prepare(ctx, conc).await?),
-            AnyExecutor::Agentx(e) => AnyWorkload::Agentx(e.prepare(ctx, conc).await?),
-        })
-    }
-
-    fn describe(&self, w: &AnyWorkload) -> String {
-        match (self, w) {
-            (AnyExecutor::Fixed(e), AnyWorkload::Fixed(w)) => e.describe(w),
-            (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.describe(w),
-            _ => unreachable!("workload built by the same executor"),
-        }
-    }
-
-    fn requests_line(&self, ctx: &SweepCtx<'_>, conc: u64) -> Option<String> {
-        match self {
-            AnyExecutor::Fixed(e) => e.requests_line(ctx, conc),
-            AnyExecutor::Agentx(e) => e.requests_line(ctx, conc),
-        }
-    }
-
-    async fn run_point(
-        &mut self,
-        ctx: &SweepCtx<'_>,
-        w: &AnyWorkload,
-        point: &PointSpec,
-    ) -> Result<PointOutput> {
-        match (self, w) {
-            (AnyExecutor::Fixed(e), AnyWorkload::Fixed(w)) => e.run_point(ctx, w, point).await,
-            (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.run_point(ctx, w, point).await,
-            _ => unreachable!("workload built by the same executor"),
-        }
-    }
 }
 
 /// The AgentX body fields of an engine profile

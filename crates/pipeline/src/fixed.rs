@@ -21,8 +21,9 @@ use servebench_workload::{
 
 use crate::error::{Context, PipelineError, Result};
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
-use crate::observe::{progress, Console};
+use crate::observe::Console;
 use crate::plan::SweepPlan;
+use crate::progress::{PointProgress, ProgressCounter};
 use crate::target::Target;
 
 /// The fixed-sequence workload against one target: the client context (body shape after the
@@ -112,7 +113,7 @@ impl Executor for FixedSequence {
     type Workload = Dataset;
 
     async fn prepare(&mut self, ctx: &SweepCtx<'_>, conc: u64) -> Result<Dataset> {
-        let p = ctx.plan;
+        let p = fixed_plan(ctx.plan);
         let cfg = RandomDatasetConfig {
             input_len: p.isl,
             output_len: p.osl,
@@ -137,7 +138,8 @@ impl Executor for FixedSequence {
     /// `conc 4: 40 measured requests (10 per lane), 8 warmup`: what a point of `conc` sends
     /// (the dataset line above names the first concurrency's prompts only).
     fn requests_line(&self, ctx: &SweepCtx<'_>, conc: u64) -> Option<String> {
-        let (n, w) = (ctx.plan.prompts_at(conc), ctx.plan.warmups_at(conc));
+        let f = fixed_plan(ctx.plan);
+        let (n, w) = (f.prompts_at(conc), f.warmups_at(conc));
         let per_lane = if n as u64 % conc.max(1) == 0 {
             format!(" ({} per lane)", n as u64 / conc.max(1))
         } else {
@@ -155,27 +157,28 @@ impl Executor for FixedSequence {
         point: &PointSpec,
     ) -> Result<PointOutput> {
         let c = ctx.plan;
+        let f = fixed_plan(c);
         let (conc, label) = (point.conc, point.label());
         let (compat, api, itl_mode) = (c.compat, c.api, c.itl_mode);
-        let num_prompts = c.prompts_at(conc);
-        let num_warmups = c.warmups_at(conc);
+        let num_prompts = f.prompts_at(conc);
+        let num_warmups = f.warmups_at(conc);
         let base_ctx = &self.base_ctx;
         let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))
             .map_err(PipelineError::Client)?;
-        let load = match c.request_rate {
+        let load = match f.request_rate {
             // against the simulator the rate is in modelled time: wall rate = rate × speedup
             Some(rate) => Load::Open {
                 rate: rate * ctx.target.sim_speedup,
-                burstiness: c.burstiness(),
+                burstiness: f.burstiness(),
                 max_concurrency: Some(conc as usize),
-                seed: u64::from(c.seed),
+                seed: u64::from(f.seed),
             },
             None => Load::Closed {
                 concurrency: conc as usize,
             },
         };
         if num_warmups > 0 {
-            let bar = progress(ctx.tty, num_warmups as u64, &format!("{label} warmup"));
+            let bar = PointProgress::requests(ctx, num_warmups as u64, &format!("{label} warmup"));
             let r = run_phase(
                 base_ctx.clone(),
                 Phase::Warmup,
@@ -183,11 +186,11 @@ impl Executor for FixedSequence {
                 Load::Closed {
                     concurrency: conc as usize,
                 },
-                sink(writer.sender(), bar.clone()),
+                sink(writer.sender(), bar.counter()),
                 ctx.cancel.clone(),
             )
             .await;
-            bar.finish_and_clear();
+            bar.finish();
             let failed = r.records.iter().filter(|r| !r.success).count();
             if failed > 0 && !ctx.tty {
                 eprintln!(
@@ -208,20 +211,20 @@ impl Executor for FixedSequence {
             .collect();
         let cache_before = self
             .cache
-            .before_measured(&ctx.target.endpoint, &label, c.seed, &prompts)
+            .before_measured(&ctx.target.endpoint, &label, f.seed, &prompts)
             .await;
-        let bar = progress(ctx.tty, num_prompts as u64, &label);
+        let bar = PointProgress::requests(ctx, num_prompts as u64, &label);
         let wall_start = chrono::Utc::now();
         let res = run_phase(
             base_ctx.clone(),
             Phase::Measured,
             Box::new(DatasetSource::new(dataset.requests())),
             load,
-            sink(writer.sender(), bar.clone()),
+            sink(writer.sender(), bar.counter()),
             ctx.cancel.clone(),
         )
         .await;
-        bar.finish_and_clear();
+        bar.finish();
         let wall_end = chrono::Utc::now();
         writer.finish().map_err(PipelineError::Client)?;
         let prefix_cache = self
@@ -264,8 +267,8 @@ impl Executor for FixedSequence {
                 servebench_workload::TokenCountSource::Server(d) => format!("server: {d}"),
             },
             num_prompts: num_prompts as u64,
-            request_rate: c.request_rate,
-            burstiness: c.burstiness(),
+            request_rate: f.request_rate,
+            burstiness: f.burstiness(),
             max_concurrency: Some(conc),
             benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
             benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
@@ -378,12 +381,24 @@ async fn build_dataset(
 
 fn sink(
     tx: std::sync::mpsc::Sender<RequestRecord>,
-    bar: indicatif::ProgressBar,
+    bar: ProgressCounter,
 ) -> servebench_client::RecordSink {
     // records go to the writer thread; nothing here blocks the async workers
     let tx = std::sync::Mutex::new(tx);
     Arc::new(move |r: &RequestRecord| {
         let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(r.clone());
-        bar.inc(1);
+        bar.inc();
     })
+}
+
+/// The fixed-sequence flags of a plan this executor runs (built only for
+/// [`Workload::FixedSequence`], crate::workload::AnyExecutor).
+fn fixed_plan(plan: &crate::plan::SweepPlan) -> &crate::plan::FixedPlan {
+    match &plan.workload {
+        crate::plan::Workload::FixedSequence(f) => f,
+        other => unreachable!(
+            "the fixed-sequence executor runs a {} plan",
+            other.scenario()
+        ),
+    }
 }

@@ -54,6 +54,7 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         target.is_sim().then_some(plan.sim.gpu.as_str()),
         plan.engine,
     );
+    let (isl, osl) = plan.workload.identity_lengths();
     let identity = Identity {
         hw: c.hw.clone().unwrap_or(d.hw),
         image: c.image.clone().unwrap_or(d.image),
@@ -64,8 +65,8 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         spec_decoding: c.spec_decoding.clone(),
         disagg: false,
         recipe_fingerprint: c.config_key.clone(),
-        isl: Some(plan.isl),
-        osl: Some(plan.osl),
+        isl: Some(isl),
+        osl: Some(osl),
         tp: plan.tp(),
         pp: c.pp,
         dcp_size: c.dcp,

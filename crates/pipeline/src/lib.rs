@@ -28,6 +28,7 @@ pub mod observe;
 pub mod outdir;
 pub mod plan;
 pub mod preflight;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod report_charts;
@@ -37,12 +38,16 @@ pub mod sides;
 pub mod sweep;
 pub mod table;
 pub mod target;
+pub mod workload;
 
 pub use error::{BoxError, IoOp, PipelineError};
 pub use executor::{Executor, PointOutput, PointSpec, SweepCtx};
 pub use fixed::FixedSequence;
 pub use observe::{Console, Observer, ObserverError, StdConsole, SweepSummary};
-pub use plan::{EvalPlan, EvalTask, IdentityPlan, SimPlan, SweepPlan, DEFAULT_SIM_SPEEDUP};
+pub use plan::{
+    AgentxPlan, EvalPlan, EvalTask, FixedPlan, IdentityPlan, SimPlan, SweepPlan, Workload,
+    DEFAULT_SIM_SPEEDUP,
+};
 pub use session::{
     ProbeLoad, Session, SessionParts, SweepOutcome, EXIT_EVAL_GATE, EXIT_INTERRUPTED,
 };

@@ -1,7 +1,7 @@
 //! Observers: where a finished point and the finished sweep go. Built in: [`FileOutput`]
 //! (`DIR/conc*/{result,agg}.json`, `DIR/summary.{json,csv}`), the store recorder
 //! ([`crate::record::StoreRecorder`]), [`ConsoleOutput`] (the point lines and the final table)
-//! and progress bars ([`progress`]). A new output format is one more `impl Observer`, passed to
+//! and progress inside a point ([`crate::progress`]). A new output format is one more `impl Observer`, passed to
 //! [`crate::sweep::run_sweep`] in its `extra` list.
 
 use std::path::{Path, PathBuf};
@@ -88,7 +88,7 @@ impl Observer for FileOutput {
 
     fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<(), ObserverError> {
         let c = s.plan;
-        let fixed = c.agentx.is_none();
+        let w = c.workload.summary_fields(c.api);
         let summary = SummaryDoc {
             schema_version: SCHEMA_VERSION,
             tool: format!("servebench {}", env!("CARGO_PKG_VERSION")),
@@ -96,18 +96,17 @@ impl Observer for FileOutput {
             finished: chrono::Utc::now().to_rfc3339(),
             endpoint: s.endpoint.to_string(),
             model: s.model.to_string(),
-            // an AgentX replay sends chat requests whose lengths come from the traces
-            api: if fixed { c.api.as_str() } else { "chat" }.into(),
+            api: w.api,
             engine: c.engine.name().into(),
             compat: c.compat.as_str().into(),
             itl_mode: c.itl_mode.as_str().into(),
-            isl: fixed.then_some(c.isl),
-            osl: fixed.then_some(c.osl),
-            range_ratio: fixed.then_some(c.range_ratio),
-            seed: fixed.then_some(u64::from(c.seed)),
+            isl: w.isl,
+            osl: w.osl,
+            range_ratio: w.range_ratio,
+            seed: w.seed,
             concurrencies: c.concurrencies.clone(),
-            request_rate: c.request_rate,
-            burstiness: fixed.then(|| c.burstiness()),
+            request_rate: w.request_rate,
+            burstiness: w.burstiness,
             datasets: s.datasets.to_vec(),
             simulator: s.simulator.clone(),
             interrupted: s.interrupted,
@@ -182,23 +181,6 @@ impl Observer for ConsoleOutput {
         }
         Ok(())
     }
-}
-
-/// A progress bar on stderr (hidden when stderr is not a terminal).
-pub fn progress(tty: bool, len: u64, prefix: &str) -> indicatif::ProgressBar {
-    if !tty {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{prefix:>14} [{bar:30}] {pos}/{len} requests {elapsed_precise}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(prefix.to_string());
-    bar
 }
 
 /// Note lines under the table for points whose numbers would otherwise mislead silently

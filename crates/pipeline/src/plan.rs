@@ -60,18 +60,9 @@ pub struct SweepPlan {
     pub chat_template: bool,
     /// GPUs serving the endpoint (per-GPU divisor; default TP × PP × PCP).
     pub gpus: Option<u32>,
-    /// Nominal input length, tokens.
-    pub isl: u32,
-    /// Nominal output length, tokens.
-    pub osl: u32,
-    /// Lengths uniform in [floor(L·r), L], 0 < r ≤ 1.
-    pub range_ratio: f64,
-    /// Measured prompts per point (default 10 × concurrency).
-    pub num_prompts: Option<usize>,
-    /// Warmup requests per point (default 2 × concurrency).
-    pub warmups: Option<usize>,
-    /// Dataset seed (numpy-compatible MT19937).
-    pub seed: u32,
+    /// What each point sends: the fixed-sequence random dataset or an AgentX trace replay, each
+    /// with its own flags.
+    pub workload: Workload,
     /// Completions or chat.
     pub api: Api,
     /// Engine profile deciding optional request fields.
@@ -90,10 +81,6 @@ pub struct SweepPlan {
     pub ready_timeout_s: f64,
     /// A new connection for every request.
     pub new_connection_per_request: bool,
-    /// Open loop: mean request rate, req/s (modelled time against the simulator).
-    pub request_rate: Option<f64>,
-    /// Open loop: gamma shape of inter-arrival times (default 1 = Poisson).
-    pub burstiness: Option<f64>,
     /// Output directory (default `servebench-out/<UTC timestamp>`).
     pub out: Option<PathBuf>,
     /// Replace the results of an earlier sweep in `out`.
@@ -125,11 +112,127 @@ pub struct SweepPlan {
     pub eval: Option<EvalTask>,
     /// Eval settings (read when `eval` is set).
     pub eval_plan: EvalPlan,
-    /// `--scenario agentx`: replay AgentX traces instead of the fixed-sequence workload.
-    pub agentx: Option<AgentxPlan>,
     /// `--flush-cache`: flush the server's prefix cache before each measured phase and report
     /// its hit rate (`None`: flag not given; nothing flushed or reported).
     pub flush_cache: Option<crate::cache::FlushCache>,
+}
+
+/// The workload of a sweep: a closed set, each variant with the flags only it uses (a flag of
+/// another workload cannot be expressed; the command line refuses it, [`AgentxPlan::from_flags`]).
+/// Labels, the summary fragment and the run metadata come from here
+/// ([`crate::workload`]), so observers do not branch on the workload.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    /// `--scenario fixed` (default): InferenceX's random dataset at fixed ISL/OSL.
+    FixedSequence(FixedPlan),
+    /// `--scenario agentx`: AgentX trace replay (MEASUREMENT.md Part 2 §5).
+    Agentx(AgentxPlan),
+}
+
+impl Workload {
+    /// The fixed-sequence flags, `None` for another workload.
+    pub fn fixed(&self) -> Option<&FixedPlan> {
+        match self {
+            Workload::FixedSequence(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The fixed-sequence flags, mutable (a search probe sets the load).
+    pub fn fixed_mut(&mut self) -> Option<&mut FixedPlan> {
+        match self {
+            Workload::FixedSequence(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The AgentX settings, `None` for another workload.
+    pub fn agentx(&self) -> Option<&AgentxPlan> {
+        match self {
+            Workload::Agentx(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// The fixed-sequence workload's flags (`--isl`, `--osl`, `--range-ratio`, `--num-prompts`,
+/// `--warmups`, `--seed`, `--request-rate`, `--burstiness`).
+#[derive(Debug, Clone)]
+pub struct FixedPlan {
+    /// Nominal input length, tokens.
+    pub isl: u32,
+    /// Nominal output length, tokens.
+    pub osl: u32,
+    /// Lengths uniform in [floor(L·r), L], 0 < r ≤ 1.
+    pub range_ratio: f64,
+    /// Measured prompts per point (default 10 × concurrency).
+    pub num_prompts: Option<usize>,
+    /// Warmup requests per point (default 2 × concurrency).
+    pub warmups: Option<usize>,
+    /// Dataset seed (numpy-compatible MT19937).
+    pub seed: u32,
+    /// Open loop: mean request rate, req/s (modelled time against the simulator).
+    pub request_rate: Option<f64>,
+    /// Open loop: gamma shape of inter-arrival times (default 1 = Poisson).
+    pub burstiness: Option<f64>,
+}
+
+impl Default for FixedPlan {
+    /// 1k/1k, range ratio 0.8, seed 0, closed loop (the `servebench sweep` defaults).
+    fn default() -> Self {
+        FixedPlan {
+            isl: 1024,
+            osl: 1024,
+            range_ratio: 0.8,
+            num_prompts: None,
+            warmups: None,
+            seed: 0,
+            request_rate: None,
+            burstiness: None,
+        }
+    }
+}
+
+impl FixedPlan {
+    /// `burstiness`, 1 (Poisson) when not given.
+    pub fn burstiness(&self) -> f64 {
+        self.burstiness.unwrap_or(1.0)
+    }
+
+    /// Measured prompts at concurrency `conc`: `num_prompts`, else 10 × conc.
+    pub fn prompts_at(&self, conc: u64) -> usize {
+        self.num_prompts.unwrap_or(10 * conc as usize)
+    }
+
+    /// Warmup requests at concurrency `conc`: `warmups`, else 2 × conc.
+    pub fn warmups_at(&self, conc: u64) -> usize {
+        self.warmups.unwrap_or(2 * conc as usize)
+    }
+
+    /// The fixed-sequence flags' checks: one line naming the flag.
+    fn validate(&self) -> Result<()> {
+        if self.num_prompts == Some(0) {
+            bail!("--num-prompts must be at least 1");
+        }
+        if self.isl == 0 {
+            bail!("--isl must be at least 1 token");
+        }
+        if self.osl == 0 {
+            bail!("--osl must be at least 1 token");
+        }
+        if !(self.range_ratio > 0.0 && self.range_ratio <= 1.0) {
+            bail!("--range-ratio {} is outside (0, 1]", self.range_ratio);
+        }
+        if let Some(b) = self.burstiness {
+            if self.request_rate.is_none() {
+                bail!("--burstiness {b} shapes open-loop arrivals: it needs --request-rate");
+            }
+            if !(b.is_finite() && b > 0.0) {
+                bail!("--burstiness {b} must be > 0 (1 = Poisson)");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `--duration` default: InferenceX's AgentX profiling window, s.
@@ -265,12 +368,7 @@ impl Default for SweepPlan {
             tokenizer: None,
             chat_template: false,
             gpus: None,
-            isl: 1024,
-            osl: 1024,
-            range_ratio: 0.8,
-            num_prompts: None,
-            warmups: None,
-            seed: 0,
+            workload: Workload::FixedSequence(FixedPlan::default()),
             api: Api::Completions,
             engine: Engine::Vllm,
             compat: Compat::Servebench,
@@ -280,8 +378,6 @@ impl Default for SweepPlan {
             timeout_s: 600.0,
             ready_timeout_s: 30.0,
             new_connection_per_request: false,
-            request_rate: None,
-            burstiness: None,
             out: None,
             overwrite: false,
             resume: false,
@@ -314,7 +410,6 @@ impl Default for SweepPlan {
             report: None,
             baseline: None,
             eval: None,
-            agentx: None,
             flush_cache: None,
             eval_plan: EvalPlan {
                 conc: 16,
@@ -364,8 +459,11 @@ impl SweepPlan {
         let mut p = SweepPlan {
             endpoint,
             concurrencies: vec![n("conc")?],
-            isl: u("isl")?,
-            osl: u("osl")?,
+            workload: Workload::FixedSequence(FixedPlan {
+                isl: u("isl")?,
+                osl: u("osl")?,
+                ..FixedPlan::default()
+            }),
             ..SweepPlan::default()
         };
         p.identity.image = Some(s("image")?);
@@ -386,24 +484,9 @@ impl SweepPlan {
         Ok(p)
     }
 
-    /// `burstiness`, 1 (Poisson) when not given.
-    pub fn burstiness(&self) -> f64 {
-        self.burstiness.unwrap_or(1.0)
-    }
-
     /// Tensor-parallel size: `tp`, else `gpus`, else 1.
     pub fn tp(&self) -> u32 {
         self.identity.tp.or(self.gpus).unwrap_or(1)
-    }
-
-    /// Measured prompts at concurrency `conc`: `num_prompts`, else 10 × conc.
-    pub fn prompts_at(&self, conc: u64) -> usize {
-        self.num_prompts.unwrap_or(10 * conc as usize)
-    }
-
-    /// Warmup requests at concurrency `conc`: `warmups`, else 2 × conc.
-    pub fn warmups_at(&self, conc: u64) -> usize {
-        self.warmups.unwrap_or(2 * conc as usize)
     }
 
     /// Validates the numeric and file flags before the simulator or any I/O starts: one line
@@ -437,25 +520,8 @@ impl SweepPlan {
                 bail!("{flag} must be at least 1");
             }
         }
-        if self.num_prompts == Some(0) {
-            bail!("--num-prompts must be at least 1");
-        }
-        if self.isl == 0 {
-            bail!("--isl must be at least 1 token");
-        }
-        if self.osl == 0 {
-            bail!("--osl must be at least 1 token");
-        }
-        if !(self.range_ratio > 0.0 && self.range_ratio <= 1.0) {
-            bail!("--range-ratio {} is outside (0, 1]", self.range_ratio);
-        }
-        if let Some(b) = self.burstiness {
-            if self.request_rate.is_none() {
-                bail!("--burstiness {b} shapes open-loop arrivals: it needs --request-rate");
-            }
-            if !(b.is_finite() && b > 0.0) {
-                bail!("--burstiness {b} must be > 0 (1 = Poisson)");
-            }
+        if let Some(f) = self.workload.fixed() {
+            f.validate()?;
         }
         if !(self.ready_timeout_s.is_finite() && self.ready_timeout_s >= 0.0) {
             bail!("--ready-timeout must be a number of seconds ≥ 0");
@@ -496,7 +562,7 @@ impl SweepPlan {
         if self.timeout_s <= 0.0 || !self.timeout_s.is_finite() {
             bail!("--timeout must be a positive number of seconds");
         }
-        if let Some(r) = self.request_rate {
+        if let Some(r) = self.workload.fixed().and_then(|f| f.request_rate) {
             if !(r.is_finite() && r > 0.0) {
                 bail!("--request-rate must be > 0 (omit it for a closed loop)");
             }
@@ -624,7 +690,10 @@ mod tests {
         let p = SweepPlan::default();
         assert_eq!(p.concurrencies, vec![1, 4, 8, 16]);
         assert_eq!(
-            (p.isl, p.osl, p.prompts_at(4), p.warmups_at(4)),
+            {
+                let f = p.workload.fixed().unwrap();
+                (f.isl, f.osl, f.prompts_at(4), f.warmups_at(4))
+            },
             (1024, 1024, 40, 8)
         );
         p.validate().unwrap();
@@ -635,7 +704,10 @@ mod tests {
     #[test]
     fn bad_values_name_the_flag() {
         let p = SweepPlan {
-            range_ratio: 1.5,
+            workload: Workload::FixedSequence(FixedPlan {
+                range_ratio: 1.5,
+                ..FixedPlan::default()
+            }),
             ..SweepPlan::default()
         };
         assert_eq!(
@@ -670,7 +742,8 @@ mod tests {
         });
         let p = SweepPlan::from_matrix_row(row.as_object().unwrap(), None).unwrap();
         assert_eq!(p.concurrencies, vec![32]);
-        assert_eq!((p.isl, p.osl, p.tp()), (8192, 1024, 4));
+        let f = p.workload.fixed().unwrap();
+        assert_eq!((f.isl, f.osl, p.tp()), (8192, 1024, 4));
         assert_eq!(p.identity.ep, 2);
         assert!(p.identity.dp_attn);
         assert_eq!(p.identity.spec_decoding, "mtp");

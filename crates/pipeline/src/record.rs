@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use servebench_metrics::{Identity, PointStatus};
 use servebench_store::{RunId, RunMeta, RunStatus, Store};
 
@@ -155,43 +155,49 @@ pub fn run_meta(
         identity.tp,
         identity.ep,
     ));
-    m.workload = Some(servebench_report::words::workload_label(
-        Some(c.isl),
-        Some(c.osl),
-        c.agentx.is_some(),
-    ));
+    m.workload = Some(c.workload.label());
     m.out_dir = Some(std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf()));
-    m.meta = json!({
-        "model": model,
-        "model_prefix": identity.infmax_model_prefix,
-        "hw": identity.hw,
-        "framework": identity.framework,
-        "precision": identity.precision,
-        "spec_decoding": identity.spec_decoding,
-        "tp": identity.tp,
-        "ep": identity.ep,
-        "pp": identity.pp,
-        "dp_attention": identity.dp_attention,
-        "num_gpus": identity.num_gpus(),
-        "api": c.api.as_str(),
-        "engine": c.engine.name(),
-        "compat": c.compat.as_str(),
-        // the fixed-sequence workload's flags; an AgentX run has its traces and window instead
-        "isl": c.agentx.is_none().then_some(c.isl),
-        "osl": c.agentx.is_none().then_some(c.osl),
-        "range_ratio": c.agentx.is_none().then_some(c.range_ratio),
-        "seed": c.seed,
-        "num_prompts": c.num_prompts,
-        "agentx": c.agentx.as_ref().map(|a| json!({"traces": a.traces, "duration_s": a.duration_s})),
-        "concurrencies": c.concurrencies,
-        "repeats": c.repeats,
-        "request_rate": c.request_rate,
-        "burstiness": c.burstiness(),
-        "endpoint_url": target.endpoint.base_url,
-        "simulator": target.simulator_json(),
-        "eval": c.eval.map(|_| json!({"task": "gsm8k", "conc": c.eval_plan.conc, "limit": c.eval_plan.limit})),
-        "command": std::env::args().collect::<Vec<_>>().join(" "),
-    });
+    let (w1, w2) = c.workload.run_meta();
+    let mut meta = serde_json::Map::new();
+    let mut put = |k: &str, v: Value| {
+        meta.insert(k.to_string(), v);
+    };
+    put("model", json!(model));
+    put("model_prefix", json!(identity.infmax_model_prefix));
+    put("hw", json!(identity.hw));
+    put("framework", json!(identity.framework));
+    put("precision", json!(identity.precision));
+    put("spec_decoding", json!(identity.spec_decoding));
+    put("tp", json!(identity.tp));
+    put("ep", json!(identity.ep));
+    put("pp", json!(identity.pp));
+    put("dp_attention", json!(identity.dp_attention));
+    put("num_gpus", json!(identity.num_gpus()));
+    put("api", json!(c.api.as_str()));
+    put("engine", json!(c.engine.name()));
+    put("compat", json!(c.compat.as_str()));
+    // the workload's keys (fixed-sequence flags, or the AgentX traces and window)
+    for (k, v) in w1 {
+        put(k, v);
+    }
+    put("concurrencies", json!(c.concurrencies));
+    put("repeats", json!(c.repeats));
+    for (k, v) in w2 {
+        put(k, v);
+    }
+    put("endpoint_url", json!(target.endpoint.base_url));
+    put("simulator", target.simulator_json());
+    put(
+        "eval",
+        json!(c.eval.map(
+            |_| json!({"task": "gsm8k", "conc": c.eval_plan.conc, "limit": c.eval_plan.limit})
+        )),
+    );
+    put(
+        "command",
+        json!(std::env::args().collect::<Vec<_>>().join(" ")),
+    );
+    m.meta = Value::Object(meta);
     m
 }
 

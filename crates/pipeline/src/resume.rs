@@ -225,28 +225,9 @@ pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
     let mut put = |k: &'static str, v: String| {
         m.insert(k, v);
     };
-    put(
-        "--scenario",
-        if plan.agentx.is_some() {
-            "agentx"
-        } else {
-            "fixed"
-        }
-        .into(),
-    );
-    if let Some(ax) = &plan.agentx {
-        put("--traces", ax.traces.display().to_string());
-        put("--duration", ax.duration_s.to_string());
-    } else {
-        put("--isl", plan.isl.to_string());
-        put("--osl", plan.osl.to_string());
-        put("--range-ratio", plan.range_ratio.to_string());
-        put("--num-prompts", d(&plan.num_prompts));
-        put("--warmups", d(&plan.warmups));
-        put("--seed", plan.seed.to_string());
-        put("--api", d(&plan.api));
-        put("--request-rate", d(&plan.request_rate));
-        put("--burstiness", d(&plan.burstiness));
+    put("--scenario", plan.workload.scenario().into());
+    for (k, v) in plan.workload.flags(plan.api) {
+        put(k, v);
     }
     put("--endpoint", d(&plan.endpoint));
     put("--model", d(&plan.model));

@@ -34,7 +34,7 @@ macro_rules! ctx {
             identity: &$p.identity,
             cancel: &$p.cancel,
             tty: $p.tty,
-            console: &*$p.console,
+            console: &$p.console,
         }
     };
 }
@@ -99,7 +99,7 @@ pub struct Session<E: Executor> {
     eval_error: Option<String>,
 }
 
-impl Session<crate::agentx::AnyExecutor> {
+impl Session<crate::workload::AnyExecutor> {
     /// Opens a session for `plan`: starts the target (the simulator's emission log and
     /// `answers` for GSM8K replay in `out_dir`), checks the model, warns on an engine-profile
     /// mismatch, settles the identity, builds the workload's executor and, with `store`, records
@@ -139,7 +139,7 @@ impl Session<crate::agentx::AnyExecutor> {
             console.warn(&w);
         }
         let identity = crate::identity::identity(c, &target, &model)?;
-        let executor = crate::agentx::AnyExecutor::new(c, &target, &model, &*console).await?;
+        let executor = crate::workload::AnyExecutor::new(c, &target, &model, &*console).await?;
         // the run in the store (status `running` until the end)
         // (--resume: the run that wrote into the output directory, reopened)
         let recorder = match (store, &c.db) {
@@ -314,9 +314,11 @@ impl<E: Executor> Session<E> {
     /// point goes to the extra observers but not into the session's own points or store run.
     pub async fn probe(&mut self, load: ProbeLoad, dir: PathBuf) -> Result<PointOutput> {
         self.p.plan.concurrencies = vec![load.conc];
-        self.p.plan.request_rate = load.request_rate;
-        if load.num_prompts.is_some() {
-            self.p.plan.num_prompts = load.num_prompts;
+        if let Some(f) = self.p.plan.workload.fixed_mut() {
+            f.request_rate = load.request_rate;
+            if load.num_prompts.is_some() {
+                f.num_prompts = load.num_prompts;
+            }
         }
         self.p.plan.repeats = 1;
         self.p.plan.out = Some(dir.clone());
@@ -619,7 +621,7 @@ mod tests {
         fn requests_line(&self, ctx: &SweepCtx<'_>, conc: u64) -> Option<String> {
             Some(format!(
                 "conc {conc}: {} measured requests",
-                ctx.plan.prompts_at(conc)
+                ctx.plan.workload.fixed().unwrap().prompts_at(conc)
             ))
         }
 

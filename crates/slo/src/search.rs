@@ -66,8 +66,8 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
         Axis::Conc => req.config.start as u64,
         Axis::Rate => req.rate_max_concurrency,
     }];
-    if req.config.axis == Axis::Rate {
-        plan.request_rate = Some(req.config.start);
+    if let (Axis::Rate, Some(f)) = (req.config.axis, plan.workload.fixed_mut()) {
+        f.request_rate = Some(req.config.start);
     }
     let open_err = |e: PipelineError| SloError::Probe {
         probe: 1,
@@ -123,7 +123,7 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
 
 /// The probes of the search on one session, then `search.json`.
 async fn probes(
-    session: &mut Session<servebench_pipeline::agentx::AnyExecutor>,
+    session: &mut Session<servebench_pipeline::workload::AnyExecutor>,
     req: &SearchRequest,
 ) -> Result<SearchResult> {
     let mut search = Search::new(req.config);

@@ -44,7 +44,7 @@ impl ExtrasArgs {
             slo: self.slo.as_deref().map(Slo::parse).transpose()?,
             steady: self.window == WindowArg::Steady,
             confidence: self.ci,
-            seed: u64::from(plan.seed),
+            seed: plan.workload.fixed().map_or(0, |f| u64::from(f.seed)),
             ..ExtrasOptions::off()
         };
         if !opts.any() {
@@ -52,7 +52,9 @@ impl ExtrasArgs {
         }
         Ok(vec![Box::new(ExtrasObserver::new(
             opts,
-            plan.request_rate.is_some(),
+            plan.workload
+                .fixed()
+                .is_some_and(|f| f.request_rate.is_some()),
         ))])
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use servebench_client::{Api, Compat, Engine};
 use servebench_compare::Stat;
 use servebench_metrics::ItlMode;
-use servebench_pipeline::plan::{EvalPlan, IdentityPlan, SimPlan};
+use servebench_pipeline::plan::{EvalPlan, FixedPlan, IdentityPlan, SimPlan, Workload};
 use servebench_pipeline::{EvalTask as PlanEval, SweepPlan};
 use servebench_store::RunKind;
 
@@ -287,6 +287,7 @@ impl CommonArgs {
         .map_err(anyhow::Error::msg)?;
         // the defaults of the flags that are optional only to tell "given" from "defaulted"
         let d = SweepPlan::default();
+        let f = FixedPlan::default();
         Ok(SweepPlan {
             kind,
             concurrencies: concs,
@@ -295,12 +296,19 @@ impl CommonArgs {
             tokenizer: c.tokenizer,
             chat_template: c.chat_template,
             gpus: c.gpus,
-            isl: c.isl.unwrap_or(d.isl),
-            osl: c.osl.unwrap_or(d.osl),
-            range_ratio: c.range_ratio.unwrap_or(d.range_ratio),
-            num_prompts: c.num_prompts,
-            warmups: c.warmups,
-            seed: c.seed.unwrap_or(d.seed),
+            workload: match agentx {
+                Some(ax) => Workload::Agentx(ax),
+                None => Workload::FixedSequence(FixedPlan {
+                    isl: c.isl.unwrap_or(f.isl),
+                    osl: c.osl.unwrap_or(f.osl),
+                    range_ratio: c.range_ratio.unwrap_or(f.range_ratio),
+                    num_prompts: c.num_prompts,
+                    warmups: c.warmups,
+                    seed: c.seed.unwrap_or(f.seed),
+                    request_rate: c.request_rate,
+                    burstiness: c.burstiness,
+                }),
+            },
             api: match c.api {
                 None => d.api,
                 Some(ApiArg::Completions) => Api::Completions,
@@ -327,8 +335,6 @@ impl CommonArgs {
             timeout_s: c.timeout,
             ready_timeout_s: c.ready_timeout,
             new_connection_per_request: c.new_connection_per_request,
-            request_rate: c.request_rate,
-            burstiness: c.burstiness,
             out: c.out,
             overwrite: c.overwrite,
             resume: c.resume,
@@ -361,7 +367,6 @@ impl CommonArgs {
             report: c.report,
             baseline: c.baseline,
             flush_cache: c.flush_cache,
-            agentx,
             eval: c.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
             eval_plan: EvalPlan {
                 conc: c.eval_conc,
