@@ -1295,6 +1295,19 @@ mod tests {
     }
 
     #[test]
+    fn closest_keys_rank_by_similarity() {
+        let keys = [
+            "dsr1-fp8-h200-sglang",
+            "dsr1-fp8-h200-trt",
+            "gptoss-fp4-b200-vllm",
+            "dsr1-fp4-b200-sglang",
+        ];
+        let c = closest_keys("dsr1-fp8-h200-sglangg", &keys, 2);
+        assert_eq!(c, vec!["dsr1-fp8-h200-sglang", "dsr1-fp4-b200-sglang"]);
+        assert_eq!(closest_keys("x", &keys, 10).len(), 4);
+    }
+
+    #[test]
     fn decimal_text_of_floats() {
         assert_eq!(decimal_of(0.8), (8, 1));
         assert_eq!(decimal_of(0.21429), (21429, 5));
