@@ -400,6 +400,7 @@ pub fn point_rows(
                 }
             }
         }
+        remarks.extend(crate::plausibility::remark(cand));
         let cand_only = pc.baseline.is_none() && any_unmatched;
         rows.push(Row {
             conc: pc.identity.conc,
@@ -786,7 +787,7 @@ pub fn build_run(
                     ..Cell::default()
                 })
                 .collect(),
-            remarks: vec![],
+            remarks: crate::plausibility::remark(p).into_iter().collect(),
         })
         .collect();
     let evals = evals

@@ -23,6 +23,7 @@ pub mod html;
 pub mod markdown;
 pub mod model;
 pub mod notes;
+pub mod plausibility;
 pub mod terminal;
 pub mod words;
 

@@ -444,6 +444,41 @@ fn dashboard_api_capture_is_a_baseline() {
     );
 }
 
+/// Plausibility (issue 22 item 5): the simulator has presets for this identity (DeepSeek-R1
+/// FP4 on MI355X, TP4, 1k/1k, c4), so the row says what it predicts beside the measurement,
+/// and a TPOT about 3× the prediction (30 ms; the real row measured 9.6 ms) is flagged.
+#[test]
+fn an_implausible_tpot_is_flagged_next_to_the_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let cand = |tpot: f64| {
+        json!([{
+            "hw": "mi355x", "conc": 4, "image": "lmsysorg/sglang:v0.5.13-rocm700-mi35x",
+            "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+            "framework": "sglang", "precision": "fp4", "spec_decoding": "none", "disagg": false,
+            "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 4, "ep": 1,
+            "dp_attention": "false", "tput_per_gpu": 198.94, "output_tput_per_gpu": 98.99,
+            "mean_ttft": 0.1726, "median_ttft": 0.1022, "mean_tpot": tpot, "median_tpot": tpot,
+            "benchmark_type": "single_turn", "point_status": "ok"
+        }])
+    };
+    let base = format!("{SHARED}/{S1_API}/benchmarks.json");
+    for (tpot, flagged) in [(0.0096, false), (0.030, true)] {
+        std::fs::write(dir.path().join("cand.json"), cand(tpot).to_string()).unwrap();
+        let o = output_in(
+            dir.path(),
+            &["compare", "--baseline", &base, "--candidate", "cand.json"],
+        );
+        let s = out(&o);
+        assert!(s.contains("simulator (mi355x preset) predicts"), "{s}");
+        assert!(s.contains("median TPOT"), "{s}");
+        assert_eq!(
+            s.contains("implausible:") && s.contains("the predicted median TPOT"),
+            flagged,
+            "TPOT {tpot}: {s}"
+        );
+    }
+}
+
 /// An AgentX point InferenceX would not accept (`agentx_submission_valid: false`, context
 /// overflow over 1 %) against the real CI aggregate it repeats (S7): it still compares (TTFT
 /// +20.0 % is a regression), and the row and the verdict line say why it is not a valid

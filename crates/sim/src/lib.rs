@@ -32,6 +32,7 @@ pub mod engine;
 pub mod error;
 pub mod model;
 pub mod plan;
+pub mod plausibility;
 pub mod presets;
 mod runtime;
 mod server;

@@ -221,6 +221,7 @@ fn parse_status(s: &str) -> Result<AttemptStatus, String> {
 
 /// Runs `servebench attempt`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    super::sim::plausible::install();
     let (format, lang, output) = (args.format, args.lang, args.output);
     let stat = Stat::parse(&args.stat)
         .ok_or_else(|| anyhow!("--stat {}: expected mean, median, p90 or p99", args.stat))?;

@@ -59,6 +59,7 @@ fn parse_stat(s: &str) -> Result<Stat, String> {
 
 /// Runs `servebench compare`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    super::sim::plausible::install();
     let c = build_comparison(&CompareRequest {
         baseline: args.baseline,
         candidate: args.candidate,

@@ -69,6 +69,7 @@ fn parse_stat(s: &str) -> Result<Stat, String> {
 
 /// Runs `servebench report`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    super::sim::plausible::install();
     let run = match &args.runs {
         // `report --runs 12,15` without RUN: the report of the last listed run.
         Some(ids) if args.run == "latest" => report_charts::parse_runs(ids)?

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use servebench_sim::{Presets, SimOptions, SimServer};
 
+pub mod plausible;
 mod validate;
 
 /// Subcommands of `servebench sim` (without one it serves).
