@@ -157,7 +157,8 @@ pub struct CommonArgs {
     #[arg(long)]
     pub config_key: Option<String>,
     /// Simulator only: wall time = modelled time / SPEEDUP; reported times are scaled back to
-    /// modelled time (default 10 without --endpoint).
+    /// modelled time (default 10 without --endpoint). With --endpoint: that endpoint is a
+    /// servebench simulator started with --speedup SPEEDUP (as `run --simulate --sim-speedup`).
     #[arg(long, allow_negative_numbers = true)]
     pub sim_speedup: Option<f64>,
     /// Simulator only: GPU preset.
