@@ -159,3 +159,77 @@ fn branches_start_at_send_and_joins_release_at_the_later_of_deadline_and_childre
         3.0 * 1000.0 / SCALE,
     );
 }
+
+/// The same schedule on tokio's paused clock (deterministic tier): the mock stamps every request
+/// with the paused clock when it has read it and answers 31 ms later, so every send time is
+/// exact — no wall-clock tolerance. Times in ms of the paused clock since the replay started
+/// (1 s modelled = 100 ms).
+#[tokio::test(start_paused = true)]
+async fn paused_clock_branch_and_join_times_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("trace_js1.json"), trace()).unwrap();
+    let plans = load_plans(dir.path(), &WordCodec).unwrap();
+    let seen: Arc<std::sync::Mutex<Vec<(u64, usize)>>> = Arc::default();
+    let t0 = tokio::time::Instant::now();
+    let handler = {
+        let seen = seen.clone();
+        move |c: &Captured| {
+            let chars: usize = c.json()["messages"]
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .map(|x| x["content"].as_str().map_or(0, str::len))
+                        .sum()
+                })
+                .unwrap_or(0);
+            seen.lock()
+                .unwrap()
+                .push((t0.elapsed().as_millis() as u64, chars));
+            support::two_token_reply(20, 30)
+        }
+    };
+    let srv = MockServer::start(Arc::new(handler), false).await.unwrap();
+    let client = support::client(&srv.base_url(), Duration::from_secs(10));
+    let cfg = ReplayConfig {
+        conc: 1,
+        duration: Duration::from_secs(25),
+        warmup_per_lane: 0,
+        start_min: 0.0,
+        start_max: 0.0,
+        tree_idle_cap: Duration::from_secs(3),
+        system_idle_cap: Duration::from_secs(100),
+        model: "m".into(),
+        time_scale: SCALE,
+        ..Default::default()
+    };
+    run(client, plans.clone(), cfg, Cancel::never(), |_| {})
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    // (send ms, prompt characters): r0 820, a0 620, a1 860, r1 1060, r2 1340, b0 620, r3 1620,
+    // r4 1900; every request is answered 31 ms after it is read
+    let play = [
+        (0, 820),   // r0
+        (200, 620), // a0: 2 s modelled after r0 was *sent*
+        // a1: recorded 3.5 s after a0's end (231), but the tree is idle from 231 (r0 done,
+        // r1 waits on the branch) and its 3 s idle cap fires first: 231 + 300
+        (531, 860),
+        (562, 1060),  // r1: its deadline (31 + 500) passed while a1 ran: at a1's end
+        (693, 1340),  // r2: 1 s after r1's end (593)
+        (724, 620),   // b0: at r2's end (b starts after r2 ended in the recording)
+        (1055, 1620), // r3: recorded 189 s later; tree idle cap 3 s after b0's end (755)
+        (1086, 1900), // r4: 0 s after r3's end
+    ];
+    // the drained tree is replayed again from r4's end (1117) until the 2,500 ms window ends
+    let want: Vec<(u64, usize)> = play
+        .iter()
+        .copied()
+        .chain(play.iter().map(|&(t, c)| (t + 1117, c)))
+        .chain(
+            play.iter()
+                .map(|&(t, c)| (t + 2234, c))
+                .take_while(|&(t, _)| t < 2500),
+        )
+        .collect();
+    assert_eq!(seen, want);
+}
