@@ -15,6 +15,8 @@
 //! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
 //! `/detokenize`, `/reset_prefix_cache`). Formulas and the published numbers they are checked against:
 //! docs/simulator.md.
+//! [`validate`] holds the presets against real InferenceX results (`servebench sim validate`),
+//! [`plausibility`] sets a prediction beside a measured point for the reports.
 //!
 //! Errors: configuring and starting return [`SimError`] (one variant per failure kind, one line
 //! naming the preset, flag, file or address); request errors are HTTP answers (`api`).

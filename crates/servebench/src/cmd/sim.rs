@@ -26,10 +26,11 @@ pub struct Args {
     /// `validate`: compare the presets with real results instead of serving.
     #[command(subcommand)]
     pub action: Option<Action>,
-    /// GPU preset: h100, h200, b200, a100, a100-40gb, mi300x (see --list).
+    /// GPU preset: h100, h200, b200, b300, a100, a100-40gb, mi300x, mi325x, mi355x (see --list).
     #[arg(long, default_value = "h200")]
     pub gpu: String,
-    /// Model preset: qwen3-8b, llama-3.1-8b, llama-3.1-70b, qwen3-30b-a3b (key or served name).
+    /// Model preset: qwen3-8b, llama-3.1-8b, llama-3.1-70b, qwen3-30b-a3b, deepseek-r1-fp8,
+    /// deepseek-r1-fp4 (key or served name; DeepSeek-R1 needs --tp 8 or 4).
     #[arg(long, default_value = "qwen3-8b")]
     pub model: String,
     /// Address to listen on.
