@@ -71,6 +71,14 @@ fn measure_once() -> (f64, f64, f64, f64) {
         let measured: Vec<&Value> = recs.iter().filter(|r| r["phase"] == "measured").collect();
         assert_eq!(measured.len(), 100, "--num-prompts measured requests");
         assert_eq!(recs.len() - measured.len(), 2 * conc, "2 × conc warmups");
+        // the line before the concurrency's points says what the records hold
+        let said = format!(
+            "conc {conc}: {} measured requests ({} per lane), {} warmup",
+            measured.len(),
+            measured.len() / conc,
+            recs.len() - measured.len()
+        );
+        assert!(stdout.contains(&said), "{said:?} in\n{stdout}");
         let (mut sim_ttfts, mut client_ttfts) = (Vec::new(), Vec::new());
         for r in &measured {
             assert_eq!(r["success"], true, "{r}");
