@@ -35,6 +35,7 @@ pub mod report_charts;
 pub mod resume;
 pub mod session;
 pub mod sides;
+pub mod standalone_eval;
 pub mod sweep;
 pub mod table;
 pub mod target;

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use servebench_eval::EvalOptions;
-use servebench_store::{RunKind, RunMeta, RunStatus, Store};
+use servebench_pipeline::standalone_eval::{run_standalone_eval, EvalRecording, EvalTarget};
+use servebench_pipeline::StdConsole;
+use servebench_store::{RunKind, RunMeta, Store};
 
 /// Subcommands of `servebench eval`.
 #[derive(clap::Subcommand, Debug)]
@@ -21,7 +23,7 @@ pub enum Command {
 
 mod args;
 pub use args::Gsm8kArgs;
-use args::{endpoint, start_target};
+use args::{endpoint, sim_options};
 
 /// Runs `servebench eval`.
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
@@ -38,7 +40,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     for f in ["test.jsonl", "train.jsonl"] {
         servebench_eval::task::load_docs(&data.join(f))?;
     }
-    let mut store = if args.no_store {
+    let store = if args.no_store {
         None
     } else {
         Some(Store::open(&args.db).with_context(|| {
@@ -54,116 +56,21 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
             args.sim_answers
         );
     }
-    let run = match store.as_mut() {
-        Some(st) => Some(continue_or_record(st, &args, &opts)?),
-        None => None,
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let outcome = rt.block_on(async {
-        // Ctrl-C: stop sending, keep the samples finished so far (result.json marked partial)
-        let watcher = servebench_endpoint::cancel_on_ctrl_c(&opts.cancel, || {
-            eprintln!("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");
-        });
-        let mut opts = opts;
-        let target = start_target(&args, ep).await?;
-        if let Some(sim) = target.simulator() {
-            opts.model = opts.model.or_else(|| Some(sim.model().to_string()));
-        }
-        let r = servebench_eval::run_gsm8k(&target, opts)
-            .await
-            .map_err(anyhow::Error::from);
-        watcher.abort();
-        target.shutdown().await;
-        r
+    let rec = store.map(|store| EvalRecording {
+        store,
+        db: args.db.clone(),
+        meta: run_meta(&args, &opts), // creates the output folder
+        image: args.image.clone(),
+        engine: args.engine,
     });
-    let (Some(st), Some(run)) = (store.as_mut(), run) else {
-        let r = outcome?;
-        print!("{}", servebench_eval::render_summary(&r));
-        return Ok(exit(&r));
+    let target = EvalTarget {
+        endpoint: ep,
+        sim: sim_options(&args),
+        sim_answers: args.sim_answers.clone(),
+        gsm8k_dir: args.gsm8k_dir.clone(),
     };
-    let r = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            // the samples finished so far stay in samples.jsonl; a rerun with --out resumes
-            if let Err(se) = st.finish_run(run, RunStatus::Failed) {
-                eprintln!("warning: {}: run {run}: {se:#}", args.db.display());
-            }
-            return Err(e);
-        }
-    };
-    print!("{}", servebench_eval::render_summary(&r));
-    if r.interrupted {
-        // a partial score is not a gate result: no eval row, the run is `interrupted`
-        if let Err(e) = st.finish_run(run, RunStatus::Interrupted) {
-            eprintln!("warning: {}: run {run}: {e:#}", args.db.display());
-        }
-        println!(
-            "run         {run} (store {}, status interrupted)",
-            args.db.display()
-        );
-        return Ok(exit(&r));
-    }
-    let row = store_row(&args, &r);
-    let stored = st
-        .add_eval(run, &row)
-        .and_then(|_| st.finish_run(run, RunStatus::Ok));
-    match stored {
-        Ok(()) => println!("run         {run} (store {})", args.db.display()),
-        Err(e) => {
-            eprintln!("error: {}: run {run}: {e:#}", args.db.display());
-            return Ok(ExitCode::from(1));
-        }
-    }
-    Ok(exit(&r))
-}
-
-/// The run to record into: the newest eval run of the same `--out` (killed, interrupted, failed,
-/// or finished and run again), reopened with its eval rows removed: its samples resume from
-/// samples.jsonl, so the run ends with one eval row and one output folder never has two runs.
-/// `--fresh` (start over) or no earlier run: a new run.
-fn continue_or_record(
-    st: &mut Store,
-    args: &Gsm8kArgs,
-    opts: &EvalOptions,
-) -> anyhow::Result<servebench_store::RunId> {
-    let meta = run_meta(args, opts); // creates the output folder
-    let earlier = match opts.fresh {
-        true => None,
-        false => st
-            .runs_in_out_dir(&opts.out_dir, RunKind::Eval)?
-            .into_iter()
-            .next(),
-    };
-    let Some(r) = earlier else {
-        return Ok(st.record_run(&meta)?);
-    };
-    st.reopen_run(r.id)?;
-    let removed = st.delete_evals(r.id)?;
-    eprintln!(
-        "continuing run {} (store {}, was {}){}",
-        r.id,
-        args.db.display(),
-        r.status.as_str(),
-        if removed > 0 {
-            format!(", its {removed} eval row(s) replaced when this run ends")
-        } else {
-            String::new()
-        }
-    );
-    Ok(r.id)
-}
-
-/// 130 when interrupted (as a shell reports SIGINT), else 0 = gate passed, 2 = gate failed.
-fn exit(r: &servebench_eval::EvalResult) -> ExitCode {
-    if r.interrupted {
-        ExitCode::from(130)
-    } else if r.gate.pass {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    }
+    let exit = run_standalone_eval(opts, target, rec, &StdConsole)?;
+    Ok(ExitCode::from(exit))
 }
 
 /// The run's metadata (kind `eval`, status `running` until the eval finishes).
@@ -202,19 +109,4 @@ fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
         "command": std::env::args().collect::<Vec<_>>().join(" "),
     });
     m
-}
-
-/// The stored eval row: the result row (MEASUREMENT §4.4) plus the gate outcome and image;
-/// identity fields the flags left empty get the sweep's defaults
-/// (`servebench_pipeline::identity::IdentityDefaults`: simulator `sim-<gpu>`, `sim`, `bf16`;
-/// endpoint `unknown` and the `--engine` profile as framework; model prefix = the model; TP 1),
-/// listed in `identity_defaults`, so compare and report match it with a `sweep --eval` row.
-fn store_row(args: &Gsm8kArgs, r: &servebench_eval::EvalResult) -> servebench_eval::EvalRow {
-    let mut row = super::sweep::eval_store_row(r, args.image.as_deref());
-    let sim_gpu = args.endpoint.is_none().then_some(args.sim_gpu.as_str());
-    let filled = servebench_pipeline::identity::fill_eval_defaults(&mut row, sim_gpu, args.engine);
-    if !filled.is_empty() {
-        row.set_extra("identity_defaults", serde_json::json!(filled));
-    }
-    row
 }

@@ -9,9 +9,6 @@ use servebench_store::RunKind;
 
 use super::measure_args::CommonArgs;
 
-// The stored eval row, shared with `servebench eval` (cmd/eval.rs).
-pub(crate) use servebench_pipeline::record::eval_store_row;
-
 /// Arguments of `servebench sweep`.
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use servebench_endpoint::{answer_book, api_key_or_env, Endpoint, SimOptions, Target, TlsConfig};
+use servebench_endpoint::{api_key_or_env, Endpoint, SimOptions, TlsConfig};
 use servebench_eval::{EvalMeta, EvalOptions, Profile};
 
 /// Arguments of `servebench eval gsm8k`.
@@ -233,20 +233,13 @@ pub(super) fn endpoint(args: &Gsm8kArgs) -> anyhow::Result<Option<Endpoint>> {
     Ok(Some(ep))
 }
 
-/// Starts the target: the endpoint as given, or the simulator replaying `--sim-answers`.
-pub(super) async fn start_target(args: &Gsm8kArgs, ep: Option<Endpoint>) -> anyhow::Result<Target> {
-    if let Some(ep) = ep {
-        return Ok(Target::remote(ep));
-    }
-    let book =
-        servebench_eval::sim_answers::load_from(&args.sim_answers, args.gsm8k_dir.as_deref())?;
-    let opts = SimOptions {
+/// The simulator's settings of these flags (the recorded answers are added by the pipeline).
+pub(super) fn sim_options(args: &Gsm8kArgs) -> SimOptions {
+    SimOptions {
         gpu: args.sim_gpu.clone(),
         model: args.sim_model.clone(),
         speedup: args.sim_speedup,
         zero_delay: args.sim_zero_delay,
-        answers: Some(answer_book(move |p| book.lookup(p).map(str::to_string))),
         ..Default::default()
-    };
-    Ok(Target::start_simulator(opts).await?)
+    }
 }
