@@ -11,6 +11,8 @@
 //!   image's flag table (`servebench-engineflags`; a refused argv fails like the engine's
 //!   argparse, exit 2) and serve the embedded simulator with the recipe's host, port, model,
 //!   served model name, TP, context length and max running requests ([`EngineLaunch`]).
+//! * `mpirun [OPTIONS] CMD ARGS…` (how every InferenceX TensorRT-LLM recipe starts
+//!   `trtllm-serve`): the options are dropped and `CMD ARGS…` runs once, through the shims.
 //! * `nvidia-smi`, `rocm-smi`: the runner's GPUs (count, name).
 //! * the recipe's client steps — `benchmark_serving.py` (`run_benchmark_serving`), AIPerf
 //!   `aiperf profile` (the AgentX harness), `lm_eval` — wait for servebench's own measurement
@@ -39,6 +41,7 @@ pub const SHIMMED: &[&str] = &[
     "sglang",
     "vllm",
     "trtllm-serve",
+    "mpirun",
     "nvidia-smi",
     "rocm-smi",
     "aiperf",
@@ -174,6 +177,14 @@ pub enum Invocation {
     AgentxAggregate,
     /// Run the real tool (found on `PATH` past the shim folder).
     Real(String),
+    /// `mpirun [OPTIONS] CMD ARGS…`: run `CMD ARGS…` once (found on `PATH`, shims first),
+    /// after saying `say`.
+    Exec {
+        /// The command and its arguments, the launcher's options dropped.
+        argv: Vec<String>,
+        /// What is said first.
+        say: String,
+    },
     /// Not shimmed: fail with this line (exit 127 when the tool itself is missing).
     Fail {
         /// The line.
@@ -366,7 +377,68 @@ pub fn classify(tool: &str, args: &[String]) -> Invocation {
             },
         },
         "python3" | "python" => classify_python(tool, args),
+        "mpirun" => mpirun(args),
         _ => Invocation::Real(tool.into()),
+    }
+}
+
+/// `mpirun` options that take one value (Open MPI's `-n`, `-x VAR`, …); `--mca`/`-mca` take two.
+const MPIRUN_VALUED: &[&str] = &[
+    "-n",
+    "-np",
+    "-c",
+    "-N",
+    "--n",
+    "--np",
+    "-x",
+    "-H",
+    "--host",
+    "-host",
+    "--hostfile",
+    "-hostfile",
+    "--machinefile",
+    "--bind-to",
+    "--map-by",
+    "--rank-by",
+    "--npernode",
+    "--wdir",
+    "-wdir",
+    "--prefix",
+    "--report-bindings-file",
+];
+
+fn mpirun(args: &[String]) -> Invocation {
+    let mut i = 0;
+    let mut ranks = 1u32;
+    while i < args.len() && args[i].starts_with('-') {
+        let a = args[i].as_str();
+        if matches!(a, "--mca" | "-mca" | "--gmca" | "-gmca") {
+            i += 3;
+        } else if MPIRUN_VALUED.contains(&a) {
+            if matches!(a, "-n" | "-np" | "--n" | "--np" | "-c") {
+                ranks = args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(1);
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    let argv = args.get(i..).map(<[String]>::to_vec).unwrap_or_default();
+    if argv.is_empty() {
+        return Invocation::Fail {
+            say: format!(
+                "{SAY} `mpirun {}`: no command to run (mpirun's own options only)",
+                args.join(" ")
+            ),
+            status: 1,
+        };
+    }
+    Invocation::Exec {
+        say: format!(
+            "{SAY} mpirun ({ranks} rank(s)) simulated: running `{}` once",
+            argv[0]
+        ),
+        argv,
     }
 }
 
@@ -796,6 +868,28 @@ mod tests {
         assert!(matches!(
             classify("trtllm-serve", &a("m --port 1")),
             Invocation::Engine(_)
+        ));
+    }
+
+    #[test]
+    fn mpirun_runs_its_command_once_through_the_shims() {
+        // As every InferenceX TensorRT-LLM recipe launches (dsr1_fp8_b200_trt.sh line 117).
+        let Invocation::Exec { argv, say } = classify(
+            "mpirun",
+            &a("-n 1 --oversubscribe --allow-run-as-root -x FOO --mca btl tcp trtllm-serve /m --port=8888 --tp_size=8"),
+        ) else {
+            panic!("mpirun is not shimmed")
+        };
+        assert_eq!(argv, a("trtllm-serve /m --port=8888 --tp_size=8"));
+        assert!(say.contains("1 rank(s)"), "{say}");
+        let Invocation::Engine(e) = classify(&argv[0], &argv[1..]) else {
+            panic!()
+        };
+        assert_eq!((e.engine, e.port, e.tp), (EngineKind::Trtllm, 8888, 8));
+        assert!(SHIMMED.contains(&"mpirun"));
+        assert!(matches!(
+            classify("mpirun", &a("-n 2")),
+            Invocation::Fail { status: 1, .. }
         ));
     }
 

@@ -107,6 +107,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 Ok(code(127))
             }
         },
+        Invocation::Exec { argv, say: s } => {
+            eprintln!("{s}");
+            let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+            eprintln!("{}: {err}", argv[0]);
+            Ok(code(if err.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            }))
+        }
         Invocation::Fail { say: s, status } => {
             eprintln!("{s}");
             Ok(code(status))
