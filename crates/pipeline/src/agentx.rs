@@ -121,14 +121,14 @@ impl Executor for AgentxExecutor {
         let wall_start = std::time::Instant::now();
         if let Some(b) = self
             .cache
-            .before_measured(&ctx.target.endpoint, &point.label(), 0, &[])
+            .before_measured(&ctx.target.endpoint, &point.label(), 0, &[], &**ctx.console)
             .await
         {
             if let (true, how) = b.flush() {
-                eprintln!(
+                ctx.console.warn(&format!(
                     "{}: prefix cache flushed before the warmup ({how})",
                     point.label()
-                );
+                ));
             }
         }
         let cfg = PointConfig {

@@ -387,11 +387,12 @@ impl CacheControl {
         label: &str,
         seed: u32,
         prompts: &[u64],
+        console: &dyn crate::observe::Console,
     ) -> Option<Before> {
         let repeated = prompts.iter().filter(|p| self.seen.contains(p)).count();
         if self.mode.is_none() {
             if repeated > 0 {
-                eprintln!("warning: {label}: {repeated} of {} prompts were already sent earlier in this sweep (same --seed {seed}) and the server's prefix cache is not flushed: the point may measure a warm cache (--flush-cache auto flushes it before each point)", prompts.len());
+                console.warn(&format!("warning: {label}: {repeated} of {} prompts were already sent earlier in this sweep (same --seed {seed}) and the server's prefix cache is not flushed: the point may measure a warm cache (--flush-cache auto flushes it before each point)", prompts.len()));
             }
             return None;
         }
@@ -400,7 +401,7 @@ impl CacheControl {
         // why it was not flushed is said once per point, with the hit rate, after the phase
         // (`after_measured`); before it only the warm-cache warning
         if repeated > 0 && !flushed {
-            eprintln!("warning: {label}: {repeated} of {} prompts were already sent earlier in this sweep (same --seed {seed}) and the prefix cache was {flush_detail}: the point may measure a warm cache", prompts.len());
+            console.warn(&format!("warning: {label}: {repeated} of {} prompts were already sent earlier in this sweep (same --seed {seed}) and the prefix cache was {flush_detail}: the point may measure a warm cache", prompts.len()));
         }
         let counters = match get_text(ep, "/metrics").await {
             Some((200, t)) => counters(engine, &t),
@@ -427,6 +428,7 @@ impl CacheControl {
         ep: &Endpoint,
         label: &str,
         before: Option<Before>,
+        console: &dyn crate::observe::Console,
     ) -> Option<Value> {
         let b = before?;
         let after = match get_text(ep, "/metrics").await {
@@ -437,9 +439,9 @@ impl CacheControl {
         let ineffective = b.flushed && b.repeated > 0 && rate.is_some_and(|r| r >= 0.5);
         if ineffective {
             // measured on llama.cpp: slot erase leaves its host-memory prompt cache (--cache-ram)
-            eprintln!("warning: {label}: the flush did not empty the cache: {} of the repeated prompts' tokens were served from it{}", fmt_rate(rate), if b.engine == CacheEngine::LlamaCpp { " (llama.cpp keeps prompts in its host-memory prompt cache; start llama-server with --cache-ram 0)" } else { "" });
+            console.warn(&format!("warning: {label}: the flush did not empty the cache: {} of the repeated prompts' tokens were served from it{}", fmt_rate(rate), if b.engine == CacheEngine::LlamaCpp { " (llama.cpp keeps prompts in its host-memory prompt cache; start llama-server with --cache-ram 0)" } else { "" }));
         }
-        println!(
+        console.line(&format!(
             "{label}: prefix cache {}; server hit rate {} ({source})",
             if b.flushed {
                 format!("flushed ({})", b.flush_detail)
@@ -447,7 +449,7 @@ impl CacheControl {
                 b.flush_detail.clone()
             },
             fmt_rate(rate)
-        );
+        ));
         Some(json!({
             "flush": self.mode.as_ref().map(FlushCache::as_str),
             "flushed": b.flushed,

@@ -193,10 +193,10 @@ impl Executor for FixedSequence {
             bar.finish();
             let failed = r.records.iter().filter(|r| !r.success).count();
             if failed > 0 && !ctx.tty {
-                eprintln!(
+                ctx.console.warn(&format!(
                     "{label}: warmup: {failed} of {} requests failed",
                     r.records.len()
-                );
+                ));
             }
         }
         if ctx.cancel.is_cancelled() {
@@ -211,7 +211,13 @@ impl Executor for FixedSequence {
             .collect();
         let cache_before = self
             .cache
-            .before_measured(&ctx.target.endpoint, &label, f.seed, &prompts)
+            .before_measured(
+                &ctx.target.endpoint,
+                &label,
+                f.seed,
+                &prompts,
+                &**ctx.console,
+            )
             .await;
         let bar = PointProgress::requests(ctx, num_prompts as u64, &label);
         let wall_start = chrono::Utc::now();
@@ -229,7 +235,7 @@ impl Executor for FixedSequence {
         writer.finish().map_err(PipelineError::Client)?;
         let prefix_cache = self
             .cache
-            .after_measured(&ctx.target.endpoint, &label, cache_before)
+            .after_measured(&ctx.target.endpoint, &label, cache_before, &**ctx.console)
             .await;
         self.cache.sent(&prompts);
         let mut m = compute(

@@ -23,12 +23,20 @@ pub struct StoreRecorder {
     pub db: PathBuf,
     /// Store writes that failed (each reported on stderr).
     pub errors: u32,
+    /// Where its warnings go (the session's reporter).
+    console: std::sync::Arc<dyn crate::observe::Console>,
 }
 
 impl StoreRecorder {
     /// Records the run (status `running`) and its image provenance: the plan's digests, else
     /// the newest resolved provenance `servebench bump` stored for the plan's image.
-    pub fn start(mut store: Store, db: &Path, mut meta: RunMeta, plan: &SweepPlan) -> Result<Self> {
+    pub fn start(
+        mut store: Store,
+        db: &Path,
+        mut meta: RunMeta,
+        plan: &SweepPlan,
+        console: std::sync::Arc<dyn crate::observe::Console>,
+    ) -> Result<Self> {
         let mut facts: Vec<(String, String)> = Vec::new();
         if let Some(image) = &plan.identity.image {
             if plan.index_digest.is_some() || plan.platform_digest.is_some() {
@@ -53,10 +61,10 @@ impl StoreRecorder {
                 if let Some(t) = &pv.image_created {
                     facts.push(("image.created".into(), t.clone()));
                 }
-                println!(
+                console.line(&format!(
                     "image {image}: digests from the store (recorded by `servebench bump` {})",
                     p.recorded_at
-                );
+                ));
             }
         }
         if let Some(d) = &meta.index_digest {
@@ -74,18 +82,25 @@ impl StoreRecorder {
             run,
             db: db.to_path_buf(),
             errors: 0,
+            console,
         })
     }
 
     /// Continues `run` (reopened: status `running` until [`StoreRecorder::finish`]), for a
     /// sweep resumed with `--resume` ([`crate::resume`]).
-    pub fn reopen(mut store: Store, db: &Path, run: RunId) -> Result<Self> {
+    pub fn reopen(
+        mut store: Store,
+        db: &Path,
+        run: RunId,
+        console: std::sync::Arc<dyn crate::observe::Console>,
+    ) -> Result<Self> {
         store.reopen_run(run)?;
         Ok(StoreRecorder {
             store,
             run,
             db: db.to_path_buf(),
             errors: 0,
+            console,
         })
     }
 
@@ -97,10 +112,10 @@ impl StoreRecorder {
     /// Adds an eval row (see [`eval_store_row`]).
     pub fn add_eval(&mut self, row: &servebench_eval::EvalRow) {
         if let Err(e) = self.store.add_eval(self.run, row) {
-            eprintln!(
+            self.console.warn(&format!(
                 "warning: {}: the eval row was not stored: {e:#}",
                 self.db.display()
-            );
+            ));
             self.errors += 1;
         }
     }
@@ -108,12 +123,12 @@ impl StoreRecorder {
     /// Marks the run finished with `status`.
     pub fn finish(&mut self, status: RunStatus) {
         if let Err(e) = self.store.finish_run(self.run, status) {
-            eprintln!(
+            self.console.warn(&format!(
                 "warning: {}: run {} could not be marked {}: {e:#}",
                 self.db.display(),
                 self.run,
                 status.as_str()
-            );
+            ));
             self.errors += 1;
         }
     }
@@ -122,11 +137,11 @@ impl StoreRecorder {
 impl Observer for StoreRecorder {
     fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
         if let Err(e) = self.store.add_point(self.run, &p.agg) {
-            eprintln!(
+            self.console.warn(&format!(
                 "warning: {}: {} was not stored: {e:#}",
                 self.db.display(),
                 p.spec.label()
-            );
+            ));
             self.errors += 1;
         }
         Ok(())

@@ -172,6 +172,7 @@ pub fn finished_points(
     plan: &SweepPlan,
     out_dir: &Path,
     recorder: Option<&mut StoreRecorder>,
+    console: &dyn crate::observe::Console,
 ) -> Result<BTreeMap<(u64, u32), Finished>> {
     let mut out = BTreeMap::new();
     if !plan.resume {
@@ -191,23 +192,23 @@ pub fn finished_points(
         }
     }
     let total = plan.concurrencies.len() * plan.repeats as usize;
-    println!(
+    console.line(&format!(
         "resuming {}: {} of {total} points finished earlier and kept, {} to measure",
         out_dir.display(),
         out.len(),
         total - out.len()
-    );
+    ));
     if let Some(r) = recorder {
         let run = r.run;
         let fix = reconcile_store(r.store_mut(), run, &out.values().collect::<Vec<_>>())?;
-        println!(
+        console.line(&format!(
             "resuming run {run} (store {}): {} point rows kept, {} added, {} of unfinished points removed, {} eval rows removed",
             r.db.display(),
             fix.kept,
             fix.added,
             fix.deleted,
             fix.evals_deleted
-        );
+        ));
     }
     Ok(out)
 }
@@ -270,7 +271,11 @@ pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
 /// with results but without the file (written by an older servebench) is resumed unchecked,
 /// said once; one with neither (a sweep killed before it wrote anything, or none) starts the
 /// sweep, writing the file.
-pub fn check_or_write_flags(plan: &SweepPlan, out_dir: &Path) -> Result<()> {
+pub fn check_or_write_flags(
+    plan: &SweepPlan,
+    out_dir: &Path,
+    console: &dyn crate::observe::Console,
+) -> Result<()> {
     let path = out_dir.join(PLAN_FILE);
     let now = plan_flags(plan);
     if plan.resume {
@@ -280,19 +285,19 @@ pub fn check_or_write_flags(plan: &SweepPlan, out_dir: &Path) -> Result<()> {
                 if e.kind() == std::io::ErrorKind::NotFound
                     && crate::outdir::holds_results(out_dir) =>
             {
-                eprintln!(
+                console.warn(&format!(
                     "warning: --resume: {} has no {PLAN_FILE} (an older servebench wrote it): the flags of the kept points are not checked against this command's",
                     out_dir.display()
-                );
+                ));
                 return Ok(());
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // killed before it wrote anything, or never started: nothing kept, the sweep
                 // starts here (and records its flags for the next --resume)
-                eprintln!(
+                console.warn(&format!(
                     "--resume: {} holds no sweep yet: measuring every point",
                     out_dir.display()
-                );
+                ));
                 let text = serde_json::to_vec_pretty(&now)?;
                 return std::fs::write(&path, text).map_err(io(IoOp::Write, &path));
             }

@@ -144,12 +144,13 @@ impl Session<crate::workload::AnyExecutor> {
         // (--resume: the run that wrote into the output directory, reopened)
         let recorder = match (store, &c.db) {
             (Some(st), Some(db)) => Some(match resume::previous_run(&st, &out_dir, c)? {
-                Some(run) => StoreRecorder::reopen(st, db, run)?,
+                Some(run) => StoreRecorder::reopen(st, db, run, console.clone())?,
                 None => StoreRecorder::start(
                     st,
                     db,
                     run_meta(c, &target, &model, &identity, &out_dir),
                     c,
+                    console.clone(),
                 )?,
             }),
             _ => None,
@@ -175,7 +176,8 @@ impl<E: Executor> Session<E> {
     /// A session over started parts; with `--resume` the finished points under the output
     /// directory are read back (and the store's run reconciled with them).
     pub fn from_parts(mut p: SessionParts<E>) -> Result<Self> {
-        let finished = resume::finished_points(&p.plan, &p.out_dir, p.recorder.as_mut())?;
+        let finished =
+            resume::finished_points(&p.plan, &p.out_dir, p.recorder.as_mut(), &*p.console)?;
         Ok(Session {
             files: FileOutput {
                 dir: p.out_dir.clone(),
@@ -331,7 +333,7 @@ impl<E: Executor> Session<E> {
         let started = chrono::Utc::now();
         let measured = async {
             std::fs::create_dir_all(&dir).map_err(io(IoOp::CreateOutDir, &dir))?;
-            resume::check_or_write_flags(&self.p.plan, &dir)?;
+            resume::check_or_write_flags(&self.p.plan, &dir, &*self.p.console)?;
             let spec = PointSpec {
                 conc: load.conc,
                 repeat: 1,

@@ -66,7 +66,7 @@ async fn run_async(
         }
         None => (outdir::new_default_out_dir()?, true),
     };
-    let result = match resume::check_or_write_flags(&c, &out_dir) {
+    let result = match resume::check_or_write_flags(&c, &out_dir, &StdConsole) {
         Ok(()) => measure(&c, endpoint, store, out_dir.clone(), extra).await,
         Err(e) => Err(e),
     };
