@@ -676,14 +676,17 @@ pub fn compare(
         unmatched_baseline = same;
         baseline_other_configs = other;
     }
-    // The baseline's sources: the run links of the baseline points a candidate matched (the
-    // loader's list of every point when none matched, or when the loader gave none).
+    // The baseline's sources: the run links of the baseline points a candidate matched; when
+    // none matched, those of the baseline points listed (`unmatched_baseline`: the
+    // candidate's configuration, or every point when it shares none), never the links of
+    // configurations only counted; the loader's list when no point names a run.
     let mut baseline = baseline;
     let matched = crate::import::source_links(points.iter().filter_map(|p| p.baseline.as_ref()));
+    let listed = crate::import::source_links(&unmatched_baseline);
     if !matched.is_empty() {
         baseline.sources = matched;
-    } else if baseline.sources.is_empty() {
-        baseline.sources = crate::import::source_links(&unmatched_baseline);
+    } else if !listed.is_empty() || !baseline_other_configs.is_empty() {
+        baseline.sources = listed;
     }
 
     type EvalKey = (Identity, String, String);

@@ -110,19 +110,9 @@ pub enum ApiKind {
     Chat,
 }
 
-/// Latency statistic selected with `--stat` (the agg-row key prefix).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stat {
-    /// `mean_*`.
-    Mean,
-    /// `median_*` (AgentX rows: `p50`).
-    Median,
-    /// `p90_*`.
-    P90,
-    /// `p99_*` (AgentX rows have none: `null`).
-    P99,
-}
+/// Latency statistic selected with `--stat` (the agg-row key prefix); defined in contracts so
+/// that the measuring side (the sweep's table) names it without depending on compare.
+pub use servebench_contracts::Stat;
 
 /// A compared metric, with its direction and unit. Throughputs have no statistic; latency and
 /// interactivity metrics are read at the selected [`Stat`].
@@ -514,7 +504,8 @@ pub struct RunInfo {
     pub endpoint: Option<String>,
     /// The links the side's numbers come from (CI run URLs of InferenceX dashboard API rows:
     /// `API 1`, `API 2`, …), in the order of the points they belong to; after [`compare`]
-    /// only those of baseline points a candidate matched (all of them when none matched).
+    /// only those of baseline points a candidate matched (when none matched, those of the
+    /// baseline points listed as unmatched; never those of configurations only counted).
     /// Empty when the rows name no run.
     ///
     /// [`compare`]: crate::compare
@@ -584,17 +575,6 @@ pub struct Comparison {
     /// Overall verdict: the worst verdict (ordering of [`Verdict`]) over the candidate's point
     /// rows and eval rows; baseline-only rows do not count; `no_change` if empty.
     pub verdict: Verdict,
-}
-
-impl fmt::Display for Stat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Stat::Mean => "mean",
-            Stat::Median => "median",
-            Stat::P90 => "p90",
-            Stat::P99 => "p99",
-        })
-    }
 }
 
 impl fmt::Display for Verdict {

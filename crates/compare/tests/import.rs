@@ -659,6 +659,66 @@ fn servebench_row_against_dashboard_baseline_cites_api_sources() {
 }
 
 #[test]
+fn no_match_cites_only_the_listed_baseline_points_runs() {
+    // `compare --baseline benchmarks.json` with a candidate of the mi355x sglang fp4 1k/1k
+    // configuration at a concurrency the dashboard does not hold: nothing matches, the 9 points
+    // of that configuration are listed, the 426 others only counted; the sources were all 74
+    // run links of the file.
+    let latest = parse_baseline(
+        &read(&format!("{S1}/benchmarks.json")),
+        "benchmarks.json",
+        &IdentityOverrides::default(),
+    )
+    .unwrap();
+    let base: Vec<Point> = latest
+        .points
+        .iter()
+        .map(|r| Point::from_foreign(r).unwrap())
+        .collect();
+    // as `pipeline::sides` gives the file's side: every point's link
+    let loader_sources = servebench_compare::source_links(&base);
+    let cand = Point::from_agg_row(&json!({
+        "hw": "mi355x", "conc": 3, "image": "lmsysorg/sglang:v0.5.13-rocm700-mi35x",
+        "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+        "framework": "sglang", "precision": "fp4", "spec_decoding": "none", "disagg": false,
+        "isl": 1024, "osl": 1024, "is_multinode": false, "tp": 4, "ep": 1,
+        "dp_attention": "false", "tput_per_gpu": 150.0, "output_tput_per_gpu": 75.0,
+        "mean_ttft": 0.190, "mean_tpot": 0.0096, "benchmark_type": "single_turn",
+        "point_status": "ok"
+    }))
+    .unwrap();
+    let c = compare(
+        RunInfo {
+            label: "benchmarks.json".into(),
+            sources: loader_sources.clone(),
+            ..Default::default()
+        },
+        base,
+        vec![],
+        RunInfo::default(),
+        vec![cand],
+        vec![],
+        &CompareOptions::default(),
+    );
+    assert!(c.points.iter().all(|p| p.baseline.is_none()));
+    assert!(!c.baseline_other_configs.is_empty());
+    let listed: std::collections::BTreeSet<&str> = c
+        .unmatched_baseline
+        .iter()
+        .filter_map(|p| p.run_url.as_deref())
+        .collect();
+    assert!(!listed.is_empty());
+    assert!(
+        loader_sources.len() > listed.len(),
+        "{}",
+        loader_sources.len()
+    );
+    let cited: std::collections::BTreeSet<&str> =
+        c.baseline.sources.iter().map(|s| s.url.as_str()).collect();
+    assert_eq!(cited, listed);
+}
+
+#[test]
 fn real_agentx_aggregates_nested_and_flat_are_read_whole() {
     // S7: a nested CI aggregate (run 29337493492, Kimi-K2.7 MI355X TP8 c16, LMCache)
     let v: Value = serde_json::from_str(&read(S7)).unwrap();
