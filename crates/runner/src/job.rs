@@ -473,6 +473,26 @@ fn first_sim_line(log: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The description of the simulator this attempt's engine is: the one a shimmed engine launch
+/// wrote to the attempt's `engine.json` (a real recipe, whose job log can hold any text it
+/// prints, e.g. a stale server log it `cat`s), else the first `simulated …` line of the job log
+/// (`exec $SERVEBENCH_SIM_CMD` recipes).
+fn sim_description(dir: &Path, log: Option<&Path>) -> Option<String> {
+    // the shim writes engine.json just after its server listens: give it a moment
+    let shimmed = dir.join("shims").is_dir();
+    for _ in 0..if shimmed { 20 } else { 1 } {
+        if let Some(d) =
+            shim::read_state::<shim::EngineLaunch>(dir, shim::ENGINE_FILE).and_then(|e| e.describe)
+        {
+            return Some(d);
+        }
+        if shimmed {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    log.and_then(first_sim_line)
+}
+
 /// Runs one attempt here (the job body). Returns the status (also written to `status.json`).
 /// The process's stdout/stderr are the job log; `log_path` is that file (read back for the
 /// simulator's description).
@@ -606,14 +626,7 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
         log.line(&format!(
             "engine ready after {secs:.1} s on http://127.0.0.1:{port}"
         ));
-        if let Some(lp) = log_path {
-            st.sim_describe = first_sim_line(lp);
-        }
-        if st.sim_describe.is_none() {
-            // a real recipe sends its engine's output to its own server log
-            st.sim_describe = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE)
-                .and_then(|e| e.describe);
-        }
+        st.sim_describe = sim_description(&spec.dir, log_path);
         // ---- measure ----
         st.stage = Stage::Measure;
         write_status(&spec.dir, &st)?;
@@ -824,6 +837,35 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
 mod tests {
     use super::*;
     use crate::recipe::SimSetup;
+
+    #[test]
+    fn the_simulator_described_is_the_engine_the_recipe_started_not_a_stale_log_line() {
+        // A real recipe cats /workspace/server.log, left by an earlier job's DeepSeek-R1
+        // engine; this job's vllm shim serves Qwen3-8B (dsv4-fp8-mi300x-vllm was stored as
+        // "serving DeepSeek-R1-0528").
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("shims")).unwrap();
+        let log = dir.path().join("job.log");
+        std::fs::write(
+            &log,
+            "+ cat /workspace/server.log\nsimulated 8× MI300X serving DeepSeek-R1-0528 FP8\n",
+        )
+        .unwrap();
+        let mut l = shim::engine_launch(shim::EngineKind::Vllm, &["m".to_string()]);
+        l.describe = Some("simulated 8× MI300X serving Qwen3-8B".into());
+        shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
+        assert_eq!(
+            sim_description(dir.path(), Some(&log)).as_deref(),
+            Some("simulated 8× MI300X serving Qwen3-8B")
+        );
+        // a recipe that execs $SERVEBENCH_SIM_CMD: no engine.json, the log's line
+        std::fs::remove_file(dir.path().join(shim::ENGINE_FILE)).unwrap();
+        std::fs::remove_dir(dir.path().join("shims")).unwrap();
+        assert_eq!(
+            sim_description(dir.path(), Some(&log)).as_deref(),
+            Some("simulated 8× MI300X serving DeepSeek-R1-0528 FP8")
+        );
+    }
 
     fn spec(traces: Option<&str>, duration_s: Option<f64>) -> JobSpec {
         let point = Point {
