@@ -791,7 +791,18 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
                 }
                 std::thread::sleep(Duration::from_millis(100));
             };
+            let reached_client = spec.dir.join(shim::CLIENT_FILE).is_file();
             match exit {
+                // a recipe without `set -e` ends 0 after its client step failed to run
+                // (`run_benchmark_serving: command not found`): InferenceX would find no result
+                Some(s) if !reached_client => {
+                    measured = false;
+                    st.message = format!(
+                        "the recipe ended ({}) without reaching its client step (benchmark_serving.py, aiperf or lm_eval): no result file where InferenceX expects one; its first error is in the job log",
+                        describe_exit(&s)
+                    );
+                    log.line(&format!("ERROR: {}", st.message));
+                }
                 Some(s) if s.success() => {
                     log.line("the recipe finished its remaining steps (exit status 0)")
                 }

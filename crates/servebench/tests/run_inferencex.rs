@@ -290,6 +290,38 @@ fn a_removed_flag_at_a_newer_image_fails_like_the_engine() {
     assert!(!a.join("engine.json").exists());
 }
 
+#[test]
+fn a_recipe_that_never_reaches_its_client_step_is_not_stored() {
+    // No `set -e`, a misspelt client call: the recipe ends 0 without a result file, as
+    // dsr1_fp8_h200.sh did with its benchmark_lib.sh missing (stored and `passed` before).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d);
+    let vllm = d.join("benchmarks/single_node/fixed_seq_len/tiny_bf16_h200_vllm.sh");
+    let text = std::fs::read_to_string(&vllm)
+        .unwrap()
+        .replace("set -euo pipefail\n", "")
+        .replace(
+            "run_benchmark_serving --model",
+            "run_benchmark_servng --model",
+        )
+        + "echo recipe done\n";
+    std::fs::write(&vllm, text).unwrap();
+    let (rc, out, err) = run_in(
+        d,
+        &run_args("configs/master.yaml", &["tiny-bf16-h200-vllm"], "r"),
+    );
+    assert_ne!(rc, 0, "{out}\n{err}");
+    assert!(!out.contains(": stored"), "{out}");
+    assert!(
+        out.contains("run_benchmark_servng: command not found"),
+        "{out}"
+    );
+    let a = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);
+    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
+    assert!(log.contains("without reaching its client step"), "{log}");
+}
+
 fn slurm_up() -> bool {
     let ok = std::process::Command::new("sinfo")
         .args(["-h", "-o", "%T"])
