@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! triage_bench gen PATH [SIZE_MB]   # write a synthetic log: noise + one real error near the end
+//! triage_bench gen-utf8 PATH [SIZE_MB]  # the same, its replay-progress line with `→` and `✓`
 //! triage_bench run PATH...          # triage it; prints wall time, MB/s and peak RSS (VmHWM)
 //! ```
 //! `scripts/bench-triage.sh` runs both in separate processes so the peak RSS is triage's own.
@@ -22,7 +23,11 @@ const NOISE: &[&str] = &[
     "  Stage 3/5: replaying trace agentx-0007 (turn 12 of 40), in flight 16",
 ];
 
-fn gen(path: &str, size_mb: u64) -> std::io::Result<()> {
+/// The noise line that `gen-utf8` writes instead of `NOISE[9]` (non-ASCII, like the arrows and
+/// check marks of real progress output).
+const UTF8_LINE: &str = "  Stage 3/5 → replaying trace agentx-0007 (turn 12 of 40), in flight 16 ✓";
+
+fn gen(path: &str, size_mb: u64, utf8: bool) -> std::io::Result<()> {
     let target = size_mb * 1024 * 1024;
     let f = std::fs::File::create(path)?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
@@ -38,7 +43,12 @@ fn gen(path: &str, size_mb: u64) -> std::io::Result<()> {
             error_written = true;
             "launch_server.py: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, --cuda-graph-max-bs-prefill".to_string()
         } else {
-            NOISE[(i % NOISE.len() as u64) as usize].to_string()
+            let k = (i % NOISE.len() as u64) as usize;
+            if utf8 && k == 9 {
+                UTF8_LINE.to_string()
+            } else {
+                NOISE[k].to_string()
+            }
         };
         let l = format!("2026-09-21T01:{m:02}:{s:02}.{ms:03}Z {line}\n");
         w.write_all(l.as_bytes())?;
@@ -68,9 +78,9 @@ fn status_kb(key: &str) -> Option<u64> {
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("gen") if args.len() >= 2 => {
+        Some(mode @ ("gen" | "gen-utf8")) if args.len() >= 2 => {
             let size = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(200);
-            gen(&args[1], size)?;
+            gen(&args[1], size, mode == "gen-utf8")?;
         }
         Some("run") if args.len() >= 2 => {
             let paths = &args[1..];
@@ -96,7 +106,9 @@ fn main() -> anyhow::Result<()> {
                 rss0.map(|v| v.to_string()).unwrap_or("?".into()),
             );
         }
-        _ => anyhow::bail!("usage: triage_bench gen PATH [SIZE_MB] | triage_bench run PATH..."),
+        _ => anyhow::bail!(
+            "usage: triage_bench gen|gen-utf8 PATH [SIZE_MB] | triage_bench run PATH..."
+        ),
     }
     Ok(())
 }
