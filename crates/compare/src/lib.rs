@@ -100,34 +100,6 @@ impl Metric {
     }
 }
 
-impl Stat {
-    /// Parses `mean|median|p50|p90|p99` (case-insensitive).
-    pub fn parse(s: &str) -> Option<Stat> {
-        match s.to_ascii_lowercase().as_str() {
-            "mean" => Some(Stat::Mean),
-            "median" | "p50" => Some(Stat::Median),
-            "p90" => Some(Stat::P90),
-            "p99" => Some(Stat::P99),
-            _ => None,
-        }
-    }
-
-    /// Whether this is a tail percentile (p90, p99): the noise rule needs more repeats.
-    pub fn is_tail(self) -> bool {
-        matches!(self, Stat::P90 | Stat::P99)
-    }
-
-    /// Header label: `"Mean latency"`, `"Median latency"`, `"P90 latency"`, `"P99 latency"`.
-    pub fn latency_label(self) -> &'static str {
-        match self {
-            Stat::Mean => "Mean latency",
-            Stat::Median => "Median latency",
-            Stat::P90 => "P90 latency",
-            Stat::P99 => "P99 latency",
-        }
-    }
-}
-
 impl NaReason {
     /// English phrase used after `Δ N/A: ` in notes, e.g. `"no matched baseline"`,
     /// `"baseline missing"`, `"baseline zero"`, `"failed"`, `"dataset/workload mismatch"`,

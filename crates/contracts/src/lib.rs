@@ -27,9 +27,11 @@ pub mod eval;
 pub mod failure;
 pub mod foreign;
 pub mod identity;
+pub mod labels;
 pub mod record;
 pub mod result;
 pub mod schema;
+pub mod stat;
 pub mod stats;
 pub mod status;
 pub mod summary;
@@ -44,6 +46,7 @@ pub use result::{
     AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, ReportedCache, RequestRate,
     ResultDoc, ResultFile, ResultServebench, SimulatorInfo,
 };
+pub use stat::Stat;
 pub use status::PointStatus;
 pub use summary::{ConfidenceSettings, ExtrasPoint, StoreRef, SummaryDoc, SummaryExtras};
 

@@ -1,5 +1,6 @@
-//! [`PipelineError`]: why a sweep, or the loading of runs for `compare`/`report`/`attempt`,
-//! stopped; one line naming the flag, file, run or URL to fix.
+//! [`PipelineError`]: why a sweep stopped; one line naming the flag, file, run or URL to fix.
+//! (The loading of runs for `compare`/`report`/`attempt` has its own error, in
+//! `servebench-review`.)
 //!
 //! `Display` prints the outermost line and the alternate form `{:#}` the whole chain,
 //! `line: cause: cause…`, exactly as `anyhow` printed these errors before this type existed
@@ -9,7 +10,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use servebench_agentx::point::PointError;
-use servebench_compare::CompareError;
 use servebench_contracts::AggRowError;
 use servebench_endpoint::EndpointError;
 use servebench_metrics::goodput::SloParseError;
@@ -55,8 +55,6 @@ pub enum PipelineError {
     Endpoint(EndpointError),
     /// The results store could not be opened, read or written.
     Store(StoreError),
-    /// A stored or imported row is not a comparable point (`run 3, point 7: …`, a baseline file).
-    Compare(CompareError),
     /// A stored point marker's agg row is not an agg row.
     AggRow(AggRowError),
     /// A bad `--slo` spec.
@@ -82,12 +80,10 @@ pub enum PipelineError {
     Workload(servebench_workload::WorkloadError),
     /// The eval failed (GSM8K run, the simulator's recorded answers).
     Eval(servebench_eval::EvalError),
-    /// `--provenance FILE` (records of `servebench bump`) could not be read.
-    Bump(servebench_bump::BumpError),
-    /// The job logs could not be triaged.
-    Triage(servebench_triage::TriageError),
     /// An extra [`crate::Observer`] failed.
     Observer(BoxError),
+    /// The review side failed to load a sweep's `--baseline` ([`crate::review_hook`]).
+    Review(BoxError),
     /// The server rejected the preflight request (`URL rejected request field `ignore_eos` …`).
     Preflight(String),
     /// Ctrl-C came before the measured phase of a point started: the scheduler stops without
@@ -174,17 +170,14 @@ impl fmt::Display for PipelineError {
             E::Plan(e) => write!(f, "{e}")?,
             E::Endpoint(e) => write!(f, "{e}")?,
             E::Store(e) => write!(f, "{e}")?,
-            E::Compare(e) => write!(f, "{e}")?,
             E::AggRow(e) => write!(f, "{e}")?,
             E::Slo(e) => write!(f, "{e}")?,
             E::Traces { path, .. } => write!(f, "--traces {}", path.display())?,
             E::Agentx { point, source } => write!(f, "{point}: {source}")?,
             E::Client(e) => write!(f, "{e}")?,
             E::Workload(e) => write!(f, "{e}")?,
-            E::Bump(e) => write!(f, "{e}")?,
             E::Eval(e) => write!(f, "{e}")?,
-            E::Triage(e) => write!(f, "{e}")?,
-            E::Observer(e) => write!(f, "{e}")?,
+            E::Observer(e) | E::Review(e) => write!(f, "{e}")?,
             E::Preflight(m) | E::NotFound(m) | E::Invalid(m) | E::Msg(m) => f.write_str(m)?,
             E::Interrupted => f.write_str("interrupted before the measured phase")?,
             E::OutDirTaken { dir } => write!(
@@ -221,15 +214,12 @@ impl std::error::Error for PipelineError {
             E::Plan(e) => e.source(),
             E::Endpoint(e) => e.source(),
             E::Store(e) => e.source(),
-            E::Compare(e) => e.source(),
             E::AggRow(e) => e.source(),
             E::Slo(e) => e.source(),
             E::Client(e) => e.source(),
             E::Workload(e) => e.source(),
-            E::Bump(e) => e.source(),
             E::Eval(e) => e.source(),
-            E::Triage(e) => e.source(),
-            E::Observer(e) => e.source(),
+            E::Observer(e) | E::Review(e) => e.source(),
             E::Json(e) => e.source(),
             E::Join(e) => e.source(),
             E::Runtime(e) => e.source(),
@@ -263,12 +253,6 @@ impl From<EndpointError> for PipelineError {
 impl From<StoreError> for PipelineError {
     fn from(e: StoreError) -> PipelineError {
         PipelineError::Store(e)
-    }
-}
-
-impl From<CompareError> for PipelineError {
-    fn from(e: CompareError) -> PipelineError {
-        PipelineError::Compare(e)
     }
 }
 
@@ -410,43 +394,6 @@ mod tests {
     #[test]
     fn the_kind_is_the_variant_and_the_line_is_unchanged() {
         let d = tempfile::tempdir().unwrap();
-        let db = d.path().join("servebench.db");
-
-        // no store file: a reading command never creates one
-        let e = crate::sides::open_store(&db).err().unwrap();
-        assert!(matches!(e, PipelineError::NotFound(_)));
-        assert_eq!(
-            e.to_string(),
-            format!(
-                "{}: no results store here (run `servebench sweep` or `servebench baseline \
-                 import` first, or pass --db PATH)",
-                db.display()
-            )
-        );
-
-        // neither a run id nor a file, under the flag that named it
-        let mut req = crate::sides::CompareRequest::new(&db, "12x", "latest");
-        let e = crate::sides::build_comparison(&req).err().unwrap();
-        assert!(matches!(e.root(), PipelineError::NotFound(_)));
-        assert_eq!(
-            format!("{e:#}"),
-            "--baseline: 12x: neither a run id nor an existing file"
-        );
-
-        // a bad flag is a plan error
-        req.gate = -1.0;
-        let e = crate::sides::build_comparison(&req).err().unwrap();
-        assert!(matches!(
-            e,
-            PipelineError::Plan(crate::plan::PlanError::Flag(_))
-        ));
-        assert_eq!(
-            e.to_string(),
-            "--gate -1: must be a non-negative percentage"
-        );
-        let e = crate::report_charts::parse_runs("3,x").unwrap_err();
-        assert!(matches!(e, PipelineError::Plan(_)));
-        assert_eq!(format!("{e:#}"), r#"--runs "3,x": "x" is not a run id"#);
 
         // --out with results, no --overwrite
         std::fs::write(d.path().join("summary.json"), "{}").unwrap();

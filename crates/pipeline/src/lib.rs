@@ -4,21 +4,18 @@
 //! (an endpoint, or the embedded simulator started here and shared with the eval), the
 //! scheduler over concurrencies × repeats ([`sweep::run_sweep`]), the workload seam
 //! ([`Executor`]; the fixed-sequence workload is [`FixedSequence`]), and the observers that
-//! turn finished points into outputs ([`Observer`]: files, store, console, table). Also the
-//! loading of runs for `compare`/`report`/`attempt` ([`sides`], [`report`], [`attempt`]) and the
-//! triage → report adapter ([`attempt_logs`]).
+//! turn finished points into outputs ([`Observer`]: files, store, console, table).
 //!
-//! Must not know about: clap or any command-line parsing (the binary builds the requests), how
+//! Must not know about: reading runs back (sides, comparisons, reports, the attempt comment,
+//! bump and triage: `servebench-review`, which a sweep's `--baseline`/`--report` reach through
+//! [`review_hook`]), clap or any command-line parsing (the binary builds the requests), how
 //! a stage computes (metrics, compare, rendering live in their crates), SQL (the store crate).
 //! Errors are [`PipelineError`] (one variant per kind of failure, the called crates' errors as
 //! sources); the binary turns them into `anyhow` at its edge.
 #![warn(missing_docs)]
 
 pub mod agentx;
-pub mod attempt;
-pub mod attempt_logs;
 pub mod cache;
-pub mod confidence;
 pub mod error;
 pub mod eval;
 pub mod executor;
@@ -30,11 +27,9 @@ pub mod plan;
 pub mod preflight;
 pub mod progress;
 pub mod record;
-pub mod report;
-pub mod report_charts;
 pub mod resume;
+pub mod review_hook;
 pub mod session;
-pub mod sides;
 pub mod standalone_eval;
 pub mod sweep;
 pub mod table;

@@ -27,7 +27,7 @@ macro_rules! bail {
     };
 }
 use servebench_client::{Api, Compat, Engine};
-use servebench_compare::Stat;
+use servebench_contracts::Stat;
 use servebench_metrics::ItlMode;
 use servebench_store::RunKind;
 

@@ -166,7 +166,7 @@ pub fn run_meta(
     m.index_digest = c.index_digest.clone();
     m.platform_digest = c.platform_digest.clone();
     m.config_key = c.identity.config_key.clone();
-    m.topology = Some(servebench_report::words::topology_label(
+    m.topology = Some(servebench_contracts::labels::topology_label(
         identity.tp,
         identity.ep,
     ));

@@ -483,13 +483,10 @@ impl<E: Executor> Session<E> {
         let mut report_failed = false;
         if let (Some(file), Some(r)) = (&c.report, recorder.as_ref()) {
             let path = file.clone().unwrap_or_else(|| out_dir.join("report.md"));
-            match crate::report::write_run_report(
-                &path,
-                &r.db,
-                r.run,
-                c.baseline.as_deref(),
-                c.stat,
-            ) {
+            // (by the review side: crate::review_hook)
+            match crate::review_hook::get("--report").and_then(|review| {
+                review.write_run_report(&path, &r.db, r.run, c.baseline.as_deref(), c.stat)
+            }) {
                 Ok(()) => console.line(&format!("report: {}", path.display())),
                 Err(e) => {
                     console.warn(&format!("error: report: {e:#}"));

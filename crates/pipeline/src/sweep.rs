@@ -51,8 +51,10 @@ async fn run_async(
     };
     if let (Some(b), Some(db)) = (&c.baseline, &c.db) {
         // loaded once before measuring, so a missing run or a bad file fails in seconds
-        crate::sides::load_side(db, b)
-            .map(|_| ())
+        // (by the review side: crate::review_hook)
+        crate::review_hook::get("--baseline")
+            .and_then(|r| r.check_baseline(db, b))
+            .map_err(PipelineError::Review)
             .with_context(|| format!("--baseline {b}"))?;
     }
     if let (Some(d), false) = (&c.out, c.resume) {

@@ -14,7 +14,7 @@ pub fn fmt_num(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return "-".into();
     }
-    servebench_report::format::fmt_fixed_dp(x, decimals)
+    servebench_contracts::labels::fmt_fixed_dp(x, decimals)
 }
 
 /// Mean and sample standard deviation (n − 1; `None` for one value) of the finite values.

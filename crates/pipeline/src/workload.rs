@@ -46,9 +46,9 @@ impl Workload {
     pub fn label(&self) -> String {
         match self {
             Workload::FixedSequence(f) => {
-                servebench_report::words::workload_label(Some(f.isl), Some(f.osl), false)
+                servebench_contracts::labels::workload_label(Some(f.isl), Some(f.osl), false)
             }
-            Workload::Agentx(_) => servebench_report::words::workload_label(None, None, true),
+            Workload::Agentx(_) => servebench_contracts::labels::workload_label(None, None, true),
         }
     }
 

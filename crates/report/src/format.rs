@@ -43,43 +43,14 @@ pub fn fmt_value(x: f64) -> String {
     fmt_value_dp(x, 2)
 }
 
-/// Formats a value with thousands separators and exactly `decimals` decimals (zeros kept: the
-/// terminal table's fixed columns, `2,576.15`, `5.50`). Non-finite values render as `N/A`; a
-/// negative value keeps its sign.
-pub fn fmt_fixed_dp(x: f64, decimals: usize) -> String {
-    if !x.is_finite() {
-        return "N/A".to_string();
-    }
-    let s = format!("{:.*}", decimals, x.abs());
-    let (int, frac) = s.split_once('.').unwrap_or((s.as_str(), ""));
-    let mut out = String::with_capacity(s.len() + s.len() / 3 + 1);
-    if x < 0.0 {
-        out.push('-');
-    }
-    out.push_str(&group_thousands(int));
-    if !frac.is_empty() {
-        out.push('.');
-        out.push_str(frac);
-    }
-    out
-}
+pub use servebench_contracts::labels::fmt_fixed_dp;
 
 /// Formats an integer count with thousands separators (`1319` → `"1,319"`).
 pub fn fmt_count(n: u64) -> String {
     group_thousands(&n.to_string())
 }
 
-fn group_thousands(digits: &str) -> String {
-    let n = digits.len();
-    let mut out = String::with_capacity(n + n / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (n - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use servebench_contracts::labels::group_thousands;
 
 /// Relative delta in percent: `(new/old − 1) × 100` (AUTOMATION.md §5.6; InferenceX
 /// `compare_results.py`). `None` when `old` is zero or either value is not finite.

@@ -189,29 +189,7 @@ pub fn engine_display(framework: &str) -> String {
     }
 }
 
-/// Workload label: `AgentX` for agentic traces, else `ISL/OSL` in k (`8192/1024` → `8k/1k`;
-/// lengths that are not multiples of 1024 are written as numbers).
-pub fn workload_label(isl: Option<u32>, osl: Option<u32>, agentic: bool) -> String {
-    if agentic {
-        return "AgentX".into();
-    }
-    fn k(n: u32) -> String {
-        if n >= 1024 && n % 1024 == 0 {
-            format!("{}k", n / 1024)
-        } else {
-            n.to_string()
-        }
-    }
-    match (isl, osl) {
-        (Some(i), Some(o)) => format!("{}/{}", k(i), k(o)),
-        _ => "unknown workload".into(),
-    }
-}
-
-/// Topology label `TP<tp>/EP<ep>` (single node).
-pub fn topology_label(tp: u32, ep: u32) -> String {
-    format!("TP{tp}/EP{ep}")
-}
+pub use servebench_contracts::labels::{topology_label, workload_label};
 
 /// Chinese of a triage next step, from its structured parts (the English text comes from the
 /// triage signature table): a specific sentence for the common categories, else one by action.

@@ -17,7 +17,7 @@ use crate::attempt_logs::{
     change_from_record, failure_summary, image_from_logs, job_point, launcher_from_logs, next_step,
     recipe_edit,
 };
-use crate::error::{flag, io, Context, IoOp, PipelineError, Result};
+use crate::error::{flag, io, Context, IoOp, Result, ReviewError};
 use crate::sides::load_side;
 
 /// What the attempt comment is built from (the `attempt` flags).
@@ -99,7 +99,7 @@ fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
     }
     let side = load_side(db, arg).context("--baseline")?;
     let first = side.points.first().ok_or_else(|| {
-        PipelineError::Invalid(format!("--baseline {arg}: has no benchmark points"))
+        ReviewError::Invalid(format!("--baseline {arg}: has no benchmark points"))
     })?;
     let mut points: Vec<BaselinePoint> = side
         .points
@@ -164,7 +164,7 @@ fn load_change(args: &AttemptRequest) -> Result<Option<ChangeInput>> {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(io(IoOp::Read, p))?;
             let c: ChangeInput = serde_json::from_str(&text).map_err(|e| {
-                PipelineError::Invalid(format!(
+                ReviewError::Invalid(format!(
                     "{}: line {}, column {}: {e} (expected {{\"old\": {{\"ref\": …}}, \"new\": {{\"ref\": …}}}})",
                     p.display(),
                     e.line(),
@@ -176,17 +176,16 @@ fn load_change(args: &AttemptRequest) -> Result<Option<ChangeInput>> {
         None => None,
     };
     if let Some(p) = &args.provenance {
-        let records = servebench_bump::load_change_records(p).map_err(PipelineError::Bump)?;
+        let records = servebench_bump::load_change_records(p).map_err(ReviewError::Bump)?;
         let rec = records
             .iter()
             .rev()
             .find(|r| args.image.as_deref().is_none_or(|i| r.new_image == i))
             .ok_or_else(|| match &args.image {
-                Some(i) => PipelineError::NotFound(format!(
-                    "{}: no bump record for image {i}",
-                    p.display()
-                )),
-                None => PipelineError::NotFound(format!("{}: no bump record", p.display())),
+                Some(i) => {
+                    ReviewError::NotFound(format!("{}: no bump record for image {i}", p.display()))
+                }
+                None => ReviewError::NotFound(format!("{}: no bump record", p.display())),
             })?;
         change = Some(change_from_record(rec));
     }
@@ -310,18 +309,18 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             repairs_used,
             ..TriageOptions::default()
         };
-        let report = servebench_triage::triage_logs_with(&args.logs, &opts)
-            .map_err(PipelineError::Triage)?;
+        let report =
+            servebench_triage::triage_logs_with(&args.logs, &opts).map_err(ReviewError::Triage)?;
         let main_error = report.first_error.as_ref().map(|f| f.line.clone());
         for log in &report.logs {
             let job = log.job.as_deref().ok_or_else(|| {
-                PipelineError::Invalid(format!(
+                ReviewError::Invalid(format!(
                     "{}: no `Job: …` line naming the point (conc<N>); cannot tell which row it is",
                     log.file
                 ))
             })?;
             let (conc, eval) = job_point(job).ok_or_else(|| {
-                PipelineError::Invalid(format!(
+                ReviewError::Invalid(format!(
                     "{}: job line {job:?} names no concurrency (conc<N>)",
                     log.file
                 ))

@@ -9,7 +9,7 @@ use servebench_report::model::{Bilingual, FailureSummary, Span};
 use servebench_report::words;
 use servebench_triage::{Action, Layer, TriageReport};
 
-use crate::error::{flag, io, IoOp, PipelineError, Result};
+use crate::error::{flag, io, IoOp, Result, ReviewError};
 
 /// Library-version labels (plain names like `sgl-kernel`, `flashinfer`, `cuda`; dotted OCI
 /// label keys are left out) and the build commit of an image's labels.
@@ -90,11 +90,11 @@ pub(crate) fn recipe_edit(spec: &str, evidence: Option<&str>) -> Result<RecipeEd
         .or_else(|| (!new.is_empty()).then(|| flag_value(&text, new)).flatten())
         .ok_or_else(|| {
             if new.is_empty() {
-                PipelineError::Invalid(format!(
+                ReviewError::Invalid(format!(
                     "{file}: flag {old} not found (--recipe-edit {spec})"
                 ))
             } else {
-                PipelineError::Invalid(format!(
+                ReviewError::Invalid(format!(
                     "{file}: flag {old} not found, nor {new} (--recipe-edit {spec})"
                 ))
             }

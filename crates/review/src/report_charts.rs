@@ -20,7 +20,7 @@ use servebench_report::model::{ChartData, GoodputCurve, GoodputPoint, ParetoRun,
 use servebench_report::Document;
 use servebench_store::{RunId, RunKind, Store};
 
-use crate::error::{flag, PipelineError, Result};
+use crate::error::{flag, Result, ReviewError};
 use crate::sides::{load_side, open_store};
 
 /// Which chart data to load.
@@ -106,7 +106,7 @@ fn pareto_runs(store: &Store, db: &Path, ids: &[RunId], stat: Stat) -> Result<Ve
     let mut out = Vec::new();
     for id in ids {
         let run = store.get_run(*id)?.ok_or_else(|| {
-            PipelineError::NotFound(format!(
+            ReviewError::NotFound(format!(
                 "--runs: run {id} does not exist in {} (see `servebench runs`)",
                 db.display()
             ))
@@ -190,7 +190,7 @@ pub fn cdfs_of(conc: u32, label: &str, records: &[RequestRecord], ts: f64) -> Po
 
 fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData) -> Result<()> {
     let Some(run) = store.get_run(id)? else {
-        return Err(PipelineError::NotFound(format!(
+        return Err(ReviewError::NotFound(format!(
             "run {id} does not exist in {} (see `servebench runs`)",
             store.path().display()
         )));
@@ -246,7 +246,7 @@ fn run_charts(store: &Store, id: RunId, slo: Option<&Slo>, data: &mut ChartData)
             if let Some(slo) = &slo {
                 let num = |x: f64| x.is_finite().then_some(x);
                 let duration = num(row.duration).ok_or_else(|| {
-                    PipelineError::Invalid(format!("{}: agg row has no duration", dir.display()))
+                    ReviewError::Invalid(format!("{}: agg row has no duration", dir.display()))
                 })?;
                 let gpus = row.num_gpus.max(1);
                 let g = goodput(&records, slo, duration, gpus, ts);

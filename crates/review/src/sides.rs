@@ -10,7 +10,7 @@ use servebench_compare::{
 };
 use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store, StoredRow};
 
-use crate::error::{flag, io, Context, IoOp, PipelineError, Result};
+use crate::error::{flag, io, Context, IoOp, Result, ReviewError};
 
 /// Exit status when a metric regressed beyond the noise band and the gate.
 pub const EXIT_REGRESSION: u8 = 2;
@@ -61,7 +61,7 @@ impl CompareRequest {
 /// or pass --db)`.
 pub fn open_store(db: &Path) -> Result<Store> {
     if !db.exists() {
-        return Err(PipelineError::NotFound(format!(
+        return Err(ReviewError::NotFound(format!(
             "{}: no results store here (run `servebench sweep` or `servebench baseline import` \
              first, or pass --db PATH)",
             db.display()
@@ -86,7 +86,7 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
     let mut info = RunInfo::default();
     for (k, id) in ids.iter().enumerate() {
         let run = store.get_run(*id)?.ok_or_else(|| {
-            PipelineError::NotFound(format!(
+            ReviewError::NotFound(format!(
                 "run {id} does not exist in {} (see `servebench runs`)",
                 store.path().display()
             ))
@@ -140,7 +140,7 @@ fn side_from_file(path: &Path) -> Result<Side> {
     let name = path.display().to_string();
     // A sweep's summary.json: an object with an array of agg rows.
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        PipelineError::Invalid(format!(
+        ReviewError::Invalid(format!(
             "{name}: not valid JSON (line {}, column {}): {e}",
             e.line(),
             e.column()
@@ -152,7 +152,7 @@ fn side_from_file(path: &Path) -> Result<Side> {
                 .iter()
                 .find_map(|k| m.get(*k).filter(|r| r.is_array()))
                 .ok_or_else(|| {
-                    PipelineError::Invalid(format!(
+                    ReviewError::Invalid(format!(
                         "{name}: summary has no `points` array of agg rows"
                     ))
                 })?;
@@ -222,7 +222,7 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
             .iter()
             .find(|r| (r.kind == servebench_store::RunKind::Baseline) == want_baseline)
             .ok_or_else(|| {
-                PipelineError::NotFound(format!(
+                ReviewError::NotFound(format!(
                     "{}: no {} run in the store",
                     db.display(),
                     if want_baseline {
@@ -247,7 +247,7 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
     if path.exists() {
         return side_from_file(path);
     }
-    Err(PipelineError::NotFound(format!(
+    Err(ReviewError::NotFound(format!(
         "{arg}: neither a run id nor an existing file"
     )))
 }

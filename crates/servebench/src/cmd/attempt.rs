@@ -21,10 +21,10 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context, Result};
 use servebench_compare::Stat;
-use servebench_pipeline::attempt::{input, AttemptRequest};
 use servebench_report::attempt::build_attempt;
 use servebench_report::model::{AttemptKind, AttemptStatus};
 use servebench_report::{Format, Lang};
+use servebench_review::attempt::{input, AttemptRequest};
 
 /// Arguments of `servebench attempt`.
 #[derive(clap::Args, Debug)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use servebench_compare::IdentityOverrides;
-use servebench_pipeline::sides::import_baseline;
+use servebench_review::sides::import_baseline;
 
 /// Subcommands of `servebench baseline`.
 #[derive(clap::Subcommand, Debug)]

@@ -1,5 +1,5 @@
 //! `servebench compare`: a candidate run against its baseline (a stored run or a baseline
-//! file), point by point. Loading and comparing live in [`servebench_pipeline::sides`].
+//! file), point by point. Loading and comparing live in [`servebench_review::sides`].
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use servebench_compare::Stat;
-use servebench_pipeline::sides::{build_comparison, exit_status, summary_lines, CompareRequest};
+use servebench_review::sides::{build_comparison, exit_status, summary_lines, CompareRequest};
 
 /// Arguments of `servebench compare`.
 ///

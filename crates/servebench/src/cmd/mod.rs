@@ -18,6 +18,7 @@ pub mod measure_args;
 pub mod measure_enums;
 pub mod metrics;
 pub mod report;
+pub mod review_wiring;
 pub mod run;
 pub mod runs;
 pub mod search;

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use servebench_compare::Stat;
-use servebench_pipeline::report::{document, ReportRequest};
-use servebench_pipeline::report_charts;
 use servebench_report::{Format, Lang};
+use servebench_review::report::{document, ReportRequest};
+use servebench_review::report_charts;
 
 /// Arguments of `servebench report`.
 #[derive(clap::Args, Debug)]

@@ -254,11 +254,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             eval_limit: args.eval_limit,
             eval_max_tokens: None,
             gsm8k_dir: gsm8k,
-            traces: args
-                .traces
-                .as_ref()
-                .map(std::path::absolute)
-                .transpose()?,
+            traces: args.traces.as_ref().map(std::path::absolute).transpose()?,
             duration_s: args.duration,
         },
         ready_timeout_s: args.ready_timeout,
@@ -274,7 +270,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // sbatch; the attempt comment's baseline, change and provenance files.
     runner.preflight(&plan)?;
     if args.baseline.is_some() {
-        servebench_pipeline::attempt::check_inputs(&out::attempt_request(
+        servebench_review::attempt::check_inputs(&out::attempt_request(
             &args,
             "run",
             &opts.db,

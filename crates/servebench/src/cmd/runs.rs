@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             None => bail!("--kind {k}: expected sweep, bench, eval or baseline"),
         },
     };
-    let store = servebench_pipeline::sides::open_store(&args.db)?;
+    let store = servebench_review::sides::open_store(&args.db)?;
     let runs = store.list_runs(kind, args.limit)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);

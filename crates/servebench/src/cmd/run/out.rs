@@ -10,10 +10,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use servebench_compare::{Stat, Verdict};
-use servebench_pipeline::attempt::{input, AttemptRequest};
 use servebench_report::attempt::build_attempt;
 use servebench_report::model::{AttemptKind, AttemptStatus};
 use servebench_report::{Format, Lang};
+use servebench_review::attempt::{input, AttemptRequest};
 use servebench_runner::{RunStatus, RunSummary, VerdictOutcome};
 
 use super::Args;
