@@ -764,7 +764,12 @@ pub fn scan_reader<R: BufRead>(
             }
         }
         // `is_match` (a prefiltered search that stops early) first: most lines hold no marker.
-        let mm = markers_in(line);
+        // Markers never lie in the CI timestamp: search after it.
+        let after_ts = match sp.ts {
+            Some(ts) => &line[ts.len()..],
+            None => line,
+        };
+        let mm = markers_in(after_ts);
         if mm != 0 {
             let before_ctx = (
                 stage,
