@@ -444,6 +444,48 @@ fn dashboard_api_capture_is_a_baseline() {
     );
 }
 
+/// Dashboard history rows carry median/p90/p99 latencies and no mean: `compare` at the default
+/// `--stat mean` said only `Δ N/A: baseline missing`; it now says why and which `--stat` works.
+#[test]
+fn history_rows_without_means_say_which_stat_to_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let cand = json!([{
+        "hw": "h200", "conc": 4, "image": "lmsysorg/sglang:v0.5.12-cu130",
+        "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+        "framework": "sglang", "precision": "fp8", "spec_decoding": "none", "disagg": false,
+        "isl": 8192, "osl": 1024, "is_multinode": false, "tp": 8, "ep": 1,
+        "dp_attention": "false", "tput_per_gpu": 337.41, "output_tput_per_gpu": 36.89,
+        "mean_ttft": 0.284, "median_ttft": 0.2416, "mean_tpot": 0.0127, "median_tpot": 0.0128,
+        "benchmark_type": "single_turn", "point_status": "ok"
+    }]);
+    std::fs::write(dir.path().join("cand.json"), cand.to_string()).unwrap();
+    let base = format!("{SHARED}/{S1_API}/benchmarks-history.json");
+    let o = output_in(
+        dir.path(),
+        &["compare", "--baseline", &base, "--candidate", "cand.json"],
+    );
+    let s = out(&o);
+    assert!(s.contains("Δ N/A: baseline missing"), "{s}");
+    assert!(
+        s.contains("Note: the baseline has no mean latencies (1 matched point): it carries median, p90, p99; compare with --stat median"),
+        "{s}"
+    );
+    let o = output_in(
+        dir.path(),
+        &[
+            "compare",
+            "--baseline",
+            &base,
+            "--candidate",
+            "cand.json",
+            "--stat",
+            "median",
+        ],
+    );
+    let s = out(&o);
+    assert!(!s.contains("the baseline has no"), "{s}");
+}
+
 /// Plausibility (issue 22 item 5): the simulator has presets for this identity (DeepSeek-R1
 /// FP4 on MI355X, TP4, 1k/1k, c4), so the row says what it predicts beside the measurement,
 /// and a TPOT about 3× the prediction (30 ms; the real row measured 9.6 ms) is flagged.

@@ -17,7 +17,8 @@ use servebench_review::sides::{build_comparison, exit_status, summary_lines, Com
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Baseline: a run id in the store (`12`, `latest-baseline`), or a baseline file
-    /// (InferenceX `agg_bmk.json` / `agg_eval_all.json`, or a baseline table like
+    /// (InferenceX `agg_bmk.json` / `agg_eval_all.json`, dashboard API rows
+    /// `benchmarks.json` / `benchmarks-history.json`, or a baseline table like
     /// `baseline.json`), read without importing it.
     #[arg(long, value_name = "RUN|FILE")]
     pub baseline: String,
@@ -82,6 +83,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
         for line in summary_lines(&c) {
             println!("{line}");
         }
+        if let Some(line) = missing_stat_hint(&c, args.stat) {
+            println!("{line}");
+        }
     }
     Ok(ExitCode::from(exit_status(&c)))
+}
+
+/// `Note: the baseline has no mean latencies (N matched points): it carries median, p90, p99;
+/// compare with --stat median` when matched baseline points lack the selected statistic's
+/// TTFT but carry others (InferenceX dashboard history rows have no `mean_*`).
+fn missing_stat_hint(c: &servebench_compare::Comparison, stat: Stat) -> Option<String> {
+    use servebench_compare::Metric;
+    let all = [Stat::Mean, Stat::Median, Stat::P90, Stat::P99];
+    let mut n = 0;
+    let mut others: Vec<Stat> = Vec::new();
+    for b in c.points.iter().filter_map(|p| p.baseline.as_ref()) {
+        if b.value(Metric::Ttft, stat).is_some() {
+            continue;
+        }
+        let has: Vec<Stat> = all
+            .into_iter()
+            .filter(|s| *s != stat && b.value(Metric::Ttft, *s).is_some())
+            .collect();
+        if !has.is_empty() {
+            n += 1;
+            others = has;
+        }
+    }
+    let first = others.first()?;
+    Some(format!(
+        "Note: the baseline has no {stat} latencies ({n} matched point{}): it carries {}; compare with --stat {first}",
+        if n == 1 { "" } else { "s" },
+        others.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+    ))
 }
