@@ -596,3 +596,16 @@ fn identical_failures_on_two_ports_group_as_one() {
     let r = triage_texts(&[("a.log", &a), ("b.log", &b)], &TriageOptions::default());
     assert_eq!(r.logs_agreeing, 1);
 }
+
+#[test]
+fn shell_errors_behind_an_srun_task_label() {
+    // `srun --label` prefixes each line with the task number.
+    let log = "Runner name: 'b200-dgxc-slurm_03'\n\
+        + srun --label --container-image=/squash/x.sqsh bash benchmarks/single_node/q.sh\n\
+        0: benchmarks/single_node/q.sh: line 29: hf: command not found\n\
+        ##[error]Process completed with exit code 127.\n";
+    let r = tri(log);
+    assert_eq!(r.category, "shell_command_not_found");
+    assert_eq!(r.first_error.as_ref().unwrap().fields["script_line"], "29");
+    assert_eq!(r.layer, Layer::Image);
+}
