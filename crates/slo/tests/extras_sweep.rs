@@ -3,17 +3,20 @@
 //! `extras` key (the default output is untouched).
 
 use servebench_metrics::goodput::Slo;
-use servebench_pipeline::{run_sweep, SweepPlan};
+use servebench_pipeline::{run_sweep, FixedPlan, SweepPlan, Workload};
 use servebench_slo::{ExtrasObserver, ExtrasOptions};
 
 fn plan(dir: &std::path::Path) -> SweepPlan {
     let mut p = SweepPlan::default();
     p.concurrencies = vec![4];
-    p.isl = 32;
-    p.osl = 32;
-    p.range_ratio = 1.0;
-    p.num_prompts = Some(20);
-    p.warmups = Some(0);
+    p.workload = Workload::FixedSequence(FixedPlan {
+        isl: 32,
+        osl: 32,
+        range_ratio: 1.0,
+        num_prompts: Some(20),
+        warmups: Some(0),
+        ..FixedPlan::default()
+    });
     p.sim.speedup = Some(10.0);
     p.db = None;
     p.out = Some(dir.to_path_buf());

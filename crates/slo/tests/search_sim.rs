@@ -11,7 +11,7 @@
 
 use servebench_metrics::goodput::Slo;
 use servebench_metrics::search::{Axis, Outcome, SearchConfig};
-use servebench_pipeline::SweepPlan;
+use servebench_pipeline::{FixedPlan, SweepPlan, Workload};
 use servebench_sim::model::Chunk;
 use servebench_sim::EngineConfig;
 use servebench_slo::{run_search, SearchRequest};
@@ -50,10 +50,13 @@ fn search_finds_the_knee_the_cost_model_predicts() {
 
     let dir = tempfile::tempdir().unwrap();
     let mut plan = SweepPlan::default();
-    plan.isl = ISL;
-    plan.osl = OSL;
-    plan.range_ratio = 1.0;
-    plan.warmups = Some(0);
+    plan.workload = Workload::FixedSequence(FixedPlan {
+        isl: ISL,
+        osl: OSL,
+        range_ratio: 1.0,
+        warmups: Some(0),
+        ..FixedPlan::default()
+    });
     plan.sim.speedup = Some(2.0);
     plan.db = None;
     let req = SearchRequest {
