@@ -327,6 +327,12 @@ pub fn version_of_image(image: &str) -> Option<String> {
 
 /// The table for an image, or one line saying why there is none (said once by callers).
 pub fn table_for_image(engine: &str, image: &str) -> Result<&'static FlagTable, String> {
+    if versions(engine).is_empty() {
+        // say what is missing: no table of this engine at all, whatever the tag
+        return Err(format!(
+            "no {engine} flag table for image {image}: servebench has no {engine} flag tables (only sglang and vllm), so the engine flags are not checked"
+        ));
+    }
     let Some(v) = version_of_image(image) else {
         return Err(format!(
             "no {engine} flag table for image {image}: its tag names no release version, so the engine flags are not checked"
@@ -571,6 +577,18 @@ impl FlagTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_engine_without_tables_is_said_as_such_not_as_a_tag_without_version() {
+        // `bump dsr1-fp8-b200-trt --image …/release:1.3.0rc15` said "its tag names no release
+        // version"; the tag does, servebench has no trt table at all
+        let e =
+            table_for_image("trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc15").unwrap_err();
+        assert!(e.contains("servebench has no trt flag tables"), "{e}");
+        assert!(!e.contains("names no release version"), "{e}");
+        let e = table_for_image("sglang", "lmsysorg/sglang:qwen38flashnext").unwrap_err();
+        assert!(e.contains("names no release version"), "{e}");
+    }
 
     fn a(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
