@@ -492,12 +492,13 @@ fn sim_speedup_reports_modelled_time_without_engine_warning() {
         ));
     }
     let (a, b) = (got[0], got[1]);
-    // measured: 854.6 vs 837.9 tok/s/GPU; a missing rescale would be 10× apart
-    assert!((a.0 / b.0 - 1.0).abs() < 0.2, "TPOT {a:?} vs {b:?}");
-    assert!(
-        (a.1 / b.1 - 1.0).abs() < 0.2,
-        "output tok/s/GPU {a:?} vs {b:?}"
-    );
+    // This checks the wiring (the speedup reaches the simulator and the sweep rescales to
+    // modelled time), not the simulator's physics (crates/sim/tests/speedup.rs holds that to the
+    // repeat spread). Measured: 854.6 vs 837.9 tok/s/GPU; a missing rescale would be 10× apart,
+    // so a factor of 2 fails on it while a loaded 2-core CI machine's jitter at 10× does not.
+    let within_2x = |x: f64, y: f64| (0.5..2.0).contains(&(x / y));
+    assert!(within_2x(a.0, b.0), "TPOT {a:?} vs {b:?}");
+    assert!(within_2x(a.1, b.1), "output tok/s/GPU {a:?} vs {b:?}");
 }
 
 /// Issue 18 item 3 of "Why": every AgentX point was "not a valid InferenceX submission", said
