@@ -156,6 +156,7 @@ pub fn layer_zh(layer: &str) -> String {
     let l = layer.to_ascii_lowercase();
     let zh = match l.as_str() {
         "launcher" => "启动器",
+        "host" => "主机",
         "recipe" => "配方",
         "image" => "镜像",
         "registry" | "image/registry" => "镜像仓库",
@@ -245,6 +246,7 @@ mod tests {
             "Repair 2/5"
         );
         assert_eq!(layer_zh("launcher"), "启动器");
+        assert_eq!(layer_zh("host"), "主机");
         assert_eq!(layer_zh("mystery"), "mystery");
         assert_eq!(engine_display("sglang"), "SGLang");
     }

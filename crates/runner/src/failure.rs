@@ -66,11 +66,13 @@ pub fn should_retry(r: &TriageReport, retries_used: u32, max_retries: u32) -> bo
 }
 
 /// One line about a triaged failure: `first error · layer · class · transient|deterministic`.
+/// The first error is triage's normalised summary (ports, pids, temp paths and timestamps
+/// replaced), so the same failure on two ports or runners reads the same; job.log keeps the raw line.
 pub fn one_line(r: &TriageReport) -> String {
     let first = r
         .first_error
         .as_ref()
-        .map(|f| f.line.trim().to_string())
+        .map(|f| f.summary.trim().to_string())
         .unwrap_or_else(|| "no error line found".into());
     format!(
         "{first} · layer {} · {} · {}",
@@ -121,5 +123,30 @@ mod tests {
         assert!(r.deterministic);
         assert!(!should_retry(&r, 0, 2));
         assert_eq!(r.outcome.map(|o| o.as_str()), Some("readiness-blocked"));
+    }
+
+    /// Issue 18: the same failure on two ports read as two different first errors in the run
+    /// table; the one line now carries triage's normalised summary.
+    #[test]
+    fn the_same_failure_on_two_ports_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = ["33047", "45543"]
+            .iter()
+            .map(|port| {
+                let log = dir.path().join(format!("job-{port}.log"));
+                std::fs::write(
+                    &log,
+                    format!(
+                        "Runner name: 'local'\n\
+                         curl: (7) Failed to connect to 127.0.0.1 port {port}: Connection refused\n\
+                         servebench-job: ERROR: Process died before http://127.0.0.1:{port}/health became ready (exit status 1)\n"
+                    ),
+                )
+                .unwrap();
+                one_line(&triage_log(&log, 0).unwrap())
+            })
+            .collect();
+        assert_eq!(lines[0], lines[1]);
+        assert!(!lines[0].contains("33047"), "{}", lines[0]);
     }
 }

@@ -618,7 +618,10 @@ impl Runner {
                     // the job failed: triage its own log
                     let tri = triage_log(&a.handle.log, r.retries)?;
                     let info = FailureInfo {
-                        first_error: tri.first_error.as_ref().map(|f| f.line.trim().to_string()),
+                        first_error: tri
+                            .first_error
+                            .as_ref()
+                            .map(|f| f.summary.trim().to_string()),
                         category: tri.category.clone(),
                         layer: tri.layer.as_str().into(),
                         persistence: tri.determinism(),
