@@ -256,7 +256,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "Flags {}: {} engine flag(s) checked against {t}: {}",
                 r.path.display(),
                 f.checked,
-                if f.findings.is_empty() { "all accepted" } else { "see below" }
+                if f.findings.is_empty() {
+                    "all accepted"
+                } else {
+                    "see below"
+                }
             ),
             _ => {}
         }
