@@ -376,6 +376,23 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
         (None, true) => return Err(BumpError::PinWithoutDigest),
         _ => opts.image.clone(),
     };
+    // An entry written in enroot form (`nvcr.io#nvidia/…`, imported as `docker://$IMAGE`)
+    // keeps that form: `nvcr.io/nvidia/…` there would be looked up on Docker Hub.
+    let written_image = match &old_ref {
+        Some(o)
+            if o.form == reference::RefForm::Enroot
+                && new_ref.form == reference::RefForm::Oci
+                && new_ref.registry_explicit =>
+        {
+            let e = ImageRef::parse(&written_image)?.enroot_form();
+            notes.push(format!(
+                "the catalog entry writes its image in enroot form (`{}`): `{e}` written for `{written_image}` (enroot imports `docker://{written_image}` from Docker Hub)",
+                o.original
+            ));
+            e
+        }
+        _ => written_image,
+    };
     let (new_cat, _) = catalog_edit::set_image(
         &cat_text,
         &opts.key,

@@ -471,6 +471,25 @@ impl ImageRef {
         }
     }
 
+    /// This reference written in enroot form for a catalog entry (`registry#repo:tag`, or
+    /// `registry#repo:sha256:…` when a digest is given, since enroot cannot parse
+    /// `tag@digest`); an enroot-form reference is returned as written.
+    pub fn enroot_form(&self) -> String {
+        if self.form == RefForm::Enroot {
+            return self.original.clone();
+        }
+        let r = format!(
+            "{}#{}",
+            self.registry_for_enroot(),
+            self.repository_for_enroot()
+        );
+        match (&self.digest, &self.tag) {
+            (Some(d), _) => format!("{r}:{d}"),
+            (None, Some(t)) => format!("{r}:{t}"),
+            (None, None) => r,
+        }
+    }
+
     fn registry_for_enroot(&self) -> &str {
         if self.registry == DOCKER_HUB {
             DOCKER_HUB_API

@@ -61,6 +61,46 @@ fn dry_run_writes_nothing_and_no_resolve_says_so() {
     assert!(!t.path().join("provenance.json").exists());
 }
 
+/// An entry in enroot form (`nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc14` in InferenceX's
+/// nvidia-master.yaml) keeps that form: `--image nvcr.io/…` was written as given, which
+/// `enroot import docker://$IMAGE` looks up on Docker Hub.
+#[test]
+fn an_enroot_form_entry_keeps_its_form() {
+    let t = setup();
+    let cat = t.path().join("master.yaml");
+    let text = std::fs::read_to_string(&cat).unwrap().replace(
+        "image: lmsysorg/sglang:qwen38flashnext",
+        "image: nvcr.io#nvidia/sglang:qwen38flashnext",
+    );
+    std::fs::write(&cat, text).unwrap();
+    let (rc, out, err) = run_scratch(
+        t.path(),
+        &[
+            "bump",
+            KEY,
+            "--image",
+            "nvcr.io/nvidia/sglang:v0.5.20-cu130",
+            "--catalog",
+            "master.yaml",
+            "--recipes",
+            "recipes",
+            "--no-resolve",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains(
+            "-  image: nvcr.io#nvidia/sglang:qwen38flashnext\n+  image: nvcr.io#nvidia/sglang:v0.5.20-cu130\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Note: the catalog entry writes its image in enroot form"),
+        "{out}"
+    );
+}
+
 #[test]
 fn unreachable_registry_stops_the_bump_with_one_line() {
     let t = setup();
