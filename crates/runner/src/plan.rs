@@ -34,6 +34,11 @@ pub enum Workload {
         kv_offloading: String,
         /// DRAM budget for KV offload, GB (0 without `dram`).
         total_cpu_dram_gb: i64,
+        /// The search space's `kv-offload-backend` (`{ name: vllm-simple, … }`) as JSON, when
+        /// set: the recipe gets its `name` as `KV_OFFLOAD_BACKEND` and the object as
+        /// `KV_OFFLOAD_BACKEND_METADATA`, as InferenceX's e2e workflow passes them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kv_offload_backend: Option<String>,
     },
 }
 
@@ -212,6 +217,10 @@ pub fn point_from_row(key: &str, row: &Row) -> Result<Point> {
             duration_s: int(row, "duration").unwrap_or(3600).max(0) as u32,
             kv_offloading: s(row, "kv-offloading").unwrap_or_else(|| "none".into()),
             total_cpu_dram_gb: int(row, "total-cpu-dram-gb").unwrap_or(0),
+            kv_offload_backend: row
+                .get("kv-offload-backend")
+                .filter(|v| !v.is_null())
+                .map(Value::to_string),
         }
     } else {
         Workload::Fixed {
@@ -409,6 +418,7 @@ pub(crate) fn scenario_point() -> Point {
             duration_s: 3600,
             kv_offloading: "none".into(),
             total_cpu_dram_gb: 0,
+            kv_offload_backend: None,
         },
         tp: 1,
         pp: 1,

@@ -247,11 +247,22 @@ pub fn recipe_env(p: &Point, runner: &str, port: u16, result_dir: &Path) -> Vec<
             duration_s,
             kv_offloading,
             total_cpu_dram_gb,
+            kv_offload_backend,
         } => {
             e.push(("IS_AGENTIC", "1".into()));
             e.push(("DURATION", duration_s.to_string()));
             e.push(("KV_OFFLOADING", kv_offloading.clone()));
             e.push(("TOTAL_CPU_DRAM_GB", total_cpu_dram_gb.to_string()));
+            // e2e-tests.yml: `kv-offload-backend: matrix.config['kv-offload-backend'].name`,
+            // `kv-offload-backend-metadata: toJson(matrix.config['kv-offload-backend'])`
+            if let Some(json) = kv_offload_backend {
+                let name = serde_json::from_str::<serde_json::Value>(json)
+                    .ok()
+                    .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string))
+                    .unwrap_or_default();
+                e.push(("KV_OFFLOAD_BACKEND", name));
+                e.push(("KV_OFFLOAD_BACKEND_METADATA", json.clone()));
+            }
         }
     }
     e.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -335,6 +346,36 @@ pub fn job_script(i: &ScriptInput<'_>) -> String {
 mod tests {
     use super::*;
     use crate::plan::scenario_point;
+
+    #[test]
+    fn the_kv_offload_backend_reaches_the_recipe_as_inferencex_passes_it() {
+        // dsv4-fp4-b200-vllm-agentic-mtp's recipe stopped with `Error: KV_OFFLOAD_BACKEND is
+        // required when KV_OFFLOADING=dram`: the backend of the search space was not passed.
+        let cat = "k-fp4-b200-vllm-agentic:\n  image: vllm/vllm-openai:v0.27.1\n  model: m/M\n  model-prefix: k\n  runner: cluster:b200-nv\n  precision: fp4\n  framework: vllm\n  multinode: false\n  scenarios:\n    agentic-coding:\n    - dram-utilization: 0.95\n      search-space:\n      - { tp: 8, kv-offloading: dram, kv-offload-backend: { name: vllm-simple }, conc-list: [4] }\n";
+        let catalog = servebench_catalog::Catalog::from_sources(&[("m.yaml".into(), cat.into())])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let runners =
+            servebench_catalog::Runners::from_source("r.yaml", "labels:\n  cluster:b200-nv:\n    - b200-nv_0\nhardware:\n  cluster:b200-nv:\n    available-cpu-dram-mib: 1966080\n    gpus-per-node: 8\n").unwrap_or_else(|e| panic!("{e}"));
+        let points = crate::plan::build_plan(
+            &catalog,
+            &runners,
+            &crate::plan::PlanOptions {
+                keys: vec!["k-fp4-b200-vllm-agentic".into()],
+                evals: crate::plan::EvalSelection::None,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(points.len(), 1);
+        let env = recipe_env(&points[0], "b200-nv_0", 8888, Path::new("/r"));
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("KV_OFFLOADING"), Some("dram"));
+        assert_eq!(get("KV_OFFLOAD_BACKEND"), Some("vllm-simple"));
+        assert_eq!(
+            get("KV_OFFLOAD_BACKEND_METADATA"),
+            Some(r#"{"name":"vllm-simple"}"#)
+        );
+    }
 
     #[test]
     fn recipe_names_follow_inferencex() {
