@@ -21,6 +21,7 @@ pub mod eval;
 pub mod executor;
 pub mod fixed;
 pub mod identity;
+pub mod multiturn;
 pub mod observe;
 pub mod outdir;
 pub mod plan;

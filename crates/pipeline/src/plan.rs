@@ -127,6 +127,9 @@ pub enum Workload {
     FixedSequence(FixedPlan),
     /// `--scenario agentx`: AgentX trace replay (MEASUREMENT.md Part 2 §5).
     Agentx(AgentxPlan),
+    /// `--scenario multiturn`: multi-turn chat replay of ShareGPT-style conversations
+    /// ([`crate::multiturn`]).
+    Multiturn(crate::multiturn::MultiturnPlan),
 }
 
 impl Workload {

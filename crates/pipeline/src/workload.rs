@@ -1,8 +1,8 @@
 //! The workload seam's one home: [`Workload`] (the closed set, in the plan) gives every
 //! workload's labels, summary fragment and run metadata, and [`AnyExecutor`] dispatches to its
-//! executor ([`FixedSequence`], [`AgentxExecutor`]). Adding a workload: one variant in
-//! [`Workload`] with its flags struct, one arm in each match here, its executor module, and its
-//! CLI flags (docs/ARCHITECTURE.md "to add").
+//! executor ([`FixedSequence`], [`AgentxExecutor`], [`MultiturnExecutor`]). Adding a workload:
+//! one variant in [`Workload`] with its flags struct, one arm in each match here, its executor
+//! module, and its CLI flags (docs/ARCHITECTURE.md "to add").
 
 use serde_json::{json, Value};
 
@@ -10,6 +10,7 @@ use crate::agentx::AgentxExecutor;
 use crate::error::Result;
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
 use crate::fixed::FixedSequence;
+use crate::multiturn::MultiturnExecutor;
 use crate::observe::Console;
 use crate::plan::{SweepPlan, Workload};
 use crate::target::Target;
@@ -34,21 +35,23 @@ pub struct SummaryFields {
 }
 
 impl Workload {
-    /// `--scenario` value: `fixed` or `agentx`.
+    /// `--scenario` value: `fixed`, `agentx` or `multiturn`.
     pub fn scenario(&self) -> &'static str {
         match self {
             Workload::FixedSequence(_) => "fixed",
             Workload::Agentx(_) => "agentx",
+            Workload::Multiturn(_) => "multiturn",
         }
     }
 
-    /// The store's workload label (`1k/1k`, `AgentX`).
+    /// The store's workload label (`1k/1k`, `AgentX`, `multi-turn`).
     pub fn label(&self) -> String {
         match self {
             Workload::FixedSequence(f) => {
                 servebench_contracts::labels::workload_label(Some(f.isl), Some(f.osl), false)
             }
             Workload::Agentx(_) => servebench_contracts::labels::workload_label(None, None, true),
+            Workload::Multiturn(_) => "multi-turn".into(),
         }
     }
 
@@ -58,7 +61,7 @@ impl Workload {
     pub fn identity_lengths(&self) -> (u32, u32) {
         match self {
             Workload::FixedSequence(f) => (f.isl, f.osl),
-            Workload::Agentx(_) => {
+            Workload::Agentx(_) | Workload::Multiturn(_) => {
                 let d = crate::plan::FixedPlan::default();
                 (d.isl, d.osl)
             }
@@ -77,8 +80,8 @@ impl Workload {
                 request_rate: f.request_rate,
                 burstiness: Some(f.burstiness()),
             },
-            // an AgentX replay sends chat requests whose lengths come from the traces
-            Workload::Agentx(_) => SummaryFields {
+            // a replay sends chat requests whose lengths come from the traces/conversations
+            Workload::Agentx(_) | Workload::Multiturn(_) => SummaryFields {
                 api: "chat".into(),
                 isl: None,
                 osl: None,
@@ -124,6 +127,23 @@ impl Workload {
                 ],
                 vec![("request_rate", Value::Null), ("burstiness", json!(1.0))],
             ),
+            Workload::Multiturn(m) => (
+                vec![
+                    ("isl", Value::Null),
+                    ("osl", Value::Null),
+                    ("range_ratio", Value::Null),
+                    ("seed", json!(0)),
+                    ("num_prompts", Value::Null),
+                    ("agentx", Value::Null),
+                    (
+                        "multiturn",
+                        json!({"conversations": m.conversations,
+                               "think_time_scale": m.think_time_scale,
+                               "max_think_time_s": m.max_think_time_s}),
+                    ),
+                ],
+                vec![("request_rate", Value::Null), ("burstiness", json!(1.0))],
+            ),
         }
     }
 
@@ -134,6 +154,11 @@ impl Workload {
             Workload::Agentx(ax) => vec![
                 ("--traces", ax.traces.display().to_string()),
                 ("--duration", ax.duration_s.to_string()),
+            ],
+            Workload::Multiturn(m) => vec![
+                ("--conversations", m.conversations.display().to_string()),
+                ("--think-time-scale", m.think_time_scale.to_string()),
+                ("--max-think-time", d(&m.max_think_time_s)),
             ],
             Workload::FixedSequence(f) => vec![
                 ("--isl", f.isl.to_string()),
@@ -150,12 +175,14 @@ impl Workload {
     }
 }
 
-/// The sweep's workload: AgentX replay or the fixed-sequence dataset.
+/// The sweep's workload: AgentX replay, multi-turn chat replay or the fixed-sequence dataset.
 pub enum AnyExecutor {
     /// `--scenario fixed`.
     Fixed(FixedSequence),
     /// `--scenario agentx`.
     Agentx(AgentxExecutor),
+    /// `--scenario multiturn`.
+    Multiturn(MultiturnExecutor),
 }
 
 /// The workload of [`AnyExecutor`].
@@ -164,6 +191,8 @@ pub enum AnyWorkload {
     Fixed(<FixedSequence as Executor>::Workload),
     /// The AgentX plans.
     Agentx(<AgentxExecutor as Executor>::Workload),
+    /// The conversations.
+    Multiturn(<MultiturnExecutor as Executor>::Workload),
 }
 
 impl AnyExecutor {
@@ -181,6 +210,9 @@ impl AnyExecutor {
             Workload::FixedSequence(_) => {
                 AnyExecutor::Fixed(FixedSequence::new(plan, target, model, console).await?)
             }
+            Workload::Multiturn(mt) => AnyExecutor::Multiturn(
+                MultiturnExecutor::new(plan, mt, target, model, console).await?,
+            ),
         })
     }
 }
@@ -192,6 +224,7 @@ impl Executor for AnyExecutor {
         Ok(match self {
             AnyExecutor::Fixed(e) => AnyWorkload::Fixed(e.prepare(ctx, conc).await?),
             AnyExecutor::Agentx(e) => AnyWorkload::Agentx(e.prepare(ctx, conc).await?),
+            AnyExecutor::Multiturn(e) => AnyWorkload::Multiturn(e.prepare(ctx, conc).await?),
         })
     }
 
@@ -199,6 +232,7 @@ impl Executor for AnyExecutor {
         match (self, w) {
             (AnyExecutor::Fixed(e), AnyWorkload::Fixed(w)) => e.describe(w),
             (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.describe(w),
+            (AnyExecutor::Multiturn(e), AnyWorkload::Multiturn(w)) => e.describe(w),
             _ => unreachable!("workload built by the same executor"),
         }
     }
@@ -207,6 +241,7 @@ impl Executor for AnyExecutor {
         match self {
             AnyExecutor::Fixed(e) => e.requests_line(ctx, conc),
             AnyExecutor::Agentx(e) => e.requests_line(ctx, conc),
+            AnyExecutor::Multiturn(e) => e.requests_line(ctx, conc),
         }
     }
 
@@ -219,6 +254,9 @@ impl Executor for AnyExecutor {
         match (self, w) {
             (AnyExecutor::Fixed(e), AnyWorkload::Fixed(w)) => e.run_point(ctx, w, point).await,
             (AnyExecutor::Agentx(e), AnyWorkload::Agentx(w)) => e.run_point(ctx, w, point).await,
+            (AnyExecutor::Multiturn(e), AnyWorkload::Multiturn(w)) => {
+                e.run_point(ctx, w, point).await
+            }
             _ => unreachable!("workload built by the same executor"),
         }
     }

@@ -8,7 +8,7 @@
 //! compete for the CPU.)
 
 mod common;
-use common::{read_json, read_jsonl};
+use common::{read_json, read_jsonl, servebench_in, stderr};
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -190,4 +190,110 @@ fn reported_ttft_tpot_match_simulator_emission_log() {
         }
     }
     panic!("p99 |reported − simulator| TTFT/TPOT above 1 ms + the OS wake-up latency, or reported p99 TTFT more than 5 ms from the simulator's, in 3 runs (best excess {best:.3} ms)");
+}
+
+/// `--scenario multiturn`: 3 conversations × 3 turns on 2 lanes against the simulator. One
+/// record per turn with its `[conversation, turn]`; each later turn re-sends the history (more
+/// prompt tokens than the turn before, part of them served from the prefix cache); each turn
+/// waits for the previous answer plus the recorded think time (2 s modelled = 100 ms wall at
+/// speedup 20); the answer lengths are the output targets; files and the store row written.
+#[test]
+fn multiturn_replays_conversations_with_history_and_think_times() {
+    let d = tempfile::tempdir().unwrap();
+    let mut convs = Vec::new();
+    let mut answers = Vec::new();
+    for c in 0..3 {
+        let mut msgs = Vec::new();
+        for t in 0..3 {
+            let mut h = serde_json::json!({"from": "human",
+                "value": format!("conversation {c} question {t}: {}", "tell me more ".repeat(3 + t))});
+            if t > 0 {
+                h["think_time_s"] = serde_json::json!(2.0);
+            }
+            let a = "answer words ".repeat(4 + 2 * t);
+            answers.push(((c as u64, t as u64), a.chars().count().div_ceil(4) as u64));
+            msgs.push(h);
+            msgs.push(serde_json::json!({"from": "gpt", "value": a}));
+        }
+        convs.push(serde_json::json!({ "conversations": msgs }));
+    }
+    std::fs::write(
+        d.path().join("c.json"),
+        serde_json::to_string(&convs).unwrap(),
+    )
+    .unwrap();
+    let o = servebench_in(d.path())
+        .args([
+            "sweep",
+            "--scenario",
+            "multiturn",
+            "--conversations",
+            "c.json",
+        ])
+        .args([
+            "--conc",
+            "2",
+            "--sim-speedup",
+            "20",
+            "--out",
+            "out",
+            "--db",
+            "s.db",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = read_jsonl(&d.path().join("out/conc2/records.jsonl"));
+    assert_eq!(recs.len(), 9, "one record per turn");
+    let by: HashMap<(u64, u64), &Value> = recs
+        .iter()
+        .map(|r| {
+            let s = r["session"]
+                .as_array()
+                .expect("session [conversation, turn]");
+            ((s[0].as_u64().unwrap(), s[1].as_u64().unwrap()), r)
+        })
+        .collect();
+    for ((c, t), osl) in answers {
+        let r = by[&(c, t)];
+        assert_eq!(r["success"], true, "{r}");
+        assert_eq!(
+            r["requested_output_tokens"], osl,
+            "the gpt turn's length: {r}"
+        );
+        if t == 0 {
+            continue;
+        }
+        let p = by[&(c, t - 1)];
+        let n = |r: &Value, k: &str| r[k].as_u64().unwrap();
+        assert!(
+            n(r, "prompt_tokens_server") > n(p, "prompt_tokens_server") + n(p, "output_tokens"),
+            "turn {t} of {c} re-sends the history and the answer: {r} after {p}"
+        );
+        assert!(n(r, "prompt_tokens_cached") > 0, "history reused: {r}");
+        // the turn was due only after the answer it follows plus the think time (100 ms wall)
+        assert!(
+            n(r, "scheduled_ns") >= n(p, "end_ns") + 100_000_000,
+            "think time: turn {t} of {c} scheduled {} ns, previous ended {} ns",
+            n(r, "scheduled_ns"),
+            n(p, "end_ns")
+        );
+    }
+    let agg = read_json(&d.path().join("out/conc2/agg.json"));
+    assert_eq!(agg["benchmark_type"], "multi_turn", "{agg}");
+    assert_eq!(agg["num_requests_successful"], 9, "{agg}");
+    let summary = read_json(&d.path().join("out/summary.json"));
+    assert_eq!(summary["api"], "chat");
+    assert!(d.path().join("out/summary.csv").exists());
+    let store = servebench_store::Store::open(d.path().join("s.db")).unwrap();
+    let runs = store.list_runs(None, None).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].meta.workload.as_deref(), Some("multi-turn"));
+    let points = store.points(runs[0].id).unwrap();
+    assert_eq!(points.len(), 1);
+    let row = points[0].row.servebench().expect("a servebench row");
+    assert_eq!(
+        (row.benchmark_type.as_str(), row.conc),
+        ("multi_turn", Some(2))
+    );
 }

@@ -185,11 +185,13 @@ pub struct CommonArgs {
     /// Do not record the run in the results store (files only).
     #[arg(long)]
     pub no_store: bool,
-    /// Workload: `fixed` (InferenceX random fixed-sequence; the default) or `agentx` (agentic
+    /// Workload: `fixed` (InferenceX random fixed-sequence; the default), `agentx` (agentic
     /// trace replay of --traces, MEASUREMENT.md Part 2 §5; --conc is then the number of live
-    /// sessions). --traces alone implies agentx.
-    #[arg(long, value_name = "NAME", value_parser = ["fixed", "agentx"])]
+    /// sessions) or `multiturn` (chat replay of --conversations). --traces alone implies agentx.
+    #[arg(long, value_name = "NAME", value_parser = ["fixed", "agentx", "multiturn"])]
     pub scenario: Option<String>,
+    #[command(flatten)]
+    pub multiturn: super::measure_enums::MultiturnArgs,
     /// AgentX traces: a folder of Weka trace_*.json files or a traces.jsonl (--scenario agentx).
     #[arg(long, value_name = "PATH")]
     pub traces: Option<PathBuf>,
@@ -279,6 +281,13 @@ impl CommonArgs {
             ("--chat-template", c.chat_template),
         ];
         let given: Vec<&str> = fixed_only.iter().filter(|f| f.1).map(|f| f.0).collect();
+        let ax = [
+            ("--traces", c.traces.is_some()),
+            ("--duration", c.duration.is_some()),
+        ];
+        let others: Vec<&str> =
+            (fixed_only.iter().chain(&ax).filter(|f| f.1).map(|f| f.0)).collect();
+        let multiturn = c.multiturn.plan(c.scenario.as_deref(), &others)?;
         let agentx = servebench_pipeline::plan::AgentxPlan::from_flags(
             c.scenario.as_deref(),
             c.traces,
@@ -297,9 +306,10 @@ impl CommonArgs {
             tokenizer: c.tokenizer,
             chat_template: c.chat_template,
             gpus: c.gpus,
-            workload: match agentx {
-                Some(ax) => Workload::Agentx(ax),
-                None => Workload::FixedSequence(FixedPlan {
+            workload: match (multiturn, agentx) {
+                (Some(m), _) => Workload::Multiturn(m),
+                (None, Some(ax)) => Workload::Agentx(ax),
+                (None, None) => Workload::FixedSequence(FixedPlan {
                     isl: c.isl.unwrap_or(f.isl),
                     osl: c.osl.unwrap_or(f.osl),
                     range_ratio: c.range_ratio.unwrap_or(f.range_ratio),

@@ -53,3 +53,43 @@ pub enum StatArg {
     /// 99th percentile.
     P99,
 }
+
+/// The flags of `--scenario multiturn` (multi-turn chat replay, docs/measurement.md).
+#[derive(clap::Args, Debug, Clone)]
+pub struct MultiturnArgs {
+    /// ShareGPT-style conversations to replay turn by turn, JSON array or JSONL of
+    /// {"conversations": [{"from": "human", "value": …}, {"from": "gpt", "value": …}, …]}
+    /// (--scenario multiturn; given alone it implies it). --conc is then the number of
+    /// concurrent conversations.
+    #[arg(long, value_name = "FILE")]
+    pub conversations: Option<std::path::PathBuf>,
+    /// Multi-turn: factor on the recorded think times between turns (human messages'
+    /// think_time_s) [default: 1; 0 = no waiting].
+    #[arg(long, value_name = "F")]
+    pub think_time_scale: Option<f64>,
+    /// Multi-turn: cap on one (scaled) think time, seconds [default: none].
+    #[arg(long, value_name = "S")]
+    pub max_think_time: Option<f64>,
+}
+
+impl MultiturnArgs {
+    /// The multi-turn plan of these flags and `--scenario`, `None` for another workload;
+    /// `others` names the other workloads' flags given (refused with multiturn).
+    ///
+    /// # Errors
+    /// One line naming the flag ([`servebench_pipeline::multiturn::MultiturnPlan::from_flags`]).
+    pub(crate) fn plan(
+        &self,
+        scenario: Option<&str>,
+        others: &[&str],
+    ) -> anyhow::Result<Option<servebench_pipeline::multiturn::MultiturnPlan>> {
+        servebench_pipeline::multiturn::MultiturnPlan::from_flags(
+            scenario,
+            self.conversations.clone(),
+            self.think_time_scale,
+            self.max_think_time,
+            others,
+        )
+        .map_err(anyhow::Error::msg)
+    }
+}
