@@ -130,7 +130,7 @@ pub struct AggRow {
     pub intvty: StatRow,
     /// Schema version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// `single_turn` or `agentic_traces`.
+    /// `single_turn`, `agentic_traces` or `multi_turn` (`sweep --scenario multiturn`).
     pub benchmark_type: String,
     /// `completions` or `chat`.
     pub api: String,
@@ -589,7 +589,7 @@ mod schema {
         ("schema_version", r#"{"type": "integer", "const": 1}"#),
         (
             "benchmark_type",
-            r#"{"enum": ["single_turn", "agentic_traces"]}"#,
+            r#"{"enum": ["single_turn", "agentic_traces", "multi_turn"]}"#,
         ),
         ("api", r#"{"enum": ["completions", "chat"]}"#),
         (
