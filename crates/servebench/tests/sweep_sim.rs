@@ -8,7 +8,7 @@
 //! compete for the CPU.)
 
 mod common;
-use common::{read_json, read_jsonl, servebench_in, stderr};
+use common::{check_schema, read_json, read_jsonl, servebench_in, stderr};
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -281,6 +281,10 @@ fn multiturn_replays_conversations_with_history_and_think_times() {
     }
     let agg = read_json(&d.path().join("out/conc2/agg.json"));
     assert_eq!(agg["benchmark_type"], "multi_turn", "{agg}");
+    check_schema(&agg, "agg-row.schema.json");
+    for r in read_jsonl(&d.path().join("out/conc2/records.jsonl")) {
+        check_schema(&r, "record.schema.json");
+    }
     assert_eq!(agg["num_requests_successful"], 9, "{agg}");
     let summary = read_json(&d.path().join("out/summary.json"));
     assert_eq!(summary["api"], "chat");

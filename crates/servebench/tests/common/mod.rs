@@ -285,3 +285,60 @@ pub fn agentx_traces(dir: &Path, names: &[&str]) -> std::path::PathBuf {
     }
     t
 }
+
+/// Top-level check of `v` against one of `docs/schema/*.schema.json`: required keys present, no
+/// keys outside `properties` (when `additionalProperties` is false), `type`/`enum`/`const` of
+/// each property.
+pub fn check_schema(v: &Value, schema_file: &str) {
+    let schema = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/schema")
+            .join(schema_file),
+    );
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{schema_file}: not an object"));
+    for k in schema["required"].as_array().unwrap() {
+        assert!(
+            obj.contains_key(k.as_str().unwrap()),
+            "{schema_file}: missing required key {k}"
+        );
+    }
+    let props = schema["properties"].as_object().unwrap();
+    for (k, val) in obj {
+        let Some(p) = props.get(k) else {
+            assert!(
+                schema["additionalProperties"] != false,
+                "{schema_file}: key `{k}` not in the schema"
+            );
+            continue;
+        };
+        if let Some(t) = p.get("type") {
+            let types: Vec<&str> = match t {
+                Value::String(s) => vec![s.as_str()],
+                Value::Array(a) => a.iter().map(|x| x.as_str().unwrap()).collect(),
+                _ => vec![],
+            };
+            let ok = types.iter().any(|t| match *t {
+                "string" => val.is_string(),
+                "number" => val.is_number(),
+                "integer" => val.is_u64() || val.is_i64(),
+                "boolean" => val.is_boolean(),
+                "null" => val.is_null(),
+                "object" => val.is_object(),
+                "array" => val.is_array(),
+                _ => false,
+            });
+            assert!(ok, "{schema_file}: `{k}` = {val} is not {types:?}");
+        }
+        if let Some(e) = p.get("enum") {
+            assert!(
+                e.as_array().unwrap().contains(val),
+                "{schema_file}: `{k}` = {val} not in {e}"
+            );
+        }
+        if let Some(c) = p.get("const") {
+            assert_eq!(c, val, "{schema_file}: `{k}`");
+        }
+    }
+}
