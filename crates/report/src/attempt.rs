@@ -528,10 +528,30 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
 
 /// The baseline line of an attempt whose baseline cites sources (InferenceX dashboard API
 /// rows), as the scenario's PR writes it: `Baseline: 2026-06-11 · `image` · 1k/1k · TP4/EP1 ·
-/// Mean latency · Sources: API 1, API 2` with each source a link. `None` without sources.
-fn baseline_sources_line(b: &BaselineTable) -> Option<Bilingual> {
+/// Mean latency · Sources: API 1, API 2` with each source a link. The table describes the
+/// baseline points the candidate matched (`servebench attempt` narrows it); when the
+/// comparison matched none, the line says so instead of describing the whole file. `None`
+/// without sources.
+fn baseline_sources_line(
+    b: &BaselineTable,
+    c: Option<&servebench_compare::Comparison>,
+) -> Option<Bilingual> {
     if b.sources.is_empty() {
         return None;
+    }
+    if let Some(c) = c.filter(|c| c.points.iter().all(|p| p.baseline.is_none())) {
+        let n = c.unmatched_baseline.len() + c.baseline_other_configs.len();
+        return Some(Bilingual {
+            en: vec![t(format!(
+                "Baseline: none of the baseline's {n} points matched a candidate point \
+                 (hardware, framework, model, precision, workload, topology, concurrency); \
+                 nothing was compared against it"
+            ))],
+            zh: vec![t(format!(
+                "基线：基线的 {n} 个点均未与候选的点匹配（硬件、框架、模型、精度、负载、拓扑、并发）；\
+                 未与之比较"
+            ))],
+        });
     }
     let stat = {
         let mut c = b.statistic.chars();
@@ -587,7 +607,11 @@ fn attempt_document(
     if let Some(c) = &a.comparison {
         findings.insert(0, verdict_finding(c));
     }
-    findings.extend(a.baseline.as_ref().and_then(baseline_sources_line));
+    findings.extend(
+        a.baseline
+            .as_ref()
+            .and_then(|b| baseline_sources_line(b, a.comparison.as_ref())),
+    );
     Document {
         schema_version: SCHEMA_VERSION,
         title_prefix: a

@@ -90,11 +90,17 @@ pub fn fmt_utc(s: &str) -> String {
 /// Loads the baseline: a baseline table file as written, or anything `compare` can load
 /// (InferenceX rows, store run) converted to a table at `stat`.
 fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
+    Ok(load_baseline_as(db, arg, stat)?.0)
+}
+
+/// [`load_baseline`], also saying whether the argument was a baseline table file as written
+/// (`true`): its date, image and sources are the table's own, not derived from points.
+fn load_baseline_as(db: &Path, arg: &str, stat: Stat) -> Result<(BaselineTable, bool)> {
     let path = Path::new(arg);
     if path.is_file() {
         let text = std::fs::read_to_string(path).map_err(io(IoOp::Read, path))?;
         if let Ok(t) = serde_json::from_str::<BaselineTable>(&text) {
-            return Ok(t);
+            return Ok((t, true));
         }
     }
     let side = load_side(db, arg).context("--baseline")?;
@@ -115,47 +121,109 @@ fn load_baseline(db: &Path, arg: &str, stat: Stat) -> Result<BaselineTable> {
         })
         .collect();
     points.sort_by_key(|p| p.conc);
-    Ok(BaselineTable {
-        config_key: side.info.config_key.clone(),
-        date: side
-            .info
-            .created_at
-            .as_deref()
-            .map(|d| d.chars().take(10).collect())
-            .unwrap_or_else(|| "unknown date".into()),
-        image: side
-            .info
-            .image
-            .clone()
-            .unwrap_or_else(|| "unknown image".into()),
-        workload: first.identity.workload_label(),
-        topology: TopologySpec::Label(first.identity.topology_label()),
-        statistic: stat.to_string(),
-        points,
-        evals: side
-            .evals
-            .iter()
-            .map(|e| BaselineEval {
-                task: e.task.clone(),
-                metric: e.metric.clone(),
-                conc: e.identity.conc,
-                score: e.score,
-                samples: e.samples,
-                stderr: e.score_se,
-            })
-            .collect(),
-        // the run links of dashboard API rows: `Sources: API 1, API 2, …` as in the PR
-        sources: side
-            .info
-            .sources
-            .iter()
+    Ok((
+        BaselineTable {
+            config_key: side.info.config_key.clone(),
+            date: side
+                .info
+                .created_at
+                .as_deref()
+                .map(|d| d.chars().take(10).collect())
+                .unwrap_or_else(|| "unknown date".into()),
+            image: side
+                .info
+                .image
+                .clone()
+                .unwrap_or_else(|| "unknown image".into()),
+            workload: first.identity.workload_label(),
+            topology: TopologySpec::Label(first.identity.topology_label()),
+            statistic: stat.to_string(),
+            points,
+            evals: side
+                .evals
+                .iter()
+                .map(|e| BaselineEval {
+                    task: e.task.clone(),
+                    metric: e.metric.clone(),
+                    conc: e.identity.conc,
+                    score: e.score,
+                    samples: e.samples,
+                    stderr: e.score_se,
+                })
+                .collect(),
+            // the run links of dashboard API rows: `Sources: API 1, API 2, …` as in the PR
+            sources: side
+                .info
+                .sources
+                .iter()
+                .map(|s| servebench_report::attempt::Source {
+                    name: s.name.clone(),
+                    url: s.url.clone(),
+                })
+                .collect(),
+            framework: Some(first.identity.framework.clone()),
+        },
+        false,
+    ))
+}
+
+/// Narrows the baseline line's facts to the baseline points the candidate matched (a
+/// dashboard capture holds many configurations and dates; the attempt compares a few of
+/// them): the date (`2026-05-17`, or `2025-11-18 – 2026-05-22` when they differ), the
+/// image(s) (`unknown image` when none names one), workload, topology, framework and the
+/// run links (`API n`, numbered over the matched points as `servebench compare` does).
+/// Nothing changes when no baseline point matched: the report then says nothing matched
+/// rather than describing the file.
+fn narrow_to_matched(table: &mut BaselineTable, c: &servebench_compare::Comparison) {
+    let mut matched: Vec<&servebench_compare::Point> = c
+        .points
+        .iter()
+        .filter_map(|p| p.baseline.as_ref())
+        .collect();
+    if matched.is_empty() {
+        return;
+    }
+    matched.sort_by_key(|p| p.identity.conc);
+    fn distinct(v: impl Iterator<Item = String>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in v {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
+    let mut dates = distinct(matched.iter().filter_map(|p| p.date.clone()));
+    dates.sort();
+    table.date = match (dates.first(), dates.last()) {
+        (Some(a), Some(b)) if a == b => a.clone(),
+        (Some(a), Some(b)) => format!("{a} – {b}"),
+        _ => "unknown date".into(),
+    };
+    let images = distinct(matched.iter().filter_map(|p| p.image.clone()));
+    table.image = if images.is_empty() {
+        "unknown image".into()
+    } else {
+        images.join(", ")
+    };
+    table.workload = distinct(matched.iter().map(|p| p.identity.workload_label())).join(", ");
+    table.topology = TopologySpec::Label(
+        distinct(matched.iter().map(|p| p.identity.topology_label())).join(", "),
+    );
+    table.framework =
+        Some(distinct(matched.iter().map(|p| p.identity.framework.clone())).join(", "));
+    let links = servebench_compare::source_links(matched.iter().copied());
+    if !links.is_empty() {
+        table.sources = links
+            .into_iter()
             .map(|s| servebench_report::attempt::Source {
-                name: s.name.clone(),
-                url: s.url.clone(),
+                name: s.name,
+                url: s.url,
             })
-            .collect(),
-        framework: Some(first.identity.framework.clone()),
-    })
+            .collect();
+    } else {
+        table.sources.clear();
+    }
 }
 
 /// Reads `--change` and applies `--recipe-edit`s.
@@ -225,7 +293,7 @@ pub fn check_inputs(args: &AttemptRequest) -> Result<()> {
 /// Builds the attempt input from the request (the files and the store).
 pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
     let stat = args.stat;
-    let baseline = load_baseline(&args.db, &args.baseline, stat)?;
+    let (mut baseline, baseline_is_table) = load_baseline_as(&args.db, &args.baseline, stat)?;
     let change = load_change(args)?;
     let repairs_used = args.repairs_used.unwrap_or(repairs_of(args.kind));
     let mut points = Vec::new();
@@ -295,6 +363,11 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             side.evals.clone(),
             &opts,
         ));
+        if !baseline_is_table {
+            if let Some(c) = &comparison {
+                narrow_to_matched(&mut baseline, c);
+            }
+        }
         image = image.or(side.info.image.clone());
         time = time.or(side.info.created_at.as_deref().map(fmt_utc));
         if run.is_none() {

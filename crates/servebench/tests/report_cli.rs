@@ -427,7 +427,9 @@ fn attempt_against_dashboard_rows_cites_api_sources() {
     let run = "https://github.com/SemiAnalysisAI/InferenceX/actions/runs";
     assert!(
         md.contains(&format!(
-            "Baseline: 2026-05-22 · `unknown image` · 8k/1k · TP8/EP1 · Mean latency · Sources: \
+            "Baseline: 2025-11-18 – 2026-05-22 · \
+             `lmsysorg/sglang:v0.5.12-cu130, lmsysorg/sglang:v0.5.6-cu129-amd64` · 8k/1k · TP8/EP1, \
+             TP8/EP8 · Mean latency · Sources: \
              [API 1]({run}/26306422380/attempts/1), [API 2]({run}/19449195765/attempts/4), \
              [API 3]({run}/20621824084/attempts/1)"
         )),
@@ -436,5 +438,87 @@ fn attempt_against_dashboard_rows_cites_api_sources() {
     assert!(
         md.contains("| 8k/1k · TP8/EP1 · c1 | 16.18 (+0.0%) |"),
         "{md}"
+    );
+}
+
+/// A whole dashboard capture (435 rows, many configurations and dates) as the baseline of an
+/// attempt that ran one point: the baseline line describes the one matched row (its date,
+/// image, workload, topology and run link), not the file; a candidate matching nothing says so.
+#[test]
+fn attempt_baseline_line_describes_only_the_matched_dashboard_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/real-results/raw/S1-ix-app-cypress-528c4146/packages/app/",
+        "cypress/fixtures/api/benchmarks.json"
+    );
+    let all: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(api).unwrap()).unwrap();
+    let row = all
+        .iter()
+        .find(|r| {
+            r["hardware"] == "b200"
+                && r["framework"] == "sglang"
+                && r["precision"] == "fp8"
+                && r["spec_method"] == "none"
+                && r["decode_tp"] == 8
+                && r["isl"] == 8192
+                && r["osl"] == 1024
+                && r["disagg"] == false
+                && r["conc"] == 1
+        })
+        .unwrap();
+    let cand = |conc: u64| {
+        let m = &row["metrics"];
+        json!([{
+            "hw": "b200", "conc": conc, "image": "lmsysorg/sglang:v0.5.20-cu130",
+            "model": "deepseek-ai/DeepSeek-R1-0528", "infmax_model_prefix": "dsr1",
+            "framework": "sglang", "precision": "fp8", "spec_decoding": "none",
+            "disagg": false, "isl": 8192, "osl": 1024, "is_multinode": false, "tp": 8,
+            "ep": row["decode_ep"], "dp_attention": "false",
+            "tput_per_gpu": m["tput_per_gpu"], "output_tput_per_gpu": m["output_tput_per_gpu"],
+            "mean_ttft": m["mean_ttft"], "mean_tpot": m["mean_tpot"],
+            "benchmark_type": "single_turn", "point_status": "ok"
+        }])
+        .to_string()
+    };
+    std::fs::write(dir.path().join("cand.json"), cand(1)).unwrap();
+    std::fs::write(dir.path().join("none.json"), cand(3)).unwrap();
+    let attempt = |c: &str| {
+        run_in(
+            dir.path(),
+            &[
+                "attempt",
+                "--baseline",
+                api,
+                "--candidate",
+                c,
+                "--lang",
+                "en",
+            ],
+        )
+    };
+    let (code, md, err) = attempt("cand.json");
+    assert_eq!(code, 0, "{err}");
+    let line = md.lines().find(|l| l.starts_with("Baseline: ")).unwrap();
+    assert_eq!(
+        line,
+        "Baseline: 2026-05-22 · `lmsysorg/sglang:v0.5.12-cu130` · 8k/1k · TP8/EP1 · Mean \
+         latency · Sources: [API 1](https://github.com/SemiAnalysisAI/InferenceX/actions/runs/\
+         26306422380/attempts/1)",
+        "{md}"
+    );
+    // nothing matched (c3 is not in the capture): no file-wide date, image or sources
+    let (_, md, err) = attempt("none.json");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("Baseline: "))
+        .unwrap_or_else(|| panic!("{md}{err}"));
+    assert!(
+        line.starts_with("Baseline: none of the baseline's 435 points matched a candidate point"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("Sources") && !line.contains("API 1"),
+        "{line}"
     );
 }
