@@ -609,3 +609,176 @@ fn shell_errors_behind_an_srun_task_label() {
     assert_eq!(r.first_error.as_ref().unwrap().fields["script_line"], "29");
     assert_eq!(r.layer, Layer::Image);
 }
+
+// ------------------------------------------------- the recipes' own env checks (`echo "Error: …"`)
+
+/// `line` in [`NOISE`], followed by the runner's wrapper: found at its line as `id`, the
+/// wrapper secondary (for the rows outside §5.4, which have no section class).
+fn in_noise(id: &str, line: &str) {
+    let mut log = String::new();
+    for (i, n) in NOISE.iter().enumerate() {
+        log.push_str(&format!("2026-09-21T01:15:{:02}.000Z {n}\n", i));
+    }
+    log.push_str(&format!("2026-09-21T01:15:30.500Z {line}\n"));
+    log.push_str("2026-09-21T01:15:31.000Z ##[error]Process completed with exit code 1.\n");
+    let r = triage_texts(&[("job.log", &log)], &TriageOptions::default());
+    let fe = r
+        .first_error
+        .as_ref()
+        .unwrap_or_else(|| panic!("{id}: no first error"));
+    assert_eq!(
+        r.signature_id.as_deref(),
+        Some(id),
+        "{line}: {}",
+        r.category
+    );
+    assert_eq!(fe.line_no, NOISE.len() as u64 + 1, "{line}");
+    assert!(
+        r.secondary
+            .iter()
+            .any(|s| s.category == "process_exit_code"),
+        "{line}"
+    );
+    // the env checks name their variable in the next step (check_env_vars' list header alone
+    // leaves `<var>` for its continuation lines, as before)
+    if id.ends_with("_env_check") {
+        assert!(
+            !r.next_step.contains('<') && !r.next_step.contains('{'),
+            "{}",
+            r.next_step
+        );
+    }
+}
+
+/// InferenceX's benchmark_lib.sh stops an agentic recipe with `Error: KV_OFFLOAD_BACKEND is
+/// required when KV_OFFLOADING=dram` when the launcher did not pass the search space's
+/// `kv-offload-backend` (the workflow's env does): the launcher's env contract, deterministic,
+/// not the engine or the image (was: layer unknown · unclassified · mixed).
+#[test]
+fn kv_offload_backend_required_is_the_launchers_env_contract() {
+    let line = "Error: KV_OFFLOAD_BACKEND is required when KV_OFFLOADING=dram";
+    in_noise("launcher_env_check", line);
+    let log = job_log(
+        "local",
+        &[
+            "+ source /work/ix/benchmarks/single_node/agentic/../../benchmark_lib.sh",
+            "+ check_agentic_kv_offloading",
+            line,
+        ],
+        1,
+        33047,
+    );
+    let r = tri(&log);
+    let fe = r.first_error.as_ref().expect("a first error");
+    assert_eq!(fe.line, line);
+    assert_eq!(r.category, "launcher_env_check");
+    assert_eq!(r.layer, Layer::Launcher);
+    assert_eq!(r.persistence, Persistence::Deterministic);
+    assert_eq!(fe.fields["var"], "KV_OFFLOAD_BACKEND");
+    assert!(
+        r.next_step.contains("KV_OFFLOAD_BACKEND"),
+        "{}",
+        r.next_step
+    );
+}
+
+/// The whole kind, as InferenceX's recipes and benchmark_lib.sh print it (grep `echo "Error:`):
+/// a variable of the workflows' env contract that is missing or conflicting is the launcher's;
+/// the recipe's own variables, invalid values and helper-script flags are the recipe's.
+#[test]
+fn the_recipes_own_env_checks_are_classified_with_the_variable() {
+    let launcher = [
+        (
+            "Error: KV_OFFLOADING must be set for agentic benchmarks",
+            "KV_OFFLOADING",
+        ),
+        (
+            "Error: KV_OFFLOAD_BACKEND must be empty when KV_OFFLOADING=none",
+            "KV_OFFLOAD_BACKEND",
+        ),
+        ("Error: MODEL not set", "MODEL"),
+        (
+            "Error: TOTAL_CPU_DRAM_GB is required for DRAM offloading",
+            "TOTAL_CPU_DRAM_GB",
+        ),
+    ];
+    let recipe = [
+        ("ERROR: MODEL_NAME is not set", "MODEL_NAME"),
+        ("Error: DOCKER_IMAGE_NAME is not set.", "DOCKER_IMAGE_NAME"),
+        ("Error: --max-concurrency is required", "--max-concurrency"),
+        ("Error: TP='8' must be divisible by DCP_SIZE='3'", "TP"),
+        (
+            "Error: GPU_COUNT must be a positive integer, got 'x'",
+            "GPU_COUNT",
+        ),
+        (
+            "Error: HICACHE_SIZE=900 must be in (0, 512]",
+            "HICACHE_SIZE",
+        ),
+        (
+            "Error: HICACHE_SIZE_GB=900 outside 1..512",
+            "HICACHE_SIZE_GB",
+        ),
+        (
+            "Error: unsupported KV_OFFLOADING value 'disk' (expected one of: none, dram)",
+            "KV_OFFLOADING",
+        ),
+        (
+            "Error: unsupported KV_OFFLOAD_BACKEND 'lmcache' (expected: hicache)",
+            "KV_OFFLOAD_BACKEND",
+        ),
+        (
+            "Error: unsupported B300 KV_OFFLOAD_BACKEND='lmcache'",
+            "KV_OFFLOAD_BACKEND",
+        ),
+        (
+            "Error: expected KV_OFFLOAD_BACKEND=mooncake when KV_OFFLOADING=dram, got ''",
+            "KV_OFFLOAD_BACKEND",
+        ),
+        (
+            "DP_ATTENTION must be true or false; got 'yes'",
+            "DP_ATTENTION",
+        ),
+        (
+            "CRITICAL: DRAFT_SAMPLE_METHOD must be 'greedy' or 'probabilistic' (got 'x')",
+            "DRAFT_SAMPLE_METHOD",
+        ),
+    ];
+    let want = launcher
+        .iter()
+        .map(|l| (l, "launcher_env_check", Layer::Launcher))
+        .chain(
+            recipe
+                .iter()
+                .map(|l| (l, "recipe_env_check", Layer::Recipe)),
+        );
+    for ((line, var), category, layer) in want {
+        in_noise(category, line);
+        let r = tri(&job_log("local", &[line], 1, 33047));
+        let fe = r.first_error.as_ref().expect("a first error");
+        assert_eq!((r.category.as_str(), r.layer), (category, layer), "{line}");
+        assert_eq!(fe.fields["var"], *var, "{line}");
+        assert!(r.deterministic, "{line}");
+    }
+}
+
+/// The env-check signatures take nothing from the classes before them: the matrix validator's
+/// `kv-offload-backend is required` (A5), check_env_vars' list (missing_env_var), `set -u`.
+#[test]
+fn env_checks_do_not_steal_existing_classes() {
+    check(
+        "A5",
+        "pydantic_core.ValidationError: parsed agentic matrix entry failed validation: kv-offload-backend is required",
+    );
+    in_noise(
+        "missing_env_var",
+        "Error: The following required environment variables are not set:",
+    );
+    let r = tri(&job_log(
+        "local",
+        &[&format!("{RECIPE}: line 12: MODEL_PATH: unbound variable")],
+        1,
+        33047,
+    ));
+    assert_eq!(r.category, "shell_unbound_variable");
+}

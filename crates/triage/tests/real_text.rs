@@ -313,6 +313,15 @@ real! {
         "bash: ./crlf.sh: /bin/bash^M: bad interpreter: No such file or directory",
     ];
     shell_crlf_env: "shell_bad_interpreter" @ 1 => ["/usr/bin/env: ‘bash\\r’: No such file or directory"];
+    // benchmarks/benchmark_lib.sh:91 (agentic, KV_OFFLOADING=dram without the backend)
+    kv_offload_backend_required: "launcher_env_check" @ 2 => [
+        "+ check_agentic_kv_offloading",
+        "Error: KV_OFFLOAD_BACKEND is required when KV_OFFLOADING=dram",
+    ];
+    // benchmarks/benchmark_lib.sh:64
+    kv_offloading_unsupported: "recipe_env_check" @ 1 => [
+        "Error: unsupported KV_OFFLOADING value 'disk' (expected one of: none, dram)",
+    ];
 }
 
 /// Every row with a published line has a test here or in `classes.rs`; the lines above cover
