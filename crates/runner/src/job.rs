@@ -376,8 +376,12 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         // the embedded simulator is the engine the runner started: it speaks vLLM's /metrics
         // and request fields (the rows keep the catalog's framework through --framework), so
         // the sweep gets no --engine mismatch warning a `run` user could not act on
-        let profile = match &spec.engine {
-            EngineSpec::Simulator(_) => Some("vllm"),
+        // a real recipe under --simulate: the engine its shimmed launch started (engine.json),
+        // whose /metrics names the simulator serves
+        let launched = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE);
+        let profile = match (&spec.engine, launched) {
+            (EngineSpec::Simulator(_), _) => Some("vllm"),
+            (EngineSpec::Recipe { sim: Some(_), .. }, Some(e)) => Some(e.engine.name()),
             _ => engine_profile(&p.framework),
         };
         if let Some(e) = profile {

@@ -254,6 +254,12 @@ fn real_recipes_run_under_simulate_and_store_their_rows() {
     assert_eq!(result_files.len(), 1, "{result_files:?}");
     let r = read_json(&a.join("results").join(&result_files[0]));
     assert_eq!(r["max_concurrency"], 2, "{r}");
+    // the simulator stood in for SGLang: SGLang's /metrics names, so the sweep (--engine sglang,
+    // the engine the recipe launched) warns of no engine-profile mismatch (it did when the
+    // simulator exposed vLLM's series to every launch)
+    let mlog = std::fs::read_to_string(a.join("measure.log")).unwrap();
+    assert!(mlog.contains("conc 2: 4 ok, 0 failed"), "{mlog}");
+    assert!(!mlog.contains("engine profile is"), "{mlog}");
 
     // vLLM: the positional model, --tensor-parallel-size; argv checked against v0.27.1's table
     let v = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);

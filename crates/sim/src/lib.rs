@@ -45,7 +45,7 @@ pub mod validate_plot;
 pub use emission::EmissionRecord;
 pub use engine::{simulate_closed_loop, SimSummary, Workload};
 pub use error::SimError;
-pub use model::EngineConfig;
+pub use model::{EngineConfig, MetricsDialect};
 pub use presets::Presets;
 
 /// Supplies the text the simulator streams for a prompt it recognises.

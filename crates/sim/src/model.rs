@@ -87,6 +87,21 @@ pub struct EngineConfig {
     pub weight_bytes_per_gpu: f64,
     /// KV bytes per token per GPU (K and V, all layers, this GPU's share of KV heads).
     pub kv_bytes_per_token_per_gpu: f64,
+    /// Whose Prometheus series `GET /metrics` exposes (default vLLM's `vllm:` names).
+    pub metrics_dialect: MetricsDialect,
+}
+
+/// The engine whose `/metrics` series names the simulator exposes (same values either way;
+/// docs/simulator.md lists the names).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MetricsDialect {
+    /// vLLM's `vllm:` series (`vllm:prompt_tokens_total`, `vllm:prefix_cache_hits_total`, …).
+    #[default]
+    Vllm,
+    /// SGLang's `sglang:` series (`sglang:prompt_tokens_total`,
+    /// `sglang:cached_tokens_total{cache_source="device"}`, `sglang:token_usage`, …), as the
+    /// shimmed `sglang serve` / `python3 -m sglang.launch_server` of a real recipe serves them.
+    Sglang,
 }
 
 /// Time of one engine step, split by cause. All in seconds of modelled time.
@@ -280,6 +295,7 @@ impl EngineConfig {
             max_model_len,
             weight_bytes_per_gpu,
             kv_bytes_per_token_per_gpu,
+            metrics_dialect: MetricsDialect::Vllm,
         })
     }
 

@@ -24,6 +24,7 @@ use tokio::task::JoinSet;
 use crate::api::{self, Api, ApiError};
 use crate::emission::{EmissionRecord, EmissionSink};
 use crate::model::EngineConfig;
+use crate::model::MetricsDialect;
 use crate::plan::OutputPlan;
 use crate::runtime::{Msg, ReqShared, Stats, Submission, ABORTED, FINISHED};
 use crate::text;
@@ -682,6 +683,96 @@ async fn detokenize(st: Arc<AppState>, req: Request<Incoming>) -> Response<SimBo
     }
 }
 
+/// SGLang's names for the simulator's engine series (`sglang/srt/metrics/collector.py`, the
+/// names InferenceX's `backends/sglang.py` and servebench's SGLang profile read), same values as
+/// the vLLM series: running/queued requests, KV usage (`token_usage`, 0–1) and capacity
+/// (`max_total_num_tokens`), prompt/generation token counters, prefix-cache hits as
+/// `cached_tokens_total{cache_source="device"}` (tokens) and their ratio to the looked-up prompt
+/// tokens as `cache_hit_rate` (0–1, 0 before any lookup), finished requests. Preemptions have
+/// no SGLang counter: `servebench_sim_preemptions_total`.
+fn sglang_series(
+    metric: &mut impl FnMut(&str, &str, &str, &[(&str, String)]),
+    st: &AppState,
+    running: u64,
+    waiting: u64,
+    kv: f64,
+) {
+    let s = &st.stats;
+    let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let (hits, queries) = (g(&s.prefix_cache_hits), g(&s.prefix_cache_queries));
+    let hit_rate = if queries == 0 {
+        0.0
+    } else {
+        hits as f64 / queries as f64
+    };
+    let finished = g(&s.finished_stop) + g(&s.finished_length) + g(&s.finished_abort);
+    let series: [(&str, &str, &str, &[(&str, String)]); 10] = [
+        (
+            "sglang:num_running_reqs",
+            "gauge",
+            "The number of running requests.",
+            &[("", running.to_string())],
+        ),
+        (
+            "sglang:num_queue_reqs",
+            "gauge",
+            "The number of requests in the waiting queue.",
+            &[("", waiting.to_string())],
+        ),
+        (
+            "sglang:token_usage",
+            "gauge",
+            "The token usage.",
+            &[("", kv.to_string())],
+        ),
+        (
+            "sglang:max_total_num_tokens",
+            "gauge",
+            "Maximum total number of tokens in the KV cache pool.",
+            &[("", st.cfg.kv_capacity_tokens().to_string())],
+        ),
+        (
+            "sglang:cache_hit_rate",
+            "gauge",
+            "The prefix cache hit rate.",
+            &[("", hit_rate.to_string())],
+        ),
+        (
+            "sglang:prompt_tokens_total",
+            "counter",
+            "Number of prefill tokens processed.",
+            &[("", g(&s.prompt_tokens).to_string())],
+        ),
+        (
+            "sglang:generation_tokens_total",
+            "counter",
+            "Number of generation tokens processed.",
+            &[("", g(&s.generation_tokens).to_string())],
+        ),
+        (
+            "sglang:cached_tokens_total",
+            "counter",
+            "Number of cached prompt tokens.",
+            &[("cache_source=\"device\"", hits.to_string())],
+        ),
+        (
+            "sglang:num_requests_total",
+            "counter",
+            "Number of requests processed.",
+            &[("", finished.to_string())],
+        ),
+        (
+            "servebench_sim_preemptions_total",
+            "counter",
+            "Cumulative number of preemptions (recompute).",
+            &[("", g(&s.preemptions).to_string())],
+        ),
+    ];
+    for (name, kind, help, samples) in series {
+        metric(name, kind, help, samples);
+    }
+}
+
 fn metrics(st: &AppState) -> Response<SimBody> {
     use std::fmt::Write;
     let s = &st.stats;
@@ -698,7 +789,12 @@ fn metrics(st: &AppState) -> Response<SimBody> {
     };
     let mut o = String::with_capacity(4096);
     let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
-        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        // prometheus_client (SGLang) types a counter by its family, without `_total`
+        let family = match kind {
+            "counter" if name.starts_with("sglang:") => name.trim_end_matches("_total"),
+            _ => name,
+        };
+        let _ = writeln!(o, "# HELP {family} {help}\n# TYPE {family} {kind}");
         for (labels, v) in samples {
             if labels.is_empty() {
                 let _ = writeln!(o, "{name}{{{l}}} {v}");
@@ -707,81 +803,85 @@ fn metrics(st: &AppState) -> Response<SimBody> {
             }
         }
     };
-    metric(
-        "vllm:num_requests_running",
-        "gauge",
-        "Number of requests in model execution batches.",
-        &[("", running.to_string())],
-    );
-    metric(
-        "vllm:num_requests_waiting",
-        "gauge",
-        "Number of requests waiting to be processed.",
-        &[("", waiting.to_string())],
-    );
-    metric(
-        "vllm:kv_cache_usage_perc",
-        "gauge",
-        "KV-cache usage. 1 means 100 percent usage.",
-        &[("", kv.to_string())],
-    );
-    metric(
-        "vllm:gpu_cache_usage_perc",
-        "gauge",
-        "GPU KV-cache usage (older name). 1 means 100 percent usage.",
-        &[("", kv.to_string())],
-    );
-    metric(
-        "vllm:prompt_tokens_total",
-        "counter",
-        "Number of prefill tokens processed.",
-        &[("", g(&s.prompt_tokens).to_string())],
-    );
-    metric(
-        "vllm:generation_tokens_total",
-        "counter",
-        "Number of generation tokens processed.",
-        &[("", g(&s.generation_tokens).to_string())],
-    );
-    metric(
-        "vllm:request_success_total",
-        "counter",
-        "Count of finished requests by finish reason.",
-        &[
-            ("finished_reason=\"stop\"", g(&s.finished_stop).to_string()),
-            (
-                "finished_reason=\"length\"",
-                g(&s.finished_length).to_string(),
-            ),
-            (
-                "finished_reason=\"abort\"",
-                g(&s.finished_abort).to_string(),
-            ),
-        ],
-    );
-    metric(
-        "vllm:prefix_cache_queries_total",
-        "counter",
-        "Prefix-cache queries, in prompt tokens.",
-        &[("", g(&s.prefix_cache_queries).to_string())],
-    );
-    metric(
-        "vllm:prefix_cache_hits_total",
-        "counter",
-        "Prefix-cache hits, in prompt tokens.",
-        &[("", g(&s.prefix_cache_hits).to_string())],
-    );
+    if st.cfg.metrics_dialect == MetricsDialect::Sglang {
+        sglang_series(&mut metric, st, running, waiting, kv);
+    } else {
+        metric(
+            "vllm:num_requests_running",
+            "gauge",
+            "Number of requests in model execution batches.",
+            &[("", running.to_string())],
+        );
+        metric(
+            "vllm:num_requests_waiting",
+            "gauge",
+            "Number of requests waiting to be processed.",
+            &[("", waiting.to_string())],
+        );
+        metric(
+            "vllm:kv_cache_usage_perc",
+            "gauge",
+            "KV-cache usage. 1 means 100 percent usage.",
+            &[("", kv.to_string())],
+        );
+        metric(
+            "vllm:gpu_cache_usage_perc",
+            "gauge",
+            "GPU KV-cache usage (older name). 1 means 100 percent usage.",
+            &[("", kv.to_string())],
+        );
+        metric(
+            "vllm:prompt_tokens_total",
+            "counter",
+            "Number of prefill tokens processed.",
+            &[("", g(&s.prompt_tokens).to_string())],
+        );
+        metric(
+            "vllm:generation_tokens_total",
+            "counter",
+            "Number of generation tokens processed.",
+            &[("", g(&s.generation_tokens).to_string())],
+        );
+        metric(
+            "vllm:request_success_total",
+            "counter",
+            "Count of finished requests by finish reason.",
+            &[
+                ("finished_reason=\"stop\"", g(&s.finished_stop).to_string()),
+                (
+                    "finished_reason=\"length\"",
+                    g(&s.finished_length).to_string(),
+                ),
+                (
+                    "finished_reason=\"abort\"",
+                    g(&s.finished_abort).to_string(),
+                ),
+            ],
+        );
+        metric(
+            "vllm:prefix_cache_queries_total",
+            "counter",
+            "Prefix-cache queries, in prompt tokens.",
+            &[("", g(&s.prefix_cache_queries).to_string())],
+        );
+        metric(
+            "vllm:prefix_cache_hits_total",
+            "counter",
+            "Prefix-cache hits, in prompt tokens.",
+            &[("", g(&s.prefix_cache_hits).to_string())],
+        );
+        metric(
+            "vllm:num_preemptions_total",
+            "counter",
+            "Cumulative number of preemptions (recompute).",
+            &[("", g(&s.preemptions).to_string())],
+        );
+    }
     metric(
         "servebench_sim_prefix_cache_resets_total",
         "counter",
         "Prefix-cache resets (POST /reset_prefix_cache) that dropped the cache.",
         &[("", g(&s.prefix_cache_resets).to_string())],
-    );
-    metric(
-        "vllm:num_preemptions_total",
-        "counter",
-        "Cumulative number of preemptions (recompute).",
-        &[("", g(&s.preemptions).to_string())],
     );
     metric(
         "servebench_sim_kv_cache_capacity_tokens",

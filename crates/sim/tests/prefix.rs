@@ -148,3 +148,64 @@ async fn a_tokenizer_counts_prompt_tokens() {
     assert!(s.token_counting().contains("tokenizer"));
     s.shutdown().await;
 }
+
+/// The SGLang dialect (a shimmed `sglang serve`): `/metrics` carries SGLang's series names,
+/// typed as prometheus_client writes them, with the same values the vLLM names carry (usage of
+/// the two requests), and no `vllm:` series.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sglang_dialect_exposes_sglang_series_with_the_same_values() {
+    let mut cfg = servebench_sim::EngineConfig::from_presets("h200", "qwen3-8b", 1).unwrap();
+    cfg.metrics_dialect = servebench_sim::MetricsDialect::Sglang;
+    let s = SimServer::start_with_config(
+        SimOptions {
+            speedup: 20.0,
+            ..Default::default()
+        },
+        cfg,
+    )
+    .await
+    .unwrap();
+    let url = s.base_url();
+    let body = json!({"model": "Qwen/Qwen3-8B", "stream": true, "max_completion_tokens": 3,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": long_prompt(7, 4_000)}]});
+    let (_, n, _) = ttft_and_usage(&url, &body).await;
+    let (_, _, warm_cached) = ttft_and_usage(&url, &body).await;
+    let text = reqwest::get(format!("{url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !text.lines().any(|l| l.starts_with("vllm:")),
+        "no vLLM series:\n{text}"
+    );
+    for family in [
+        "# TYPE sglang:prompt_tokens counter",
+        "# TYPE sglang:generation_tokens counter",
+        "# TYPE sglang:cached_tokens counter",
+        "# TYPE sglang:num_requests counter",
+        "# TYPE sglang:token_usage gauge",
+        "# TYPE sglang:cache_hit_rate gauge",
+        "# TYPE sglang:max_total_num_tokens gauge",
+        "# TYPE sglang:num_running_reqs gauge",
+        "# TYPE sglang:num_queue_reqs gauge",
+    ] {
+        assert!(text.contains(family), "{family} missing:\n{text}");
+    }
+    let prompt = metric(&url, "sglang:prompt_tokens_total").await;
+    assert_eq!(prompt, 2.0 * n as f64);
+    assert_eq!(metric(&url, "sglang:generation_tokens_total").await, 6.0);
+    assert_eq!(metric(&url, "sglang:num_requests_total").await, 2.0);
+    let cached = metric(
+        &url,
+        "sglang:cached_tokens_total{model_name=\"Qwen/Qwen3-8B\",cache_source=\"device\"}",
+    )
+    .await;
+    assert!(cached > 0.9 * n as f64, "cached {cached} of {n}");
+    assert_eq!(warm_cached.map(|c| c as f64), Some(cached));
+    let rate = metric(&url, "sglang:cache_hit_rate").await;
+    assert!((rate - cached / prompt).abs() < 1e-9, "rate {rate}");
+    s.shutdown().await;
+}

@@ -141,6 +141,10 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     if let Some(n) = l.max_running_requests {
         cfg.max_num_seqs = n;
     }
+    // the simulator stands in for this engine: its /metrics names are the engine's own
+    if l.engine == shim::EngineKind::Sglang {
+        cfg.metrics_dialect = servebench_sim::MetricsDialect::Sglang;
+    }
     if let Some(c) = l.context_length {
         cfg.max_model_len = c;
     }
