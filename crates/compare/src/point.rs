@@ -11,7 +11,7 @@ use servebench_contracts::agg::STAT_PREFIXES;
 use servebench_contracts::{AggRow, EvalRow};
 
 use crate::import::{
-    bool_of, dataset_of, f64_of, flatten_agentic, sort_open_keys, str_of, submission_invalid_of,
+    dataset_of, f64_of, flatten_agentic, sort_open_keys, submission_invalid_of,
     SUBMISSION_REASONS_KEY, SUBMISSION_VALID_KEY,
 };
 use crate::{
@@ -175,7 +175,8 @@ fn finite(x: f64) -> Option<f64> {
 impl Point {
     /// Reads a row servebench wrote ([`AggRow`]): the typed fields, then the row's open
     /// remainder ([`AggRow::extra`]): numbers there are metrics too, objects and arrays
-    /// (`invalid_reasons`, an AgentX run's `agentx` aggregate) are kept in [`Point::extra`].
+    /// (an AgentX run's `agentx` aggregate) are kept in [`Point::extra`], as are the typed
+    /// [`AggRow::invalid_reasons`] (under `invalid_reasons`).
     /// Gives the point [`Point::from_agg_row`] gives for the row's JSON.
     ///
     /// Errors: see [`Identity::from_agg`]; an `api` other than `completions` or `chat`.
@@ -214,6 +215,12 @@ impl Point {
             "failure_reasons".to_string(),
             serde_json::to_value(&row.failure_reasons).expect("a map of counts serialises"),
         );
+        if !row.invalid_reasons.is_empty() {
+            extra.insert(
+                servebench_contracts::status::INVALID_REASONS_KEY.to_string(),
+                Value::from(row.invalid_reasons.clone()),
+            );
+        }
         sort_open_keys(&row.extra, &mut values, &mut extra);
         // An AgentX point's aggregate (`agentx`, the agentx.json body): its blocks under the
         // flat agg_bmk names, as for a foreign aggregate, and its dataset
@@ -500,8 +507,8 @@ impl EvalPoint {
     /// Reads an eval row servebench wrote ([`EvalRow`]) with the rules of
     /// [`EvalPoint::from_eval_row`]: score `score`, else `em_strict`; standard error
     /// `score_se`, else the score's own (`em_strict_se`, …); samples `n_eff`; the gate's
-    /// `threshold`, `passed` and `image` from the keys the eval stage adds to
-    /// [`EvalRow::extra`] (threshold otherwise [`eval_threshold`]; passed otherwise every
+    /// `threshold`, `passed` and `image` from the row's gate fields ([`EvalRow::threshold`],
+    /// [`EvalRow::passed`], [`EvalRow::image`]; threshold otherwise [`eval_threshold`]; passed otherwise every
     /// present `em_strict`/`em_flexible`, or the score, ≥ the threshold; no score: not passed).
     pub fn from_eval(row: &EvalRow) -> Result<EvalPoint> {
         let identity = Identity::from_eval(row)?;
@@ -515,9 +522,9 @@ impl EvalPoint {
             other => f64_of(row.extra.get(&format!("{other}_se"))),
         };
         let score_se = fin(row.score_se).or(own_se);
-        let threshold = f64_of(row.extra.get("threshold"))
-            .or_else(|| Some(eval_threshold(&identity.model_prefix, &row.task)));
-        let passed = match bool_of("passed", row.extra.get("passed"))? {
+        let threshold =
+            fin(row.threshold).or_else(|| Some(eval_threshold(&identity.model_prefix, &row.task)));
+        let passed = match row.passed {
             Some(p) => Some(p),
             None => {
                 let t = threshold.unwrap_or(0.85);
@@ -541,7 +548,7 @@ impl EvalPoint {
             samples: Some(row.n_eff as u64),
             threshold,
             passed,
-            image: str_of(row.extra.get("image")),
+            image: row.image.clone(),
         })
     }
 }

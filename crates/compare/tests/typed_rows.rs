@@ -5,7 +5,6 @@
 
 use serde_json::json;
 use servebench_compare::{ApiKind, BenchmarkType, EvalPoint, Point, PointStatus};
-use servebench_contracts::status::INVALID_REASONS_KEY;
 use servebench_contracts::{AggRow, EvalRow, StatRow};
 
 fn stat(x: f64) -> StatRow {
@@ -72,6 +71,7 @@ fn row(conc: u64) -> AggRow {
         mean_isl_server: None,
         mean_osl: Some(f64::INFINITY),
         records_file: "records.jsonl".into(),
+        invalid_reasons: Vec::new(),
         extra: Default::default(),
     }
 }
@@ -114,10 +114,7 @@ fn servebench_agg_rows_read_as_their_json() {
     // an invalid point: its reasons stay with it; numbers in the remainder are metrics
     let mut r = row(16);
     r.point_status = PointStatus::Invalid;
-    r.extra.insert(
-        INVALID_REASONS_KEY.into(),
-        json!(["fixed length violated: 2/4 short"]),
-    );
+    r.invalid_reasons = vec!["fixed length violated: 2/4 short".to_string()];
     r.extra.insert("power_w".into(), json!(650.5));
     r.extra.insert("note".into(), json!("kept out"));
     let p = same_point(&r);
@@ -210,6 +207,7 @@ fn servebench_eval_rows_read_as_their_json() {
     // no gate keys: threshold by model, passed from the scores
     let mut r = rows[0].clone();
     r.extra.clear();
+    (r.threshold, r.threshold_source, r.passed, r.image, r.target) = (None, None, None, None, None);
     r.model_prefix = Some("qwen3.5".into());
     r.em_strict = Some(0.95);
     r.em_flexible = Some(0.93);
@@ -226,8 +224,10 @@ fn servebench_eval_rows_read_as_their_json() {
     r.score_name = "em_flexible".into();
     assert_eq!(same_eval(&r).score_se, r.em_flexible_se);
     // `passed` written as a string by some writer
-    let mut r = rows[0].clone();
-    r.set_extra("passed", json!("true"));
+    let mut v = rows[0].to_value();
+    v["passed"] = json!("true");
+    let r: EvalRow = serde_json::from_value(v).unwrap();
+    assert_eq!(r.passed, Some(true));
     assert_eq!(same_eval(&r).passed, Some(true));
     // a multinode row: both pools
     let mut r = rows[0].clone();

@@ -2,9 +2,11 @@
 //! row): InferenceX single-node keys (latencies in seconds, interactivity tok/s/user) followed
 //! by the servebench keys (contract.md), and its JSON schema ([`agg_row_schema`]).
 //!
-//! Known keys are typed; keys this version does not know (a newer writer's, or a stage's
-//! additions) are kept in [`AggRow::extra`], in order, after the known ones, so reading a row
-//! and writing it back gives the same bytes.
+//! Known keys are typed (an invalid point's `invalid_reasons` too: [`AggRow::invalid_reasons`],
+//! written right after `records_file` when non-empty, where the metrics stage always put it);
+//! keys this version does not know (a newer writer's, or a stage's additions) are kept in
+//! [`AggRow::extra`], in order, after the known ones, so reading a row and writing it back
+//! gives the same bytes.
 
 use std::collections::BTreeMap;
 
@@ -172,6 +174,10 @@ pub struct AggRow {
     pub mean_osl: Option<f64>,
     /// Per-request records, relative to the point directory.
     pub records_file: String,
+    /// An invalid point's violated validity rules, one line each (the row key
+    /// [`crate::status::INVALID_REASONS_KEY`], written only when non-empty); empty on a valid
+    /// point.
+    pub invalid_reasons: Vec<String>,
     /// Keys this version does not know, in order (written after the known keys).
     pub extra: IndexMap<String, Value>,
 }
@@ -277,6 +283,12 @@ impl AggRow {
         o.insert("mean_isl_server".into(), num(self.mean_isl_server));
         o.insert("mean_osl".into(), num(self.mean_osl));
         o.insert("records_file".into(), json!(self.records_file));
+        if !self.invalid_reasons.is_empty() {
+            o.insert(
+                crate::status::INVALID_REASONS_KEY.into(),
+                json!(self.invalid_reasons),
+            );
+        }
         for (k, v) in &self.extra {
             o.insert(k.clone(), v.clone());
         }
@@ -374,9 +386,24 @@ impl AggRow {
             .and_then(PointStatus::parse)
             .ok_or_else(|| bad("point_status", "ok, failed, partial or invalid"))?;
         let known = known_keys();
+        // typed only when it is what servebench writes (a non-empty array of strings);
+        // anything else stays in `extra`, as read
+        let invalid_reasons: Vec<String> = m
+            .get(crate::status::INVALID_REASONS_KEY)
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty() && a.iter().all(Value::is_string))
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
         let extra = m
             .iter()
             .filter(|(k, _)| !known.contains(k.as_str()))
+            .filter(|(k, _)| {
+                invalid_reasons.is_empty() || k.as_str() != crate::status::INVALID_REASONS_KEY
+            })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         Ok(AggRow {
@@ -429,6 +456,7 @@ impl AggRow {
             mean_isl_server: opt_f("mean_isl_server")?,
             mean_osl: opt_f("mean_osl")?,
             records_file: s("records_file")?,
+            invalid_reasons,
             extra,
         })
     }

@@ -2,10 +2,11 @@
 //! `agg_eval_<exp>.json` (MEASUREMENT.md Part 2 §4.4, `utils/collect_eval_results.py`), as
 //! `eval` writes it into `result.json` and the pipeline adds it to the store.
 //!
-//! Known fields are typed, in file order; keys a stage adds (the gate's `threshold`,
-//! `threshold_source`, `passed`, `image`, `target`, `identity_defaults`) or a newer writer's
-//! are kept in [`EvalRow::extra`], in order, after the known ones, so a row read and written
-//! back keeps its bytes.
+//! Known fields are typed, in file order, then the keys the eval stage adds (the gate's
+//! `threshold`, `threshold_source`, `passed`, the `image`, the `target`, `identity_defaults`;
+//! each written only when set, in that order, as the eval stage always wrote them); keys of a
+//! newer writer are kept in [`EvalRow::extra`], in order, after those, so a row read and
+//! written back keeps its bytes.
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -77,8 +78,37 @@ pub struct EvalRow {
     pub score_name: String,
     /// `em_strict_se`.
     pub score_se: Option<f64>,
-    /// Keys this type does not know, in order, written after the known ones (stage
-    /// additions such as `threshold`, `passed`, `image`).
+    /// The gate's minimum score, a fraction in [0, 1] (set by the eval stage; compare and
+    /// `run --status` read it). Absent on a bare InferenceX row; read from a number or a
+    /// numeric string.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::f64_opt"
+    )]
+    pub threshold: Option<f64>,
+    /// Where the threshold came from (`thresholds.yaml models.qwen3.5.gsm8k`, `--threshold`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_source: Option<String>,
+    /// The gate's verdict (every present `em_*` ≥ `threshold`); read from a bool or a
+    /// `"true"`/`"false"` string.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient::bool_opt"
+    )]
+    pub passed: Option<bool>,
+    /// The engine image the eval ran against, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// The endpoint the eval ran against, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Identity fields filled with defaults because nothing named them (standalone `eval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_defaults: Option<Vec<String>>,
+    /// Keys this type does not know (a newer writer's), in order, written after the known
+    /// ones.
     #[serde(flatten)]
     pub extra: IndexMap<String, Value>,
 }
@@ -92,5 +122,46 @@ impl EvalRow {
     /// Sets (or replaces, keeping its place) a key of [`EvalRow::extra`].
     pub fn set_extra(&mut self, key: &str, value: Value) {
         self.extra.insert(key.to_string(), value);
+    }
+}
+
+/// Lenient readers of the gate's keys, as compare read them when they were untyped: a
+/// number or numeric string for `threshold`, a bool or `true`/`false`/`1`/`0`/`yes`/`no`
+/// string for `passed`; `null` is absent.
+mod lenient {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    pub fn f64_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Null => Ok(None),
+            Value::Number(n) => Ok(n.as_f64()),
+            Value::String(s) => {
+                s.trim().parse().map(Some).map_err(|_| {
+                    D::Error::custom(format!("`threshold` is {s:?}, expected a number"))
+                })
+            }
+            other => Err(D::Error::custom(format!(
+                "`threshold` is {other}, expected a number"
+            ))),
+        }
+    }
+
+    pub fn bool_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Null => Ok(None),
+            Value::Bool(b) => Ok(Some(b)),
+            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Ok(Some(true)),
+                "false" | "0" | "no" | "" => Ok(Some(false)),
+                _ => Err(D::Error::custom(format!(
+                    "`passed` is {s:?}, expected true or false"
+                ))),
+            },
+            other => Err(D::Error::custom(format!(
+                "`passed` is {other}, expected true or false"
+            ))),
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Eval rows keep their bytes with the typed [`EvalRow`]: store rows written before the row
 //! moved into contracts (the eval row plus the stage's keys, built as a JSON value) read back
-//! and write out identically, the stage's keys kept in [`EvalRow::extra`] in order.
+//! and write out identically: the stage's keys (the gate, image, target, identity defaults)
+//! read into their typed fields, unknown keys kept in [`EvalRow::extra`] in order.
 
 use servebench_contracts::EvalRow;
 
@@ -20,37 +21,49 @@ fn stored_eval_rows_round_trip_byte_for_byte_with_their_extra_keys_in_order() {
     let sim = &rows[0];
     assert_eq!(sim.hw.as_deref(), Some("sim-h200"));
     assert_eq!((sim.n_eff, sim.conc, sim.score), (10, 16, Some(0.5)));
-    let keys: Vec<&str> = sim.extra.keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "threshold",
-            "threshold_source",
-            "passed",
-            "target",
-            "identity_defaults"
-        ]
-    );
+    assert!(sim.extra.is_empty(), "{:?}", sim.extra);
+    assert!(sim.threshold.is_some() && sim.threshold_source.is_some());
+    assert!(sim.passed.is_some() && sim.target.is_some());
+    assert_eq!(sim.image, None);
+    assert!(!sim
+        .identity_defaults
+        .as_deref()
+        .unwrap_or_default()
+        .is_empty());
     // endpoint run inside a sweep: image, no identity defaults
     let ep = &rows[1];
     assert_eq!(ep.spec_decoding.as_deref(), Some("mtp"));
-    assert_eq!(ep.extra["image"], "lmsysorg/sglang:v0.5.20-cu130");
-    assert_eq!(ep.extra["passed"], false);
+    assert_eq!(ep.image.as_deref(), Some("lmsysorg/sglang:v0.5.20-cu130"));
+    assert_eq!(ep.passed, Some(false));
+    assert_eq!(ep.identity_defaults, None);
+    assert!(ep.extra.is_empty(), "{:?}", ep.extra);
 }
 
 #[test]
 fn a_row_without_extra_keys_writes_only_the_known_fields_and_set_extra_keeps_place() {
     let mut row: EvalRow = serde_json::from_str(ROWS.lines().next().unwrap()).unwrap();
     row.extra.clear();
+    (row.threshold, row.threshold_source, row.passed, row.target) = (None, None, None, None);
+    row.identity_defaults = None;
     let v = row.to_value();
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys.first().unwrap().as_str(), "is_multinode");
     assert_eq!(keys.last().unwrap().as_str(), "score_se");
     assert_eq!(keys.len(), 31);
-    row.set_extra("passed", serde_json::json!(true));
-    row.set_extra("image", serde_json::json!("a"));
-    row.set_extra("passed", serde_json::json!(false));
+    row.set_extra("newer_b", serde_json::json!(true));
+    row.set_extra("newer_a", serde_json::json!("a"));
+    row.set_extra("newer_b", serde_json::json!(false));
     let keys: Vec<&str> = row.extra.keys().map(String::as_str).collect();
-    assert_eq!(keys, ["passed", "image"]);
-    assert_eq!(row.extra["passed"], false);
+    assert_eq!(keys, ["newer_b", "newer_a"]);
+    assert_eq!(row.extra["newer_b"], false);
+    // the typed gate keys are written after the known fields, before a newer writer's keys
+    row.passed = Some(true);
+    row.image = Some("img".into());
+    let v = row.to_value();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    let tail: Vec<&str> = keys[31..].iter().map(|k| k.as_str()).collect();
+    assert_eq!(tail, ["passed", "image", "newer_b", "newer_a"]);
+    // read back, every key lands where it came from
+    let back: EvalRow = serde_json::from_value(v).unwrap();
+    assert_eq!(back, row);
 }

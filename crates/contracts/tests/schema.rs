@@ -84,6 +84,7 @@ fn row() -> AggRow {
         mean_isl_server: None,
         mean_osl: Some(1024.0),
         records_file: "records.jsonl".into(),
+        invalid_reasons: Vec::new(),
         extra: Default::default(),
     }
 }

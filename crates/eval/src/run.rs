@@ -598,6 +598,12 @@ async fn run_on_target(
         score: em_strict,
         score_name: "em_strict".into(),
         score_se: em_strict_se,
+        threshold: None,
+        threshold_source: None,
+        passed: None,
+        image: None,
+        target: None,
+        identity_defaults: None,
         extra: Default::default(),
     };
     let result = EvalResult {

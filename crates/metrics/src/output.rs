@@ -217,7 +217,7 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         }
     };
     let secs = |v: Option<f64>| v.map(|x| x / 1000.0);
-    let mut row = AggRow {
+    AggRow {
         hw: id.hw.clone(),
         conc,
         image: id.image.clone(),
@@ -267,16 +267,10 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         mean_isl_server: m.mean_isl_server,
         mean_osl: m.mean_osl,
         records_file: extra.records_file.clone(),
+        // an invalid point's reasons ([`crate::validity`]); empty (no key) on a valid point
+        invalid_reasons: m.invalid_reasons.clone(),
         extra: Default::default(),
-    };
-    // an invalid point's reasons ([`crate::validity`]); a valid point's row keeps its keys
-    if !m.invalid_reasons.is_empty() {
-        row.extra.insert(
-            servebench_contracts::status::INVALID_REASONS_KEY.to_string(),
-            Value::from(m.invalid_reasons.clone()),
-        );
     }
-    row
 }
 
 /// Interactivity (tok/s/user) of a TPOT statistic in ms: `1000 / tpot_ms`; null for null/0.

@@ -246,12 +246,10 @@ pub fn eval_store_row(
     image: Option<&str>,
 ) -> servebench_eval::EvalRow {
     let mut row = r.row.clone();
-    row.set_extra("threshold", json!(r.gate.threshold.value));
-    row.set_extra("threshold_source", json!(r.gate.threshold.source));
-    row.set_extra("passed", json!(r.gate.pass));
-    if let Some(i) = image {
-        row.set_extra("image", json!(i));
-    }
-    row.set_extra("target", json!(r.target));
+    row.threshold = Some(r.gate.threshold.value);
+    row.threshold_source = Some(r.gate.threshold.source.clone());
+    row.passed = Some(r.gate.pass);
+    row.image = image.map(str::to_string);
+    row.target = Some(r.target.clone());
     row
 }

@@ -110,7 +110,7 @@ pub fn run_standalone_eval(
     let mut row = eval_store_row(&r, rec.image.as_deref());
     let filled = crate::identity::fill_eval_defaults(&mut row, sim_gpu.as_deref(), rec.engine);
     if !filled.is_empty() {
-        row.set_extra("identity_defaults", serde_json::json!(filled));
+        row.identity_defaults = Some(filled.iter().map(|f| f.to_string()).collect());
     }
     let stored = rec
         .store

@@ -959,15 +959,11 @@ fn checks_of(
     }
     let gate = evals.iter().find_map(|e| {
         let row = e.row.servebench()?;
-        let passed = row
-            .extra
-            .get("passed")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(row.score.is_some());
+        let passed = row.passed.unwrap_or(row.score.is_some());
         Some(EvalGate {
             task: row.task.clone(),
             score: row.score,
-            threshold: row.extra.get("threshold").and_then(|v| v.as_f64()),
+            threshold: row.threshold,
             passed,
         })
     });

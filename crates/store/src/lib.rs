@@ -25,7 +25,6 @@ pub use crate::error::{Result, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use servebench_contracts::status::INVALID_REASONS_KEY;
 use servebench_contracts::{AggRow, EvalRow, ForeignRow, PointStatus};
 
 pub mod error;
@@ -684,16 +683,7 @@ impl Store {
     /// Errors: the run does not exist, or is a baseline run (its points are imported rows:
     /// [`Store::add_foreign_point`]).
     pub fn add_point(&mut self, run: RunId, row: &AggRow) -> Result<i64> {
-        let reasons: Vec<String> = row
-            .extra
-            .get(INVALID_REASONS_KEY)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let reasons = row.invalid_reasons.clone();
         let cols = PointColumns {
             hw: Some(row.hw.clone()),
             framework: Some(row.framework.clone()),

@@ -43,11 +43,14 @@ fn an_invalid_point_flags_its_run_with_the_reason() {
     );
     assert_eq!(pts[0].invalid_reason, None);
     assert_eq!(pts[1].invalid_reason.as_deref(), Some(short));
+    let stored = pts[1].row.servebench().unwrap();
+    assert_eq!(stored.invalid_reasons, [short]);
     assert_eq!(
-        pts[1].row.servebench().unwrap().extra["invalid_reasons"],
+        stored.to_value()["invalid_reasons"],
         json!([short]),
         "row kept verbatim"
     );
+    assert!(!stored.extra.contains_key("invalid_reasons"));
     // a run without invalid points has no flag
     let mut s = Store::open(&db).unwrap();
     let clean = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();

@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
-use servebench_contracts::status::INVALID_REASONS_KEY;
 use servebench_contracts::{AggRow, EvalRow, ForeignRow, PointStatus, StatRow};
 
 /// A servebench agg row at `conc`, `tag` kept as an extra key (which writer wrote it).
@@ -66,6 +65,7 @@ pub fn agg_row(conc: u64, tag: &str) -> AggRow {
         mean_isl_server: None,
         mean_osl: Some(1024.0),
         records_file: format!("conc{conc}/records.jsonl"),
+        invalid_reasons: Vec::new(),
         extra: [("tag".to_string(), json!(tag))].into_iter().collect(),
     }
 }
@@ -75,7 +75,7 @@ pub fn status_row(conc: u64, status: PointStatus, reasons: Option<&[&str]>) -> A
     let mut r = agg_row(conc, "status");
     r.point_status = status;
     if let Some(rs) = reasons {
-        r.extra.insert(INVALID_REASONS_KEY.into(), json!(rs));
+        r.invalid_reasons = rs.iter().map(|s| s.to_string()).collect();
     }
     r
 }
@@ -114,7 +114,13 @@ pub fn eval_row(conc: u32, score: f64) -> EvalRow {
         score: Some(score),
         score_name: "em_strict".into(),
         score_se: Some(0.004),
-        extra: [("passed".to_string(), json!(true))].into_iter().collect(),
+        threshold: None,
+        threshold_source: None,
+        passed: Some(true),
+        image: None,
+        target: None,
+        identity_defaults: None,
+        extra: Default::default(),
     }
 }
 
