@@ -619,6 +619,11 @@ pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i
         return (1, say);
     }
     say.push(format!("{SAY} {}", done.message));
+    let required = std::env::var("AIPERF_REQUIRED_SERVER_METRIC_PREFIX").ok();
+    if let Some(line) = server_metrics_export_gap(&step.kind, required.as_deref()) {
+        say.push(line);
+        return (1, say);
+    }
     let copied = match step.kind.as_str() {
         "benchmark_serving" => step.result_dir.as_ref().map(|d| {
             let name = step
@@ -668,6 +673,23 @@ pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i
         ));
     }
     (0, say)
+}
+
+/// The one line an `aiperf` hand-over fails with when the recipe requires AIPerf's
+/// server-metrics export (`AIPERF_REQUIRED_SERVER_METRIC_PREFIX` set and non-empty, as the
+/// dsv4 agentic recipes export it; `validate_required_agentic_server_metrics` of
+/// benchmark_lib.sh then needs `aiperf_artifacts/server_metrics_export.{json,csv}`). servebench
+/// does not write those files: AIPerf computes per-series statistics (gauge percentiles, counter
+/// rates, timeslices) from its own ~3 Hz scrapes, which servebench does not keep (its 1 s
+/// scrapes are reduced to `agentx.json`'s `server_metrics`), and the CSV's column layout is not
+/// documented in the sources in reach (docs/run.md). `None` for other steps or no requirement.
+pub fn server_metrics_export_gap(kind: &str, required_prefix: Option<&str>) -> Option<String> {
+    let prefix = required_prefix.filter(|p| !p.is_empty())?;
+    (kind == "aiperf").then(|| {
+        format!(
+            "{SAY} aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX={prefix} requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide (AIPerf's per-series statistics come from its own ~3 Hz /metrics scrapes, which servebench does not keep, and its CSV layout is not reproduced): failing the client step instead of writing stand-ins"
+        )
+    })
 }
 
 /// `process_agentic_result`: servebench's AgentX aggregate (`agentx.json` of the measured
@@ -834,6 +856,26 @@ mod tests {
 
     fn a(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_required_aiperf_server_metrics_export_fails_the_aiperf_step_only() {
+        let line = server_metrics_export_gap("aiperf", Some("vllm:")).unwrap();
+        assert!(
+            line.contains("AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm:"),
+            "{line}"
+        );
+        assert!(
+            line.contains("server_metrics_export.json and .csv"),
+            "{line}"
+        );
+        assert!(line.contains("does not provide"), "{line}");
+        assert_eq!(server_metrics_export_gap("aiperf", Some("")), None);
+        assert_eq!(server_metrics_export_gap("aiperf", None), None);
+        assert_eq!(
+            server_metrics_export_gap("benchmark_serving", Some("vllm:")),
+            None
+        );
     }
 
     #[test]

@@ -328,6 +328,51 @@ fn a_recipe_that_never_reaches_its_client_step_is_not_stored() {
     assert!(log.contains("without reaching its client step"), "{log}");
 }
 
+#[test]
+fn a_recipe_requiring_aiperf_server_metrics_fails_with_the_shims_line() {
+    // As dsv4_fp4_b200_vllm_mtp.sh: AIPERF_REQUIRED_SERVER_METRIC_PREFIX exported, then
+    // benchmark_lib.sh's validate_required_agentic_server_metrics wants AIPerf's export files.
+    // servebench does not write them: the aiperf step fails with one line saying so, before the
+    // recipe's own check, and nothing is stored.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d);
+    let vllm = d.join("benchmarks/single_node/fixed_seq_len/tiny_bf16_h200_vllm.sh");
+    let client = r#"export AIPERF_REQUIRED_SERVER_METRIC_PREFIX="vllm:"
+metrics_dir="$RESULT_DIR/aiperf_artifacts"
+mkdir -p "$metrics_dir"
+aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" --output-artifact-dir "$metrics_dir"
+if [ ! -s "$metrics_dir/server_metrics_export.json" ] || [ ! -s "$metrics_dir/server_metrics_export.csv" ]; then
+    echo "ERROR: required AIPerf server metrics artifacts are missing or empty in $metrics_dir" >&2
+    exit 1
+fi
+grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server_metrics_export.json"
+"#;
+    let text = std::fs::read_to_string(&vllm).unwrap();
+    let i = text.find("run_benchmark_serving --model").unwrap();
+    std::fs::write(&vllm, format!("{}{client}", &text[..i])).unwrap();
+    let (rc, out, err) = run_in(
+        d,
+        &run_args("configs/master.yaml", &["tiny-bf16-h200-vllm"], "r"),
+    );
+    assert_ne!(rc, 0, "{out}\n{err}");
+    assert!(!out.contains(": stored"), "{out}");
+    let a = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);
+    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
+    assert!(
+        log.contains("servebench-shim: aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm: requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide"),
+        "{log}"
+    );
+    // set -e stops the recipe at the aiperf step: its own check never runs
+    assert!(
+        !log.contains("required AIPerf server metrics artifacts are missing"),
+        "{log}"
+    );
+    assert!(!a
+        .join("results/aiperf_artifacts/server_metrics_export.json")
+        .exists());
+}
+
 fn slurm_up() -> bool {
     let ok = std::process::Command::new("sinfo")
         .args(["-h", "-o", "%T"])
