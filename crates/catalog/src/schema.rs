@@ -843,6 +843,90 @@ pub fn build_entry(
         (None, None) => unreachable!("one schema is given"),
     };
 
+    check_top_level(
+        &mut ctx,
+        &root,
+        TopLevel {
+            multinode,
+            disagg,
+            runner,
+            router,
+            kvp2p,
+            fixed_len,
+            agentic_len: agentic_raw.as_ref().map(|v| v.len()).unwrap_or(0),
+        },
+    );
+
+    let mut scope: Vec<ScopeView> = Vec::new();
+    let mut fixed = Vec::new();
+
+    // Fixed-seq-len blocks.
+    if let Some(e) = single {
+        fixed_single(&mut ctx, e, &mut scope, &mut fixed);
+    }
+    if let Some(e) = multi {
+        fixed_multi(&mut ctx, e, &mut scope, &mut fixed);
+    }
+
+    // Agentic blocks.
+    let agentic = agentic_blocks(&mut ctx, agentic_raw, multinode, &mut scope);
+
+    check_scopes(
+        &mut ctx,
+        router.is_some(),
+        kvp2p.is_some(),
+        multinode,
+        disagg,
+        &scope,
+    );
+
+    if !ctx.issues.is_empty() {
+        return Err(ctx.issues);
+    }
+    Ok(ConfigEntry {
+        key: key.to_string(),
+        file: file.to_string(),
+        mark: entry_mark,
+        image: image.clone(),
+        model: model.clone(),
+        model_prefix: model_prefix.clone(),
+        precision: precision.clone(),
+        framework: framework.clone(),
+        runner: runner.clone(),
+        multinode,
+        disagg,
+        router: router.as_ref().map(|_| json_at(&ctx, &[k("router")])),
+        kv_p2p_transfer: kvp2p.as_ref().map(|x| x.0.clone()),
+        fixed,
+        agentic,
+        json: node.to_json().unwrap_or(Value::Null),
+    })
+}
+
+/// The top-level facts [`check_top_level`] checks (taken from either schema's entry).
+struct TopLevel<'a> {
+    multinode: bool,
+    disagg: bool,
+    runner: &'a str,
+    router: &'a Option<ComponentRaw>,
+    kvp2p: &'a Option<NonEmpty>,
+    fixed_len: usize,
+    agentic_len: usize,
+}
+
+/// Rules on the entry's top level: V14 (disagg needs multinode), V13 (a scenario), V9
+/// (agentic on a cluster runner), the top-level router, V8 (kv-p2p-transfer multinode only).
+fn check_top_level(ctx: &mut Ctx, root: &[Seg], t: TopLevel) {
+    let node = ctx.root;
+    let TopLevel {
+        multinode,
+        disagg,
+        runner,
+        router,
+        kvp2p,
+        fixed_len,
+        agentic_len,
+    } = t;
     // V14
     if !multinode && disagg {
         ctx.push(
@@ -852,7 +936,6 @@ pub fn build_entry(
         );
     }
     // V13
-    let agentic_len = agentic_raw.as_ref().map(|v| v.len()).unwrap_or(0);
     if fixed_len == 0 && agentic_len == 0 {
         ctx.push(
             mark_at(node, &[k("scenarios")]),
@@ -869,117 +952,140 @@ pub fn build_entry(
         );
     }
     if let Some(r) = router {
-        check_component(&mut ctx, r, &[k("router")]);
+        check_component(ctx, r, &[k("router")]);
     }
     // V8 (top level)
     if !multinode && kvp2p.is_some() {
         ctx.push(
-            key_mark(node, &root, "kv-p2p-transfer"),
+            key_mark(node, root, "kv-p2p-transfer"),
             &[k("kv-p2p-transfer")],
             "kv-p2p-transfer is only valid when multinode=true",
         );
     }
+}
 
-    let mut scope: Vec<ScopeView> = Vec::new();
-    let mut fixed = Vec::new();
-
-    // Fixed-seq-len blocks.
-    if let Some(e) = single {
-        for (i, blk) in e.scenarios.fixed_seq_len.iter().flatten().enumerate() {
-            let bpath = vec![k("scenarios"), k("fixed-seq-len"), Seg::Index(i)];
-            let mut entries = Vec::new();
-            for (j, s) in blk.search_space.iter().enumerate() {
-                let p = with(&with(&bpath, k("search-space")), Seg::Index(j));
-                let conc = check_conc(&mut ctx, &p, s.conc_start, s.conc_end, &s.conc_list);
-                check_tp_dcp(&mut ctx, &p, s.tp, s.dcp_size.0);
-                if let Some(r) = &s.router {
-                    check_component(&mut ctx, r, &with(&p, k("router")));
-                }
-                if s.kv_p2p_transfer.is_some() {
-                    ctx.push(
-                        key_mark(node, &p, "kv-p2p-transfer"),
-                        &p,
-                        "kv-p2p-transfer is only valid when multinode=true",
-                    );
-                }
-                scope.push(ScopeView {
-                    path: p.clone(),
-                    has_router: s.router.is_some(),
-                    kv_p2p: s.kv_p2p_transfer.is_some(),
-                });
-                if let Some(conc) = conc {
-                    entries.push(SearchEntry {
-                        topology: Topology::Single {
-                            tp: s.tp,
-                            pp: s.pp.0,
-                            dcp_size: s.dcp_size.0,
-                            pcp_size: s.pcp_size.0,
-                            ep: s.ep,
-                            dp_attn: s.dp_attn,
-                        },
-                        spec_decoding: s.spec_decoding,
-                        router: s
-                            .router
-                            .as_ref()
-                            .map(|_| json_at(&ctx, &with(&p, k("router")))),
-                        kv_p2p_transfer: s.kv_p2p_transfer.as_ref().map(|x| x.0.clone()),
-                        conc,
-                        kv_offloading: None,
-                        kv_offload_backend: None,
-                        mark: mark_at(node, &p),
-                    });
-                }
+/// The single-node fixed-seq-len blocks: each search-space entry checked (conc, TP×DCP,
+/// router, no kv-p2p-transfer) and resolved; its scope view recorded for V6/V7.
+fn fixed_single(
+    ctx: &mut Ctx,
+    e: &EntryRaw<SingleSearchRaw>,
+    scope: &mut Vec<ScopeView>,
+    fixed: &mut Vec<FixedScenario>,
+) {
+    let node = ctx.root;
+    for (i, blk) in e.scenarios.fixed_seq_len.iter().flatten().enumerate() {
+        let bpath = vec![k("scenarios"), k("fixed-seq-len"), Seg::Index(i)];
+        let mut entries = Vec::new();
+        for (j, s) in blk.search_space.iter().enumerate() {
+            let p = with(&with(&bpath, k("search-space")), Seg::Index(j));
+            let conc = check_conc(ctx, &p, s.conc_start, s.conc_end, &s.conc_list);
+            check_tp_dcp(ctx, &p, s.tp, s.dcp_size.0);
+            if let Some(r) = &s.router {
+                check_component(ctx, r, &with(&p, k("router")));
             }
-            fixed.push(FixedScenario {
-                isl: blk.isl,
-                osl: blk.osl,
-                search_space: entries,
-            });
-        }
-    }
-    if let Some(e) = multi {
-        for (i, blk) in e.scenarios.fixed_seq_len.iter().flatten().enumerate() {
-            let bpath = vec![k("scenarios"), k("fixed-seq-len"), Seg::Index(i)];
-            let mut entries = Vec::new();
-            for (j, s) in blk.search_space.iter().enumerate() {
-                let p = with(&with(&bpath, k("search-space")), Seg::Index(j));
-                let conc = check_conc(&mut ctx, &p, s.conc_start, s.conc_end, &s.conc_list);
-                check_hardware_pair(&mut ctx, &p, &s.prefill, &s.decode);
-                let prefill = worker(&mut ctx, &s.prefill, &with(&p, k("prefill")));
-                let decode = worker(&mut ctx, &s.decode, &with(&p, k("decode")));
-                if let Some(r) = &s.router {
-                    check_component(&mut ctx, r, &with(&p, k("router")));
-                }
-                scope.push(ScopeView {
-                    path: p.clone(),
-                    has_router: s.router.is_some(),
-                    kv_p2p: s.kv_p2p_transfer.is_some(),
-                });
-                if let Some(conc) = conc {
-                    entries.push(SearchEntry {
-                        topology: Topology::Disagg { prefill, decode },
-                        spec_decoding: s.spec_decoding,
-                        router: s
-                            .router
-                            .as_ref()
-                            .map(|_| json_at(&ctx, &with(&p, k("router")))),
-                        kv_p2p_transfer: s.kv_p2p_transfer.as_ref().map(|x| x.0.clone()),
-                        conc,
-                        kv_offloading: None,
-                        kv_offload_backend: None,
-                        mark: mark_at(node, &p),
-                    });
-                }
+            if s.kv_p2p_transfer.is_some() {
+                ctx.push(
+                    key_mark(node, &p, "kv-p2p-transfer"),
+                    &p,
+                    "kv-p2p-transfer is only valid when multinode=true",
+                );
             }
-            fixed.push(FixedScenario {
-                isl: blk.isl,
-                osl: blk.osl,
-                search_space: entries,
+            scope.push(ScopeView {
+                path: p.clone(),
+                has_router: s.router.is_some(),
+                kv_p2p: s.kv_p2p_transfer.is_some(),
             });
+            if let Some(conc) = conc {
+                entries.push(SearchEntry {
+                    topology: Topology::Single {
+                        tp: s.tp,
+                        pp: s.pp.0,
+                        dcp_size: s.dcp_size.0,
+                        pcp_size: s.pcp_size.0,
+                        ep: s.ep,
+                        dp_attn: s.dp_attn,
+                    },
+                    spec_decoding: s.spec_decoding,
+                    router: s
+                        .router
+                        .as_ref()
+                        .map(|_| json_at(ctx, &with(&p, k("router")))),
+                    kv_p2p_transfer: s.kv_p2p_transfer.as_ref().map(|x| x.0.clone()),
+                    conc,
+                    kv_offloading: None,
+                    kv_offload_backend: None,
+                    mark: mark_at(node, &p),
+                });
+            }
         }
+        fixed.push(FixedScenario {
+            isl: blk.isl,
+            osl: blk.osl,
+            search_space: entries,
+        });
     }
+}
 
-    // Agentic blocks.
+/// The multinode fixed-seq-len blocks: each search-space entry checked (conc, the
+/// prefill/decode pair and workers, router) and resolved; its scope view recorded for V6/V7.
+fn fixed_multi(
+    ctx: &mut Ctx,
+    e: &EntryRaw<MultiSearchRaw>,
+    scope: &mut Vec<ScopeView>,
+    fixed: &mut Vec<FixedScenario>,
+) {
+    let node = ctx.root;
+    for (i, blk) in e.scenarios.fixed_seq_len.iter().flatten().enumerate() {
+        let bpath = vec![k("scenarios"), k("fixed-seq-len"), Seg::Index(i)];
+        let mut entries = Vec::new();
+        for (j, s) in blk.search_space.iter().enumerate() {
+            let p = with(&with(&bpath, k("search-space")), Seg::Index(j));
+            let conc = check_conc(ctx, &p, s.conc_start, s.conc_end, &s.conc_list);
+            check_hardware_pair(ctx, &p, &s.prefill, &s.decode);
+            let prefill = worker(ctx, &s.prefill, &with(&p, k("prefill")));
+            let decode = worker(ctx, &s.decode, &with(&p, k("decode")));
+            if let Some(r) = &s.router {
+                check_component(ctx, r, &with(&p, k("router")));
+            }
+            scope.push(ScopeView {
+                path: p.clone(),
+                has_router: s.router.is_some(),
+                kv_p2p: s.kv_p2p_transfer.is_some(),
+            });
+            if let Some(conc) = conc {
+                entries.push(SearchEntry {
+                    topology: Topology::Disagg { prefill, decode },
+                    spec_decoding: s.spec_decoding,
+                    router: s
+                        .router
+                        .as_ref()
+                        .map(|_| json_at(ctx, &with(&p, k("router")))),
+                    kv_p2p_transfer: s.kv_p2p_transfer.as_ref().map(|x| x.0.clone()),
+                    conc,
+                    kv_offloading: None,
+                    kv_offload_backend: None,
+                    mark: mark_at(node, &p),
+                });
+            }
+        }
+        fixed.push(FixedScenario {
+            isl: blk.isl,
+            osl: blk.osl,
+            search_space: entries,
+        });
+    }
+}
+
+/// The agentic-coding blocks: dram-utilization, then each search-space entry checked (V10
+/// offload backend, V11 dram, router, kv-p2p-transfer, V12 topology) and resolved; its scope
+/// view recorded for V6/V7.
+fn agentic_blocks(
+    ctx: &mut Ctx,
+    agentic_raw: &Option<Vec<AgenticRaw>>,
+    multinode: bool,
+    scope: &mut Vec<ScopeView>,
+) -> Vec<AgenticScenario> {
+    let node = ctx.root;
     let mut agentic = Vec::new();
     for (i, blk) in agentic_raw.iter().flatten().enumerate() {
         let bpath = vec![k("scenarios"), k("agentic-coding"), Seg::Index(i)];
@@ -997,7 +1103,7 @@ pub fn build_entry(
         for (j, s) in blk.search_space.iter().enumerate() {
             let p = with(&with(&bpath, k("search-space")), Seg::Index(j));
             let emark = mark_at(node, &p);
-            let conc = check_conc(&mut ctx, &p, s.conc_start, s.conc_end, &s.conc_list);
+            let conc = check_conc(ctx, &p, s.conc_start, s.conc_end, &s.conc_list);
             // V10
             match (s.kv_offloading, &s.kv_offload_backend) {
                 (None, Some(_)) => ctx.push(emark, &p, "kv-offload-backend requires kv-offloading"),
@@ -1014,14 +1120,14 @@ pub fn build_entry(
                 _ => {}
             }
             if let Some(b) = &s.kv_offload_backend {
-                check_backend(&mut ctx, b, &with(&p, k("kv-offload-backend")));
+                check_backend(ctx, b, &with(&p, k("kv-offload-backend")));
             }
             // V11
             if s.kv_offloading == Some(KvOffloading::Dram) && blk.dram_utilization.is_none() {
                 ctx.push(emark, &p, "kv-offloading='dram' requires dram-utilization");
             }
             if let Some(r) = &s.router {
-                check_component(&mut ctx, r, &with(&p, k("router")));
+                check_component(ctx, r, &with(&p, k("router")));
             }
             if !multinode && s.kv_p2p_transfer.is_some() {
                 ctx.push(
@@ -1053,7 +1159,7 @@ pub fn build_entry(
                     );
                 } else {
                     let dcp = s.dcp_size.unwrap_or_default().0;
-                    check_tp_dcp(&mut ctx, &p, tp, dcp);
+                    check_tp_dcp(ctx, &p, tp, dcp);
                     topology = Some(Topology::Single {
                         tp,
                         pp: s.pp.unwrap_or_default().0,
@@ -1069,9 +1175,9 @@ pub fn build_entry(
                 } else if s.pp.is_some() || s.dcp_size.is_some() || s.pcp_size.is_some() {
                     ctx.push(emark, &p, "multinode agentic search-space entries cannot specify 'pp', 'dcp-size', 'pcp-size'");
                 } else {
-                    check_hardware_pair(&mut ctx, &p, pw, dw);
-                    let prefill = worker(&mut ctx, pw, &with(&p, k("prefill")));
-                    let decode = worker(&mut ctx, dw, &with(&p, k("decode")));
+                    check_hardware_pair(ctx, &p, pw, dw);
+                    let prefill = worker(ctx, pw, &with(&p, k("prefill")));
+                    let decode = worker(ctx, dw, &with(&p, k("decode")));
                     topology = Some(Topology::Disagg { prefill, decode });
                 }
             }
@@ -1082,14 +1188,14 @@ pub fn build_entry(
                     router: s
                         .router
                         .as_ref()
-                        .map(|_| json_at(&ctx, &with(&p, k("router")))),
+                        .map(|_| json_at(ctx, &with(&p, k("router")))),
                     kv_p2p_transfer: s.kv_p2p_transfer.as_ref().map(|x| x.0.clone()),
                     conc,
                     kv_offloading: s.kv_offloading,
                     kv_offload_backend: s
                         .kv_offload_backend
                         .as_ref()
-                        .map(|_| json_at(&ctx, &with(&p, k("kv-offload-backend")))),
+                        .map(|_| json_at(ctx, &with(&p, k("kv-offload-backend")))),
                     mark: emark,
                 });
             }
@@ -1099,9 +1205,22 @@ pub fn build_entry(
             search_space: entries,
         });
     }
+    agentic
+}
 
+/// V7 (router and kv-p2p-transfer declared at one scope only) and V6 (a disaggregated
+/// multinode entry has kv-p2p-transfer everywhere).
+fn check_scopes(
+    ctx: &mut Ctx,
+    top_router: bool,
+    top_kvp2p: bool,
+    multinode: bool,
+    disagg: bool,
+    scope: &[ScopeView],
+) {
+    let node = ctx.root;
     // V7: single scope for router and kv-p2p-transfer.
-    if router.is_some() {
+    if top_router {
         if let Some(v) = scope.iter().find(|v| v.has_router) {
             ctx.push(
                 key_mark(node, &v.path, "router"),
@@ -1110,7 +1229,7 @@ pub fn build_entry(
             );
         }
     }
-    if kvp2p.is_some() {
+    if top_kvp2p {
         if let Some(v) = scope.iter().find(|v| v.kv_p2p) {
             ctx.push(
                 key_mark(node, &v.path, "kv-p2p-transfer"),
@@ -1120,39 +1239,13 @@ pub fn build_entry(
         }
     }
     // V6
-    if multinode
-        && disagg
-        && kvp2p.is_none()
-        && (scope.is_empty() || scope.iter().any(|v| !v.kv_p2p))
-    {
+    if multinode && disagg && !top_kvp2p && (scope.is_empty() || scope.iter().any(|v| !v.kv_p2p)) {
         ctx.push(
             mark_at(node, &[k("disagg")]),
             &[k("disagg")],
             "disagg=true requires kv-p2p-transfer at the top level or in every search-space entry",
         );
     }
-
-    if !ctx.issues.is_empty() {
-        return Err(ctx.issues);
-    }
-    Ok(ConfigEntry {
-        key: key.to_string(),
-        file: file.to_string(),
-        mark: entry_mark,
-        image: image.clone(),
-        model: model.clone(),
-        model_prefix: model_prefix.clone(),
-        precision: precision.clone(),
-        framework: framework.clone(),
-        runner: runner.clone(),
-        multinode,
-        disagg,
-        router: router.as_ref().map(|_| json_at(&ctx, &[k("router")])),
-        kv_p2p_transfer: kvp2p.as_ref().map(|x| x.0.clone()),
-        fixed,
-        agentic,
-        json: node.to_json().unwrap_or(Value::Null),
-    })
 }
 
 #[cfg(test)]
