@@ -548,8 +548,80 @@ fn table_import(
     };
 
     // Identity: CLI overrides > table `identity` > derived from config_key.
+    let ident = table_identity(m, source, config_key.as_deref(), ov, &mut notes)?;
+
+    let (benchmark_type, isl, osl, workload_label) = table_workload(m, source)?;
+    let (tp, ep, dpa, topology_label) = table_topology(m, source)?;
+
+    let base_row = |conc: u64| -> Map<String, Value> {
+        let mut r = Map::new();
+        for k in [
+            "hw",
+            "framework",
+            "infmax_model_prefix",
+            "precision",
+            "spec_decoding",
+            "model",
+        ] {
+            if let Some(v) = ident.get(k) {
+                r.insert(k.to_string(), v.clone());
+            }
+        }
+        r.insert("conc".into(), json!(conc));
+        if let Some(i) = &image {
+            r.insert("image".into(), json!(i));
+        }
+        r.insert(
+            "disagg".into(),
+            ident.get("disagg").cloned().unwrap_or(json!(false)),
+        );
+        r.insert("isl".into(), isl.clone());
+        r.insert("osl".into(), osl.clone());
+        r.insert(
+            "is_multinode".into(),
+            ident.get("is_multinode").cloned().unwrap_or(json!(false)),
+        );
+        r.insert("tp".into(), json!(tp));
+        r.insert("ep".into(), json!(ep));
+        r.insert(
+            "dp_attention".into(),
+            json!(if dpa { "true" } else { "false" }),
+        );
+        r.insert("benchmark_type".into(), json!(benchmark_type));
+        r
+    };
+
+    let points = table_points(m, source, statistic, date.as_deref(), &base_row)?;
+    let evals = table_evals(m, source, date.as_deref(), &ident, &base_row)?;
+    if points.is_empty() && evals.is_empty() {
+        fail!("{source}: the baseline table has no points and no evals");
+    }
+    Ok(BaselineImport {
+        format: BaselineFormat::Table,
+        config_key,
+        date,
+        image,
+        workload: Some(workload_label),
+        topology: Some(topology_label),
+        statistic: Some(statistic),
+        points,
+        evals,
+        notes,
+    })
+}
+
+/// A baseline table's identity: CLI overrides > the table's `identity` > derived from its
+/// `config_key` (a note says which keys were derived). Errors: `identity` not an object or
+/// with an unknown key; hw, framework, model prefix or precision unknown.
+fn table_identity(
+    m: &Map<String, Value>,
+    source: &str,
+    config_key: Option<&str>,
+    ov: &IdentityOverrides,
+    notes: &mut Vec<String>,
+) -> Result<Map<String, Value>> {
     let mut ident = Map::new();
-    if let Some(k) = &config_key {
+    if let Some(k) = config_key {
         if let Some(fields) = identity_from_config_key(k) {
             for (f, v) in fields {
                 ident.insert(f.to_string(), Value::String(v));
@@ -609,7 +681,7 @@ fn table_import(
         notes.push(format!(
             "identity derived from config key `{}` by the InferenceX naming convention: {} \
              (override with --hw/--framework/--model-prefix/--precision/--spec-decoding)",
-            config_key.as_deref().unwrap_or(""),
+            config_key.unwrap_or(""),
             shown.join(", ")
         ));
     }
@@ -622,15 +694,20 @@ fn table_import(
                     "infmax_model_prefix" => "model-prefix",
                     other => other,
                 },
-                config_key
-                    .as_deref()
-                    .map_or("absent".to_string(), |k| format!("`{k}`"))
+                config_key.map_or("absent".to_string(), |k| format!("`{k}`"))
             );
         }
     }
+    Ok(ident)
+}
 
-    // Workload.
-    let (benchmark_type, isl, osl, workload_label) = match m.get("workload") {
+/// A baseline table's `workload`: (benchmark type, isl, osl, label); `"AgentX"` or
+/// `"agentic-coding"`, `"8k/1k"` (k = 1024) or `{"isl":…,"osl":…}`.
+fn table_workload(
+    m: &Map<String, Value>,
+    source: &str,
+) -> Result<(&'static str, Value, Value, String)> {
+    let w = match m.get("workload") {
         Some(Value::String(s)) if s.eq_ignore_ascii_case("agentx") || s == "agentic-coding" => (
             "agentic_traces",
             Value::Null,
@@ -666,8 +743,12 @@ fn table_import(
         ),
         Some(other) => fail!("{source}: field `workload` is {other}, expected a string or object"),
     };
+    Ok(w)
+}
 
-    // Topology.
+/// A baseline table's `topology`: (tp, ep (default 1), dp_attention (default false),
+/// `TP{tp}/EP{ep}`). Errors: missing, an unknown key, no integer `tp`.
+fn table_topology(m: &Map<String, Value>, source: &str) -> Result<(u64, u64, bool, String)> {
     let topo = m
         .get("topology")
         .and_then(Value::as_object)
@@ -689,45 +770,18 @@ fn table_import(
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let topology_label = format!("TP{tp}/EP{ep}");
+    Ok((tp, ep, dpa, topology_label))
+}
 
-    let base_row = |conc: u64| -> Map<String, Value> {
-        let mut r = Map::new();
-        for k in [
-            "hw",
-            "framework",
-            "infmax_model_prefix",
-            "precision",
-            "spec_decoding",
-            "model",
-        ] {
-            if let Some(v) = ident.get(k) {
-                r.insert(k.to_string(), v.clone());
-            }
-        }
-        r.insert("conc".into(), json!(conc));
-        if let Some(i) = &image {
-            r.insert("image".into(), json!(i));
-        }
-        r.insert(
-            "disagg".into(),
-            ident.get("disagg").cloned().unwrap_or(json!(false)),
-        );
-        r.insert("isl".into(), isl.clone());
-        r.insert("osl".into(), osl.clone());
-        r.insert(
-            "is_multinode".into(),
-            ident.get("is_multinode").cloned().unwrap_or(json!(false)),
-        );
-        r.insert("tp".into(), json!(tp));
-        r.insert("ep".into(), json!(ep));
-        r.insert(
-            "dp_attention".into(),
-            json!(if dpa { "true" } else { "false" }),
-        );
-        r.insert("benchmark_type".into(), json!(benchmark_type));
-        r
-    };
-
+/// A baseline table's `points`, each a foreign row (`base_row(conc)` plus its metrics at
+/// `statistic`, latencies ms → s) checked by [`Point::from_foreign`].
+fn table_points(
+    m: &Map<String, Value>,
+    source: &str,
+    statistic: Stat,
+    date: Option<&str>,
+    base_row: &impl Fn(u64) -> Map<String, Value>,
+) -> Result<Vec<ForeignRow>> {
     let mut points = Vec::new();
     let pts = match m.get("points") {
         None => Vec::new(),
@@ -802,14 +856,25 @@ fn table_import(
         }
         r.insert("point_status".into(), json!(status));
         r.insert("statistic".into(), json!(stat));
-        if let Some(d) = &date {
+        if let Some(d) = date {
             r.insert("date".into(), json!(d));
         }
         let row = ForeignRow::new(r);
         Point::from_foreign(&row).with_context(|| at.clone())?;
         points.push(row);
     }
+    Ok(points)
+}
 
+/// A baseline table's `evals`, each a foreign eval row (`base_row(conc)` plus task, score as
+/// a fraction, gate keys) checked by [`EvalPoint::from_foreign`].
+fn table_evals(
+    m: &Map<String, Value>,
+    source: &str,
+    date: Option<&str>,
+    ident: &Map<String, Value>,
+    base_row: &impl Fn(u64) -> Map<String, Value>,
+) -> Result<Vec<ForeignRow>> {
     let mut evals = Vec::new();
     let evs = match m.get("evals") {
         None => Vec::new(),
@@ -868,28 +933,14 @@ fn table_import(
                 r.insert(dst.into(), x.clone());
             }
         }
-        if let Some(d) = &date {
+        if let Some(d) = date {
             r.insert("date".into(), json!(d));
         }
         let row = ForeignRow::new(r);
         EvalPoint::from_foreign(&row).with_context(|| at.clone())?;
         evals.push(row);
     }
-    if points.is_empty() && evals.is_empty() {
-        fail!("{source}: the baseline table has no points and no evals");
-    }
-    Ok(BaselineImport {
-        format: BaselineFormat::Table,
-        config_key,
-        date,
-        image,
-        workload: Some(workload_label),
-        topology: Some(topology_label),
-        statistic: Some(statistic),
-        points,
-        evals,
-        notes,
-    })
+    Ok(evals)
 }
 
 /// Top-level agg keys that are identity or counts, not metrics (not copied into
