@@ -373,6 +373,101 @@ grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server
         .exists());
 }
 
+const SGLANG_AGENTIC: &str = r#"#!/usr/bin/env bash
+set -euo pipefail
+source "$(dirname "$0")/../../benchmark_lib.sh"
+check_env_vars MODEL TP CONC RESULT_DIR
+SERVER_LOG="$RESULT_DIR/server.log"
+sglang serve --model-path "$MODEL" --host 0.0.0.0 --port "$PORT" --tp "$TP" \
+  --enable-metrics --max-running-requests 8 > "$SERVER_LOG" 2>&1 &
+SERVER_PID=$!
+wait_for_server_ready "$PORT" "$SERVER_PID" "$SERVER_LOG"
+mkdir -p "$RESULT_DIR/aiperf_artifacts"
+aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" \
+  --output-artifact-dir "$RESULT_DIR/aiperf_artifacts"
+test -s "$RESULT_DIR/aiperf_artifacts/servebench_agentx.json"
+"#;
+
+/// An SGLang AgentX recipe: the simulator serves SGLang's `/metrics` series, the sweep runs with
+/// `--engine sglang` (no profile-mismatch warning) and the aggregate's server-side cache block
+/// is read through the SGLang adapter (`sglang:cached_tokens` / `sglang:prompt_tokens`).
+#[test]
+fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
+    let traces = std::path::PathBuf::from(
+        std::env::var("SERVEBENCH_SHARED").unwrap_or_else(|_| "/work/shared".into()),
+    )
+    .join("data/agentx-traces");
+    if !traces.is_dir() {
+        eprintln!("skipped: no {}", traces.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d);
+    let agentic = d.join("benchmarks/single_node/agentic");
+    std::fs::create_dir_all(&agentic).unwrap();
+    for name in ["tiny_bf16_h200_sglang.sh", "tiny_bf16_h200.sh"] {
+        std::fs::write(agentic.join(name), SGLANG_AGENTIC).unwrap();
+    }
+    std::fs::write(
+        d.join("configs/agentic.yaml"),
+        "tiny-bf16-h200-sglang-agentic:\n  image: lmsysorg/sglang:v0.5.16-cu130\n  model: Qwen/Qwen3-8B\n  model-prefix: tiny\n  runner: cluster:h200-dgxc\n  precision: bf16\n  framework: sglang\n  multinode: false\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - { tp: 2, kv-offloading: none, conc-list: [2] }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("configs/runners-agentic.yaml"),
+        "labels:\n  cluster:h200-dgxc:\n    - h200-dgxc_00\nhardware:\n  cluster:h200-dgxc:\n    available-cpu-dram-mib: 1_471_356\n    gpus-per-node: 8\n",
+    )
+    .unwrap();
+    let t = traces.display().to_string();
+    let (rc, out, err) = run_in(
+        d,
+        &[
+            "run",
+            "tiny-bf16-h200-sglang-agentic",
+            "--catalog",
+            "configs/agentic.yaml",
+            "--runners",
+            "configs/runners-agentic.yaml",
+            "--recipes",
+            ".",
+            "--executor",
+            "local",
+            "--simulate",
+            "--no-evals",
+            "--traces",
+            &t,
+            "--duration",
+            "3",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+        ],
+    );
+    // stored, marked invalid as a submission (a 3 s window): run exits non-zero for that
+    assert!(out.contains(": stored 1 row"), "rc {rc}\n{out}\n{err}");
+    let points = d.join("r/points");
+    let point = std::fs::read_dir(&points)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let a = point.join("attempt-1");
+    let mlog = std::fs::read_to_string(a.join("measure.log")).unwrap();
+    assert!(!mlog.contains("engine profile is"), "{mlog}");
+    let agg = read_json(&a.join("results/aiperf_artifacts/servebench_agentx.json"));
+    let sm = &agg["server_metrics"];
+    assert_eq!(sm["adapter"], "sglang", "{sm}");
+    let rate = sm["cache"]["overall_cache_hit_rate"].as_f64();
+    assert!(rate.is_some_and(|r| (0.0..=1.0).contains(&r)), "{sm}");
+    assert!(
+        sm["tokens"]["prompt_total"].as_u64().is_some_and(|n| n > 0),
+        "{sm}"
+    );
+}
+
 fn slurm_up() -> bool {
     let ok = std::process::Command::new("sinfo")
         .args(["-h", "-o", "%T"])
