@@ -226,28 +226,7 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
         return Err(BumpError::NoCatalog);
     }
     // The file holding the key.
-    let mut hits = Vec::new();
-    for f in &opts.catalogs {
-        let text = read(f)?;
-        if let Some(loc) = catalog_edit::locate_image(&text, &opts.key, &f.display().to_string())? {
-            hits.push((f.clone(), text, loc));
-        }
-    }
-    let (cat_file, cat_text, loc) = match hits.len() {
-        0 => {
-            return Err(BumpError::KeyNotFound {
-                key: opts.key.clone(),
-                files: opts.catalogs.clone(),
-            })
-        }
-        1 => hits.pop().expect("one"),
-        _ => {
-            return Err(BumpError::KeyInSeveralFiles {
-                key: opts.key.clone(),
-                files: hits.into_iter().map(|h| h.0).collect(),
-            })
-        }
-    };
+    let (cat_file, cat_text, loc) = locate_key(opts)?;
     let catalog = servebench_catalog::Catalog::load(
         &opts
             .catalogs
@@ -310,11 +289,126 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
     }
 
     // Provenance.
-    let (old_prov, new_prov, resolution) = match &opts.resolve {
+    let (old_prov, new_prov, resolution) =
+        resolve_provenance(opts, &new_ref, old_ref.as_ref(), &mut notes)?;
+
+    // Catalog edit.
+    let written_image = image_to_write(
+        opts,
+        &new_ref,
+        old_ref.as_ref(),
+        new_prov.as_ref(),
+        &mut notes,
+    )?;
+    let (new_cat, _) = catalog_edit::set_image(
+        &cat_text,
+        &opts.key,
+        &written_image,
+        &cat_file.display().to_string(),
+    )?;
+    let catalog_change = FileChange::new(&cat_file, cat_text, new_cat);
+
+    // Recipes.
+    let recipes = check_recipes(
+        opts,
+        RecipeCheck {
+            entry,
+            catalog: &catalog,
+            engine: &engine,
+            old_version: &old_version,
+            new_version: &new_version,
+            new_ref: &new_ref,
+            old_ref: old_ref.as_ref(),
+        },
+        &mut notes,
+    )?;
+
+    // Change line.
+    let change_line = change_line(
+        &old_image,
+        &written_image,
+        old_prov.as_ref(),
+        new_prov.as_ref(),
+        &recipes,
+        &resolution,
+    );
+
+    // Change-log entry.
+    let changelog_change = changelog_change(
+        opts,
+        &engine,
+        &old_image,
+        &written_image,
+        &recipes,
+        new_prov.as_ref(),
+    )?;
+
+    Ok(BumpPlan {
+        record: ChangeRecord {
+            config_key: opts.key.clone(),
+            catalog: cat_file,
+            old_image,
+            new_image: written_image,
+            engine,
+            old_version: old_version.to_string(),
+            new_version: new_version.to_string(),
+            old_provenance: old_prov,
+            new_provenance: new_prov,
+            resolution,
+            recipes,
+            change_line,
+            at,
+        },
+        already_updated: false,
+        catalog: Some(catalog_change),
+        changelog: changelog_change,
+        notes,
+    })
+}
+
+/// The catalog file holding `opts.key`: (file, its text, the image's location). Errors: the
+/// key in no file ([`BumpError::KeyNotFound`]) or in several ([`BumpError::KeyInSeveralFiles`]).
+fn locate_key(
+    opts: &BumpOptions,
+) -> Result<(PathBuf, String, catalog_edit::ImageLocation), BumpError> {
+    let mut hits = Vec::new();
+    for f in &opts.catalogs {
+        let text = read(f)?;
+        if let Some(loc) = catalog_edit::locate_image(&text, &opts.key, &f.display().to_string())? {
+            hits.push((f.clone(), text, loc));
+        }
+    }
+    let found = match hits.len() {
+        0 => {
+            return Err(BumpError::KeyNotFound {
+                key: opts.key.clone(),
+                files: opts.catalogs.clone(),
+            })
+        }
+        1 => hits.pop().expect("one"),
+        _ => {
+            return Err(BumpError::KeyInSeveralFiles {
+                key: opts.key.clone(),
+                files: hits.into_iter().map(|h| h.0).collect(),
+            })
+        }
+    };
+    Ok(found)
+}
+
+/// The old and new images' provenance and how it was resolved (registry, provenance file,
+/// or not at all); an old image that cannot be resolved is a note, the new one an error.
+fn resolve_provenance(
+    opts: &BumpOptions,
+    new_ref: &ImageRef,
+    old_ref: Option<&ImageRef>,
+    notes: &mut Vec<String>,
+) -> Result<(Option<Provenance>, Option<Provenance>, String), BumpError> {
+    let resolved = match &opts.resolve {
         Resolve::Registry(ro) => {
-            let info = registry::inspect_blocking(&new_ref, ro)?;
+            let info = registry::inspect_blocking(new_ref, ro)?;
             let newp = Provenance::from_info(&info);
-            let oldp = match &old_ref {
+            let oldp = match old_ref {
                 Some(o) => match registry::inspect_blocking(
                     o,
                     &RegistryOptions {
@@ -337,13 +431,13 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
             )
         }
         Resolve::File(p) => {
-            let newp = Provenance::from_file(p, &new_ref)?.ok_or_else(|| {
+            let newp = Provenance::from_file(p, new_ref)?.ok_or_else(|| {
                 BumpError::NoProvenanceRecord {
                     path: p.clone(),
                     image: new_ref.to_string(),
                 }
             })?;
-            let oldp = match &old_ref {
+            let oldp = match old_ref {
                 Some(o) => {
                     let r = Provenance::from_file(p, o)?;
                     if r.is_none() {
@@ -366,9 +460,19 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
             (None, None, "not resolved (--no-resolve)".into())
         }
     };
+    Ok(resolved)
+}
 
-    // Catalog edit.
-    let written_image = match (&new_prov, opts.pin_digest) {
+/// The image written into the catalog: the given one, pinned to its digest with
+/// `--pin-digest`, in enroot form when the entry writes its image that way.
+fn image_to_write(
+    opts: &BumpOptions,
+    new_ref: &ImageRef,
+    old_ref: Option<&ImageRef>,
+    new_prov: Option<&Provenance>,
+    notes: &mut Vec<String>,
+) -> Result<String, BumpError> {
+    let written_image = match (new_prov, opts.pin_digest) {
         (Some(p), true) => match p.index_digest.as_deref().or(p.amd64_digest()) {
             Some(d) if new_ref.digest.is_none() => new_ref.pinned(d),
             _ => opts.image.clone(),
@@ -378,7 +482,7 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
     };
     // An entry written in enroot form (`nvcr.io#nvidia/…`, imported as `docker://$IMAGE`)
     // keeps that form: `nvcr.io/nvidia/…` there would be looked up on Docker Hub.
-    let written_image = match &old_ref {
+    let written_image = match old_ref {
         Some(o)
             if o.form == reference::RefForm::Enroot
                 && new_ref.form == reference::RefForm::Oci
@@ -393,15 +497,36 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
         }
         _ => written_image,
     };
-    let (new_cat, _) = catalog_edit::set_image(
-        &cat_text,
-        &opts.key,
-        &written_image,
-        &cat_file.display().to_string(),
-    )?;
-    let catalog_change = FileChange::new(&cat_file, cat_text, new_cat);
+    Ok(written_image)
+}
 
-    // Recipes.
+/// What [`check_recipes`] checks the entry's recipes against.
+struct RecipeCheck<'a> {
+    entry: &'a servebench_catalog::schema::ConfigEntry,
+    catalog: &'a servebench_catalog::Catalog,
+    engine: &'a str,
+    old_version: &'a EngineVersion,
+    new_version: &'a EngineVersion,
+    new_ref: &'a ImageRef,
+    old_ref: Option<&'a ImageRef>,
+}
+
+/// The entry's single-node recipes checked against the engine's flag rules (edited where a
+/// rule applies automatically and the recipe is not shared) and the engine's flag tables.
+fn check_recipes(
+    opts: &BumpOptions,
+    c: RecipeCheck,
+    notes: &mut Vec<String>,
+) -> Result<Vec<RecipeReport>, BumpError> {
+    let RecipeCheck {
+        entry,
+        catalog,
+        engine,
+        old_version,
+        new_version,
+        new_ref,
+        old_ref,
+    } = c;
     let rules_owned;
     let ruleset: &RuleSet = match &opts.rules {
         Some(p) => {
@@ -413,11 +538,11 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
     let sku = recipe::sku_of_runner(&entry.runner);
     let mut recipes = Vec::new();
     if old_version.is_unknown() {
-        if let Some(o) = &old_ref {
+        if let Some(o) = old_ref {
             notes.push(format!(
                 "the current tag `{}` carries no {} version ({}); every rule up to {} was checked",
                 o.tag.as_deref().unwrap_or(o.reference()),
-                engine_display(&engine),
+                engine_display(engine),
                 old_version,
                 new_version
             ));
@@ -438,19 +563,19 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
                     notes.push(format!("recipe for {} ({}) not found in {}: looked for {}", u.scenario, u.spec, dir.display(), u.candidates.join(", ")));
                     continue;
                 };
-                let shared = recipe::other_users(&path, &opts.key, &catalog, dir);
+                let shared = recipe::other_users(&path, &opts.key, catalog, dir);
                 let original = read(&path)?;
                 let mut text = original.clone();
                 let mut outcomes = Vec::new();
-                for rule in ruleset.for_engine(&engine) {
+                for rule in ruleset.for_engine(engine) {
                     if !rule.hardware.is_empty() && !rule.hardware.contains(&sku) {
                         continue;
                     }
-                    let cov_new = rule.covers(&new_version);
+                    let cov_new = rule.covers(new_version);
                     if cov_new == Coverage::No {
                         continue;
                     }
-                    let old_cov = rule.covers(&old_version);
+                    let old_cov = rule.covers(old_version);
                     let can_edit = rule.apply == Apply::Auto && cov_new == Coverage::Yes && shared.is_empty();
                     let (edits, oc) = rules::plan_rule(rule, &text, can_edit);
                     let Some(mut oc) = oc else { continue };
@@ -473,36 +598,37 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
                 if !shared.is_empty() {
                     notes.push(format!("recipe {} is shared with {}: reported, not edited", path.display(), shared.join(", ")));
                 }
-                let flag_engine = servebench_engineflags::engine_of_image(&opts.image).unwrap_or(engine.as_str());
+                let flag_engine = servebench_engineflags::engine_of_image(&opts.image).unwrap_or(engine);
                 let flags = flags::check_recipe(flag_engine, &opts.image, &original, &text);
                 let change = (text != original).then(|| FileChange::new(&path, original, text));
                 recipes.push(RecipeReport { path, scenario: u.scenario, shared_with: shared, outcomes, change, flags });
             }
         }
     }
+    Ok(recipes)
+}
 
-    // Change line.
-    let change_line = change_line(
-        &old_image,
-        &written_image,
-        old_prov.as_ref(),
-        new_prov.as_ref(),
-        &recipes,
-        &resolution,
-    );
-
-    // Change-log entry.
-    let changelog_change = match &opts.changelog {
+/// The change-log entry (the catalog crate's format): the image update, each applied rule,
+/// the new provenance; `None` without `--changelog`.
+fn changelog_change(
+    opts: &BumpOptions,
+    engine: &str,
+    old_image: &str,
+    written_image: &str,
+    recipes: &[RecipeReport],
+    new_prov: Option<&Provenance>,
+) -> Result<Option<FileChange>, BumpError> {
+    let change = match &opts.changelog {
         None => None,
         Some(p) => {
             let old = if p.exists() { read(p)? } else { String::new() };
             let mut desc = vec![format!(
                 "Update {} image from `{}` to `{}`",
-                engine_display(&engine),
+                engine_display(engine),
                 old_image,
                 written_image
             )];
-            for r in &recipes {
+            for r in recipes {
                 for o in r.outcomes.iter().filter(|o| o.status == "applied") {
                     let first = o
                         .evidence
@@ -519,7 +645,7 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
                     ));
                 }
             }
-            if let Some(np) = &new_prov {
+            if let Some(np) = new_prov {
                 let mut d = vec![];
                 if let Some(i) = &np.index_digest {
                     d.push(format!("index {i}"));
@@ -551,28 +677,7 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
             Some(FileChange::new(p, old, new))
         }
     };
-
-    Ok(BumpPlan {
-        record: ChangeRecord {
-            config_key: opts.key.clone(),
-            catalog: cat_file,
-            old_image,
-            new_image: written_image,
-            engine,
-            old_version: old_version.to_string(),
-            new_version: new_version.to_string(),
-            old_provenance: old_prov,
-            new_provenance: new_prov,
-            resolution,
-            recipes,
-            change_line,
-            at,
-        },
-        already_updated: false,
-        catalog: Some(catalog_change),
-        changelog: changelog_change,
-        notes,
-    })
+    Ok(change)
 }
 
 /// Why the digests were not resolved, from a [`ChangeRecord::resolution`] of the form
