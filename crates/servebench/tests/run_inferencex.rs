@@ -382,6 +382,13 @@ sglang serve --model-path "$MODEL" --host 0.0.0.0 --port "$PORT" --tp "$TP" \
   --enable-metrics --max-running-requests 8 > "$SERVER_LOG" 2>&1 &
 SERVER_PID=$!
 wait_for_server_ready "$PORT" "$SERVER_PID" "$SERVER_LOG"
+# as qwen3.5_fp8_b200_sglang_mtp.sh's capture_cache_metrics (on EXIT)
+capture_cache_metrics() {
+    curl -fsS "http://localhost:$PORT/metrics" 2>/dev/null \
+        | grep -E '^(sglang:(cache_hit_rate|cached_tokens_total|prompt_tokens_total|token_usage))' \
+        >> "$RESULT_DIR/cache_metrics.txt" || true
+}
+trap capture_cache_metrics EXIT
 mkdir -p "$RESULT_DIR/aiperf_artifacts"
 aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" \
   --output-artifact-dir "$RESULT_DIR/aiperf_artifacts"
@@ -466,6 +473,16 @@ fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
         sm["tokens"]["prompt_total"].as_u64().is_some_and(|n| n > 0),
         "{sm}"
     );
+    // the recipe's own capture of SGLang's cache series found them
+    let cache = std::fs::read_to_string(a.join("results/cache_metrics.txt")).unwrap();
+    for name in [
+        "sglang:cache_hit_rate{",
+        "sglang:cached_tokens_total{",
+        "sglang:prompt_tokens_total{",
+        "sglang:token_usage{",
+    ] {
+        assert!(cache.contains(name), "{name}: {cache}");
+    }
 }
 
 fn slurm_up() -> bool {
