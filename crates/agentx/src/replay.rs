@@ -681,6 +681,64 @@ pub async fn run(
     }
 
     // ---- lanes and their snapshots
+    let (mut lanes, snaps) = start_lanes(&cfg, &mut sampler, &mut out)?;
+
+    // ---- warmup 1: snapshot primers
+    warmup_primers(
+        &ctx,
+        &mut rx,
+        &mut lanes,
+        &snaps,
+        &mut out,
+        &user_cancel,
+        &mut on_record,
+    )
+    .await?;
+
+    if user_cancel.is_cancelled() {
+        return Ok(interrupted(out, &ctx));
+    }
+
+    // ---- warmup 2: cache pressure
+    warmup_pressure(
+        &ctx,
+        &mut rx,
+        &mut lanes,
+        &mut sampler,
+        &cfg,
+        &mut out,
+        &user_cancel,
+        &mut on_record,
+    )
+    .await;
+    if user_cancel.is_cancelled() {
+        return Ok(interrupted(out, &ctx));
+    }
+
+    // ---- profiling
+    profile(
+        &ctx,
+        &mut rx,
+        &mut lanes,
+        &mut sampler,
+        &cfg,
+        &mut out,
+        &user_cancel,
+        &cancel,
+        &mut on_record,
+    )
+    .await;
+    Ok(out)
+}
+
+/// Starts up to `cfg.conc` lanes, each on a trace drawn from the sampler at its snapshot
+/// time t* (draws whose snapshot is empty are skipped, at most conc + 2 × traces draws):
+/// the lanes and their snapshots. Errors: no lane could start.
+fn start_lanes(
+    cfg: &ReplayConfig,
+    sampler: &mut Sampler,
+    out: &mut ReplayOutcome,
+) -> Result<(Vec<Lane>, Vec<Vec<StreamState>>), ReplayError> {
     let mut lanes: Vec<Lane> = Vec::new();
     let mut snaps: Vec<Vec<StreamState>> = Vec::new();
     let max_attempts = cfg.conc + 2 * sampler.plans.len();
@@ -736,13 +794,25 @@ pub async fn run(
     if lanes.is_empty() {
         return Err(ReplayError::NoSpawnableTrace);
     }
+    Ok((lanes, snaps))
+}
 
-    // ---- warmup 1: snapshot primers (the last turn before t* of every live stream)
+/// Warmup 1: the snapshot primers (the last turn before t* of every live stream), all sent
+/// at once and awaited. Errors: a root conversation's primer failed (not after Ctrl-C).
+async fn warmup_primers(
+    ctx: &Ctx,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
+    lanes: &mut Vec<Lane>,
+    snaps: &[Vec<StreamState>],
+    out: &mut ReplayOutcome,
+    user_cancel: &Cancel,
+    on_record: &mut impl FnMut(&ReplayRecord),
+) -> Result<(), ReplayError> {
     let mut pending = 0usize;
     for (li, states) in snaps.iter().enumerate() {
         for s in states {
             if s.next_turn >= 1 {
-                ctx.send(&mut lanes, li, s.conv, s.next_turn - 1, true);
+                ctx.send(lanes, li, s.conv, s.next_turn - 1, true);
                 pending += 1;
             }
         }
@@ -777,12 +847,22 @@ pub async fn run(
         on_record(&r);
         out.records.push(r);
     }
+    Ok(())
+}
 
-    if user_cancel.is_cancelled() {
-        return Ok(interrupted(out, &ctx));
-    }
-
-    // ---- warmup 2: cache pressure, `warmup_per_lane` more 1-token turns per lane, no delays
+/// Warmup 2: cache pressure, `warmup_per_lane` more 1-token turns per lane, no delays; a
+/// tree that drains is recycled at once.
+#[allow(clippy::too_many_arguments)]
+async fn warmup_pressure(
+    ctx: &Ctx,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
+    lanes: &mut Vec<Lane>,
+    sampler: &mut Sampler,
+    cfg: &ReplayConfig,
+    out: &mut ReplayOutcome,
+    user_cancel: &Cancel,
+    on_record: &mut impl FnMut(&ReplayRecord),
+) {
     let mut left: Vec<u32> = vec![cfg.warmup_per_lane; lanes.len()];
     let mut busy = 0usize;
     let pick = |lane: &Lane| -> Option<(usize, usize)> {
@@ -800,7 +880,7 @@ pub async fn run(
     for li in 0..lanes.len() {
         if left[li] > 0 {
             if let Some((c, t)) = pick(&lanes[li]) {
-                ctx.send_and_spawn(&mut lanes, li, c, t, true, None, Wall(1.0));
+                ctx.send_and_spawn(lanes, li, c, t, true, None, Wall(1.0));
                 left[li] -= 1;
                 busy += 1;
             }
@@ -826,14 +906,7 @@ pub async fn run(
             // the harness recycles a tree that drains during warmup at once; the fresh play
             // takes the lane's remaining warmup quota from its turn 0 (with none left, its turn 0
             // waits for profiling) and resumes on its own recorded clock
-            recycle(
-                &mut lanes[li],
-                &mut sampler,
-                &cfg,
-                li,
-                &mut out,
-                Instant::now(),
-            );
+            recycle(&mut lanes[li], sampler, cfg, li, out, Instant::now());
             for s in lanes[li].streams.iter_mut() {
                 s.st = St::Blocked;
             }
@@ -842,17 +915,29 @@ pub async fn run(
         }
         if left[li] > 0 && !user_cancel.is_cancelled() {
             if let Some((c, t)) = pick(&lanes[li]) {
-                ctx.send_and_spawn(&mut lanes, li, c, t, true, None, Wall(1.0));
+                ctx.send_and_spawn(lanes, li, c, t, true, None, Wall(1.0));
                 left[li] -= 1;
                 busy += 1;
             }
         }
     }
-    if user_cancel.is_cancelled() {
-        return Ok(interrupted(out, &ctx));
-    }
+}
 
-    // ---- profiling
+/// The profiling window: every live stream resumes on its tree's recorded clock; turns are
+/// dispatched when due and ready, idle caps shift timers, completions advance their trees
+/// ([`on_done`]); at the window's end nothing new starts and in-flight requests get the grace.
+#[allow(clippy::too_many_arguments)]
+async fn profile(
+    ctx: &Ctx,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
+    lanes: &mut Vec<Lane>,
+    sampler: &mut Sampler,
+    cfg: &ReplayConfig,
+    out: &mut ReplayOutcome,
+    user_cancel: &Cancel,
+    cancel: &Cancel,
+    on_record: &mut impl FnMut(&ReplayRecord),
+) {
     // modelled → wall: the window, caps, grace and every think time (time_scale ≠ 1 only
     // against a sped-up simulator)
     let wall = Wall::new(cfg.time_scale);
@@ -869,52 +954,7 @@ pub async fn run(
         n.notify_one();
     }
     out.profiling_end_ns = out.profiling_start_ns + duration.as_nanos() as u64;
-    // every live stream resumes on its tree's recorded clock (harness warmup handoff): offset
-    // = t(next turn) − the play's origin (without one, the next turn's recorded delay); one
-    // phase-wide minimum over the streams not gated on children is subtracted, so the earliest
-    // fires at once and the spacing within and across trees is kept; the idle caps below then
-    // bound each tree's and the system's wait
-    let mut offsets: Vec<(usize, usize, Duration)> = Vec::new();
-    for (li, lane) in lanes.iter().enumerate() {
-        for s in &lane.streams {
-            if s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len() {
-                let d = match lane.origin_ms {
-                    Some(o) => Duration::from_secs_f64(
-                        ((lane.plan.convs[s.conv].turns[s.next].t_ms - o) / 1000.0).max(0.0),
-                    ),
-                    None => delay_of(&lane.plan, s.conv, s.next),
-                };
-                offsets.push((li, s.conv, wall.of(d)));
-            }
-        }
-    }
-    let min_off = offsets
-        .iter()
-        .filter(|(li, conv, _)| {
-            let lane = &lanes[*li];
-            lane.streams
-                .iter()
-                .find(|s| s.conv == *conv)
-                .is_some_and(|s| lane.gate_open(*conv, s.next))
-        })
-        .map(|o| o.2)
-        .min()
-        .unwrap_or(Duration::ZERO);
-    for (li, conv, d) in offsets {
-        let lane = &mut lanes[li];
-        let next = lane.stream_mut(conv).map(|s| s.next).unwrap_or(0);
-        let open = lane.gate_open(conv, next);
-        if let Some(s) = lane.stream_mut(conv) {
-            let at = t0 + d.saturating_sub(min_off);
-            if open {
-                s.st = St::Wait(at);
-            } else {
-                // a parent gated on children (harness `seed_snapshot`): its join deadline is
-                // its place on the same timeline
-                s.deadline = (at > t0).then_some(at);
-            }
-        }
-    }
+    seed_timers(lanes, t0, wall);
     // every tree starts idle: its watchdog runs from the window's start (harness
     // `observe_idle_root`), and so does the system's idle interval
     for lane in lanes.iter_mut() {
@@ -924,7 +964,7 @@ pub async fn run(
     // lanes whose tree finished during warmup start a fresh play
     for li in 0..lanes.len() {
         if lanes[li].drained() {
-            recycle(&mut lanes[li], &mut sampler, &cfg, li, &mut out, t0);
+            recycle(&mut lanes[li], sampler, cfg, li, out, t0);
         }
     }
     let mut in_flight_total = 0usize;
@@ -954,7 +994,7 @@ pub async fn run(
                     .collect();
                 for (c, t) in due {
                     if lanes[li].ready(c, t) {
-                        ctx.send_and_spawn(&mut lanes, li, c, t, false, Some(now), wall);
+                        ctx.send_and_spawn(lanes, li, c, t, false, Some(now), wall);
                         in_flight_total += 1;
                         continue;
                     }
@@ -1035,57 +1075,141 @@ pub async fn run(
             }
         };
         let Some(mut d) = msg else { break };
-        in_flight_total -= 1;
-        if d.rec.is_cancelled() && !user_cancel.is_cancelled() {
-            // stopped by the grace's end, not by the user: the client's text says Ctrl-C
-            d.rec.error = Some(format!(
-                "cut at the end of the {} s grace after the profiling window",
-                cfg.grace.as_secs_f64()
-            ));
-        }
-        let li = d.lane;
-        let max_tokens = lanes[li].plan.convs[d.conv].turns[d.turn].max_tokens;
-        let r = to_record(&d, &lanes[li], RecordPhase::Profiling, max_tokens);
-        out.raw.push(d.rec.clone());
-        let overflow = d.overflow();
-        on_record(&r);
-        out.records.push(r);
-        let now = Instant::now();
-        if overflow {
-            out.context_overflows += 1;
-            let lane = &mut lanes[li];
-            lane.in_flight -= 1;
-            end_tree(lane, d.conv);
-        } else {
-            advance_after(&mut lanes[li], d.conv, d.turn, Some(now), wall);
-        }
-        // held turns whose predecessors have now completed go at once
-        let lane = &mut lanes[li];
-        let ready: Vec<usize> = lane
-            .streams
-            .iter()
-            .filter(|s| s.st == St::Held && lane.ready(s.conv, s.next))
-            .map(|s| s.conv)
-            .collect();
-        for c in ready {
-            if let Some(s) = lane.stream_mut(c) {
-                s.st = St::Wait(now);
+        on_done(
+            &mut d,
+            lanes,
+            sampler,
+            cfg,
+            out,
+            user_cancel,
+            on_record,
+            (wall, tree_cap, end),
+            &mut in_flight_total,
+            &mut system_idle_since,
+        );
+    }
+}
+
+/// Every live stream's first timer at the window's start `t0`: offset = t(next turn) − the
+/// play's origin (without one, the next turn's recorded delay), less one phase-wide minimum
+/// over the streams not gated on children, so the earliest fires at once; a parent gated on
+/// children gets the same place as its join deadline.
+fn seed_timers(lanes: &mut [Lane], t0: Instant, wall: Wall) {
+    // every live stream resumes on its tree's recorded clock (harness warmup handoff): offset
+    // = t(next turn) − the play's origin (without one, the next turn's recorded delay); one
+    // phase-wide minimum over the streams not gated on children is subtracted, so the earliest
+    // fires at once and the spacing within and across trees is kept; the idle caps below then
+    // bound each tree's and the system's wait
+    let mut offsets: Vec<(usize, usize, Duration)> = Vec::new();
+    for (li, lane) in lanes.iter().enumerate() {
+        for s in &lane.streams {
+            if s.st == St::Blocked && s.next < lane.plan.convs[s.conv].turns.len() {
+                let d = match lane.origin_ms {
+                    Some(o) => Duration::from_secs_f64(
+                        ((lane.plan.convs[s.conv].turns[s.next].t_ms - o) / 1000.0).max(0.0),
+                    ),
+                    None => delay_of(&lane.plan, s.conv, s.next),
+                };
+                offsets.push((li, s.conv, wall.of(d)));
             }
-        }
-        if lane.in_flight == 0 {
-            lane.idle_cap_expired = false;
-            if lane.watchdog.is_none() {
-                lane.watchdog = Some(now + tree_cap);
-            }
-        }
-        if in_flight_total == 0 {
-            system_idle_since = Some(now);
-        }
-        if lanes[li].drained() && now < end {
-            recycle(&mut lanes[li], &mut sampler, &cfg, li, &mut out, now);
         }
     }
-    Ok(out)
+    let min_off = offsets
+        .iter()
+        .filter(|(li, conv, _)| {
+            let lane = &lanes[*li];
+            lane.streams
+                .iter()
+                .find(|s| s.conv == *conv)
+                .is_some_and(|s| lane.gate_open(*conv, s.next))
+        })
+        .map(|o| o.2)
+        .min()
+        .unwrap_or(Duration::ZERO);
+    for (li, conv, d) in offsets {
+        let lane = &mut lanes[li];
+        let next = lane.stream_mut(conv).map(|s| s.next).unwrap_or(0);
+        let open = lane.gate_open(conv, next);
+        if let Some(s) = lane.stream_mut(conv) {
+            let at = t0 + d.saturating_sub(min_off);
+            if open {
+                s.st = St::Wait(at);
+            } else {
+                // a parent gated on children (harness `seed_snapshot`): its join deadline is
+                // its place on the same timeline
+                s.deadline = (at > t0).then_some(at);
+            }
+        }
+    }
+}
+
+/// One profiling completion `d`: its record (a grace cut says so), the tree advanced (or
+/// ended on a context overflow), held turns now ready released, the tree's watchdog and the
+/// system's idle interval restarted when idle, a drained tree recycled before the window's
+/// end. `times`: (wall scale, tree idle cap, window end).
+#[allow(clippy::too_many_arguments)]
+fn on_done(
+    d: &mut Done,
+    lanes: &mut [Lane],
+    sampler: &mut Sampler,
+    cfg: &ReplayConfig,
+    out: &mut ReplayOutcome,
+    user_cancel: &Cancel,
+    on_record: &mut impl FnMut(&ReplayRecord),
+    times: (Wall, Duration, Instant),
+    in_flight_total: &mut usize,
+    system_idle_since: &mut Option<Instant>,
+) {
+    let (wall, tree_cap, end) = times;
+    *in_flight_total -= 1;
+    if d.rec.is_cancelled() && !user_cancel.is_cancelled() {
+        // stopped by the grace's end, not by the user: the client's text says Ctrl-C
+        d.rec.error = Some(format!(
+            "cut at the end of the {} s grace after the profiling window",
+            cfg.grace.as_secs_f64()
+        ));
+    }
+    let li = d.lane;
+    let max_tokens = lanes[li].plan.convs[d.conv].turns[d.turn].max_tokens;
+    let r = to_record(d, &lanes[li], RecordPhase::Profiling, max_tokens);
+    out.raw.push(d.rec.clone());
+    let overflow = d.overflow();
+    on_record(&r);
+    out.records.push(r);
+    let now = Instant::now();
+    if overflow {
+        out.context_overflows += 1;
+        let lane = &mut lanes[li];
+        lane.in_flight -= 1;
+        end_tree(lane, d.conv);
+    } else {
+        advance_after(&mut lanes[li], d.conv, d.turn, Some(now), wall);
+    }
+    // held turns whose predecessors have now completed go at once
+    let lane = &mut lanes[li];
+    let ready: Vec<usize> = lane
+        .streams
+        .iter()
+        .filter(|s| s.st == St::Held && lane.ready(s.conv, s.next))
+        .map(|s| s.conv)
+        .collect();
+    for c in ready {
+        if let Some(s) = lane.stream_mut(c) {
+            s.st = St::Wait(now);
+        }
+    }
+    if lane.in_flight == 0 {
+        lane.idle_cap_expired = false;
+        if lane.watchdog.is_none() {
+            lane.watchdog = Some(now + tree_cap);
+        }
+    }
+    if *in_flight_total == 0 {
+        *system_idle_since = Some(now);
+    }
+    if lanes[li].drained() && now < end {
+        recycle(&mut lanes[li], sampler, cfg, li, out, now);
+    }
 }
 
 /// The outcome of a replay the user interrupted (Ctrl-C) before its profiling window: what the
