@@ -682,12 +682,14 @@ pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i
 /// does not write those files: AIPerf computes per-series statistics (gauge percentiles, counter
 /// rates, timeslices) from its own ~3 Hz scrapes, which servebench does not keep (its 1 s
 /// scrapes are reduced to `agentx.json`'s `server_metrics`), and the CSV's column layout is not
-/// documented in the sources in reach (docs/run.md). `None` for other steps or no requirement.
+/// documented in the sources in reach (docs/run.md). The line starts with `ERROR:` so triage
+/// takes it as the point's first error (not the recipe's later `agentic trace replay exited`).
+/// `None` for other steps or no requirement.
 pub fn server_metrics_export_gap(kind: &str, required_prefix: Option<&str>) -> Option<String> {
     let prefix = required_prefix.filter(|p| !p.is_empty())?;
     (kind == "aiperf").then(|| {
         format!(
-            "{SAY} aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX={prefix} requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide (AIPerf's per-series statistics come from its own ~3 Hz /metrics scrapes, which servebench does not keep, and its CSV layout is not reproduced): failing the client step instead of writing stand-ins"
+            "ERROR: {SAY} aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX={prefix} requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide (AIPerf's per-series statistics come from its own ~3 Hz /metrics scrapes, which servebench does not keep, and its CSV layout is not reproduced): failing the client step instead of writing stand-ins"
         )
     })
 }
@@ -870,6 +872,10 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("does not provide"), "{line}");
+        assert!(
+            line.starts_with("ERROR: servebench-shim: aiperf: "),
+            "{line}"
+        );
         assert_eq!(server_metrics_export_gap("aiperf", Some("")), None);
         assert_eq!(server_metrics_export_gap("aiperf", None), None);
         assert_eq!(

@@ -357,10 +357,15 @@ grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server
     );
     assert_ne!(rc, 0, "{out}\n{err}");
     assert!(!out.contains(": stored"), "{out}");
+    // the point's reason is the shim's line (triage's first error), not a later recipe line
+    assert!(
+        out.contains("ERROR: servebench-shim: aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm:"),
+        "{out}"
+    );
     let a = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);
     let log = std::fs::read_to_string(a.join("job.log")).unwrap();
     assert!(
-        log.contains("servebench-shim: aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm: requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide"),
+        log.contains("ERROR: servebench-shim: aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm: requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide"),
         "{log}"
     );
     // set -e stops the recipe at the aiperf step: its own check never runs
