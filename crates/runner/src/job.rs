@@ -972,6 +972,33 @@ mod tests {
     }
 
     #[test]
+    fn a_simulated_recipe_is_measured_with_the_engine_it_launched() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(None, None);
+        s.dir = dir.path().to_path_buf();
+        s.point.framework = "vllm".into();
+        s.engine = EngineSpec::Recipe {
+            path: PathBuf::from("/r/recipe.sh"),
+            sim: Some(SimSetup {
+                gpu: "h200".into(),
+                model: "qwen3-8b".into(),
+                tp: 1,
+                notes: vec![],
+                speedup: None,
+            }),
+        };
+        // before the launch: the catalog framework's profile
+        assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("vllm"));
+        // the recipe launched SGLang (the simulator then serves sglang: series)
+        let l = shim::engine_launch(
+            shim::EngineKind::Sglang,
+            &["--model-path".into(), "/m".into()],
+        );
+        shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
+        assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("sglang"));
+    }
+
+    #[test]
     fn agentic_point_with_traces_is_an_agentx_sweep() {
         let a = measure_args(&spec(Some("/t/traces"), Some(20.0)), 8000);
         assert_eq!(a[0], "sweep");
