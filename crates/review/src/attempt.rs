@@ -312,71 +312,15 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
     });
     let mut comparison = None;
     if let Some(c) = &args.candidate {
-        let side = load_side(&args.db, c).context("--candidate")?;
-        for p in &side.points {
-            points.push(AttemptPoint {
-                conc: p.identity.conc,
-                status: match p.status {
-                    CStatus::Ok => PointStatus::Passed,
-                    CStatus::Interrupted => PointStatus::Partial,
-                    CStatus::Failed => PointStatus::Failed,
-                    CStatus::Invalid => PointStatus::Invalid,
-                },
-                has_result: true,
-                request_errors: p.num_requests_failed,
-                // an invalid point's violated rules, quoted in the comment (no delta is drawn)
-                first_error: (p.status == CStatus::Invalid).then(|| p.invalid_reasons().join("; ")),
-                values: BaselinePoint {
-                    conc: p.identity.conc,
-                    total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),
-                    output_tput_per_gpu: p.value(CMetric::OutputTputPerGpu, stat),
-                    ttft_ms: p.value(CMetric::Ttft, stat),
-                    tpot_ms: p.value(CMetric::Tpot, stat),
-                    e2el_ms: p.value(CMetric::E2el, stat),
-                    interactivity: p.value(CMetric::Intvty, stat),
-                },
-            });
-        }
-        for e in &side.evals {
-            evals.push(AttemptEval {
-                task: e.task.clone(),
-                metric: e.metric.clone(),
-                conc: e.identity.conc,
-                score: e.score,
-                samples: e.samples,
-                stderr: e.score_se,
-                passed: e.passed.unwrap_or(e.score.is_some()),
-            });
-        }
-        // Match, gate and decide exactly as `servebench compare` does (docs/compare.md).
-        let base_side = load_side(&args.db, &args.baseline).context("--baseline")?;
-        let opts = CompareOptions {
-            stat,
-            ..CompareOptions::default()
-        };
-        comparison = Some(servebench_compare::compare(
-            base_side.info,
-            base_side.points,
-            base_side.evals,
-            side.info.clone(),
-            side.points.clone(),
-            side.evals.clone(),
-            &opts,
-        ));
-        if !baseline_is_table {
-            if let Some(c) = &comparison {
-                narrow_to_matched(&mut baseline, c);
-            }
-        }
-        image = image.or(side.info.image.clone());
-        time = time.or(side.info.created_at.as_deref().map(fmt_utc));
-        if run.is_none() {
-            run = side.info.run_id.map(|id| RunRef {
-                id: id.to_string(),
-                attempt: None,
-                url: None,
-            });
-        }
+        comparison = from_candidate(
+            args,
+            c,
+            &mut baseline,
+            baseline_is_table,
+            &mut points,
+            &mut evals,
+            (&mut image, &mut time, &mut run),
+        )?;
     } else {
         let opts = TriageOptions {
             repairs_used,
@@ -460,36 +404,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             eprintln!("note: the first error found is only a symptom; read the server log too");
         }
     }
-    // Never `Passed` with a failed point, an eval under its gate, a point that is not a valid
-    // submission (its rules or AgentX's), or a regression `compare` would report.
-    let invalid = comparison.as_ref().is_some_and(|c| {
-        c.points
-            .iter()
-            .any(|p| !p.candidate.submission_invalid.is_empty())
-    }) || points.iter().any(|p| p.status == PointStatus::Invalid);
-    let regressed = comparison
-        .as_ref()
-        .is_some_and(|c| c.verdict == servebench_compare::Verdict::Regression);
-    let failed = points
-        .iter()
-        .any(|p| matches!(p.status, PointStatus::Failed | PointStatus::Unavailable))
-        || evals.iter().any(|e| !e.passed)
-        || invalid
-        || regressed;
-    // Nothing checked against the baseline: no candidate point has a comparable baseline
-    // point (none matched its identity, or every matched pair failed a gate).
-    let nothing_compared = comparison.as_ref().is_some_and(|c| {
-        c.points
-            .iter()
-            .all(|p| p.verdict == servebench_compare::Verdict::NotComparable)
-    });
-    let status = args.status.unwrap_or(if failed {
-        AttemptStatus::Failed
-    } else if nothing_compared {
-        AttemptStatus::NotComparable
-    } else {
-        AttemptStatus::Passed
-    });
+    let status = decide_status(args, comparison.as_ref(), &points, &evals);
     // The candidate's own workload and topology (uniform over its points), else the baseline's.
     let uniform = |f: &dyn Fn(&servebench_compare::Identity) -> String| -> Option<String> {
         let c = comparison.as_ref()?;
@@ -528,6 +443,134 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
         next,
         columns: vec![],
         comparison,
+    })
+}
+
+/// The candidate's side of an attempt (`--candidate`, a store run or result file): its points
+/// and evals, its comparison with the baseline exactly as `servebench compare` makes it (the
+/// baseline narrowed to the matched rows unless it is a table), and the image, time and run
+/// it names where the request did not. `meta`: (image, time, run).
+fn from_candidate(
+    args: &AttemptRequest,
+    c: &str,
+    baseline: &mut BaselineTable,
+    baseline_is_table: bool,
+    points: &mut Vec<AttemptPoint>,
+    evals: &mut Vec<AttemptEval>,
+    meta: (
+        &mut Option<String>,
+        &mut Option<String>,
+        &mut Option<RunRef>,
+    ),
+) -> Result<Option<servebench_compare::Comparison>> {
+    let stat = args.stat;
+    let (image, time, run) = meta;
+    let side = load_side(&args.db, c).context("--candidate")?;
+    for p in &side.points {
+        points.push(AttemptPoint {
+            conc: p.identity.conc,
+            status: match p.status {
+                CStatus::Ok => PointStatus::Passed,
+                CStatus::Interrupted => PointStatus::Partial,
+                CStatus::Failed => PointStatus::Failed,
+                CStatus::Invalid => PointStatus::Invalid,
+            },
+            has_result: true,
+            request_errors: p.num_requests_failed,
+            // an invalid point's violated rules, quoted in the comment (no delta is drawn)
+            first_error: (p.status == CStatus::Invalid).then(|| p.invalid_reasons().join("; ")),
+            values: BaselinePoint {
+                conc: p.identity.conc,
+                total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),
+                output_tput_per_gpu: p.value(CMetric::OutputTputPerGpu, stat),
+                ttft_ms: p.value(CMetric::Ttft, stat),
+                tpot_ms: p.value(CMetric::Tpot, stat),
+                e2el_ms: p.value(CMetric::E2el, stat),
+                interactivity: p.value(CMetric::Intvty, stat),
+            },
+        });
+    }
+    for e in &side.evals {
+        evals.push(AttemptEval {
+            task: e.task.clone(),
+            metric: e.metric.clone(),
+            conc: e.identity.conc,
+            score: e.score,
+            samples: e.samples,
+            stderr: e.score_se,
+            passed: e.passed.unwrap_or(e.score.is_some()),
+        });
+    }
+    // Match, gate and decide exactly as `servebench compare` does (docs/compare.md).
+    let base_side = load_side(&args.db, &args.baseline).context("--baseline")?;
+    let opts = CompareOptions {
+        stat,
+        ..CompareOptions::default()
+    };
+    let comparison = Some(servebench_compare::compare(
+        base_side.info,
+        base_side.points,
+        base_side.evals,
+        side.info.clone(),
+        side.points.clone(),
+        side.evals.clone(),
+        &opts,
+    ));
+    if !baseline_is_table {
+        if let Some(c) = &comparison {
+            narrow_to_matched(baseline, c);
+        }
+    }
+    *image = image.take().or(side.info.image.clone());
+    *time = time.take().or(side.info.created_at.as_deref().map(fmt_utc));
+    if run.is_none() {
+        *run = side.info.run_id.map(|id| RunRef {
+            id: id.to_string(),
+            attempt: None,
+            url: None,
+        });
+    }
+    Ok(comparison)
+}
+
+/// The attempt's status (unless `--status` names it): never `Passed` with a failed point, an
+/// eval under its gate, a point that is not a valid submission, or a regression; `NotComparable`
+/// when no candidate point had a comparable baseline point.
+fn decide_status(
+    args: &AttemptRequest,
+    comparison: Option<&servebench_compare::Comparison>,
+    points: &[AttemptPoint],
+    evals: &[AttemptEval],
+) -> AttemptStatus {
+    // Never `Passed` with a failed point, an eval under its gate, a point that is not a valid
+    // submission (its rules or AgentX's), or a regression `compare` would report.
+    let invalid = comparison.is_some_and(|c| {
+        c.points
+            .iter()
+            .any(|p| !p.candidate.submission_invalid.is_empty())
+    }) || points.iter().any(|p| p.status == PointStatus::Invalid);
+    let regressed = comparison
+        .as_ref()
+        .is_some_and(|c| c.verdict == servebench_compare::Verdict::Regression);
+    let failed = points
+        .iter()
+        .any(|p| matches!(p.status, PointStatus::Failed | PointStatus::Unavailable))
+        || evals.iter().any(|e| !e.passed)
+        || invalid
+        || regressed;
+    // Nothing checked against the baseline: no candidate point has a comparable baseline
+    // point (none matched its identity, or every matched pair failed a gate).
+    let nothing_compared = comparison.is_some_and(|c| {
+        c.points
+            .iter()
+            .all(|p| p.verdict == servebench_compare::Verdict::NotComparable)
+    });
+    args.status.unwrap_or(if failed {
+        AttemptStatus::Failed
+    } else if nothing_compared {
+        AttemptStatus::NotComparable
+    } else {
+        AttemptStatus::Passed
     })
 }
 
