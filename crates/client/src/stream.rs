@@ -546,3 +546,8 @@ where
     framer.finish(&mut |item| st.on_item(item, last_t));
     st
 }
+
+// The counted allocation guard of this path (a test-only global allocator).
+#[cfg(test)]
+#[path = "alloc_guard.rs"]
+mod alloc_guard;

@@ -223,10 +223,14 @@ pub fn build_with_tokenizer(
             .collect();
         let mut text = tok.decode(&ids)?;
         let mut hit = false;
+        // token count of `text` as it is now (known after every encode of it; saves the final
+        // re-encode when no template wraps the text)
+        let mut text_len = None;
         for _ in 0..10 {
             let mut enc = tok.encode(&text)?;
             if enc.len() == target {
                 hit = true;
+                text_len = Some(target);
                 break;
             }
             if enc.len() < target {
@@ -239,17 +243,27 @@ pub fn build_with_tokenizer(
             }
             text = tok.decode(&enc)?;
         }
-        if !hit && tok.encode(&text)?.len() == target {
-            hit = true;
+        if !hit {
+            let n = tok.encode(&text)?.len();
+            text_len = Some(n);
+            hit = n == target;
         }
         if hit {
             exact += 1;
         }
-        let final_text = match template {
-            Some(t) => t.render_user(&text)?,
-            None => text,
+        let (final_text, prompt_tokens) = match (template, text_len) {
+            (Some(t), _) => {
+                let wrapped = t.render_user(&text)?;
+                let n = tok.encode(&wrapped)?.len();
+                (wrapped, n)
+            }
+            (None, Some(n)) => (text, n),
+            (None, None) => {
+                let n = tok.encode(&text)?.len();
+                (text, n)
+            }
         };
-        let prompt_tokens = tok.encode(&final_text)?.len() as u32;
+        let prompt_tokens = prompt_tokens as u32;
         entries.push(DatasetEntry {
             text: Arc::from(final_text),
             prompt_tokens,

@@ -66,7 +66,8 @@ impl LocalTokenizer {
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
         let enc = self
             .tok
-            .encode(text, false)
+            // ids only: `encode_fast` skips the char→byte offset conversion (same ids)
+            .encode_fast(text, false)
             .map_err(|error| WorkloadError::Encode {
                 file: self.path.clone(),
                 error,
