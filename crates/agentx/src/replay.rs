@@ -802,7 +802,7 @@ fn start_lanes(
 async fn warmup_primers(
     ctx: &Ctx,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
-    lanes: &mut Vec<Lane>,
+    lanes: &mut [Lane],
     snaps: &[Vec<StreamState>],
     out: &mut ReplayOutcome,
     user_cancel: &Cancel,
@@ -856,7 +856,7 @@ async fn warmup_primers(
 async fn warmup_pressure(
     ctx: &Ctx,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
-    lanes: &mut Vec<Lane>,
+    lanes: &mut [Lane],
     sampler: &mut Sampler,
     cfg: &ReplayConfig,
     out: &mut ReplayOutcome,
@@ -930,7 +930,7 @@ async fn warmup_pressure(
 async fn profile(
     ctx: &Ctx,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
-    lanes: &mut Vec<Lane>,
+    lanes: &mut [Lane],
     sampler: &mut Sampler,
     cfg: &ReplayConfig,
     out: &mut ReplayOutcome,
