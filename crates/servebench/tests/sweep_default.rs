@@ -7,7 +7,6 @@ use common::{check_schema, read_json, read_jsonl};
 use std::process::Command;
 use std::time::Instant;
 
-
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_servebench"));
     c.env(
