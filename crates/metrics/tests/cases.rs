@@ -331,9 +331,13 @@ async fn b08_five_requests_one_success() {
             ("stream_error_after_tokens", 1)
         ]
     );
+    // TTFT is A's alone: the server holds A's first token 120 ms after it reads the request,
+    // so it cannot come sooner; a loaded 2-core CI machine can only make it later. The wrong
+    // answers this separates are 0 (the buggy value), 30 (B's empty delta) and 100 (D's
+    // tokens, whose request failed).
     assert!(
-        m.ttft.median.is_some_and(|t| (t - 120.0).abs() < 12.0),
-        "median TTFT {:?} (buggy value 0)",
+        m.ttft.median.is_some_and(|t| (115.0..400.0).contains(&t)),
+        "median TTFT {:?}: A's alone, at 120 ms or later (buggy value 0)",
         m.ttft.median
     );
     assert_eq!(

@@ -328,15 +328,13 @@ fn check_complete_sweep(
 
 /// What names one AgentX request: the record's own id when it has one, else conversation/turn
 /// with phase and start time.
+/// One AgentX request: its play (lane + `[rid:…]` marker), turn and phase. A play sends each
+/// of its turns once, so two records with one key are one request written twice. (Start
+/// times are no key: two lanes' primers go out at once and can read one clock tick.)
 fn agentx_key(r: &Value) -> String {
-    for k in ["request_id", "id"] {
-        if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
-            return v.to_string();
-        }
-    }
     format!(
-        "{}/{}/{}/{}",
-        r["phase"], r["conversation_id"], r["turn"], r["start_ns"]
+        "{}/lane {}/{}/turn {}",
+        r["phase"], r["lane"], r["marker"], r["turn_index"]
     )
 }
 
