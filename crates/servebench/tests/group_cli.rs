@@ -40,3 +40,50 @@ mod typed_docs;
 mod wiring_bump;
 #[path = "wiring_endpoint.rs"]
 mod wiring_endpoint;
+
+/// With `autotests = false` a test file that no group includes would never run: every
+/// `tests/*.rs` file must be in exactly one group file's `#[path]` list.
+#[test]
+fn every_test_file_is_in_exactly_one_group() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let groups = ["group_cli", "group_sim", "group_services", "group_timing"];
+    let mut seen = std::collections::BTreeMap::<String, Vec<&str>>::new();
+    for g in groups {
+        let text = std::fs::read_to_string(dir.join(format!("{g}.rs"))).unwrap();
+        for line in text.lines() {
+            if let Some(rest) = line.trim().strip_prefix("#[path = \"") {
+                let file = rest.split('"').next().unwrap().to_string();
+                seen.entry(file).or_default().push(g);
+            }
+        }
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".rs") && !n.starts_with("group_"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 40, "test files found: {files:?}");
+    for f in &files {
+        let gs = seen.get(f).cloned().unwrap_or_default();
+        assert_eq!(
+            gs.len(),
+            1,
+            "tests/{f} is in groups {gs:?}: add it to exactly one of {groups:?}"
+        );
+    }
+    for f in seen.keys() {
+        assert!(
+            files.contains(f),
+            "a group includes tests/{f}, which does not exist"
+        );
+    }
+    let toml = std::fs::read_to_string(dir.join("../Cargo.toml")).unwrap();
+    assert!(toml.contains("autotests = false"));
+    for g in groups {
+        assert!(
+            toml.contains(&format!("path = \"tests/{g}.rs\"")),
+            "{g} is not a [[test]] target"
+        );
+    }
+}
