@@ -554,3 +554,61 @@ fn an_invalid_agentx_point_is_said_everywhere() {
     assert!(md.contains("not a valid InferenceX submission"), "{md}");
     assert!(md.contains("**Verdict:**"), "{md}");
 }
+
+/// Issue 22 item 5 in `servebench run`: the attempt.md a run writes sets the simulator's
+/// prediction beside each measured point, as `servebench attempt` does. A simulated
+/// DeepSeek-R1 FP8 point on a `cluster:b200-…` runner (TP8, conc 4, 512/64): the store row's
+/// hw is the runner label, whose GPU (`b200`) has a validated preset, so the row carries the
+/// `simulator (b200 preset) predicts …` line with the measured values beside the predicted.
+#[test]
+fn run_attempt_md_sets_the_prediction_beside_the_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = scenario(d);
+    let key = "dsr1-fp8-b200-sglang";
+    std::fs::write(
+        d.join("dsr1.yaml"),
+        format!(
+            "{key}:\n  image: lmsysorg/sglang:v0.5.12-cu130\n  model: deepseek-ai/DeepSeek-R1-0528\n  model-prefix: dsr1\n  runner: cluster:b200-nscale\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - {{ tp: 8, ep: 1, conc-list: [4] }}\n"
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run_in(
+        d,
+        &[
+            "run",
+            key,
+            "--catalog",
+            "dsr1.yaml",
+            "--runners",
+            "runners.yaml",
+            "--simulate",
+            "--no-evals",
+            "--isl",
+            "512",
+            "--osl",
+            "64",
+            "--num-prompts",
+            "8",
+            "--warmups",
+            "0",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+            "--baseline",
+            s.join("baseline.json").to_str().unwrap(),
+        ],
+    );
+    // no baseline point of this identity: not comparable, exit 0
+    assert_eq!(code, 0, "{out}{err}");
+    let md = std::fs::read_to_string(d.join("r/attempt.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.contains("simulator (b200 preset) predicts"))
+        .unwrap_or_else(|| panic!("no prediction line in attempt.md: {md}"));
+    for m in ["tok/s/GPU (measured ", "median TPOT", "median TTFT"] {
+        assert!(line.contains(m), "{m} missing: {line}");
+    }
+    assert!(line.contains("(measured "), "{line}");
+}

@@ -23,6 +23,15 @@ pub const P90_ABS_PCT_ERROR: &[(&str, [f64; 3])] = &[
     ("mi355x", [82.9, 45.6, 59.1]),
 ];
 
+/// The GPU of a hardware label as stores and runners write it: `b200` → `b200`,
+/// `cluster:b200-nscale` → `b200`, `H200-DGXC_03` → `h200` (lower case, `cluster:` dropped,
+/// the part before the first `-` or `_`), the rule `servebench run` uses for a runner's SKU.
+pub fn gpu_of(label: &str) -> String {
+    let l = label.trim().to_ascii_lowercase();
+    let l = l.strip_prefix("cluster:").unwrap_or(&l);
+    l.split(['-', '_']).next().unwrap_or("").to_string()
+}
+
 /// What a run is, as far as the model needs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunIdentity {
@@ -76,11 +85,11 @@ pub struct Plausibility {
     pub checks: Vec<MetricCheck>,
 }
 
-fn label(m: Metric) -> (&'static str, &'static str) {
+fn label(m: Metric) -> &'static str {
     match m {
-        Metric::OutputTputPerGpu => ("output tok/s/GPU", "tok/s/GPU"),
-        Metric::MedianTpot => ("median TPOT", "ms"),
-        Metric::MedianTtft => ("median TTFT", "ms"),
+        Metric::OutputTputPerGpu => "output tok/s/GPU",
+        Metric::MedianTpot => "median TPOT",
+        Metric::MedianTtft => "median TTFT",
     }
 }
 
@@ -90,17 +99,24 @@ impl Plausibility {
         self.checks.iter().any(|c| c.implausible)
     }
 
-    /// One line: `simulator (b200 preset): predicted output tok/s/GPU 455 (measured 470),
-    /// median TPOT 16.2 ms (16.4 ms), …; implausible: 3.1× the predicted median TPOT (p90
+    /// One line: `simulator (b200 preset) predicts output 455.0 tok/s/GPU (measured 470.0),
+    /// median TPOT 16.2 ms (measured 16.4), …; implausible: 3.1× the predicted median TPOT (p90
     /// error 29 %) — check the engine config`.
     pub fn line(&self) -> String {
         let mut parts = Vec::new();
         for c in &self.checks {
-            let (name, unit) = label(c.metric);
-            parts.push(format!(
-                "{name} {:.1} {unit} (measured {:.1})",
-                c.predicted, c.measured
-            ));
+            parts.push(match c.metric {
+                Metric::OutputTputPerGpu => format!(
+                    "output {:.1} tok/s/GPU (measured {:.1})",
+                    c.predicted, c.measured
+                ),
+                m => format!(
+                    "{} {:.1} ms (measured {:.1})",
+                    label(m),
+                    c.predicted,
+                    c.measured
+                ),
+            });
         }
         let mut s = format!(
             "simulator ({} preset) predicts {}",
@@ -115,7 +131,7 @@ impl Plausibility {
                 format!(
                     "{:.1}× the predicted {} (p90 error {:.0} %)",
                     c.measured / c.predicted,
-                    label(c.metric).0,
+                    label(c.metric),
                     c.p90_abs_pct_error
                 )
             })
@@ -142,15 +158,13 @@ pub fn check(
     median_tpot_ms: Option<f64>,
     median_ttft_ms: Option<f64>,
 ) -> Option<Plausibility> {
-    let p90 = P90_ABS_PCT_ERROR
-        .iter()
-        .find(|(h, _)| *h == id.hardware.to_ascii_lowercase())?
-        .1;
+    let hardware = gpu_of(&id.hardware);
+    let p90 = P90_ABS_PCT_ERROR.iter().find(|(h, _)| *h == hardware)?.1;
     let row = RealRow {
         row_id: String::new(),
         source_id: String::new(),
         scenario: "fixed_seq".into(),
-        hardware: id.hardware.to_ascii_lowercase(),
+        hardware,
         model_prefix: id.model_prefix.clone(),
         precision: id.precision.to_ascii_lowercase(),
         framework: String::new(),
@@ -248,5 +262,17 @@ mod tests {
         h100.hardware = "h100".into();
         assert!(check(&h100, Some(100.0), None, None).is_none());
         assert!(check(&id(), None, None, None).is_none());
+    }
+
+    #[test]
+    fn runner_labels_name_their_gpu() {
+        assert_eq!(gpu_of("cluster:b200-nscale"), "b200");
+        assert_eq!(gpu_of("H200-DGXC_03"), "h200");
+        assert_eq!(gpu_of("mi355x"), "mi355x");
+        let mut label = id();
+        label.hardware = "cluster:b200-nscale".into();
+        let a = check(&label, None, Some(20.0), None).unwrap();
+        let b = check(&id(), None, Some(20.0), None).unwrap();
+        assert_eq!((a.hardware.as_str(), a.checks), ("b200", b.checks));
     }
 }

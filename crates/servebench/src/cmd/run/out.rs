@@ -99,6 +99,8 @@ fn write_attempt(args: &Args, s: &mut RunSummary, image: &str, path: &Path) -> R
                 .collect(),
         ),
     };
+    // the simulator's prediction beside each measured point, as `servebench attempt` shows it
+    crate::cmd::sim::plausible::install();
     let req = attempt_request(args, &s.name, &s.db, candidate, logs, image);
     let mut inp = input(&req)?;
     if let Some(c) = &inp.comparison {
