@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
-use servebench_client::http::{execute_body, Conn};
+use servebench_client::http::{execute_chunks, Conn};
 use servebench_client::{Cancel, ClientCtx, RequestRecord};
 use servebench_workload::{Prompt, RequestSpec};
 use tokio::time::Instant;
@@ -214,7 +214,60 @@ pub enum ReplayError {
     },
 }
 
-/// Writes the request body for `messages` straight into `out` (no intermediate message list).
+/// The request body for `messages` as chunks whose concatenation is the JSON body (sent back to
+/// back by `servebench_client::http::execute_chunks`): `{"messages":[`, each message's shared
+/// JSON bytes ([`crate::synth::Segment`], escaped once when the trace was reconstructed; the
+/// cache-bust marker goes as its own chunk at the start of the first user message's content),
+/// and a small tail (`],"model":…,"stream":true,…}`, made per request). Key order as the harness
+/// sends (MEASUREMENT.md Part 2 §5.4). No history byte is copied: every message chunk is a
+/// reference-counted view of its segment. `marker_json` is the marker JSON-escaped without
+/// quotes ([`marker_json`]).
+pub fn body_chunks(
+    model: &str,
+    messages: &[Arc<crate::synth::Segment>],
+    marker_json: &Bytes,
+    max_tokens: u32,
+    fields: BodyFields,
+) -> Vec<Bytes> {
+    let mut out = Vec::with_capacity(messages.len() + 4);
+    out.push(Bytes::from_static(b"{\"messages\":["));
+    let mut marked = false;
+    for (i, m) in messages.iter().enumerate() {
+        let skip = usize::from(i == 0); // the first element has no leading comma
+        if !marked && m.role == Role::User {
+            marked = true;
+            let (head, rest) = m.json_split_at_content();
+            out.push(head.slice(skip..));
+            out.push(marker_json.clone());
+            out.push(rest);
+        } else {
+            out.push(m.json_with_comma().slice(skip..));
+        }
+    }
+    let mut tail = Vec::with_capacity(128 + model.len());
+    tail.extend_from_slice(b"],\"model\":");
+    serde_json::to_writer(&mut tail, model).expect("string serialises");
+    tail.extend_from_slice(b",\"stream\":true,\"");
+    tail.extend_from_slice(fields.cap_field.as_bytes());
+    tail.extend_from_slice(b"\":");
+    tail.extend_from_slice(max_tokens.to_string().as_bytes());
+    if fields.ignore_eos {
+        tail.extend_from_slice(b",\"ignore_eos\":true");
+    }
+    tail.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}}");
+    out.push(tail.into());
+    out
+}
+
+/// A marker ([`marker`]) JSON-escaped without its quotes: the bytes it adds inside the first
+/// user message's content string.
+pub fn marker_json(marker: &str) -> Bytes {
+    let s = serde_json::to_vec(marker).expect("string serialises");
+    Bytes::copy_from_slice(&s[1..s.len() - 1])
+}
+
+/// Writes the request body for `messages` into `out`: the concatenation of [`body_chunks`]
+/// (the bytes the replay sends; kept for tests and tools that want one buffer).
 pub fn write_body(
     out: &mut Vec<u8>,
     model: &str,
@@ -224,36 +277,9 @@ pub fn write_body(
     fields: BodyFields,
 ) {
     out.clear();
-    out.extend_from_slice(b"{\"messages\":[");
-    let mut marked = false;
-    for (i, m) in messages.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"role\":\"");
-        out.extend_from_slice(m.role.as_str().as_bytes());
-        out.extend_from_slice(b"\",\"content\":");
-        if !marked && m.role == Role::User {
-            marked = true;
-            let mut s = String::with_capacity(marker.len() + m.text.len());
-            s.push_str(marker);
-            s.push_str(&m.text);
-            serde_json::to_writer(&mut *out, &s).expect("string serialises");
-        } else {
-            serde_json::to_writer(&mut *out, &*m.text).expect("string serialises");
-        }
-        out.push(b'}');
+    for c in body_chunks(model, messages, &marker_json(marker), max_tokens, fields) {
+        out.extend_from_slice(&c);
     }
-    out.extend_from_slice(b"],\"model\":");
-    serde_json::to_writer(&mut *out, model).expect("string serialises");
-    out.extend_from_slice(b",\"stream\":true,\"");
-    out.extend_from_slice(fields.cap_field.as_bytes());
-    out.extend_from_slice(b"\":");
-    out.extend_from_slice(max_tokens.to_string().as_bytes());
-    if fields.ignore_eos {
-        out.extend_from_slice(b",\"ignore_eos\":true");
-    }
-    out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}}");
 }
 
 /// `[rid:<digest>]\n\n`.
@@ -322,6 +348,8 @@ impl Stream {
 struct Lane {
     plan: Arc<TracePlan>,
     marker: Arc<str>,
+    /// `marker` JSON-escaped, the one body chunk of the play's own ([`body_chunks`]).
+    marker_json: Bytes,
     streams: Vec<Stream>,
     /// Outstanding children per branch (spawned, not finished).
     outstanding: HashMap<usize, usize>,
@@ -469,7 +497,7 @@ impl Ctx {
             s.st = St::InFlight;
         }
         let plan = lane.plan.clone();
-        let marker = lane.marker.clone();
+        let marker = lane.marker_json.clone();
         let client = self.client.clone();
         let pool = self.pool.clone();
         let tx = self.tx.clone();
@@ -482,11 +510,8 @@ impl Ctx {
         tokio::spawn(async move {
             let t = &plan.convs[conv].turns[turn];
             let max_tokens = if one_token { 1 } else { t.max_tokens };
-            let mut body = Vec::with_capacity(
-                t.messages.iter().map(|m| m.text.len() + 40).sum::<usize>() + 256,
-            );
-            write_body(&mut body, &model, &t.messages, &marker, max_tokens, fields);
-            let body = Bytes::from(body);
+            // shared segment bytes, no per-request copy of the history
+            let body = body_chunks(&model, &t.messages, &marker, max_tokens, fields);
             let spec = RequestSpec {
                 id: n,
                 session: Some((conv as u64, turn as u32)),
@@ -508,7 +533,7 @@ impl Ctx {
                 ("x-servebench-turn", tag.as_str()),
             ];
             let mut slot = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            let mut rec = execute_body(
+            let mut rec = execute_chunks(
                 &client,
                 &mut slot,
                 &spec,
@@ -777,6 +802,7 @@ fn start_lanes(
             .collect();
         lanes.push(Lane {
             plan,
+            marker_json: marker_json(&mk),
             marker: mk.into(),
             streams,
             outstanding,
@@ -1366,7 +1392,9 @@ fn recycle(
 ) {
     let plan = sampler.draw();
     let pass = sampler.pass(&plan.trace_id);
-    lane.marker = marker(&cfg.benchmark_id, pass, li, &plan.trace_id).into();
+    let mk = marker(&cfg.benchmark_id, pass, li, &plan.trace_id);
+    lane.marker_json = marker_json(&mk);
+    lane.marker = mk.into();
     lane.streams = vec![Stream::new(0, 0, St::Wait(now))];
     lane.watchdog = None;
     lane.idle_cap_expired = false;
@@ -1386,13 +1414,7 @@ mod tests {
 
     #[test]
     fn body_has_the_harness_key_order_and_the_marker_on_the_first_user_message() {
-        let seg = |role, text: &str| {
-            Arc::new(Segment {
-                role,
-                text: text.into(),
-                tokens: 1,
-            })
-        };
+        let seg = |role, text: &str| Arc::new(Segment::new(role, text, 1));
         let msgs = vec![
             seg(Role::System, "sys"),
             seg(Role::User, "u1 \"q\""),
@@ -1419,11 +1441,7 @@ mod tests {
 
     #[test]
     fn an_engine_without_ignore_eos_gets_max_tokens_and_no_ignore_eos() {
-        let msgs = vec![Arc::new(Segment {
-            role: Role::User,
-            text: "u".into(),
-            tokens: 1,
-        })];
+        let msgs = vec![Arc::new(Segment::new(Role::User, "u", 1))];
         let mut b = Vec::new();
         let f = BodyFields {
             cap_field: "max_tokens",
@@ -1435,6 +1453,144 @@ mod tests {
         assert!(v.get("ignore_eos").is_none(), "{v}");
         assert!(v.get("max_completion_tokens").is_none(), "{v}");
         assert_eq!(v["stream_options"]["include_usage"], true);
+    }
+
+    /// Segments of a long reconstructed history (WordCodec, one trace of 40 turns growing by
+    /// 40 blocks each, ~ 400 KB of text at the last turn).
+    fn long_history() -> Vec<Arc<Segment>> {
+        use crate::synth::{reconstruct, BlockSource, Corpus, TurnShape, WordCodec};
+        let codec = WordCodec;
+        let corpus = Corpus::build(&codec);
+        let mut src = BlockSource::new(&corpus, &codec, "t");
+        let ids: Vec<Vec<u64>> = (1..=40u64).map(|k| (1..=k * 40).collect()).collect();
+        let turns: Vec<TurnShape<'_>> = ids
+            .iter()
+            .map(|h| TurnShape {
+                hash_ids: h,
+                input: h.len() * 64 + 7,
+                output: 100,
+            })
+            .collect();
+        let mut per_turn = reconstruct(&mut src, "t", &turns, 300, 40).unwrap();
+        per_turn.pop().unwrap()
+    }
+
+    /// The CI guard on the replay's memory (issue 21 target 2): a request body is the shared
+    /// segments' own bytes plus a bounded per-request part. Counted, not timed: every byte of
+    /// a message chunk must lie inside its segment's JSON allocation (a view, not a copy), and
+    /// the bytes made per request (opening, marker, tail) stay under 200 + model name bytes
+    /// whatever the history's size.
+    #[test]
+    fn body_chunks_share_the_segments_and_copy_only_a_bounded_part() {
+        let msgs = long_history();
+        assert!(msgs.len() > 60, "{} messages", msgs.len());
+        let mk = marker_json("[rid:0123456789ab]\n\n");
+        let chunks = body_chunks("a-model", &msgs, &mk, 77, BodyFields::default());
+        let total: usize = chunks.iter().map(Bytes::len).sum();
+        let held: Vec<std::ops::Range<usize>> = msgs
+            .iter()
+            .map(|m| {
+                let p = m.json_with_comma().as_ptr() as usize;
+                p..p + m.json_len()
+            })
+            .collect();
+        let shared: usize = chunks
+            .iter()
+            .filter(|c| {
+                let (a, b) = (c.as_ptr() as usize, c.as_ptr() as usize + c.len());
+                held.iter().any(|r| r.start <= a && b <= r.end)
+            })
+            .map(Bytes::len)
+            .sum();
+        let copied = total - shared;
+        assert!(total > 300_000, "history of {total} bytes");
+        assert!(
+            copied <= 200 + "a-model".len(),
+            "{copied} of {total} body bytes made per request (the rest must be shared segments)"
+        );
+        // the same bytes as one buffer, and valid JSON with the marker on the first user message
+        let mut one = Vec::new();
+        write_body(
+            &mut one,
+            "a-model",
+            &msgs,
+            "[rid:0123456789ab]\n\n",
+            77,
+            BodyFields::default(),
+        );
+        assert_eq!(one.len(), total);
+        let v: serde_json::Value = serde_json::from_slice(&one).unwrap();
+        let m = v["messages"].as_array().unwrap();
+        assert_eq!(m.len(), msgs.len());
+        let first_user = msgs.iter().position(|s| s.role == Role::User).unwrap();
+        assert_eq!(
+            m[first_user]["content"].as_str().unwrap(),
+            format!("[rid:0123456789ab]\n\n{}", msgs[first_user].text())
+        );
+        for (k, (a, b)) in m.iter().zip(&msgs).enumerate() {
+            assert_eq!(a["role"], b.role.as_str(), "message {k}");
+            if k != first_user {
+                assert_eq!(a["content"].as_str().unwrap(), b.text(), "message {k}");
+            }
+        }
+    }
+
+    /// On the wire a chunked body is byte-identical to the same body sent as one buffer (head,
+    /// `content-length` and body), also when the writes are partial (a 3 MB body over loopback,
+    /// more chunks than one vectored write takes, empty chunks among them).
+    #[tokio::test]
+    async fn a_chunked_body_reaches_the_server_byte_identical() {
+        use servebench_client::http::execute_body;
+        use servebench_client::mock::{Captured, MockServer};
+        use servebench_client::{Api, BodyBuilder, ClientCtx, Compat, Endpoint, Engine};
+        let reply = |_: &Captured| servebench_client::mock::Reply::Body {
+            status: 200,
+            body: b"data: [DONE]\n\n".to_vec(),
+            content_type: "text/event-stream".into(),
+        };
+        let srv = MockServer::start(Arc::new(reply), false).await.unwrap();
+        let ctx = ClientCtx {
+            endpoint: Endpoint::parse(&srv.base_url()).unwrap(),
+            builder: BodyBuilder::new("m", Api::Chat, Engine::Openai, Compat::Servebench, false),
+            compat: Compat::Servebench,
+            new_connection_per_request: false,
+            timeout: Duration::from_secs(20),
+            clock: servebench_client::Clock::start(),
+            capture_text: false,
+            api_key: None,
+        };
+        let mut chunks: Vec<Bytes> = Vec::new();
+        for i in 0..700usize {
+            let n = if i % 7 == 0 { 0 } else { (i * 7919) % 12000 };
+            chunks.push(Bytes::from(vec![b'a' + (i % 26) as u8; n]));
+        }
+        let one: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        assert!(one.len() > 3_000_000);
+        let spec = RequestSpec {
+            id: 1,
+            session: None,
+            prompt: Prompt::Text(Arc::from("")),
+            prompt_tokens: None,
+            max_tokens: 1,
+            delay: Duration::ZERO,
+        };
+        let hdr = [("x-request-id", "r1")];
+        let mut slot = None;
+        let mut cancel = Cancel::new();
+        let phase = servebench_client::Phase::Measured;
+        let a = execute_chunks(&ctx, &mut slot, &spec, &chunks, &hdr, phase, 0, &mut cancel).await;
+        let one = Bytes::from(one);
+        let b = execute_body(&ctx, &mut slot, &spec, &one, &hdr, phase, 0, &mut cancel).await;
+        assert_eq!(a.http_status, Some(200), "{:?}", a.error);
+        assert_eq!(b.http_status, Some(200), "{:?}", b.error);
+        let got = srv.captured();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].headers, got[1].headers);
+        assert!(
+            got[0].body == one,
+            "chunked body differs from the one-buffer body"
+        );
+        assert!(got[1].body == one);
     }
 
     #[test]

@@ -294,15 +294,69 @@ impl Corpus {
     }
 }
 
-/// One role-tagged message segment. `tokens` is the exact token count; `text` its decoding.
+/// One role-tagged message segment. `tokens` is the exact token count; its decoded text is
+/// kept only as the message's JSON bytes, escaped once when the segment is made
+/// ([`Segment::new`]) and shared (`Bytes`, reference-counted) by every request body that
+/// carries it: the AgentX replay sends a body as a list of these chunks
+/// (`crate::replay::body_chunks`), so no request copies or re-escapes the history.
 #[derive(Debug)]
 pub struct Segment {
     /// Role.
     pub role: Role,
-    /// Decoded content.
-    pub text: Box<str>,
     /// Token count (exact, before any re-encoding).
     pub tokens: u32,
+    /// `,{"role":"<role>","content":"<escaped text>"}`: the message as one element of the
+    /// body's `messages` array, with a leading comma (sliced off for the array's first element).
+    json: bytes::Bytes,
+}
+
+/// Bytes of `,{"role":"<role>","content":"` before every segment's escaped text.
+fn json_head_len(role: Role) -> usize {
+    ",{\"role\":\"\",\"content\":\"".len() + role.as_str().len()
+}
+
+impl Segment {
+    /// A segment of `role` whose decoded content is `text` (`tokens` tokens): `text` is
+    /// JSON-escaped here, once, as `serde_json` writes a string (non-ASCII kept as UTF-8).
+    pub fn new(role: Role, text: &str, tokens: u32) -> Segment {
+        let mut json = Vec::with_capacity(json_head_len(role) + text.len() + text.len() / 16 + 3);
+        json.extend_from_slice(b",{\"role\":\"");
+        json.extend_from_slice(role.as_str().as_bytes());
+        json.extend_from_slice(b"\",\"content\":");
+        serde_json::to_writer(&mut json, text).expect("a str serialises");
+        json.push(b'}');
+        Segment {
+            role,
+            tokens,
+            json: json.into(),
+        }
+    }
+
+    /// The whole message element with its leading comma (`,{"role":…,"content":"…"}`).
+    pub fn json_with_comma(&self) -> &bytes::Bytes {
+        &self.json
+    }
+
+    /// The message element split where a cache-bust marker goes: (`,{"role":…,"content":"`
+    /// with the leading comma, and the escaped text with the closing `"}`); zero-copy slices.
+    pub fn json_split_at_content(&self) -> (bytes::Bytes, bytes::Bytes) {
+        let h = json_head_len(self.role);
+        (self.json.slice(..h), self.json.slice(h..))
+    }
+
+    /// Bytes held by the segment's JSON (the shared body chunk).
+    pub fn json_len(&self) -> usize {
+        self.json.len()
+    }
+
+    /// The decoded content (unescaped from the JSON; for tests and diagnostics, not the hot
+    /// path).
+    pub fn text(&self) -> String {
+        let h = json_head_len(self.role);
+        // the escaped string with its quotes: from the opening `"` to before the closing `}`
+        serde_json::from_slice(&self.json[h - 1..self.json.len() - 1])
+            .expect("the segment's JSON is a valid string")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -360,11 +414,7 @@ impl<'a> BlockSource<'a> {
 
     fn seg(&self, role: Role, block_start: usize, block_count: usize, tokens: Vec<u32>) -> Seg {
         let text = self.codec.decode(&tokens);
-        let shared = Arc::new(Segment {
-            role,
-            text: text.into_boxed_str(),
-            tokens: tokens.len() as u32,
-        });
+        let shared = Arc::new(Segment::new(role, &text, tokens.len() as u32));
         Seg {
             role,
             block_start,
@@ -636,8 +686,8 @@ mod tests {
         }
         // the same hash block decodes to the same text everywhere (prefix sharing)
         assert!(out[1][1]
-            .text
-            .starts_with(&*out[0][1].text.split_at(64 * 4).0));
+            .text()
+            .starts_with(out[0][1].text().split_at(64 * 4).0));
         assert!(Arc::ptr_eq(&out[0][0], &out[1][0]));
     }
 

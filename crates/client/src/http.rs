@@ -239,6 +239,23 @@ impl AsyncWrite for Stream {
             Stream::Tls(s) => Pin::new(&mut **s).poll_write(cx, buf),
         }
     }
+    #[inline]
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_write_vectored(cx, bufs),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Tcp(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
@@ -263,6 +280,17 @@ pub const READ_BUF_SIZE: usize = 8 * 1024;
 
 /// Most header lines accepted in a response head.
 const MAX_HEADERS: usize = 64;
+
+/// Most slices per vectored write of a chunked body ([`execute_chunks`]); Linux's `IOV_MAX`
+/// is 1,024.
+const MAX_IOV: usize = 64;
+
+/// A request body: one buffer, or shared chunks sent back to back ([`execute_chunks`]).
+#[derive(Clone, Copy)]
+enum BodyRef<'a> {
+    One(&'a [u8]),
+    Chunks(&'a [Bytes]),
+}
 
 /// One HTTP/1.1 connection with at most one request in flight (all the driver needs).
 ///
@@ -344,6 +372,83 @@ impl Conn {
         }
         if let Stream::Tls(_) = self.io {
             // TLS may hold the last record in its buffer until flushed (no-op for plain TCP)
+            self.io.flush().await?;
+        }
+        Ok(t0.unwrap_or_else(|| clock.now_ns().max(1)))
+    }
+
+    /// Writes `self.wbuf` (the request head) and then `chunks` back to back, with vectored
+    /// writes (up to [`MAX_IOV`] slices per syscall), without joining them into one buffer: a
+    /// body of shared chunks (the AgentX replay's history segments) is never copied here. The
+    /// returned t0 is stamped as in [`Conn::write_request`] (before the syscall that accepted the
+    /// first bytes).
+    async fn write_request_chunks(
+        &mut self,
+        clock: Clock,
+        chunks: &[Bytes],
+    ) -> std::io::Result<u64> {
+        let parts = 1 + chunks.len();
+        let (io, head) = (&mut self.io, &self.wbuf);
+        let part = |i: usize| -> &[u8] {
+            if i == 0 {
+                head
+            } else {
+                &chunks[i - 1]
+            }
+        };
+        let (mut idx, mut off) = (0usize, 0usize);
+        let mut t0 = None;
+        let mut slices: Vec<std::io::IoSlice<'_>> = Vec::with_capacity(MAX_IOV.min(parts));
+        loop {
+            while idx < parts && off >= part(idx).len() {
+                idx += 1;
+                off = 0;
+            }
+            if idx == parts {
+                break;
+            }
+            slices.clear();
+            slices.push(std::io::IoSlice::new(&part(idx)[off..]));
+            slices.extend(
+                (idx + 1..parts)
+                    .map(part)
+                    .filter(|p| !p.is_empty())
+                    .take(MAX_IOV - 1)
+                    .map(std::io::IoSlice::new),
+            );
+            let n = std::future::poll_fn(|cx| {
+                let t = clock.now_ns().max(1);
+                match Pin::new(&mut *io).poll_write_vectored(cx, &slices) {
+                    Poll::Ready(Ok(n)) => Poll::Ready(Ok((n, t))),
+                    Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await
+            .map(|(n, t)| {
+                if n > 0 && t0.is_none() {
+                    t0 = Some(t);
+                }
+                n
+            })?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            // advance (idx, off) by n bytes over the non-empty parts
+            let mut left = n;
+            while left > 0 && idx < parts {
+                let room = part(idx).len() - off;
+                if left < room {
+                    off += left;
+                    left = 0;
+                } else {
+                    left -= room;
+                    idx += 1;
+                    off = 0;
+                }
+            }
+        }
+        if let Stream::Tls(_) = self.io {
             self.io.flush().await?;
         }
         Ok(t0.unwrap_or_else(|| clock.now_ns().max(1)))
@@ -929,7 +1034,7 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 async fn attempt(
     ctx: &ClientCtx,
     slot: &mut Option<Conn>,
-    body: &Bytes,
+    body: BodyRef<'_>,
     headers: &[(&str, &str)],
     st: &mut StreamState,
     framer: &mut SseFramer,
@@ -969,20 +1074,33 @@ async fn attempt(
             extra.push(("authorization", b.as_str()));
         }
         extra.extend_from_slice(headers);
+        let chunked_len;
+        let (one, chunks) = match body {
+            BodyRef::One(b) => (Some(b), None),
+            BodyRef::Chunks(c) => {
+                // the same `content-length` line write_head writes, last; the chunks follow
+                chunked_len = c.iter().map(Bytes::len).sum::<usize>().to_string();
+                extra.push(("content-length", chunked_len.as_str()));
+                (None, Some(c))
+            }
+        };
         write_head(
             &mut conn.wbuf,
             "POST",
             &path,
             &ctx.endpoint.authority,
             &extra,
-            Some(body),
+            one,
         );
         let ix_t0_before_connect = ctx.compat == Compat::InferenceX && !reused;
         if !ix_t0_before_connect {
             meta.t0 = Some(ctx.clock.now_ns());
         }
         conn.uses += 1;
-        let written = conn.write_request(ctx.clock).await;
+        let written = match chunks {
+            None => conn.write_request(ctx.clock).await,
+            Some(c) => conn.write_request_chunks(ctx.clock, c).await,
+        };
         let head = match written {
             Ok(w) => {
                 if !ix_t0_before_connect {
@@ -1067,6 +1185,41 @@ pub async fn execute_body(
     slot: &mut Option<Conn>,
     spec: &RequestSpec,
     body: &Bytes,
+    headers: &[(&str, &str)],
+    phase: Phase,
+    scheduled_ns: u64,
+    cancel: &mut Cancel,
+) -> RequestRecord {
+    let body = BodyRef::One(body);
+    execute_with(ctx, slot, spec, body, headers, phase, scheduled_ns, cancel).await
+}
+
+/// [`execute_body`] with the body given as chunks that are written back to back (vectored
+/// writes, `Content-Length` = the sum of their lengths, the same bytes on the wire as their
+/// concatenation) and never joined: a workload whose bodies share large parts (the AgentX
+/// replay's conversation history, one `Bytes` per message segment) sends them without a
+/// per-request copy, and the connection's write buffer holds only the head.
+#[allow(clippy::too_many_arguments)]
+pub async fn execute_chunks(
+    ctx: &ClientCtx,
+    slot: &mut Option<Conn>,
+    spec: &RequestSpec,
+    chunks: &[Bytes],
+    headers: &[(&str, &str)],
+    phase: Phase,
+    scheduled_ns: u64,
+    cancel: &mut Cancel,
+) -> RequestRecord {
+    let body = BodyRef::Chunks(chunks);
+    execute_with(ctx, slot, spec, body, headers, phase, scheduled_ns, cancel).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute_with(
+    ctx: &ClientCtx,
+    slot: &mut Option<Conn>,
+    spec: &RequestSpec,
+    body: BodyRef<'_>,
     headers: &[(&str, &str)],
     phase: Phase,
     scheduled_ns: u64,
