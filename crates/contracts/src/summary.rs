@@ -1,6 +1,6 @@
 //! [`SummaryDoc`]: a sweep's `summary.json`: run metadata, one [`AggRow`] per point, note
 //! lines, and (with `--slo`, `--window steady` or `--ci`) the [`SummaryExtras`] the slo
-//! observer adds. Its schema (`docs/schema/summary.schema.json`) is generated from these
+//! observer contributes before the pipeline's file output writes the file (its one writer). Its schema (`docs/schema/summary.schema.json`) is generated from these
 //! fields ([`crate::schema::summary_schema`]).
 
 use indexmap::IndexMap;
@@ -109,8 +109,9 @@ pub fn summary_extras(text: &str) -> Result<Option<SummaryExtras>, serde_json::E
 }
 
 json_doc! {
-    /// `summary.json` `extras` (docs/measurement.md 12): written by the slo observer after the
-    /// summary, only with `--slo`, `--window steady` or `--ci`. Read leniently: a missing
+    /// `summary.json` `extras` (docs/measurement.md 12): the slo observer's contribution to the
+    /// summary (pipeline `Observer::summary_extras`), written with the rest of the file in one
+    /// write, only with `--slo`, `--window steady` or `--ci`. Read leniently: a missing
     /// `slo`, `window`, `confidence` or `repeats` is null / empty.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SummaryExtras {
@@ -217,7 +218,7 @@ json_doc! {
         #[serde(default)]
         pub notes: Vec<String>,
         /// Goodput, steady window and confidence intervals (only with `--slo`, `--window
-        /// steady` or `--ci`; added by the slo observer).
+        /// steady` or `--ci`; contributed by the slo observer, written with the rest).
         #[key("extras", optional, r#"{"description": "only with --slo, --window steady or --ci (docs/measurement.md 12): per point goodput / steady window / bootstrap intervals / small_sample keys / reasoning; per concurrency t-intervals across repeats"}"#)]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub extras: Option<SummaryExtras>,
@@ -225,9 +226,8 @@ json_doc! {
 }
 
 impl SummaryDoc {
-    /// The file's text as the sweep writes it: pretty JSON and a final newline
-    /// ([`crate::doc::file_text`]). (When the slo observer adds `extras` afterwards it
-    /// rewrites the file without the final newline.)
+    /// The file's text as the sweep writes it, `extras` included: pretty JSON and a final
+    /// newline ([`crate::doc::file_text`]).
     pub fn file_text(&self) -> String {
         crate::doc::file_text(self)
     }

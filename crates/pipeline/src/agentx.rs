@@ -291,6 +291,7 @@ impl Executor for AgentxExecutor {
             agg,
             result: ResultFile::Agentx(Box::new(result)),
             wall_s: wall_start.elapsed().as_secs_f64(),
+            records: res.raw.into(),
         })
     }
 }

@@ -5,8 +5,9 @@
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use servebench_client::Cancel;
+use servebench_client::{Cancel, RequestRecord};
 use servebench_metrics::{AggRow, Identity, PointMetrics, ResultFile};
 
 use crate::error::Result;
@@ -66,6 +67,10 @@ pub struct PointOutput {
     pub result: ResultFile,
     /// Measured phase wall time, s.
     pub wall_s: f64,
+    /// The point's request records, in memory: exactly what its `records.jsonl` holds (warmup
+    /// then measured; a point kept by `--resume` reads them back from that file). Observers
+    /// that need per-request data (the slo extras, the search's goodput) read them here.
+    pub records: Arc<[RequestRecord]>,
 }
 
 /// Measures points of one workload.
@@ -89,7 +94,8 @@ pub trait Executor {
         None
     }
 
-    /// Warms up and measures one point, writing its records into `point.dir`.
+    /// Warms up and measures one point, writing its records into `point.dir` and returning
+    /// them in [`PointOutput::records`].
     fn run_point(
         &mut self,
         ctx: &SweepCtx<'_>,

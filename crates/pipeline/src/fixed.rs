@@ -177,6 +177,8 @@ impl Executor for FixedSequence {
                 concurrency: conc as usize,
             },
         };
+        // the warmup's records, kept for the point's in-memory records (as in records.jsonl)
+        let mut warmup_records = Vec::new();
         if num_warmups > 0 {
             let bar = PointProgress::requests(ctx, num_warmups as u64, &format!("{label} warmup"));
             let r = run_phase(
@@ -198,6 +200,7 @@ impl Executor for FixedSequence {
                     r.records.len()
                 ));
             }
+            warmup_records = r.records;
         }
         if ctx.cancel.is_cancelled() {
             writer.finish().map_err(PipelineError::Client)?;
@@ -307,6 +310,7 @@ impl Executor for FixedSequence {
             agg,
             result,
             wall_s: (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
+            records: warmup_records.into_iter().chain(res.records).collect(),
         })
     }
 }

@@ -583,6 +583,7 @@ impl Executor for MultiturnExecutor {
             agg,
             result,
             wall_s: (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
+            records: res.records.into(),
         })
     }
 }

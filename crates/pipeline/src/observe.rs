@@ -3,11 +3,18 @@
 //! ([`crate::record::StoreRecorder`]), [`ConsoleOutput`] (the point lines and the final table)
 //! and progress inside a point ([`crate::progress`]). A new output format is one more `impl Observer`, passed to
 //! [`crate::sweep::run_sweep`] in its `extra` list.
+//!
+//! `summary.json` has one writer, [`FileOutput`]. An observer that adds to it (the slo extras)
+//! contributes a typed [`SummaryExtras`] through [`Observer::summary_extras`]; the session
+//! collects the contributions into the [`SweepSummary`] first and then hands that one document
+//! to every observer's [`Observer::sweep_done`] (hyperfine's export manager: the results are
+//! assembled once, each exporter only writes). Per-request data reaches observers in memory
+//! ([`PointOutput::records`]), never by re-reading another observer's files.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use servebench_contracts::{ResultFile, SimulatorInfo, StoreRef, SummaryDoc};
+use servebench_contracts::{ResultFile, SimulatorInfo, StoreRef, SummaryDoc, SummaryExtras};
 use servebench_metrics::{PointStatus, SCHEMA_VERSION};
 
 use crate::error::{io, IoOp, Result};
@@ -55,6 +62,9 @@ pub struct SweepSummary<'a> {
     pub store: Option<(PathBuf, i64)>,
     /// Every finished point, in order.
     pub points: &'a [PointOutput],
+    /// `summary.json` `extras`: what an observer contributed through
+    /// [`Observer::summary_extras`] (the session fills it before any `sweep_done`), else `None`.
+    pub extras: Option<SummaryExtras>,
 }
 
 /// The error of an [`Observer`]: any error (`?` converts one). A
@@ -68,13 +78,25 @@ pub trait Observer {
     fn point_done(&mut self, _point: &PointOutput) -> Result<(), ObserverError> {
         Ok(())
     }
-    /// The sweep finished (points and eval). An error marks the run failed.
+    /// This observer's part of `summary.json`: its typed `extras`, or `None` (the default) when
+    /// it adds nothing. Asked once when the sweep ends, before any observer's
+    /// [`Observer::sweep_done`] and before [`FileOutput`] writes `summary.json` (the one writer).
+    /// At most one observer of a sweep may contribute. An error marks the run failed.
+    fn summary_extras(
+        &mut self,
+        _summary: &SweepSummary<'_>,
+    ) -> Result<Option<SummaryExtras>, ObserverError> {
+        Ok(None)
+    }
+    /// The sweep finished (points and eval); `summary.extras` holds the contributions. An
+    /// error marks the run failed.
     fn sweep_done(&mut self, _summary: &SweepSummary<'_>) -> Result<(), ObserverError> {
         Ok(())
     }
 }
 
-/// The sweep's files under its output directory.
+/// The sweep's files under its output directory; the one writer of `summary.json` (with the
+/// `extras` the session collected into the [`SweepSummary`]).
 pub struct FileOutput {
     /// The output directory.
     pub dir: PathBuf,
@@ -117,7 +139,7 @@ impl Observer for FileOutput {
             }),
             points: s.points.iter().map(|p| p.agg.clone()).collect(),
             notes: table_notes(s.points, c.repeats),
-            extras: None,
+            extras: s.extras.clone(),
         };
         write_text(&self.dir.join("summary.json"), summary.file_text())?;
         Ok(write_csv(&self.dir.join("summary.csv"), s.points)?)

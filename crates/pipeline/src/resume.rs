@@ -87,6 +87,9 @@ pub fn load_finished(spec: &PointSpec) -> Result<Option<Finished>> {
     }
     let agg =
         AggRow::from_value(&v["agg"]).with_context(|| format!("{}: agg row", path.display()))?;
+    // the point's records, as the observers of a measured point get them in memory
+    let records = servebench_client::read_records(&spec.dir.join("records.jsonl"))
+        .map_err(PipelineError::Client)?;
     Ok(Some(Finished {
         point: PointOutput {
             spec: spec.clone(),
@@ -95,6 +98,7 @@ pub fn load_finished(spec: &PointSpec) -> Result<Option<Finished>> {
             result: serde_json::from_value(v["result"].clone())
                 .with_context(|| format!("{}: result", path.display()))?,
             wall_s: v["wall_s"].as_f64().unwrap_or(0.0),
+            records: records.into(),
         },
         agg_json: v["agg"].clone(),
     }))

@@ -354,6 +354,7 @@ impl<E: Executor> Session<E> {
                 interrupted: self.p.cancel.is_cancelled(),
                 store: None,
                 points: std::slice::from_ref(&p),
+                extras: None,
             };
             FileOutput { dir: dir.clone() }
                 .sweep_done(&summary)
@@ -400,9 +401,12 @@ impl<E: Executor> Session<E> {
         }
     }
 
-    /// Writes `summary.{json,csv}` and hands the summary to the extra observers.
+    /// Assembles the summary (the extra observers' [`Observer::summary_extras`] included), has
+    /// [`FileOutput`] write `summary.{json,csv}` from it, the one writer, then hands it to the
+    /// extra observers. Two observers contributing extras is an error
+    /// ([`PipelineError::Invalid`]).
     pub fn write_summary(&mut self) -> Result<()> {
-        let summary = SweepSummary {
+        let mut summary = SweepSummary {
             plan: &self.p.plan,
             endpoint: &self.p.target.endpoint.base_url,
             simulator: self.p.target.simulator_info(),
@@ -412,7 +416,22 @@ impl<E: Executor> Session<E> {
             interrupted: self.p.cancel.is_cancelled(),
             store: self.p.recorder.as_ref().map(|r| (r.db.clone(), r.run.0)),
             points: &self.points,
+            extras: None,
         };
+        for o in self.p.extra.iter_mut() {
+            let Some(x) = o
+                .summary_extras(&summary)
+                .map_err(PipelineError::from_observer)?
+            else {
+                continue;
+            };
+            if summary.extras.is_some() {
+                return Err(PipelineError::Invalid(
+                    "two observers contributed summary.json extras; at most one may".into(),
+                ));
+            }
+            summary.extras = Some(x);
+        }
         self.files
             .sweep_done(&summary)
             .map_err(PipelineError::from_observer)?;
@@ -640,6 +659,8 @@ mod tests {
                 }
             }
             self.at(format!("end {}", spec.label()));
+            // an empty records.jsonl, as a point that measured nothing writes
+            std::fs::write(spec.dir.join("records.jsonl"), "").unwrap();
             let opts = PointOptions {
                 compat: servebench_client::Compat::Servebench,
                 itl_mode: ItlMode::Chunk,
@@ -665,6 +686,7 @@ mod tests {
                 agg,
                 result: ResultFile::Other(serde_json::json!({"fake": true})),
                 wall_s: spec.conc as f64,
+                records: Arc::from(Vec::new()),
             })
         }
     }
@@ -706,6 +728,11 @@ mod tests {
     }
 
     fn rig(plan: SweepPlan, out: &std::path::Path) -> Rig {
+        rig_with(plan, out, Vec::new())
+    }
+
+    /// A rig whose extra observers are [`Calls`] and then `more`.
+    fn rig_with(plan: SweepPlan, out: &std::path::Path, more: Vec<Box<dyn Observer>>) -> Rig {
         let log: Log = Arc::default();
         let calls = Arc::new(Mutex::new(Vec::new()));
         let lines = Arc::new(Lines::default());
@@ -722,7 +749,9 @@ mod tests {
             },
             recorder: None,
             out_dir: out.to_path_buf(),
-            extra: vec![Box::new(Calls(calls.clone()))],
+            extra: std::iter::once(Box::new(Calls(calls.clone())) as Box<dyn Observer>)
+                .chain(more)
+                .collect(),
             cancel: servebench_endpoint::CancelToken::new(),
             console: lines.clone(),
             tty: false,
@@ -865,6 +894,113 @@ mod tests {
             .lock()
             .unwrap()
             .contains(&"conc 1: finished earlier, kept".to_string()));
+    }
+
+    /// Contributes `extras` to the summary and, at its `sweep_done`, notes what the summary and
+    /// the `summary.json` on disk held then.
+    struct Contrib {
+        extras: servebench_contracts::SummaryExtras,
+        seen: Arc<Mutex<Vec<String>>>,
+        file: std::path::PathBuf,
+    }
+
+    impl Observer for Contrib {
+        fn summary_extras(
+            &mut self,
+            s: &SweepSummary<'_>,
+        ) -> std::result::Result<Option<servebench_contracts::SummaryExtras>, ObserverError>
+        {
+            self.seen.lock().unwrap().push(format!(
+                "asked: {} points, extras {:?}, file exists {}",
+                s.points.len(),
+                s.extras,
+                self.file.exists()
+            ));
+            Ok(Some(self.extras.clone()))
+        }
+        fn sweep_done(&mut self, s: &SweepSummary<'_>) -> std::result::Result<(), ObserverError> {
+            let text = std::fs::read_to_string(&self.file)?;
+            let doc: servebench_contracts::SummaryDoc = serde_json::from_str(&text)?;
+            self.seen.lock().unwrap().push(format!(
+                "done: summary has ours {}, file has ours {}, file is one write {}",
+                s.extras.as_ref() == Some(&self.extras),
+                doc.extras.as_ref() == Some(&self.extras),
+                text == doc.file_text()
+            ));
+            Ok(())
+        }
+    }
+
+    fn extras(conc: u64) -> servebench_contracts::SummaryExtras {
+        servebench_contracts::SummaryExtras {
+            slo: Some("e2el=1000ms".into()),
+            window: "full".into(),
+            confidence: None,
+            points: vec![servebench_contracts::ExtrasPoint {
+                label: format!("conc {conc}"),
+                conc,
+                repeat: 1,
+                rest: [("goodput".to_string(), serde_json::json!({"good": 3}))]
+                    .into_iter()
+                    .collect(),
+            }],
+            repeats: Vec::new(),
+        }
+    }
+
+    /// summary.json has one writer: the observer's extras are asked for before the file exists,
+    /// the file output writes them with the rest in one write (pretty JSON, final newline:
+    /// exactly the typed document's text), and every `sweep_done` sees the finished file.
+    #[tokio::test(start_paused = true)]
+    async fn summary_json_is_written_once_with_the_contributed_extras() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let file = dir.path().join("summary.json");
+        let c = Contrib {
+            extras: extras(1),
+            seen: seen.clone(),
+            file: file.clone(),
+        };
+        let mut r = rig_with(plan(&[1], 1), dir.path(), vec![Box::new(c)]);
+        r.session.run_points().await.unwrap();
+        r.session.write_summary().unwrap();
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![
+                "asked: 1 points, extras None, file exists false",
+                "done: summary has ours true, file has ours true, file is one write true",
+            ]
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        let doc: servebench_contracts::SummaryDoc = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc.extras, Some(extras(1)));
+        assert_eq!(doc.points.len(), 1);
+        assert!(text.ends_with("}\n"), "final newline");
+        assert_eq!(*r.calls.lock().unwrap(), vec!["conc 1", "summary of 1"]);
+    }
+
+    /// Two observers contributing extras is refused before summary.json is written.
+    #[tokio::test(start_paused = true)]
+    async fn two_extras_contributions_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("summary.json");
+        let two: Vec<Box<dyn Observer>> = (0..2)
+            .map(|_| {
+                Box::new(Contrib {
+                    extras: extras(1),
+                    seen: Arc::default(),
+                    file: file.clone(),
+                }) as Box<dyn Observer>
+            })
+            .collect();
+        let mut r = rig_with(plan(&[1], 1), dir.path(), two);
+        r.session.run_points().await.unwrap();
+        let e = r.session.write_summary().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "two observers contributed summary.json extras; at most one may"
+        );
+        assert!(!file.exists());
     }
 
     /// A failed point makes the exit 1, an eval below its threshold 2, Ctrl-C 130 over both.

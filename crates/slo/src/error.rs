@@ -45,15 +45,7 @@ pub enum SloError {
         #[source]
         source: std::io::Error,
     },
-    /// A sweep's `summary.json` is not JSON (`PATH: not JSON`).
-    NotJson {
-        /// The file.
-        path: PathBuf,
-        /// The parser's error (line and column), the next link of the chain.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// Serialising `search.json` or `summary.json` failed; the message is serde_json's own
+    /// Serialising `search.json` or the `summary.json` extras failed; the message is serde_json's own
     /// (kept as a field, not a `source`, so that it is said once).
     Serialize {
         /// serde_json's error.
@@ -91,7 +83,6 @@ impl fmt::Display for SloError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SloError::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display())?,
-            SloError::NotJson { path, .. } => write!(f, "{}: not JSON", path.display())?,
             SloError::Serialize { err } => write!(f, "{err}")?,
             SloError::RateWithoutLanes => {
                 f.write_str("--max-conc must be at least 1 for a rate search")?
@@ -185,14 +176,5 @@ mod tests {
         let err = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
         let want = err.to_string();
         assert_eq!(texts(SloError::Serialize { err }).1, want);
-        let source = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
-        assert_eq!(
-            texts(SloError::NotJson {
-                path: "s.json".into(),
-                source
-            })
-            .1,
-            "s.json: not JSON: EOF while parsing an object at line 1 column 1"
-        );
     }
 }

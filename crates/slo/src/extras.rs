@@ -1,13 +1,15 @@
 //! [`ExtrasObserver`]: goodput, steady window and confidence per sweep point
-//! (docs/measurement.md §12). The point's own files (`result.json`, `agg.json`) are never
-//! changed; everything goes to `summary.json` under `extras` and to a table of its own.
+//! (docs/measurement.md §12), from the point's records in memory ([`PointOutput::records`]).
+//! The point's own files (`result.json`, `agg.json`) are never changed; everything goes into
+//! `summary.json` under `extras` (contributed as a typed [`SummaryExtras`] through
+//! [`Observer::summary_extras`]; the pipeline's file output writes the file once) and to a
+//! table of its own.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
-use servebench_client::{read_records, RequestRecord};
+use servebench_client::RequestRecord;
+use servebench_contracts::{ConfidenceSettings, ExtrasPoint, SummaryExtras};
 use servebench_metrics::confidence::{
     is_small_sample, point_bootstrap, t_interval, Ci, NamedCi, DEFAULT_RESAMPLES, SMALL_SAMPLE_MARK,
 };
@@ -19,7 +21,7 @@ use servebench_metrics::{compute, PointMetrics, PointOptions};
 use servebench_pipeline::observe::ObserverError;
 use servebench_pipeline::{Observer, PointOutput, SweepSummary};
 
-use crate::error::{IoOp, SloError};
+use crate::error::SloError;
 
 /// What to compute (each `None`/`false` = off).
 #[derive(Debug, Clone)]
@@ -448,31 +450,40 @@ pub fn render_table(points: &[PointExtras], repeats: &[RepeatCi], stat: &str) ->
     out
 }
 
-/// Adds `extras` to `summary.json` (written by the sweep's file observer just before).
-fn add_to_summary(path: &Path, extras: Value) -> Result<(), SloError> {
-    let io = |op: IoOp| {
-        move |source: std::io::Error| SloError::Io {
-            op,
-            path: path.to_path_buf(),
-            source,
-        }
-    };
-    let text = std::fs::read_to_string(path).map_err(io(IoOp::Read))?;
-    let mut v: Value = serde_json::from_str(&text).map_err(|source| SloError::NotJson {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if let Some(o) = v.as_object_mut() {
-        o.insert("extras".into(), extras);
-    }
-    let bytes = serde_json::to_vec_pretty(&v).map_err(|err| SloError::Serialize { err })?;
-    std::fs::write(path, bytes).map_err(io(IoOp::Write))
+/// The typed `summary.json` `extras` of `points` (`repeats`: their t-intervals) under `opts`.
+///
+/// Errors: [`SloError::Serialize`] when a point's or interval's numbers do not serialize.
+pub fn summary_extras(
+    opts: &ExtrasOptions,
+    points: &[PointExtras],
+    repeats: &[RepeatCi],
+) -> Result<SummaryExtras, SloError> {
+    let ser = |err| SloError::Serialize { err };
+    Ok(SummaryExtras {
+        slo: opts.slo.map(|s| s.to_string()),
+        window: if opts.steady { "steady" } else { "full" }.into(),
+        confidence: opts.confidence.then_some(ConfidenceSettings {
+            level: 0.95,
+            bootstrap_resamples: u64::from(opts.resamples),
+            seed: opts.seed,
+        }),
+        // label, conc and repeat typed; the computed blocks kept in the order they serialize
+        points: points
+            .iter()
+            .map(|p| serde_json::to_value(p).and_then(serde_json::from_value::<ExtrasPoint>))
+            .collect::<Result<_, _>>()
+            .map_err(ser)?,
+        repeats: repeats
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(ser)?,
+    })
 }
 
 impl Observer for ExtrasObserver {
     fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
-        let records = read_records(&p.spec.dir.join("records.jsonl"))?;
-        let e = point_extras(&self.opts, self.open_loop, p, &records);
+        let e = point_extras(&self.opts, self.open_loop, p, &p.records);
         if let Some(g) = &e.goodput {
             println!(
                 "  goodput ({}): {}/{} good, attainment {}, {:.3} req/s, {:.1} tok/s/GPU → {}",
@@ -500,27 +511,22 @@ impl Observer for ExtrasObserver {
         Ok(())
     }
 
-    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<(), ObserverError> {
-        let Some(first) = s.points.first() else {
-            return Ok(());
-        };
-        let out_dir: PathBuf = first
-            .spec
-            .dir
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+    fn summary_extras(
+        &mut self,
+        s: &SweepSummary<'_>,
+    ) -> Result<Option<SummaryExtras>, ObserverError> {
+        if s.points.is_empty() {
+            return Ok(None);
+        }
         let repeats = repeat_intervals(&self.points);
-        let extras = serde_json::json!({
-            "slo": self.opts.slo.map(|s| s.to_string()),
-            "window": if self.opts.steady { "steady" } else { "full" },
-            "confidence": if self.opts.confidence {
-                serde_json::json!({"level": 0.95, "bootstrap_resamples": self.opts.resamples, "seed": self.opts.seed})
-            } else { Value::Null },
-            "points": self.points,
-            "repeats": repeats,
-        });
-        add_to_summary(&out_dir.join("summary.json"), extras)?;
+        Ok(Some(summary_extras(&self.opts, &self.points, &repeats)?))
+    }
+
+    fn sweep_done(&mut self, s: &SweepSummary<'_>) -> Result<(), ObserverError> {
+        if s.points.is_empty() {
+            return Ok(());
+        }
+        let repeats = repeat_intervals(&self.points);
         let stat = s.plan.stat.to_string();
         println!();
         println!("servebench extras (goodput / steady window / confidence):");

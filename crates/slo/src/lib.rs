@@ -1,11 +1,14 @@
 //! SLO, steady-state and confidence reporting over sweep points, and the SLO search.
 //!
 //! Owns: [`ExtrasObserver`] — an extra [`servebench_pipeline::Observer`] of a sweep that, per
-//! point, reads the point's `records.jsonl` and computes goodput under `--slo`, the steady-state
-//! window (`--window steady`), request-bootstrap confidence intervals and small-sample marks, and
-//! across `--repeats` the t-intervals; it adds them to `summary.json` under `extras` and prints
-//! its own table. [`search::run_search`] — `servebench search`: bisection over real sweep points
-//! (one [`servebench_pipeline::run_sweep`] per probe) for the highest load meeting an SLO.
+//! point, takes the point's records (in memory, [`servebench_pipeline::PointOutput::records`])
+//! and computes goodput under `--slo`, the steady-state window (`--window steady`),
+//! request-bootstrap confidence intervals and small-sample marks, and across `--repeats` the
+//! t-intervals; it contributes them as `summary.json`'s typed `extras`
+//! ([`servebench_contracts::SummaryExtras`], written once by the pipeline's file output) and
+//! prints its own table. [`search::run_search`] — `servebench search`: bisection over real
+//! sweep points (one [`servebench_pipeline::Session::probe`] per load on one session) for the
+//! highest load meeting an SLO.
 //!
 //! Must not know about: command-line parsing, HTTP, engines. The statistics themselves live in
 //! `servebench-metrics` (`goodput`, `window`, `confidence`, `search`); this crate only feeds

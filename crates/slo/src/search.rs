@@ -11,7 +11,6 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
-use servebench_client::read_records;
 use servebench_metrics::goodput::{goodput, Slo};
 use servebench_metrics::search::{Axis, Search, SearchConfig, SearchResult};
 use servebench_pipeline::{
@@ -167,12 +166,7 @@ async fn probes(
         if session.cancel().is_cancelled() {
             return Err(SloError::Interrupted { probe: k });
         }
-        let g = probe_goodput(&p, &req.slo).map_err(|e| SloError::Probe {
-            probe: k,
-            axis: req.config.axis,
-            load,
-            source: e,
-        })?;
+        let g = probe_goodput(&p, &req.slo);
         println!(
             "search probe {k}: attainment {} of {} good → {}",
             g.attainment_pct
@@ -193,16 +187,9 @@ async fn probes(
     Ok(result)
 }
 
-/// The goodput of a probe's point, from its `records.jsonl`.
-fn probe_goodput(
-    p: &PointOutput,
-    slo: &Slo,
-) -> std::result::Result<
-    servebench_metrics::goodput::Goodput,
-    Box<dyn std::error::Error + Send + Sync>,
-> {
-    let records = read_records(&p.spec.dir.join("records.jsonl"))?;
+/// The goodput of a probe's point, from its records (in memory, as its `records.jsonl`).
+fn probe_goodput(p: &PointOutput, slo: &Slo) -> servebench_metrics::goodput::Goodput {
     let g = p.agg.num_gpus.max(1);
     let ts = p.result.time_scale();
-    Ok(goodput(&records, slo, p.metrics.duration_s, g, ts))
+    goodput(&p.records, slo, p.metrics.duration_s, g, ts)
 }

@@ -49,7 +49,30 @@ fn extras_in_summary_and_default_untouched() {
         ..ExtrasOptions::off()
     };
     let obs = ExtrasObserver::new(opts, false);
-    assert_eq!(run_sweep(p, vec![Box::new(obs)]).unwrap().exit, 0);
+    let out = run_sweep(p, vec![Box::new(obs)]).unwrap();
+    assert_eq!(out.exit, 0);
+    // the observers got each point's records in memory: exactly its records.jsonl (compared
+    // by start time and id: two requests finishing together may reach the file and the
+    // in-memory list in either order)
+    for pt in &out.points {
+        let by_start = |mut v: Vec<servebench_client::RequestRecord>| {
+            v.sort_by_key(|r| (r.t0_ns, r.id));
+            v
+        };
+        let on_disk = servebench_client::read_records(&pt.spec.dir.join("records.jsonl")).unwrap();
+        assert_eq!(on_disk.len(), 20);
+        assert_eq!(
+            by_start(pt.records.to_vec()),
+            by_start(on_disk),
+            "{}",
+            pt.spec.label()
+        );
+    }
+    // one writer: the typed document's own text (pretty, final newline), extras included
+    let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    let doc: servebench_contracts::SummaryDoc = serde_json::from_str(&text).unwrap();
+    assert_eq!(text, doc.file_text());
+    assert_eq!(doc.extras.as_ref().map(|e| e.points.len()), Some(2));
     let s = summary(&dir);
     let e = &s["extras"];
     assert_eq!(e["slo"], "ttft=1000000ms,e2el=1000000ms@p99");
