@@ -31,9 +31,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::chains::{self, SplitOptions};
+use crate::chains::{self, Item, Split, SplitOptions};
 use crate::synth::{reconstruct, BlockSource, Corpus, Segment, TokenCodec, TurnShape, BLOCK};
-use crate::trace::{Trace, TraceEntry, TraceRequest};
+use crate::trace::{Subagent, Trace, TraceEntry, TraceRequest};
 
 /// One turn of a conversation.
 #[derive(Debug)]
@@ -172,15 +172,20 @@ fn first_hash<'a>(reqs: &[(usize, &'a TraceRequest)]) -> &'a [u64] {
 
 /// Builds the plan of one trace; `split` = the harness's flattened-agent chain splitting
 /// ([`crate::chains`]; [`SplitOptions::off`] = one root, one child per subagent).
+///
+/// Phases (module docs give the rules): the root conversation from the top-level requests
+/// (their main chain when split), one branch child per subagent chain, one child per
+/// split-off top-level chain, spawn/join links on the root turns, the theoretical prefix-cache
+/// hits, then the replay barriers ([`replay_predecessors`]). Errors: a reconstruction failure
+/// or a duplicate subagent `agent_id`, as one line naming the trace.
 pub fn build_with(
     trace: &Trace,
     corpus: &Corpus,
     codec: &dyn TokenCodec,
     split: &SplitOptions,
 ) -> Result<TracePlan, String> {
-    let mut src = BlockSource::new(corpus, codec, &trace.id);
     // root requests with outer indices
-    let all_normals: Vec<(usize, &TraceRequest)> = trace
+    let all_normals: Vec<Item<'_>> = trace
         .entries
         .iter()
         .enumerate()
@@ -200,221 +205,18 @@ pub fn build_with(
     } else {
         (all_normals.clone(), None)
     };
-    let root_turns = make_turns(
-        &mut src,
-        &trace.id,
-        &normals,
-        trace.tool_tokens,
-        trace.system_tokens,
-    )
-    .map_err(|e| format!("trace {}: {e}", trace.id))?;
-    let mut convs = vec![Conversation {
-        id: trace.id.clone(),
-        turns: root_turns,
-        branch: None,
-    }];
-    // root turns by outer index (the harness looks spawns and joins up in that order)
-    let mut by_outer: Vec<(usize, usize)> = normals
-        .iter()
-        .enumerate()
-        .map(|(pos, (o, _))| (*o, pos))
-        .collect();
-    by_outer.sort();
-    let preceding_of = |outer: usize| {
-        by_outer
-            .iter()
-            .filter(|(o, _)| *o < outer)
-            .map(|(_, p)| *p)
-            .max()
-    };
-    let join_of = |outer: usize, end_s: f64| {
-        by_outer
-            .iter()
-            .find(|(o, p)| *o > outer && normals[*p].1.t + JOIN_EPS >= end_s)
-            .map(|(_, p)| *p)
-    };
-    // metric records: (t, outer, chain, k, conv, turn)
-    type MetricRow = (f64, usize, usize, usize, usize, usize, Vec<u64>);
-    let mut metric: Vec<MetricRow> = normals
-        .iter()
-        .enumerate()
-        .map(|(k, (oi, r))| (r.t, *oi, 0, 0, 0, k, r.hash_ids.clone()))
-        .collect();
-
-    let mut branches: Vec<Branch> = Vec::new();
-    let mut keys: Vec<(usize, Option<usize>)> = Vec::new();
-    let mut seen_agents = HashSet::new();
-    for (oi, e) in trace.entries.iter().enumerate() {
-        let TraceEntry::Subagent(sa) = e else {
-            continue;
-        };
-        let Some(preceding) = preceding_of(oi) else {
-            continue; // no spawning parent turn: dropped (as the harness does)
-        };
-        if !seen_agents.insert(sa.agent_id.clone()) {
-            return Err(format!(
-                "trace {}: duplicate subagent agent_id `{}`",
-                trace.id, sa.agent_id
-            ));
-        }
-        let abs = |r: &TraceRequest| {
-            if r.t + JOIN_EPS < sa.t {
-                sa.t + r.t
-            } else {
-                r.t
-            }
-        };
-        let normalized: Vec<TraceRequest> = sa
-            .requests
-            .iter()
-            .map(|r| {
-                let mut r = r.clone();
-                r.t = abs(&r);
-                r
-            })
-            .collect();
-        let items: Vec<(usize, &TraceRequest)> = normalized.iter().enumerate().collect();
-        let sa_end = match sa.duration_ms {
-            Some(d) => sa.t + (d / 1000.0).max(0.0),
-            None => normalized.iter().map(req_end).fold(sa.t, f64::max),
-        };
-        let join = join_of(oi, sa_end);
-        // the subagent's context chains: its main chain keeps `::sa:<id>`, split-off
-        // chains are siblings in the same branch
-        let mut chains_of: Vec<(String, Vec<(usize, &TraceRequest)>, u32, u32)> = Vec::new();
-        let base = format!("{}::sa:{}", trace.id, sa.agent_id);
-        if split.enabled && !items.is_empty() {
-            let s = chains::split(&items, split);
-            chains_of.push((
-                base.clone(),
-                s.main.clone(),
-                sa.tool_tokens,
-                sa.system_tokens,
-            ));
-            for w in &s.workers {
-                let (tool, system) = chains::chain_init_tokens(
-                    sa.tool_tokens,
-                    sa.system_tokens,
-                    BLOCK,
-                    &s.main_first_hash,
-                    first_hash(&w.requests),
-                );
-                chains_of.push((
-                    format!("{base}:{}", w.kind.suffix(w.n)),
-                    w.requests.clone(),
-                    tool,
-                    system,
-                ));
-            }
-        } else {
-            let mut reqs = items.clone();
-            reqs.sort_by(|a, b| a.1.t.total_cmp(&b.1.t).then(a.0.cmp(&b.0)));
-            chains_of.push((base, reqs, sa.tool_tokens, sa.system_tokens));
-        }
-        let key = (preceding, join);
-        let bi = match keys.iter().position(|k| *k == key) {
-            Some(b) => b,
-            None => {
-                keys.push(key);
-                branches.push(Branch {
-                    children: Vec::new(),
-                    spawning_turn: preceding,
-                    join_turn: join,
-                    start_ms: f64::INFINITY,
-                    at_send: false,
-                });
-                branches.len() - 1
-            }
-        };
-        branches[bi].start_ms = branches[bi].start_ms.min(sa.t * 1000.0);
-        for (chain_index, (conv_id, reqs, tool, system)) in chains_of.into_iter().enumerate() {
-            let turns = make_turns(&mut src, &conv_id, &reqs, tool, system)
-                .map_err(|e| format!("trace {}: subagent {}: {e}", trace.id, sa.agent_id))?;
-            let ci = convs.len();
-            for (k, (_, r)) in reqs.iter().enumerate() {
-                metric.push((r.t, oi, chain_index, k, ci, k, r.hash_ids.clone()));
-            }
-            branches[bi].children.push(ci);
-            convs.push(Conversation {
-                id: conv_id,
-                turns,
-                branch: Some(bi),
-            });
-        }
-    }
-    // split-off top-level chains: spawned by the last root turn before their first request
-    // (turn 0 when none), joined by the first later root turn at/after their end
+    let mut b = PlanBuilder::new(trace, corpus, codec, split, normals)?;
+    b.add_subagents()?;
     if let Some(s) = &flat {
-        let mut flat_keys: Vec<(usize, Option<usize>)> = Vec::new();
-        let mut flat_branch: Vec<usize> = Vec::new();
-        let main_first = s.main_first_hash.as_slice();
-        for w in &s.workers {
-            let first_outer = w.requests[0].0;
-            let preceding = preceding_of(first_outer).unwrap_or(0);
-            let end = w
-                .requests
-                .iter()
-                .map(|(_, r)| req_end(r))
-                .fold(f64::NEG_INFINITY, f64::max);
-            let key = (preceding, join_of(first_outer, end));
-            let bi = match flat_keys.iter().position(|k| *k == key) {
-                Some(i) => flat_branch[i],
-                None => {
-                    flat_keys.push(key);
-                    branches.push(Branch {
-                        children: Vec::new(),
-                        spawning_turn: key.0,
-                        join_turn: key.1,
-                        start_ms: f64::INFINITY,
-                        at_send: false,
-                    });
-                    flat_branch.push(branches.len() - 1);
-                    branches.len() - 1
-                }
-            };
-            let conv_id = format!("{}::{}", trace.id, w.kind.suffix(w.n));
-            let (tool, system) = chains::chain_init_tokens(
-                trace.tool_tokens,
-                trace.system_tokens,
-                BLOCK,
-                main_first,
-                &w.requests[0].1.hash_ids,
-            );
-            let turns = make_turns(&mut src, &conv_id, &w.requests, tool, system)
-                .map_err(|e| format!("trace {}: {conv_id}: {e}", trace.id))?;
-            let ci = convs.len();
-            for (k, (o, r)) in w.requests.iter().enumerate() {
-                metric.push((r.t, *o, 0, 0, ci, k, r.hash_ids.clone()));
-            }
-            branches[bi].children.push(ci);
-            branches[bi].start_ms = branches[bi].start_ms.min(w.requests[0].1.t * 1000.0);
-            convs.push(Conversation {
-                id: conv_id,
-                turns,
-                branch: Some(bi),
-            });
-        }
+        b.add_flat_workers(s)?;
     }
-    for (bi, b) in branches.iter_mut().enumerate() {
-        let st = &convs[0].turns[b.spawning_turn];
-        b.at_send = st.api_ms > 0.0 && b.start_ms < st.t_ms + st.api_ms;
-        convs[0].turns[b.spawning_turn].spawns.push(bi);
-        if let Some(j) = b.join_turn {
-            convs[0].turns[j].joins.push(bi);
-        }
-    }
-    metric.sort_by(|a, b| {
-        a.0.total_cmp(&b.0)
-            .then(a.1.cmp(&b.1))
-            .then(a.2.cmp(&b.2))
-            .then(a.3.cmp(&b.3))
-    });
-    let mut seen: HashSet<u64> = HashSet::new();
-    for (_, _, _, _, c, k, ids) in &metric {
-        let hits = ids.iter().take_while(|h| seen.contains(h)).count();
-        convs[*c].turns[*k].hit_blocks = hits as u32;
-        seen.extend(ids.iter().copied());
-    }
+    b.link_branches();
+    b.theoretical_hits();
+    let PlanBuilder {
+        mut convs,
+        branches,
+        ..
+    } = b;
     replay_predecessors(&trace.id, &mut convs);
     Ok(TracePlan {
         trace_id: trace.id.clone(),
@@ -422,6 +224,368 @@ pub fn build_with(
         branches,
         expected_out: all_normals.iter().map(|(_, r)| r.output_tokens).collect(),
     })
+}
+
+/// One request's place in the theoretical-hit order: requests are visited by
+/// `(t, outer, chain, k)` and credited to `convs[conv].turns[turn]`.
+struct HashRow {
+    /// Recorded start, s (absolute for subagent requests).
+    t: f64,
+    /// Outer index in the trace's entries (the subagent's, for its requests).
+    outer: usize,
+    /// Chain index within a subagent (0 elsewhere).
+    chain: usize,
+    /// Request index within that chain (0 outside subagents).
+    k: usize,
+    /// Conversation index.
+    conv: usize,
+    /// Turn index in the conversation.
+    turn: usize,
+    /// The request's hash block ids.
+    ids: Vec<u64>,
+}
+
+/// One context chain replayed as one conversation.
+struct Chain<'r> {
+    /// Conversation id (`<trace>::sa:<id>` or a split-off sibling `…:<kind suffix>`).
+    id: String,
+    /// Its requests with their indices, in replay order.
+    requests: Vec<Item<'r>>,
+    /// Tool tokens of the chain's first request.
+    tool_tokens: u32,
+    /// System tokens of the chain's first request.
+    system_tokens: u32,
+}
+
+/// Branches keyed by (spawning root turn, join root turn): children with equal keys share one
+/// branch. Subagents and split-off top-level chains group apart (one `BranchGroups` each).
+#[derive(Default)]
+struct BranchGroups {
+    /// (key, branch index) in creation order.
+    keys: Vec<((usize, Option<usize>), usize)>,
+}
+
+impl BranchGroups {
+    /// The branch of `key`, created in `branches` (start ∞, not at-send) when new.
+    fn branch(&mut self, branches: &mut Vec<Branch>, key: (usize, Option<usize>)) -> usize {
+        if let Some(&(_, bi)) = self.keys.iter().find(|(k, _)| *k == key) {
+            return bi;
+        }
+        branches.push(Branch {
+            children: Vec::new(),
+            spawning_turn: key.0,
+            join_turn: key.1,
+            start_ms: f64::INFINITY,
+            at_send: false,
+        });
+        let bi = branches.len() - 1;
+        self.keys.push((key, bi));
+        bi
+    }
+}
+
+/// The state [`build_with`] fills in: conversations (0 = root), branches and the hash rows of
+/// the theoretical-hit pass. Messages are reconstructed in one [`BlockSource`] in a fixed
+/// order (root, subagent chains, split-off top-level chains), so text is deterministic.
+struct PlanBuilder<'a> {
+    /// The trace being planned.
+    trace: &'a Trace,
+    /// Chain splitting options.
+    split: &'a SplitOptions,
+    /// Text source of the trace.
+    src: BlockSource<'a>,
+    /// Root requests (the main chain when split), by root turn position.
+    normals: Vec<Item<'a>>,
+    /// (outer index, root turn position), sorted: the harness looks spawns and joins up in
+    /// that order.
+    by_outer: Vec<(usize, usize)>,
+    /// Conversations so far.
+    convs: Vec<Conversation>,
+    /// Branches so far.
+    branches: Vec<Branch>,
+    /// Theoretical-hit rows so far.
+    hash_rows: Vec<HashRow>,
+}
+
+impl<'a> PlanBuilder<'a> {
+    /// Starts the plan with its root conversation built from `normals`.
+    fn new(
+        trace: &'a Trace,
+        corpus: &'a Corpus,
+        codec: &'a dyn TokenCodec,
+        split: &'a SplitOptions,
+        normals: Vec<Item<'a>>,
+    ) -> Result<Self, String> {
+        let mut src = BlockSource::new(corpus, codec, &trace.id);
+        let root_turns = make_turns(
+            &mut src,
+            &trace.id,
+            &normals,
+            trace.tool_tokens,
+            trace.system_tokens,
+        )
+        .map_err(|e| format!("trace {}: {e}", trace.id))?;
+        let mut by_outer: Vec<(usize, usize)> = normals
+            .iter()
+            .enumerate()
+            .map(|(pos, (o, _))| (*o, pos))
+            .collect();
+        by_outer.sort();
+        let hash_rows = normals
+            .iter()
+            .enumerate()
+            .map(|(k, (oi, r))| HashRow {
+                t: r.t,
+                outer: *oi,
+                chain: 0,
+                k: 0,
+                conv: 0,
+                turn: k,
+                ids: r.hash_ids.clone(),
+            })
+            .collect();
+        Ok(Self {
+            trace,
+            split,
+            src,
+            normals,
+            by_outer,
+            convs: vec![Conversation {
+                id: trace.id.clone(),
+                turns: root_turns,
+                branch: None,
+            }],
+            branches: Vec::new(),
+            hash_rows,
+        })
+    }
+
+    /// The last root turn before outer index `outer` (the spawning turn), if any.
+    fn preceding_of(&self, outer: usize) -> Option<usize> {
+        self.by_outer
+            .iter()
+            .filter(|(o, _)| *o < outer)
+            .map(|(_, p)| *p)
+            .max()
+    }
+
+    /// The first root turn after outer index `outer` whose `t` ≥ `end_s` (the join turn);
+    /// `None` = background.
+    fn join_of(&self, outer: usize, end_s: f64) -> Option<usize> {
+        self.by_outer
+            .iter()
+            .find(|(o, p)| *o > outer && self.normals[*p].1.t + JOIN_EPS >= end_s)
+            .map(|(_, p)| *p)
+    }
+
+    /// Adds conversation `id` as a child of branch `bi`; returns its index.
+    fn push_child(&mut self, bi: usize, id: String, turns: Vec<Turn>) -> usize {
+        let ci = self.convs.len();
+        self.branches[bi].children.push(ci);
+        self.convs.push(Conversation {
+            id,
+            turns,
+            branch: Some(bi),
+        });
+        ci
+    }
+
+    /// Adds every subagent with a spawning root turn (those without one are dropped, as the
+    /// harness does). Errors on a duplicate `agent_id`.
+    fn add_subagents(&mut self) -> Result<(), String> {
+        let trace = self.trace;
+        let mut groups = BranchGroups::default();
+        let mut seen_agents = HashSet::new();
+        for (oi, e) in trace.entries.iter().enumerate() {
+            let TraceEntry::Subagent(sa) = e else {
+                continue;
+            };
+            let Some(preceding) = self.preceding_of(oi) else {
+                continue; // no spawning parent turn: dropped (as the harness does)
+            };
+            if !seen_agents.insert(sa.agent_id.as_str()) {
+                return Err(format!(
+                    "trace {}: duplicate subagent agent_id `{}`",
+                    trace.id, sa.agent_id
+                ));
+            }
+            self.add_subagent(oi, sa, preceding, &mut groups)?;
+        }
+        Ok(())
+    }
+
+    /// Adds subagent `sa` (outer index `oi`, spawned by root turn `preceding`): its chains
+    /// become children of the branch keyed by (spawning, join) turns; the branch starts at the
+    /// earliest spawn `t`. The join turn is the first root turn at/after the subagent's end
+    /// (`t + duration_ms`, else the end of its last request).
+    fn add_subagent(
+        &mut self,
+        oi: usize,
+        sa: &Subagent,
+        preceding: usize,
+        groups: &mut BranchGroups,
+    ) -> Result<(), String> {
+        // a subagent's inner `t` before its spawn `t` is relative to the spawn
+        let normalized: Vec<TraceRequest> = sa
+            .requests
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if r.t + JOIN_EPS < sa.t {
+                    r.t += sa.t;
+                }
+                r
+            })
+            .collect();
+        let items: Vec<Item<'_>> = normalized.iter().enumerate().collect();
+        let sa_end = match sa.duration_ms {
+            Some(d) => sa.t + (d / 1000.0).max(0.0),
+            None => normalized.iter().map(req_end).fold(sa.t, f64::max),
+        };
+        let join = self.join_of(oi, sa_end);
+        let chains_of = self.subagent_chains(sa, &items);
+        let bi = groups.branch(&mut self.branches, (preceding, join));
+        self.branches[bi].start_ms = self.branches[bi].start_ms.min(sa.t * 1000.0);
+        for (chain_index, chain) in chains_of.into_iter().enumerate() {
+            let turns = make_turns(
+                &mut self.src,
+                &chain.id,
+                &chain.requests,
+                chain.tool_tokens,
+                chain.system_tokens,
+            )
+            .map_err(|e| format!("trace {}: subagent {}: {e}", self.trace.id, sa.agent_id))?;
+            let ci = self.convs.len();
+            for (k, (_, r)) in chain.requests.iter().enumerate() {
+                self.hash_rows.push(HashRow {
+                    t: r.t,
+                    outer: oi,
+                    chain: chain_index,
+                    k,
+                    conv: ci,
+                    turn: k,
+                    ids: r.hash_ids.clone(),
+                });
+            }
+            self.push_child(bi, chain.id, turns);
+        }
+        Ok(())
+    }
+
+    /// The context chains of a subagent's requests `items`: its main chain keeps
+    /// `<trace>::sa:<id>`, split-off chains are siblings `…:<kind suffix>` with their own
+    /// initial tool/system tokens ([`chains::chain_init_tokens`]). Unsplit: one chain, requests
+    /// by (t, index).
+    fn subagent_chains<'r>(&self, sa: &Subagent, items: &[Item<'r>]) -> Vec<Chain<'r>> {
+        let base = format!("{}::sa:{}", self.trace.id, sa.agent_id);
+        if !(self.split.enabled && !items.is_empty()) {
+            let mut reqs = items.to_vec();
+            reqs.sort_by(|a, b| a.1.t.total_cmp(&b.1.t).then(a.0.cmp(&b.0)));
+            return vec![Chain {
+                id: base,
+                requests: reqs,
+                tool_tokens: sa.tool_tokens,
+                system_tokens: sa.system_tokens,
+            }];
+        }
+        let s = chains::split(items, self.split);
+        let mut out = vec![Chain {
+            id: base.clone(),
+            requests: s.main.clone(),
+            tool_tokens: sa.tool_tokens,
+            system_tokens: sa.system_tokens,
+        }];
+        for w in &s.workers {
+            let (tool, system) = chains::chain_init_tokens(
+                sa.tool_tokens,
+                sa.system_tokens,
+                BLOCK,
+                &s.main_first_hash,
+                first_hash(&w.requests),
+            );
+            out.push(Chain {
+                id: format!("{base}:{}", w.kind.suffix(w.n)),
+                requests: w.requests.clone(),
+                tool_tokens: tool,
+                system_tokens: system,
+            });
+        }
+        out
+    }
+
+    /// Adds the split-off top-level chains of `s`: each is spawned by the last root turn
+    /// before its first request (turn 0 when none) and joined by the first later root turn
+    /// at/after its end; the branch starts at its earliest first request.
+    fn add_flat_workers(&mut self, s: &Split<'_>) -> Result<(), String> {
+        let mut groups = BranchGroups::default();
+        for w in &s.workers {
+            let first_outer = w.requests[0].0;
+            let preceding = self.preceding_of(first_outer).unwrap_or(0);
+            let end = w
+                .requests
+                .iter()
+                .map(|(_, r)| req_end(r))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let key = (preceding, self.join_of(first_outer, end));
+            let bi = groups.branch(&mut self.branches, key);
+            let conv_id = format!("{}::{}", self.trace.id, w.kind.suffix(w.n));
+            let (tool, system) = chains::chain_init_tokens(
+                self.trace.tool_tokens,
+                self.trace.system_tokens,
+                BLOCK,
+                &s.main_first_hash,
+                &w.requests[0].1.hash_ids,
+            );
+            let turns = make_turns(&mut self.src, &conv_id, &w.requests, tool, system)
+                .map_err(|e| format!("trace {}: {conv_id}: {e}", self.trace.id))?;
+            let ci = self.convs.len();
+            for (k, (o, r)) in w.requests.iter().enumerate() {
+                self.hash_rows.push(HashRow {
+                    t: r.t,
+                    outer: *o,
+                    chain: 0,
+                    k: 0,
+                    conv: ci,
+                    turn: k,
+                    ids: r.hash_ids.clone(),
+                });
+            }
+            self.branches[bi].start_ms = self.branches[bi].start_ms.min(w.requests[0].1.t * 1000.0);
+            self.push_child(bi, conv_id, turns);
+        }
+        Ok(())
+    }
+
+    /// Records each branch on its spawning and join root turns and sets [`Branch::at_send`]
+    /// (start inside the spawning turn's recorded interval, `api_time` > 0).
+    fn link_branches(&mut self) {
+        let root = &mut self.convs[0].turns;
+        for (bi, b) in self.branches.iter_mut().enumerate() {
+            let st = &root[b.spawning_turn];
+            b.at_send = st.api_ms > 0.0 && b.start_ms < st.t_ms + st.api_ms;
+            root[b.spawning_turn].spawns.push(bi);
+            if let Some(j) = b.join_turn {
+                root[j].joins.push(bi);
+            }
+        }
+    }
+
+    /// Theoretical prefix-cache hits: one seen-set of hash ids per trace, requests in
+    /// (t, outer index, chain, k) order; hits = leading ids already seen.
+    fn theoretical_hits(&mut self) {
+        self.hash_rows.sort_by(|a, b| {
+            a.t.total_cmp(&b.t)
+                .then(a.outer.cmp(&b.outer))
+                .then(a.chain.cmp(&b.chain))
+                .then(a.k.cmp(&b.k))
+        });
+        let mut seen: HashSet<u64> = HashSet::new();
+        for row in &self.hash_rows {
+            let hits = row.ids.iter().take_while(|h| seen.contains(h)).count();
+            self.convs[row.conv].turns[row.turn].hit_blocks = hits as u32;
+            seen.extend(row.ids.iter().copied());
+        }
+    }
 }
 
 /// Replay scope of a conversation (harness `weka_trace._replay_scope_for_session`): the root and
