@@ -995,7 +995,7 @@ mod tests {
 
     fn rec(i: u64, phase: RecordPhase, err: Option<&str>) -> AgentxRecord {
         AgentxRecord {
-            conversation_id: if i % 2 == 0 {
+            conversation_id: if i.is_multiple_of(2) {
                 "tr".into()
             } else {
                 "tr::sa:agent_001".into()

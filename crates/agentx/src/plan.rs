@@ -478,7 +478,7 @@ impl<'a> PlanBuilder<'a> {
     /// by (t, index).
     fn subagent_chains<'r>(&self, sa: &Subagent, items: &[Item<'r>]) -> Vec<Chain<'r>> {
         let base = format!("{}::sa:{}", self.trace.id, sa.agent_id);
-        if !(self.split.enabled && !items.is_empty()) {
+        if !self.split.enabled || items.is_empty() {
             let mut reqs = items.to_vec();
             reqs.sort_by(|a, b| a.1.t.total_cmp(&b.1.t).then(a.0.cmp(&b.0)));
             return vec![Chain {
@@ -604,6 +604,9 @@ fn replay_scope(conv_id: &str, trace_id: &str) -> String {
     format!("{head}::sa:{agent}")
 }
 
+/// A turn's recorded (end, start, turn index), ms.
+type EndStartTurn = (f64, f64, usize);
+
 /// Fills [`Turn::after`] (harness `infer_cross_stream_predecessors`, per replay scope): each
 /// request's interval is `[t, t + api_time]` (no API time: zero width); for every other stream of
 /// its scope, the request depends on that stream's latest request that started before it and
@@ -625,10 +628,10 @@ pub fn replay_predecessors(trace_id: &str, convs: &mut [Conversation]) {
             continue;
         }
         // per stream: turns sorted by (end, start, turn)
-        let sorted: Vec<(usize, Vec<(f64, f64, usize)>)> = members
+        let sorted: Vec<(usize, Vec<EndStartTurn>)> = members
             .iter()
             .map(|&c| {
-                let mut v: Vec<(f64, f64, usize)> = convs[c]
+                let mut v: Vec<EndStartTurn> = convs[c]
                     .turns
                     .iter()
                     .enumerate()
