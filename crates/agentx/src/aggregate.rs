@@ -687,36 +687,112 @@ fn ms_to_s(v: impl Iterator<Item = Option<f64>>) -> Vec<f64> {
 }
 
 /// Computes the aggregate from all records (warmup and errors included; they are dropped and
-/// counted here).
+/// counted here). InferenceX `process_agentic_result.py`: [`Accounting::count`] keeps the
+/// profiling records without error; `request_metrics` comes from the kept records one block at
+/// a time ([`QpsBlock::of`], [`LatencyBlock::of`], [`TokensBlock::of`],
+/// [`ThroughputBlock::of`], [`CacheBlock::of`]); the identity columns from
+/// [`AggInputs::identity`].
 pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
-    let mut acc = Accounting::default();
-    let mut kept: Vec<&AgentxRecord> = Vec::new();
-    for r in records {
-        acc.records_total += 1;
-        let warm = r.phase == RecordPhase::Warmup;
-        if warm {
-            acc.records_warmup_dropped += 1;
-        }
-        if let Some(e) = &r.error {
-            acc.records_error_dropped += 1;
-            *acc.error_categories.entry(e.clone()).or_default() += 1;
-        }
-        if r.error.is_none() && !warm {
-            kept.push(r);
-        }
+    let (acc, kept) = Accounting::count(records);
+    let request_metrics = RequestMetrics {
+        qps: QpsBlock::of(&kept),
+        latency: LatencyBlock::of(&kept),
+        tokens: TokensBlock::of(&kept, &inp.expected_out),
+        throughput: ThroughputBlock::of(&kept, inp.identity.num_gpus()),
+        cache: CacheBlock::of(inp.theoretical_cache),
+    };
+    let mut server = inp.server.clone();
+    server.fill_totals(&kept);
+    let mut warnings = inp.warnings.clone();
+    if !server.present {
+        warnings.insert(0, "server_metrics_export.json missing or empty".into());
     }
-    acc.records_profiled = kept.len() as u64;
-    acc.records_dropped_total = acc.records_total - acc.records_profiled;
+    let id = &inp.identity;
+    AgentxAggregate {
+        hw: id.hw.clone(),
+        conc: id.conc,
+        image: id.image.clone(),
+        recipe_fingerprint: id.recipe_fingerprint.clone(),
+        model: id.model.clone(),
+        infmax_model_prefix: id.infmax_model_prefix.clone(),
+        framework: id.framework.clone(),
+        precision: id.precision.clone(),
+        spec_decoding: or_default(&id.spec_decoding, "none"),
+        disagg: false,
+        scenario_type: "agentic-coding".into(),
+        is_multinode: false,
+        tp: id.tp,
+        ep: id.ep,
+        dp_attention: or_default(&id.dp_attention, "false"),
+        kv_offloading: or_default(&id.kv_offloading, "none"),
+        kv_offload_backend: None,
+        allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
+        num_requests_total: acc.records_total,
+        num_requests_successful: acc.records_profiled,
+        request_accounting: acc,
+        pp: id.pp.max(1),
+        dcp_size: id.dcp_size.max(1),
+        pcp_size: id.pcp_size.max(1),
+        // the replay does not pass the dataset's description yet: every key null
+        dataset: AggDataset::default(),
+        request_metrics,
+        kv_cache_pool_tokens: server.kv_cache.gpu_total_tokens,
+        server_metrics: server.into(),
+        warnings,
+    }
+}
 
-    // qps
-    let mut qps = QpsBlock::default();
-    let mut ends: Vec<f64> = kept
-        .iter()
-        .filter(|r| r.end_ns > 0)
-        .map(|r| r.end_ns as f64 / 1e9)
-        .collect();
-    ends.sort_by(|a, b| a.total_cmp(b));
-    if ends.len() >= 2 && ends[ends.len() - 1] - ends[0] > 0.0 {
+/// `value`, or `default` when it is empty (the identity columns InferenceX always fills).
+fn or_default(value: &str, default: &str) -> String {
+    if value.is_empty() {
+        default.into()
+    } else {
+        value.into()
+    }
+}
+
+impl Accounting {
+    /// Counts every record and returns the kept ones (profiling phase, no error): warmup
+    /// records and errored records are dropped (an errored warmup record counts in both drop
+    /// counters once each, and in `error_categories` under its category).
+    fn count(records: &[AgentxRecord]) -> (Accounting, Vec<&AgentxRecord>) {
+        let mut acc = Accounting::default();
+        let mut kept: Vec<&AgentxRecord> = Vec::new();
+        for r in records {
+            acc.records_total += 1;
+            let warm = r.phase == RecordPhase::Warmup;
+            if warm {
+                acc.records_warmup_dropped += 1;
+            }
+            if let Some(e) = &r.error {
+                acc.records_error_dropped += 1;
+                *acc.error_categories.entry(e.clone()).or_default() += 1;
+            }
+            if r.error.is_none() && !warm {
+                kept.push(r);
+            }
+        }
+        acc.records_profiled = kept.len() as u64;
+        acc.records_dropped_total = acc.records_total - acc.records_profiled;
+        (acc, kept)
+    }
+}
+
+impl QpsBlock {
+    /// Completions per full 1 s window `[first + i, first + i + 1)` from the first to the last
+    /// completion (`end_ns` > 0), s; with no full window the mean is n / (last − first), and
+    /// with fewer than two distinct completion instants the block is empty.
+    fn of(kept: &[&AgentxRecord]) -> QpsBlock {
+        let mut qps = QpsBlock::default();
+        let mut ends: Vec<f64> = kept
+            .iter()
+            .filter(|r| r.end_ns > 0)
+            .map(|r| r.end_ns as f64 / 1e9)
+            .collect();
+        ends.sort_by(|a, b| a.total_cmp(b));
+        if !(ends.len() >= 2 && ends[ends.len() - 1] - ends[0] > 0.0) {
+            return qps;
+        }
         let last = ends[ends.len() - 1];
         let mut vals = Vec::new();
         let mut cur = ends[0];
@@ -737,175 +813,142 @@ pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
         } else {
             qps.mean = Some(ends.len() as f64 / (last - ends[0]));
         }
+        qps
     }
+}
 
-    // latency
-    let ttft = ms_to_s(kept.iter().map(|r| r.ttft_ms));
-    let e2el = ms_to_s(kept.iter().map(|r| r.request_latency_ms));
-    let itl = ms_to_s(kept.iter().map(|r| r.itl_ms));
-    let fritl = ms_to_s(kept.iter().map(|r| r.full_response_itl_ms));
-    let norm: Vec<f64> = kept
-        .iter()
-        .filter_map(|r| match (r.request_latency_ms, r.osl) {
-            (Some(e), Some(o)) if e.is_finite() && e > 0.0 && o > 0 => Some(e / 1000.0 / o as f64),
-            _ => None,
-        })
-        .collect();
-    let itl_s = Stats6::of(&itl);
-    let fr_s = Stats6::of(&fritl);
-    let norm_s = Stats6::of(&norm);
-    let latency = LatencyBlock {
-        ttft: Block {
-            stats: Stats6::of(&ttft),
-        },
-        e2el: Block {
-            stats: Stats6::of(&e2el),
-        },
-        itl: Block { stats: itl_s },
-        tpot: Block { stats: itl_s },
-        intvty: Block {
-            stats: itl_s.map(|s| Stats6::reciprocal(&s, &itl)),
-        },
-        e2e_norm_intvty: Block {
-            stats: norm_s.map(|s| Stats6::reciprocal(&s, &norm)),
-        },
-        full_response_itl: Block { stats: fr_s },
-        full_response_intvty: Block {
-            stats: fr_s.map(|s| Stats6::reciprocal(&s, &fritl)),
-        },
-    };
-
-    // tokens
-    let isl: Vec<f64> = kept
-        .iter()
-        .filter_map(|r| r.isl)
-        .map(|x| x as f64)
-        .collect();
-    let osl: Vec<f64> = kept
-        .iter()
-        .filter_map(|r| r.osl)
-        .map(|x| x as f64)
-        .collect();
-    let expected: Vec<f64> = kept
-        .iter()
-        .filter_map(|r| {
-            let trace = r.conversation_id.split("::").next()?;
-            inp.expected_out
-                .get(trace)?
-                .get(r.turn_index as usize)
-                .map(|&o| o as f64)
-        })
-        .collect();
-    let tokens = TokensBlock {
-        input: Block {
-            stats: Stats6::of(&isl),
-        },
-        output_actual: Block {
-            stats: Stats6::of(&osl),
-        },
-        output_expected: Block {
-            stats: Stats6::of(&expected),
-        },
-    };
-
-    // throughput
-    let starts = kept
-        .iter()
-        .filter(|r| r.start_ns > 0)
-        .map(|r| r.start_ns)
-        .min();
-    let last_end = kept.iter().filter(|r| r.end_ns > 0).map(|r| r.end_ns).max();
-    let throughput = match (starts, last_end) {
-        (Some(s), Some(e)) if e > s => {
-            let d = (e - s) as f64 / 1e9;
-            let ti: u64 = kept.iter().filter_map(|r| r.isl).sum();
-            let to: u64 = kept.iter().filter_map(|r| r.osl).sum();
-            let (i, o, t) = (ti as f64 / d, to as f64 / d, (ti + to) as f64 / d);
-            let g = inp.identity.num_gpus() as f64;
-            Some(ThroughputBlock {
-                input: Tps {
-                    tokens_per_second: i,
-                },
-                output: Tps {
-                    tokens_per_second: o,
-                },
-                total: Tps {
-                    tokens_per_second: t,
-                },
-                duration_seconds: d,
-                per_gpu: Some(PerGpu {
-                    total_tput_tps: t / g,
-                    output_tput_tps: o / g,
-                    input_tput_tps: i / g,
-                }),
+impl LatencyBlock {
+    /// Latency statistics of the kept records, s (finite positive values only); TPOT = ITL;
+    /// interactivity blocks are [`Stats6::reciprocal`] of their latency samples, and
+    /// `e2e_norm_intvty` of E2EL/OSL per request (E2EL > 0, OSL > 0).
+    fn of(kept: &[&AgentxRecord]) -> LatencyBlock {
+        let ttft = ms_to_s(kept.iter().map(|r| r.ttft_ms));
+        let e2el = ms_to_s(kept.iter().map(|r| r.request_latency_ms));
+        let itl = ms_to_s(kept.iter().map(|r| r.itl_ms));
+        let fritl = ms_to_s(kept.iter().map(|r| r.full_response_itl_ms));
+        let norm: Vec<f64> = kept
+            .iter()
+            .filter_map(|r| match (r.request_latency_ms, r.osl) {
+                (Some(e), Some(o)) if e.is_finite() && e > 0.0 && o > 0 => {
+                    Some(e / 1000.0 / o as f64)
+                }
+                _ => None,
             })
+            .collect();
+        let itl_s = Stats6::of(&itl);
+        let fr_s = Stats6::of(&fritl);
+        let norm_s = Stats6::of(&norm);
+        LatencyBlock {
+            ttft: Block {
+                stats: Stats6::of(&ttft),
+            },
+            e2el: Block {
+                stats: Stats6::of(&e2el),
+            },
+            itl: Block { stats: itl_s },
+            tpot: Block { stats: itl_s },
+            intvty: Block {
+                stats: itl_s.map(|s| Stats6::reciprocal(&s, &itl)),
+            },
+            e2e_norm_intvty: Block {
+                stats: norm_s.map(|s| Stats6::reciprocal(&s, &norm)),
+            },
+            full_response_itl: Block { stats: fr_s },
+            full_response_intvty: Block {
+                stats: fr_s.map(|s| Stats6::reciprocal(&s, &fritl)),
+            },
         }
-        _ => None,
-    };
-
-    let cache = CacheBlock {
-        theoretical_cache_hit_rate: inp
-            .theoretical_cache
-            .filter(|(_, total)| *total > 0)
-            .map(|(h, t)| h as f64 / t as f64),
-    };
-
-    let mut server = inp.server.clone();
-    server.fill_totals(&kept);
-    let id = &inp.identity;
-    let mut warnings = inp.warnings.clone();
-    if !server.present {
-        warnings.insert(0, "server_metrics_export.json missing or empty".into());
     }
-    AgentxAggregate {
-        hw: id.hw.clone(),
-        conc: id.conc,
-        image: id.image.clone(),
-        recipe_fingerprint: id.recipe_fingerprint.clone(),
-        model: id.model.clone(),
-        infmax_model_prefix: id.infmax_model_prefix.clone(),
-        framework: id.framework.clone(),
-        precision: id.precision.clone(),
-        spec_decoding: if id.spec_decoding.is_empty() {
-            "none".into()
-        } else {
-            id.spec_decoding.clone()
-        },
-        disagg: false,
-        scenario_type: "agentic-coding".into(),
-        is_multinode: false,
-        tp: id.tp,
-        ep: id.ep,
-        dp_attention: if id.dp_attention.is_empty() {
-            "false".into()
-        } else {
-            id.dp_attention.clone()
-        },
-        kv_offloading: if id.kv_offloading.is_empty() {
-            "none".into()
-        } else {
-            id.kv_offloading.clone()
-        },
-        kv_offload_backend: None,
-        allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
-        num_requests_total: acc.records_total,
-        num_requests_successful: acc.records_profiled,
-        request_accounting: acc,
-        pp: id.pp.max(1),
-        dcp_size: id.dcp_size.max(1),
-        pcp_size: id.pcp_size.max(1),
-        // the replay does not pass the dataset's description yet: every key null
-        dataset: AggDataset::default(),
-        request_metrics: RequestMetrics {
-            qps,
-            latency,
-            tokens,
-            throughput,
-            cache,
-        },
-        kv_cache_pool_tokens: server.kv_cache.gpu_total_tokens,
-        server_metrics: server.into(),
-        warnings,
+}
+
+impl TokensBlock {
+    /// ISL / OSL statistics of the kept records (server usage), tokens; `output_expected` looks
+    /// each record's (trace = conversation id before `::`, turn index) up in `expected_out`.
+    fn of(kept: &[&AgentxRecord], expected_out: &BTreeMap<String, Vec<u32>>) -> TokensBlock {
+        let isl: Vec<f64> = kept
+            .iter()
+            .filter_map(|r| r.isl)
+            .map(|x| x as f64)
+            .collect();
+        let osl: Vec<f64> = kept
+            .iter()
+            .filter_map(|r| r.osl)
+            .map(|x| x as f64)
+            .collect();
+        let expected: Vec<f64> = kept
+            .iter()
+            .filter_map(|r| {
+                let trace = r.conversation_id.split("::").next()?;
+                expected_out
+                    .get(trace)?
+                    .get(r.turn_index as usize)
+                    .map(|&o| o as f64)
+            })
+            .collect();
+        TokensBlock {
+            input: Block {
+                stats: Stats6::of(&isl),
+            },
+            output_actual: Block {
+                stats: Stats6::of(&osl),
+            },
+            output_expected: Block {
+                stats: Stats6::of(&expected),
+            },
+        }
+    }
+}
+
+impl ThroughputBlock {
+    /// Token throughput over `max(end) − min(start)` of the kept records (ignoring zero
+    /// timestamps), tok/s, and per GPU (÷ `num_gpus`); `None` when that span is not positive.
+    fn of(kept: &[&AgentxRecord], num_gpus: u32) -> Option<ThroughputBlock> {
+        let first_start = kept
+            .iter()
+            .filter(|r| r.start_ns > 0)
+            .map(|r| r.start_ns)
+            .min()?;
+        let last_end = kept
+            .iter()
+            .filter(|r| r.end_ns > 0)
+            .map(|r| r.end_ns)
+            .max()?;
+        if last_end <= first_start {
+            return None;
+        }
+        let d = (last_end - first_start) as f64 / 1e9;
+        let ti: u64 = kept.iter().filter_map(|r| r.isl).sum();
+        let to: u64 = kept.iter().filter_map(|r| r.osl).sum();
+        let (i, o, t) = (ti as f64 / d, to as f64 / d, (ti + to) as f64 / d);
+        let g = num_gpus as f64;
+        Some(ThroughputBlock {
+            input: Tps {
+                tokens_per_second: i,
+            },
+            output: Tps {
+                tokens_per_second: o,
+            },
+            total: Tps {
+                tokens_per_second: t,
+            },
+            duration_seconds: d,
+            per_gpu: Some(PerGpu {
+                total_tput_tps: t / g,
+                output_tput_tps: o / g,
+                input_tput_tps: i / g,
+            }),
+        })
+    }
+}
+
+impl CacheBlock {
+    /// Theoretical hit rate = hit blocks / total blocks; null when there are no blocks.
+    fn of(theoretical: Option<(u64, u64)>) -> CacheBlock {
+        CacheBlock {
+            theoretical_cache_hit_rate: theoretical
+                .filter(|(_, total)| *total > 0)
+                .map(|(h, t)| h as f64 / t as f64),
+        }
     }
 }
 
@@ -993,9 +1036,10 @@ fn write_py_indent(out: &mut String, v: &serde_json::Value, depth: usize) {
 mod tests {
     use super::*;
 
+    #[allow(clippy::manual_is_multiple_of)] // MSRV 1.85
     fn rec(i: u64, phase: RecordPhase, err: Option<&str>) -> AgentxRecord {
         AgentxRecord {
-            conversation_id: if i.is_multiple_of(2) {
+            conversation_id: if i % 2 == 0 {
                 "tr".into()
             } else {
                 "tr::sa:agent_001".into()
