@@ -809,57 +809,83 @@ fn kind_zh(kind: &str) -> Option<&'static str> {
 }
 
 /// The `Change:` line: images with digests, version changes, recipe edits (English with the
-/// numbers; Chinese without them).
+/// numbers; Chinese without them). Parts in order: [`images_en`] / [`images_zh`],
+/// [`VersionDiff`], one [`recipe_edit_text`] per edit.
 pub fn change_text(c: &ChangeInput) -> Bilingual {
-    let mut en: Rich = Vec::new();
-    let mut zh: Rich = Vec::new();
-    let img = |en: &mut Rich, i: &ImageInfo, resolved: bool| {
-        en.push(code(i.reference.clone()));
-        let mut parts: Vec<Span> = Vec::new();
-        let push = |parts: &mut Vec<Span>, label: String, v: String| {
-            if !parts.is_empty() {
-                parts.push(t(", "));
-            }
-            parts.push(t(label));
-            parts.push(code(v));
-        };
-        if let Some(k) = &i.kind {
-            parts.push(t(k.clone()));
-        }
-        if resolved {
-            if let Some(d) = &i.index_digest {
-                push(&mut parts, "index ".into(), d.clone());
-            }
-            for (p, d) in &i.platform_digests {
-                push(&mut parts, format!("{p} "), d.clone());
-            }
-            if let Some(b) = &i.build_commit {
-                push(&mut parts, "build commit ".into(), b.clone());
-            }
-            if let Some(cr) = &i.created {
-                if !parts.is_empty() {
-                    parts.push(t(", "));
-                }
-                parts.push(t(format!("built {cr}")));
-            }
-        }
-        if !parts.is_empty() {
-            en.push(t(" ("));
-            en.extend(parts);
-            en.push(t(")"));
-        }
-    };
-    en.push(t("Image "));
-    img(&mut en, &c.old, c.digests_resolved);
+    let mut en = images_en(c);
+    let mut zh = images_zh(c);
+    let versions = VersionDiff::of(&c.old.labels, &c.new.labels);
+    if !versions.is_empty() {
+        versions.push_en(&mut en);
+        versions.push_zh(&mut zh);
+    }
+    for e in &c.recipe_edits {
+        recipe_edit_text(e, &mut en, &mut zh);
+    }
+    Bilingual {
+        en: merge(en),
+        zh: merge(zh),
+    }
+}
+
+/// `` Image `old` (kind, index `…`, linux/amd64 `…`, …) → `new` (…). `` in English, with
+/// "digests not resolved: offline bump" when the bump ran offline.
+fn images_en(c: &ChangeInput) -> Rich {
+    let mut en: Rich = vec![t("Image ")];
+    image_en(&mut en, &c.old, c.digests_resolved);
     en.push(t(" → "));
-    img(&mut en, &c.new, c.digests_resolved);
+    image_en(&mut en, &c.new, c.digests_resolved);
     if !c.digests_resolved {
         en.push(t(" (digests not resolved: offline bump)"));
     }
     en.push(t("."));
+    en
+}
 
-    zh.push(t("镜像从 "));
-    zh.push(code(c.old.reference.clone()));
+/// One image in English: its reference, then in parentheses its kind and (when `resolved`)
+/// index digest, platform digests, build commit and creation time; no parentheses when
+/// nothing is known.
+fn image_en(en: &mut Rich, i: &ImageInfo, resolved: bool) {
+    en.push(code(i.reference.clone()));
+    let mut parts: Vec<Span> = Vec::new();
+    let push = |parts: &mut Vec<Span>, label: String, v: String| {
+        if !parts.is_empty() {
+            parts.push(t(", "));
+        }
+        parts.push(t(label));
+        parts.push(code(v));
+    };
+    if let Some(k) = &i.kind {
+        parts.push(t(k.clone()));
+    }
+    if resolved {
+        if let Some(d) = &i.index_digest {
+            push(&mut parts, "index ".into(), d.clone());
+        }
+        for (p, d) in &i.platform_digests {
+            push(&mut parts, format!("{p} "), d.clone());
+        }
+        if let Some(b) = &i.build_commit {
+            push(&mut parts, "build commit ".into(), b.clone());
+        }
+        if let Some(cr) = &i.created {
+            if !parts.is_empty() {
+                parts.push(t(", "));
+            }
+            parts.push(t(format!("built {cr}")));
+        }
+    }
+    if !parts.is_empty() {
+        en.push(t(" ("));
+        en.extend(parts);
+        en.push(t(")"));
+    }
+}
+
+/// The image sentence in Chinese: old → new references with their kinds, and which digests
+/// were recorded (index, and the platforms' architectures), or that they were not resolved.
+fn images_zh(c: &ChangeInput) -> Rich {
+    let mut zh: Rich = vec![t("镜像从 "), code(c.old.reference.clone())];
     if let Some(k) = c.old.kind.as_deref().and_then(kind_zh) {
         zh.push(t(format!("（{k}）")));
     }
@@ -898,145 +924,189 @@ pub fn change_text(c: &ChangeInput) -> Bilingual {
         zh.push(t("，摘要未解析（离线更新）"));
     }
     zh.push(t("。"));
+    zh
+}
 
-    // Library versions.
-    let mut changed_en: Vec<String> = Vec::new();
-    let mut unchanged: Vec<String> = Vec::new();
-    let (mut up_zh, mut new_zh, mut gone_zh) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, ov) in &c.old.labels {
-        match c.new.labels.get(k) {
-            Some(nv) if nv == ov => unchanged.push(format!("{k} {ov}")),
-            Some(nv) => {
-                changed_en.push(format!("{k} {ov} → {nv}"));
-                up_zh.push(k.clone());
-            }
-            None => {
-                changed_en.push(format!("{k} {ov} (removed)"));
-                gone_zh.push(k.clone());
+/// Library versions (image labels) old → new: changed, new and removed libraries in old-label
+/// order then new-only labels, and the unchanged ones.
+struct VersionDiff<'a> {
+    /// English items: `lib 1 → 2`, `lib 1 (removed)`, `lib 2 (new)`.
+    changed: Vec<String>,
+    /// English `lib version` of each unchanged library.
+    unchanged: Vec<String>,
+    /// Names of the unchanged libraries (Chinese).
+    unchanged_names: Vec<&'a str>,
+    /// Names of libraries whose version changed.
+    updated: Vec<&'a str>,
+    /// Names of libraries only in the new image.
+    added: Vec<&'a str>,
+    /// Names of libraries only in the old image.
+    removed: Vec<&'a str>,
+}
+
+impl<'a> VersionDiff<'a> {
+    /// Compares the old and new image labels.
+    fn of(old: &'a IndexMap<String, String>, new: &'a IndexMap<String, String>) -> Self {
+        let mut d = VersionDiff {
+            changed: Vec::new(),
+            unchanged: Vec::new(),
+            unchanged_names: Vec::new(),
+            updated: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
+        };
+        for (k, ov) in old {
+            match new.get(k) {
+                Some(nv) if nv == ov => {
+                    d.unchanged.push(format!("{k} {ov}"));
+                    d.unchanged_names.push(k);
+                }
+                Some(nv) => {
+                    d.changed.push(format!("{k} {ov} → {nv}"));
+                    d.updated.push(k);
+                }
+                None => {
+                    d.changed.push(format!("{k} {ov} (removed)"));
+                    d.removed.push(k);
+                }
             }
         }
-    }
-    for (k, nv) in &c.new.labels {
-        if !c.old.labels.contains_key(k) {
-            changed_en.push(format!("{k} {nv} (new)"));
-            new_zh.push(k.clone());
+        for (k, nv) in new {
+            if !old.contains_key(k) {
+                d.changed.push(format!("{k} {nv} (new)"));
+                d.added.push(k);
+            }
         }
+        d
     }
-    if !changed_en.is_empty() || !unchanged.is_empty() {
+
+    /// Neither image carries library labels.
+    fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.unchanged.is_empty()
+    }
+
+    /// ` Versions: a 1 → 2; b 1 (new); c 3 and d 4 unchanged.`
+    fn push_en(&self, en: &mut Rich) {
         en.push(t(" Versions: "));
-        let mut parts = changed_en.clone();
-        if !unchanged.is_empty() {
-            parts.push(format!("{} unchanged", join_and(&unchanged)));
+        let mut parts = self.changed.clone();
+        if !self.unchanged.is_empty() {
+            parts.push(format!("{} unchanged", join_and(&self.unchanged)));
         }
         en.push(t(parts.join("; ")));
         en.push(t("."));
+    }
+
+    /// `依赖库：a 版本变更，新增 b，移除 c，d 版本不变。` (names only).
+    fn push_zh(&self, zh: &mut Rich) {
         let mut z = Vec::new();
-        if !up_zh.is_empty() {
-            z.push(format!("{} 版本变更", up_zh.join("、")));
+        if !self.updated.is_empty() {
+            z.push(format!("{} 版本变更", self.updated.join("、")));
         }
-        if !new_zh.is_empty() {
-            z.push(format!("新增 {}", new_zh.join("、")));
+        if !self.added.is_empty() {
+            z.push(format!("新增 {}", self.added.join("、")));
         }
-        if !gone_zh.is_empty() {
-            z.push(format!("移除 {}", gone_zh.join("、")));
+        if !self.removed.is_empty() {
+            z.push(format!("移除 {}", self.removed.join("、")));
         }
-        if !unchanged.is_empty() {
-            let names: Vec<&str> = c
-                .old
-                .labels
-                .iter()
-                .filter(|(k, v)| c.new.labels.get(*k) == Some(*v))
-                .map(|(k, _)| k.as_str())
-                .collect();
-            z.push(format!("{} 版本不变", names.join("、")));
+        if !self.unchanged.is_empty() {
+            z.push(format!("{} 版本不变", self.unchanged_names.join("、")));
         }
         zh.push(t(format!("依赖库：{}。", z.join("，"))));
     }
+}
 
-    // Recipe edits.
-    for e in &c.recipe_edits {
-        en.push(t(" Recipe "));
-        en.push(code(e.file.clone()));
-        en.push(t(": "));
-        zh.push(t("配方 "));
-        zh.push(code(e.file.clone()));
-        let flag = |f: &str, v: &Option<String>| match v {
-            Some(v) => format!("{f} {v}"),
-            None => f.to_string(),
-        };
-        if let Some(sum) = &e.summary {
-            en.extend(code_spans(sum));
-            let codes: Vec<Span> = code_spans(sum)
-                .into_iter()
-                .filter(|s| matches!(s, Span::Code(c) if c.starts_with('-') || c.contains('=')))
-                .collect();
-            zh.push(t(" 已按迁移规则修改"));
-            if !codes.is_empty() {
-                zh.push(t("："));
-                for (k, c) in codes.into_iter().enumerate() {
-                    if k > 0 {
-                        zh.push(t(" → "));
-                    }
-                    zh.push(c);
-                }
+/// One recipe edit: `` Recipe `file`: `` then its ready summary ([`summary_edit_text`]) or
+/// the flag change with reason and evidence ([`flag_edit_text`]).
+fn recipe_edit_text(e: &RecipeEdit, en: &mut Rich, zh: &mut Rich) {
+    en.push(t(" Recipe "));
+    en.push(code(e.file.clone()));
+    en.push(t(": "));
+    zh.push(t("配方 "));
+    zh.push(code(e.file.clone()));
+    match &e.summary {
+        Some(sum) => summary_edit_text(e, sum, en, zh),
+        None => flag_edit_text(e, en, zh),
+    }
+}
+
+/// An edit with a ready English summary: the summary (and evidence) in English; in Chinese the
+/// summary's flag-like code spans (`-…` or containing `=`) joined by arrows, and "value kept"
+/// when the summary says `kept`.
+fn summary_edit_text(e: &RecipeEdit, sum: &str, en: &mut Rich, zh: &mut Rich) {
+    en.extend(code_spans(sum));
+    let codes: Vec<Span> = code_spans(sum)
+        .into_iter()
+        .filter(|s| matches!(s, Span::Code(c) if c.starts_with('-') || c.contains('=')))
+        .collect();
+    zh.push(t(" 已按迁移规则修改"));
+    if !codes.is_empty() {
+        zh.push(t("："));
+        for (k, c) in codes.into_iter().enumerate() {
+            if k > 0 {
+                zh.push(t(" → "));
             }
-            if sum.contains("kept") {
-                zh.push(t("，取值不变"));
-            }
-            if let Some(ev) = &e.evidence {
-                en.push(t(" ("));
-                en.push(evidence_span(ev));
-                en.push(t(")"));
-            }
-            en.push(t("."));
-            zh.push(t("。"));
-            continue;
+            zh.push(c);
         }
-        match &e.new_flag {
-            Some(nf) => {
-                en.push(code(flag(&e.old_flag, &e.old_value)));
-                en.push(t(" → "));
-                en.push(code(flag(nf, &e.new_value)));
-                zh.push(t(" 中的 "));
-                zh.push(code(e.old_flag.clone()));
-                if nf != &e.old_flag {
-                    zh.push(t(" 改为 "));
-                    zh.push(code(nf.clone()));
-                    if e.old_value == e.new_value {
-                        zh.push(t("，取值不变"));
-                    } else {
-                        zh.push(t("，并调整取值"));
-                    }
+    }
+    if sum.contains("kept") {
+        zh.push(t("，取值不变"));
+    }
+    if let Some(ev) = &e.evidence {
+        en.push(t(" ("));
+        en.push(evidence_span(ev));
+        en.push(t(")"));
+    }
+    en.push(t("."));
+    zh.push(t("。"));
+}
+
+/// An edit from its flag fields: `` `--old v` → `--new v` `` (renamed or re-valued) or
+/// `` removed `--old v` ``, then `(reason, evidence)` in English.
+fn flag_edit_text(e: &RecipeEdit, en: &mut Rich, zh: &mut Rich) {
+    let flag = |f: &str, v: &Option<String>| match v {
+        Some(v) => format!("{f} {v}"),
+        None => f.to_string(),
+    };
+    match &e.new_flag {
+        Some(nf) => {
+            en.push(code(flag(&e.old_flag, &e.old_value)));
+            en.push(t(" → "));
+            en.push(code(flag(nf, &e.new_value)));
+            zh.push(t(" 中的 "));
+            zh.push(code(e.old_flag.clone()));
+            if nf != &e.old_flag {
+                zh.push(t(" 改为 "));
+                zh.push(code(nf.clone()));
+                if e.old_value == e.new_value {
+                    zh.push(t("，取值不变"));
                 } else {
-                    zh.push(t(" 调整了取值"));
+                    zh.push(t("，并调整取值"));
                 }
-            }
-            None => {
-                en.push(t("removed "));
-                en.push(code(flag(&e.old_flag, &e.old_value)));
-                zh.push(t(" 删除了 "));
-                zh.push(code(e.old_flag.clone()));
+            } else {
+                zh.push(t(" 调整了取值"));
             }
         }
-        if let Some(r) = &e.reason {
-            en.push(t(format!(" ({r}")));
-            if let Some(ev) = &e.evidence {
-                en.push(t(", "));
-                en.push(evidence_span(ev));
-            }
-            en.push(t(")"));
-        } else if let Some(ev) = &e.evidence {
-            en.push(t(" ("));
+        None => {
+            en.push(t("removed "));
+            en.push(code(flag(&e.old_flag, &e.old_value)));
+            zh.push(t(" 删除了 "));
+            zh.push(code(e.old_flag.clone()));
+        }
+    }
+    if let Some(r) = &e.reason {
+        en.push(t(format!(" ({r}")));
+        if let Some(ev) = &e.evidence {
+            en.push(t(", "));
             en.push(evidence_span(ev));
-            en.push(t(")"));
         }
-        en.push(t("."));
-        zh.push(t("。"));
+        en.push(t(")"));
+    } else if let Some(ev) = &e.evidence {
+        en.push(t(" ("));
+        en.push(evidence_span(ev));
+        en.push(t(")"));
     }
-    Bilingual {
-        en: merge(en),
-        zh: merge(zh),
-    }
+    en.push(t("."));
+    zh.push(t("。"));
 }
 
 fn evidence_span(ev: &str) -> Span {
