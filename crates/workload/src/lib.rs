@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod fast_count;
 pub mod numpy_rng;
 pub mod random;
 pub mod source;
@@ -20,7 +21,7 @@ pub mod tokenizer;
 
 pub use error::WorkloadError;
 pub use random::{
-    build_calibrated, build_with_tokenizer, Dataset, DatasetEntry, RandomDatasetConfig,
+    build_calibrated, build_with_tokenizer, CountStats, Dataset, DatasetEntry, RandomDatasetConfig,
     TokenCountSource,
 };
 pub use source::{ChatMessage, DatasetSource, Prompt, RequestSource, RequestSpec, TurnOutcome};

@@ -81,6 +81,8 @@ pub struct Dataset {
     pub template_overhead: u32,
     /// The configuration it was built from.
     pub config: RandomDatasetConfig,
+    /// How tokens were counted while building it (local tokenizer builds; zero otherwise).
+    pub counts: CountStats,
 }
 
 impl Dataset {
@@ -216,6 +218,7 @@ pub fn build_with_tokenizer(
     let mut pad_rng = NumpyLegacyRng::with_key(&[cfg.seed, 0x9ad5_eed5]);
     let mut entries = Vec::with_capacity(cfg.num_prompts);
     let mut exact = 0;
+    let mut lc = LengthCheck::new(tok);
     for i in 0..cfg.num_prompts {
         let target = ins[i] as usize;
         let ids: Vec<u32> = (0..target)
@@ -227,12 +230,13 @@ pub fn build_with_tokenizer(
         // re-encode when no template wraps the text)
         let mut text_len = None;
         for _ in 0..10 {
-            let mut enc = tok.encode(&text)?;
-            if enc.len() == target {
+            if lc.count(&text)? == target {
                 hit = true;
                 text_len = Some(target);
                 break;
             }
+            // off by some tokens: the ids themselves are padded or truncated
+            let mut enc = lc.encode(&text)?;
             if enc.len() < target {
                 let pad = pad_rng
                     .randint(0, i64::from(vocab), target - enc.len())
@@ -244,7 +248,7 @@ pub fn build_with_tokenizer(
             text = tok.decode(&enc)?;
         }
         if !hit {
-            let n = tok.encode(&text)?.len();
+            let n = lc.count(&text)?;
             text_len = Some(n);
             hit = n == target;
         }
@@ -254,12 +258,12 @@ pub fn build_with_tokenizer(
         let (final_text, prompt_tokens) = match (template, text_len) {
             (Some(t), _) => {
                 let wrapped = t.render_user(&text)?;
-                let n = tok.encode(&wrapped)?.len();
+                let n = lc.count(&wrapped)?;
                 (wrapped, n)
             }
             (None, Some(n)) => (text, n),
             (None, None) => {
-                let n = tok.encode(&text)?.len();
+                let n = lc.count(&text)?;
                 (text, n)
             }
         };
@@ -277,7 +281,94 @@ pub fn build_with_tokenizer(
         exact,
         template_overhead: overhead,
         config: cfg.clone(),
+        counts: lc.stats,
     })
+}
+
+/// How the dataset build counted tokens (a counted CI guard of its cost: the full encodes are
+/// what made the build ~⅓ of a whole `servebench bench` process).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CountStats {
+    /// Token counts asked for (one per length check of a prompt's text, plus templated texts).
+    pub counts: usize,
+    /// Ids asked for (one per check that missed: the ids are then padded or truncated).
+    pub id_encodes: usize,
+    /// Full `tokenizers` encodes made: cross-checks, and counts or ids the fast counter could
+    /// not answer.
+    pub full_encodes: usize,
+    /// Counts and ids answered by [`crate::fast_count::FastCounter`].
+    pub fast: usize,
+    /// Cross-checks of the fast count against the full encode that disagreed (any disables the
+    /// fast counter for the rest of the build).
+    pub mismatches: usize,
+}
+
+/// The fast counter's first answers (counts or ids) checked against the full encode.
+pub const FAST_COUNT_CROSS_CHECKS: usize = 16;
+
+/// Counts tokens (and encodes, where ids are needed) for the dataset build: the fast counter
+/// where it answers (its first [`FAST_COUNT_CROSS_CHECKS`] answers checked against the full
+/// encode; any disagreement turns it off), else the full encode.
+struct LengthCheck<'t> {
+    tok: &'t LocalTokenizer,
+    use_fast: bool,
+    stats: CountStats,
+}
+
+impl<'t> LengthCheck<'t> {
+    fn new(tok: &'t LocalTokenizer) -> Self {
+        Self {
+            tok,
+            use_fast: tok.has_fast_count(),
+            stats: CountStats::default(),
+        }
+    }
+
+    /// Ids of `text` (a prompt off its length is padded or truncated by id).
+    fn encode(&mut self, text: &str) -> Result<Vec<u32>> {
+        self.stats.id_encodes += 1;
+        if self.use_fast {
+            let mut ids = Vec::with_capacity(text.len() / 2);
+            if self.tok.fast_encode_into(text, &mut ids)?.is_some() {
+                self.stats.fast += 1;
+                if self.stats.fast <= FAST_COUNT_CROSS_CHECKS {
+                    let full = self.full(text)?;
+                    if full != ids {
+                        self.stats.mismatches += 1;
+                        self.use_fast = false;
+                    }
+                    return Ok(full);
+                }
+                return Ok(ids);
+            }
+        }
+        self.full(text)
+    }
+
+    fn full(&mut self, text: &str) -> Result<Vec<u32>> {
+        self.stats.full_encodes += 1;
+        self.tok.encode(text)
+    }
+
+    /// Number of tokens of `text`.
+    fn count(&mut self, text: &str) -> Result<usize> {
+        self.stats.counts += 1;
+        if self.use_fast {
+            if let Some(n) = self.tok.fast_count(text)? {
+                self.stats.fast += 1;
+                if self.stats.fast > FAST_COUNT_CROSS_CHECKS {
+                    return Ok(n);
+                }
+                let full = self.full(text)?.len();
+                if full != n {
+                    self.stats.mismatches += 1;
+                    self.use_fast = false;
+                }
+                return Ok(full);
+            }
+        }
+        Ok(self.full(text)?.len())
+    }
 }
 
 const CONSONANTS: &[u8] = b"bcdfghjklmnprstvz";
@@ -376,6 +467,7 @@ pub fn build_calibrated(
         exact,
         template_overhead: 0,
         config: cfg.clone(),
+        counts: CountStats::default(),
     })
 }
 
@@ -414,6 +506,47 @@ mod tests {
             num_prompts: n,
             seed: 0,
         }
+    }
+
+    /// Counted guard of the dataset build's cost (issue 21): with a byte-level BPE tokenizer
+    /// the length checks are answered by the fast counter; full encodes are only the
+    /// cross-checks and one per check that missed its length (the ids are then padded or
+    /// truncated). Every recorded count is still the full encode's count of the text sent.
+    #[test]
+    fn local_build_counts_fast_and_exactly() {
+        let tok = crate::fast_count::tests::llama3_like();
+        let file = std::env::temp_dir().join(format!("sb-llama3-like-{}.json", std::process::id()));
+        tok.save(&file, false).unwrap();
+        let local = LocalTokenizer::from_path(&file).unwrap();
+        let _ = std::fs::remove_file(&file);
+        assert!(local.has_fast_count());
+        let cfg = RandomDatasetConfig {
+            input_len: 128,
+            output_len: 8,
+            range_ratio: 0.8,
+            num_prompts: 200,
+            seed: 0,
+        };
+        let d = build_with_tokenizer(&cfg, &local, None).unwrap();
+        for e in &d.entries {
+            assert_eq!(
+                e.prompt_tokens as usize,
+                local.encode(&e.text).unwrap().len()
+            );
+        }
+        let c = d.counts;
+        assert_eq!(c.mismatches, 0, "{c:?}");
+        assert_eq!(
+            c.fast,
+            c.counts + c.id_encodes,
+            "every count and id list answered by the fast counter: {c:?}"
+        );
+        assert!(
+            c.counts >= 200 && c.id_encodes > 0,
+            "misses happen here: {c:?}"
+        );
+        // the only full encodes left are the cross-checks
+        assert_eq!(c.full_encodes, FAST_COUNT_CROSS_CHECKS, "{c:?}");
     }
 
     #[test]

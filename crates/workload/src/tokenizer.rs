@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, WorkloadError};
+use crate::fast_count::FastCounter;
 
 /// Counts tokens of a text. Implemented by [`LocalTokenizer`] (exact, offline) and by the client
 /// crate's server-side counter (`/tokenize`), so prompt building never depends on HTTP itself.
@@ -21,6 +22,8 @@ pub trait TokenCounter: Send {
 pub struct LocalTokenizer {
     tok: tokenizers::Tokenizer,
     path: PathBuf,
+    /// Exact count without the full encode, for the byte-level BPE shape it supports.
+    fast: Option<FastCounter>,
 }
 
 impl std::fmt::Debug for LocalTokenizer {
@@ -48,7 +51,12 @@ impl LocalTokenizer {
                 error,
             }
         })?;
-        Ok(Self { tok, path: file })
+        let fast = FastCounter::for_tokenizer(&tok);
+        Ok(Self {
+            tok,
+            path: file,
+            fast,
+        })
     }
 
     /// The file this tokenizer was loaded from.
@@ -73,6 +81,40 @@ impl LocalTokenizer {
                 error,
             })?;
         Ok(enc.get_ids().to_vec())
+    }
+
+    /// Number of tokens of `text` without special tokens, equal to `encode(text)?.len()`,
+    /// counted by [`FastCounter`] (no backtracking regex, no `Encoding`) — or `None` when this
+    /// tokenizer's shape is not the one it supports or `text` holds an added token.
+    pub fn fast_count(&self, text: &str) -> Result<Option<usize>> {
+        match &self.fast {
+            None => Ok(None),
+            Some(f) => f
+                .count(&self.tok, text)
+                .map_err(|error| WorkloadError::Encode {
+                    file: self.path.clone(),
+                    error,
+                }),
+        }
+    }
+
+    /// Token ids of `text` (as [`Self::encode`]) appended to `ids` by [`FastCounter`], or
+    /// `None` (nothing appended) when it cannot answer (see [`Self::fast_count`]).
+    pub fn fast_encode_into(&self, text: &str, ids: &mut Vec<u32>) -> Result<Option<()>> {
+        match &self.fast {
+            None => Ok(None),
+            Some(f) => f
+                .encode_into(&self.tok, text, ids)
+                .map_err(|error| WorkloadError::Encode {
+                    file: self.path.clone(),
+                    error,
+                }),
+        }
+    }
+
+    /// Whether [`Self::fast_count`] can answer for this tokenizer's shape.
+    pub fn has_fast_count(&self) -> bool {
+        self.fast.is_some()
     }
 
     /// Text of `ids` (special tokens kept, HF `decode` default).

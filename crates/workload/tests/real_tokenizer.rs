@@ -105,3 +105,55 @@ fn chat_template_overhead_is_subtracted() {
         );
     }
 }
+
+/// The fast token count (issue 21: the dataset build's encodes were ~⅓ of a whole `bench`
+/// process) and its ids equal the full encode on this tokenizer, and a 1,024-prompt ISL-128
+/// build makes no full encode beyond the cross-checks (counted, not timed).
+#[test]
+fn fast_count_equals_encode_and_build_skips_full_encodes() {
+    let Some(dir) = model_dir() else { return };
+    let tok = LocalTokenizer::from_path(&dir).unwrap();
+    assert!(
+        tok.has_fast_count(),
+        "byte-level BPE with the Llama-3/Qwen split pattern"
+    );
+    let v = tok.vocab_size();
+    let mut differ = 0;
+    for i in 0..400u32 {
+        let ids: Vec<u32> = (0..(20 + i % 200))
+            .map(|j| (i * 7919 + j * 31) % v)
+            .collect();
+        let text = tok.decode(&ids).unwrap();
+        let want = tok.encode(&text).unwrap().len();
+        let mut ids = vec![];
+        tok.fast_encode_into(&text, &mut ids).unwrap();
+        if tok.fast_count(&text).unwrap() != Some(want) || ids != tok.encode(&text).unwrap() {
+            differ += 1;
+        }
+    }
+    assert_eq!(
+        differ, 0,
+        "fast count differs from encode on {differ} of 400 texts"
+    );
+    let cfg = RandomDatasetConfig {
+        input_len: 128,
+        output_len: 16,
+        range_ratio: 0.8,
+        num_prompts: 1024,
+        seed: 0,
+    };
+    let d = build_with_tokenizer(&cfg, &tok, None).unwrap();
+    for e in d.entries.iter().step_by(7) {
+        assert_eq!(e.prompt_tokens as usize, tok.encode(&e.text).unwrap().len());
+    }
+    let c = d.counts;
+    assert_eq!(
+        (c.mismatches, c.fast),
+        (0, c.counts + c.id_encodes),
+        "{c:?}"
+    );
+    assert_eq!(
+        c.full_encodes, 16,
+        "only the cross-checks encode in full: {c:?}"
+    );
+}

@@ -1,0 +1,366 @@
+//! A cheaper exact token count for the common byte-level BPE tokenizers (Llama-3, Qwen2/3,
+//! GPT-4-style `tokenizer.json`): the same pieces and the same BPE as HF `tokenizers`, without
+//! the backtracking regex engine and the `Encoding` it builds.
+//!
+//! Why: building the random dataset checks every prompt's length with one encode (InferenceX's
+//! decode → encode round trip); with `tokenizers`' `fancy-regex` backend, the lookahead in the
+//! split pattern (`\s+(?!\S)`) runs the whole pattern in a backtracking VM and the encode was
+//! ~⅓ of a whole `servebench bench` process's CPU (docs/benchmarks-client.md, Update 6).
+//!
+//! How: the split pattern `P|\s+(?!\S)|\s+` is searched as `P|\s+` with the `regex` crate (a
+//! DFA); a whitespace-only match that `P` itself does not match, that has at least two chars and
+//! is followed by more text, is shortened by its last char — exactly what the backtracking
+//! `\s+(?!\S)` alternative yields (its greedy run backs off one char, where the next char is
+//! whitespace). Pieces (matches and the gaps between them, `Isolated`) are mapped to GPT-2's
+//! byte-level alphabet and tokenized by the tokenizer's own BPE model (its cache included), so
+//! ids are the library's own; only their number is used.
+//!
+//! Used only when the tokenizer has exactly this shape (no normalizer; pre-tokenizer
+//! `Sequence[Split(Regex P|\s+(?!\S)|\s+, Isolated), ByteLevel(no prefix space, no regex)]`;
+//! a BPE model without dropout; no truncation or padding) and the text holds no added token;
+//! otherwise [`FastCounter::count`] answers `None` and the caller encodes as before. The
+//! dataset build also cross-checks its first prompts against the full encode
+//! (`random::build_with_tokenizer`).
+
+use tokenizers::{Model, Tokenizer};
+
+/// The tail every supported split pattern ends with.
+const WS_TAIL: &str = r"|\s+(?!\S)|\s+";
+
+/// Exact token counter for one byte-level BPE tokenizer (see the module docs).
+pub struct FastCounter {
+    /// `P|\s+` — the split pattern without the lookahead alternative.
+    split: regex::Regex,
+    /// `^(?:P)` — does the pattern's prefix match at a position?
+    prefix: regex::Regex,
+    /// Any added token's content (these are split out before pre-tokenization).
+    added: Option<regex::Regex>,
+    /// GPT-2 byte → char table (`tokenizers`' `bytes_char`).
+    byte_char: [char; 256],
+}
+
+impl std::fmt::Debug for FastCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FastCounter({})", self.split.as_str())
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(tag = "type")]
+enum PreTok {
+    Sequence {
+        pretokenizers: Vec<PreTok>,
+    },
+    Split {
+        pattern: SplitPattern,
+        behavior: String,
+        invert: bool,
+    },
+    ByteLevel {
+        add_prefix_space: bool,
+        use_regex: bool,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(serde::Deserialize)]
+enum SplitPattern {
+    Regex(String),
+    String(serde::de::IgnoredAny),
+}
+
+impl FastCounter {
+    /// The fast counter for `tok`, or `None` when its shape is not the supported one.
+    pub fn for_tokenizer(tok: &Tokenizer) -> Option<Self> {
+        if tok.get_normalizer().is_some()
+            || tok.get_truncation().is_some()
+            || tok.get_padding().is_some()
+        {
+            return None;
+        }
+        match tok.get_model() {
+            tokenizers::ModelWrapper::BPE(b) if matches!(b.dropout, None | Some(0.0)) => {}
+            _ => return None,
+        }
+        let pre: PreTok = serde_json::to_value(tok.get_pre_tokenizer()?)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok())?;
+        let PreTok::Sequence { pretokenizers } = pre else {
+            return None;
+        };
+        let [PreTok::Split {
+            pattern: SplitPattern::Regex(pattern),
+            behavior,
+            invert: false,
+        }, PreTok::ByteLevel {
+            add_prefix_space: false,
+            use_regex: false,
+        }] = pretokenizers.as_slice()
+        else {
+            return None;
+        };
+        if behavior != "Isolated" {
+            return None;
+        }
+        let p = pattern.strip_suffix(WS_TAIL)?;
+        // context-dependent assertions would see a different text after the prefix check's
+        // slicing; no supported pattern has them
+        if p.contains(r"\b")
+            || p.contains(r"\B")
+            || p.contains('$')
+            || p.matches('^').count() != p.matches("[^").count()
+        {
+            return None;
+        }
+        let split = regex::Regex::new(&format!(r"(?:{p})|\s+")).ok()?;
+        let prefix = regex::Regex::new(&format!(r"^(?:{p})")).ok()?;
+        let contents: Vec<String> = tok
+            .get_added_tokens_decoder()
+            .into_values()
+            .map(|t| regex::escape(&t.content))
+            .collect();
+        let added = if contents.is_empty() {
+            None
+        } else {
+            Some(regex::Regex::new(&contents.join("|")).ok()?)
+        };
+        Some(Self {
+            split,
+            prefix,
+            added,
+            byte_char: byte_chars(),
+        })
+    }
+
+    /// Number of tokens of `text` without special tokens — equal to
+    /// `tok.encode_fast(text, false)?.len()` — or `None` when `text` holds an added token (the
+    /// caller then encodes in full). Errors: the BPE model's own (unknown byte symbol).
+    pub fn count(&self, tok: &Tokenizer, text: &str) -> tokenizers::Result<Option<usize>> {
+        let mut n = 0;
+        Ok(self.each_token(tok, text, |_| n += 1)?.map(|()| n))
+    }
+
+    /// Token ids of `text` without special tokens, appended to `ids` — equal to
+    /// `tok.encode_fast(text, false)?.get_ids()` — or `None` (nothing appended) when `text`
+    /// holds an added token. Errors: as [`Self::count`].
+    pub fn encode_into(
+        &self,
+        tok: &Tokenizer,
+        text: &str,
+        ids: &mut Vec<u32>,
+    ) -> tokenizers::Result<Option<()>> {
+        self.each_token(tok, text, |id| ids.push(id))
+    }
+
+    fn each_token(
+        &self,
+        tok: &Tokenizer,
+        text: &str,
+        mut f: impl FnMut(u32),
+    ) -> tokenizers::Result<Option<()>> {
+        if self.added.as_ref().is_some_and(|a| a.is_match(text)) {
+            return Ok(None);
+        }
+        let model = tok.get_model();
+        let mut buf = String::with_capacity(64);
+        let mut piece = |s: &str, buf: &mut String| -> tokenizers::Result<()> {
+            buf.clear();
+            buf.extend(s.bytes().map(|b| self.byte_char[b as usize]));
+            for t in model.tokenize(buf)? {
+                f(t.id);
+            }
+            Ok(())
+        };
+        let mut p = 0;
+        while p < text.len() {
+            let Some(m) = self.split.find_at(text, p) else {
+                piece(&text[p..], &mut buf)?;
+                break;
+            };
+            if m.start() > p {
+                piece(&text[p..m.start()], &mut buf)?;
+            }
+            let mut end = m.end();
+            let s = m.as_str();
+            if end < text.len()
+                && s.chars().all(char::is_whitespace)
+                && s.chars().nth(1).is_some()
+                && !self.prefix.is_match(&text[m.start()..])
+            {
+                // the backtracking `\s+(?!\S)` keeps the run's last char for the next piece
+                end -= s.chars().next_back().map_or(0, char::len_utf8);
+            }
+            piece(&text[m.start()..end], &mut buf)?;
+            p = end;
+        }
+        Ok(Some(()))
+    }
+}
+
+/// GPT-2's byte-level alphabet: printable Latin-1 bytes map to themselves, the other bytes to
+/// U+0100 onwards in byte order (as `tokenizers::pre_tokenizers::byte_level::bytes_char`).
+fn byte_chars() -> [char; 256] {
+    let keep = |b: u32| (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || b >= 0xAE;
+    let mut out = ['\0'; 256];
+    let mut n = 0;
+    for b in 0..256u32 {
+        out[b as usize] = if keep(b) {
+            char::from_u32(b).unwrap_or('\0')
+        } else {
+            n += 1;
+            char::from_u32(255 + n).unwrap_or('\0')
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A tiny byte-level BPE tokenizer with the Llama-3 split pattern: every byte is a token,
+    /// plus a few merges, so words and whitespace runs merge into multi-byte tokens.
+    pub(crate) fn llama3_like() -> Tokenizer {
+        let bc = byte_chars();
+        let mut vocab = serde_json::Map::new();
+        for b in 0..256usize {
+            vocab.insert(bc[b].to_string(), serde_json::json!(b));
+        }
+        let sp = bc[b' ' as usize];
+        let nl = bc[b'\n' as usize];
+        let merges = [
+            (format!("{sp}"), format!("{sp}")),
+            (format!("{sp}{sp}"), format!("{sp}{sp}")),
+            (format!("{sp}"), "t".to_string()),
+            ("t".to_string(), "h".to_string()),
+            ("h".to_string(), "e".to_string()),
+            ("th".to_string(), "e".to_string()),
+            (format!("{sp}t"), "he".to_string()),
+            (format!("{nl}"), format!("{nl}")),
+            ("1".to_string(), "2".to_string()),
+            ("a".to_string(), "b".to_string()),
+            ("é".to_string(), "é".to_string()),
+        ];
+        let mut next = 256;
+        let mut ms = vec![];
+        for (a, b) in merges {
+            let joined = format!("{a}{b}");
+            if !vocab.contains_key(&joined) {
+                vocab.insert(joined, serde_json::json!(next));
+                next += 1;
+            }
+            ms.push(format!("{a} {b}"));
+        }
+        let pattern = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        let json = serde_json::json!({
+            "version": "1.0",
+            "truncation": null, "padding": null,
+            "added_tokens": [{"id": next, "content": "<|eot|>", "single_word": false,
+                "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+            "normalizer": null,
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]},
+            "post_processor": null,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+            "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+                "vocab": vocab, "merges": ms}
+        });
+        json.to_string().parse().expect("test tokenizer")
+    }
+
+    #[test]
+    fn byte_table_matches_gpt2() {
+        let bc = byte_chars();
+        assert_eq!(bc[b'!' as usize], '!');
+        assert_eq!(bc[0], '\u{100}');
+        assert_eq!(bc[b' ' as usize], 'Ġ');
+        assert_eq!(bc[b'\n' as usize], 'Ċ');
+        assert_eq!(bc[0xAD], 'Ń', "soft hyphen");
+    }
+
+    /// Counts equal the full encode's on texts full of the cases the lookahead decides:
+    /// whitespace runs before words, digits, punctuation, newlines and the end of the text.
+    #[test]
+    fn counts_equal_full_encode() {
+        let tok = llama3_like();
+        let fast = FastCounter::for_tokenizer(&tok).expect("supported shape");
+        let alphabet = [
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "the",
+            "The",
+            "12",
+            "3456",
+            "ab",
+            "é",
+            "éé",
+            "'s",
+            "'LL",
+            ".",
+            "!?",
+            "—",
+            "\u{a0}",
+            "\u{3000}",
+            "中文",
+            "x",
+            "\u{1F600}",
+            "  \n ",
+        ];
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut diffs = 0;
+        let mut n_texts = 0;
+        for len in 1..40 {
+            for _ in 0..60 {
+                let mut s = String::new();
+                for _ in 0..len {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    s.push_str(alphabet[(rng % alphabet.len() as u64) as usize]);
+                }
+                let want_ids = tok
+                    .encode_fast(s.as_str(), false)
+                    .unwrap()
+                    .get_ids()
+                    .to_vec();
+                let want = want_ids.len();
+                let got = fast.count(&tok, &s).unwrap().expect("no added token");
+                let mut ids = vec![];
+                fast.encode_into(&tok, &s, &mut ids)
+                    .unwrap()
+                    .expect("no added token");
+                assert_eq!(ids, want_ids, "{s:?}");
+                n_texts += 1;
+                if want != got {
+                    diffs += 1;
+                    eprintln!("{s:?}: encode {want}, fast {got}");
+                }
+            }
+        }
+        assert_eq!(diffs, 0, "{diffs} of {n_texts} texts differ");
+        // the lookahead case itself: "a   b" splits as "a", "  ", " b"
+        let ids = tok.encode_fast("a   b", false).unwrap().len();
+        assert_eq!(fast.count(&tok, "a   b").unwrap(), Some(ids));
+        assert_eq!(
+            fast.count(&tok, "x<|eot|>y").unwrap(),
+            None,
+            "added token: encode in full"
+        );
+    }
+
+    #[test]
+    fn other_shapes_are_not_taken() {
+        let mut tok = llama3_like();
+        tok.with_pre_tokenizer(Some(
+            tokenizers::pre_tokenizers::byte_level::ByteLevel::default(),
+        ));
+        assert!(FastCounter::for_tokenizer(&tok).is_none());
+    }
+}
