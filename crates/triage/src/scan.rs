@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::normalise::normalise_ephemeral;
 use crate::prefix::{bare_prefix, level_prefix};
 use crate::shell::{attribute, template_fields, trace_is_not_a_set_e_candidate, ShellContext};
-use crate::signatures::{LayerSpec, SignatureTable};
+use crate::signatures::{LayerSpec, LineMatch, Signature, SignatureTable};
 use crate::types::Layer;
 
 /// How the first error was chosen (the tiers of the first-error rule).
@@ -579,20 +579,19 @@ impl Trace {
     /// The first error for a `set -e` stop, when the wrapper's `fields` carry a non-zero exit
     /// status (`exit_status` of D9, `code` of `process_exit_code`), a trace exists, nothing
     /// in the context changed since it, and the traced command is not one whose failure
-    /// means something else ([`trace_is_not_a_set_e_candidate`]).
+    /// means something else ([`trace_is_not_a_set_e_candidate`]). `sig` is the synthetic
+    /// [`SET_E_SIGNATURE`] row; `seen` the context of the log at the wrapper line.
     fn set_e_error(
         &self,
-        file: &str,
-        sig: &crate::signatures::Signature,
+        sig: &Signature,
         wrapper_fields: &BTreeMap<String, String>,
-        epoch: u64,
-        ctx: &ShellContext<'_>,
-        (first_ts_secs, marks, saw_engine): (Option<f64>, &StageMarks, bool),
+        seen: &SeenSoFar<'_>,
     ) -> Option<FirstError> {
         let status = wrapper_fields
             .get("exit_status")
             .or_else(|| wrapper_fields.get("code"))?;
-        if status.parse::<u32>().ok()? == 0 || self.line_no == 0 || self.epoch != epoch {
+        if status.parse::<u32>().ok()? == 0 || self.line_no == 0 || self.epoch != seen.stages.epoch
+        {
             return None;
         }
         let command = self.command();
@@ -602,35 +601,619 @@ impl Trace {
         let mut fields = BTreeMap::new();
         fields.insert("command".to_string(), command.to_string());
         fields.insert("exit_status".to_string(), status.clone());
-        let layer = shell_fields(&sig.category, &mut fields, ctx);
+        let layer = shell_fields(&sig.category, &mut fields, &seen.stages.shell());
         let ts = self.has_ts.then(|| self.ts.clone());
         Some(FirstError {
-            file: file.to_string(),
+            file: seen.file.to_string(),
             line_no: self.line_no,
             line: self.body.clone(),
             summary: normalise_ephemeral(&self.body),
             raw: self.raw.clone(),
             continuation: self.out[..self.out_len].to_vec(),
-            seconds_after_log_start: match (first_ts_secs, ts.as_deref().and_then(ts_seconds)) {
-                (Some(a), Some(b)) => Some(((b - a) * 1000.0).round() / 1000.0),
-                _ => None,
-            },
+            seconds_after_log_start: seconds_since(seen.job.first_ts_secs, ts.as_deref()),
             timestamp: ts,
             signature_id: Some(sig.id.clone()),
             category: sig.category.clone(),
             tier: Tier::Specific,
             fields,
-            stage: ctx.stage,
+            stage: seen.stages.stage,
             attributed_layer: Some(layer),
-            after_image_import: ctx.in_container,
-            after_engine_start: saw_engine,
+            after_image_import: seen.stages.saw_import,
+            after_engine_start: seen.stages.saw_engine,
             repeats: 0,
-            marks: marks.clone(),
+            marks: seen.stages.marks.clone(),
         })
     }
 }
 
 // ------------------------------------------------------------------------------- the scanner
+
+/// Seconds from `first` (the log's first timestamp, seconds since the epoch) to the CI
+/// timestamp `ts`, rounded to the millisecond; `None` when either is unknown.
+fn seconds_since(first: Option<f64>, ts: Option<&str>) -> Option<f64> {
+    match (first, ts.and_then(ts_seconds)) {
+        (Some(a), Some(b)) => Some(((b - a) * 1000.0).round() / 1000.0),
+        _ => None,
+    }
+}
+
+/// One line as the scanner sees it (borrowed from the line buffer: no allocation).
+struct Line<'l> {
+    /// 1-based line number.
+    no: u64,
+    /// The line as written, without the newline (invalid UTF-8 replaced).
+    raw: &'l str,
+    /// Its CI timestamp, log level and message.
+    split: Split<'l>,
+}
+
+/// What the log says about its job: runner, job title, first CI timestamp.
+#[derive(Default)]
+struct JobInfo {
+    runner: Option<String>,
+    /// Line number of the `Runner name:` line.
+    runner_line: Option<u64>,
+    job: Option<String>,
+    first_ts: Option<String>,
+    /// `first_ts` in seconds since the epoch ([`ts_seconds`]).
+    first_ts_secs: Option<f64>,
+}
+
+impl JobInfo {
+    /// Keeps the log's first CI timestamp (every line counts, continuation lines included).
+    fn note_timestamp(&mut self, ts: Option<&str>) {
+        if self.first_ts.is_none() {
+            if let Some(ts) = ts {
+                self.first_ts = Some(ts.to_string());
+                self.first_ts_secs = ts_seconds(ts);
+            }
+        }
+    }
+
+    /// Keeps the first `Runner name: …` and `Job: …` messages.
+    fn note_names(&mut self, line_no: u64, body: &str) {
+        if self.runner.is_none() {
+            if let Some(r) = body.strip_prefix("Runner name: ") {
+                self.runner = Some(r.trim().trim_matches(['\'', '"']).to_string());
+                self.runner_line = Some(line_no);
+            }
+        }
+        if self.job.is_none() {
+            if let Some(j) = body.strip_prefix("Job: ") {
+                self.job = Some(j.trim().to_string());
+            }
+        }
+    }
+}
+
+/// The stage context a first error records, built from the stage markers ([`MARKERS`]) of
+/// every line, noise included.
+#[derive(Default)]
+struct StageContext {
+    /// The stage set by the last launcher/recipe/engine/client marker.
+    stage: Option<Layer>,
+    /// An image import / container start marker was seen.
+    saw_import: bool,
+    /// An engine launch marker was seen.
+    saw_engine: bool,
+    /// The marker lines, quoted for the evidence.
+    marks: StageMarks,
+    /// Recipes the log started (`Run bash PATH`, launchers excluded), at most
+    /// [`MAX_RECIPE_PATHS`].
+    recipe_paths: Vec<String>,
+    /// Bumped whenever the context a first error records (stage, import, engine, marks)
+    /// changes: a trace is a `set -e` candidate only if nothing changed since it.
+    epoch: u64,
+}
+
+impl StageContext {
+    /// Applies the markers of one line, in [`MARKERS`] order. `after_ts` is the line after its
+    /// CI timestamp (markers never lie in it), `body` the message quoted in a [`LogMark`].
+    fn apply_markers(&mut self, line_no: u64, after_ts: &str, body: &str) {
+        // Most lines hold no marker: one prefiltered literal search decides.
+        let found = markers_in(after_ts);
+        if found == 0 {
+            return;
+        }
+        let before = self.fingerprint();
+        for i in (0..MARKERS.len()).filter(|i| found & (1 << i) != 0) {
+            self.apply_marker(MARKERS[i], line_no, body);
+        }
+        if self.fingerprint() != before {
+            self.epoch += 1;
+        }
+    }
+
+    /// What a change of context is judged by (the [`Self::epoch`] rule).
+    fn fingerprint(&self) -> (Option<Layer>, bool, bool, bool, bool, bool) {
+        (
+            self.stage,
+            self.saw_import,
+            self.saw_engine,
+            self.marks.job_start.is_some(),
+            self.marks.model_loaded.is_some(),
+            self.marks.server_ready.is_some(),
+        )
+    }
+
+    /// Applies one marker `(text, kind)` found on line `line_no`; a marker that changes the
+    /// stage becomes [`StageMarks::stage`].
+    fn apply_marker(&mut self, (text, kind): (&str, Marker), line_no: u64, body: &str) {
+        let before = self.stage;
+        let mark = || Some(LogMark::new(line_no, body));
+        let marks = &mut self.marks;
+        match kind {
+            Marker::JobStart => {
+                // `Job: ` only counts at the start of the message.
+                let at_start = text != "Job: " || body.starts_with("Job: ");
+                if marks.job_start.is_none() && at_start {
+                    marks.job_start = mark();
+                }
+            }
+            Marker::ModelLoaded => {
+                if marks.model_loaded.is_none() {
+                    marks.model_loaded = mark();
+                }
+            }
+            Marker::ServerReady => {
+                if marks.server_ready.is_none() {
+                    marks.server_ready = mark();
+                }
+            }
+            Marker::Launcher => self.stage = Some(Layer::Launcher),
+            Marker::ImageImport => {
+                self.saw_import = true;
+                if marks.image_import.is_none() {
+                    marks.image_import = mark();
+                }
+                if self.stage.is_none() {
+                    self.stage = Some(Layer::Launcher);
+                }
+            }
+            Marker::Recipe => self.stage = Some(Layer::Recipe),
+            Marker::Engine => {
+                self.saw_engine = true;
+                if marks.engine_launch.is_none() {
+                    marks.engine_launch = mark();
+                }
+                self.stage = Some(Layer::Engine);
+            }
+            Marker::Client => self.stage = Some(Layer::Client),
+            Marker::RunScript => self.note_run_script(body),
+        }
+        if self.stage != before {
+            self.marks.stage = mark();
+        }
+    }
+
+    /// Remembers the script of a `Run bash PATH` line when it is a recipe (not under
+    /// `runners/`, not `launch_*`), up to [`MAX_RECIPE_PATHS`] distinct paths.
+    fn note_run_script(&mut self, body: &str) {
+        let Some(p) = run_script_path(body) else {
+            return;
+        };
+        let launcher = p.contains("runners/")
+            || p.rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("launch_"));
+        if !launcher
+            && self.recipe_paths.len() < MAX_RECIPE_PATHS
+            && !self.recipe_paths.iter().any(|r| r == p)
+        {
+            self.recipe_paths.push(p.to_string());
+        }
+    }
+
+    /// The inputs of the shell attribution rules ([`attribute`]).
+    fn shell(&self) -> ShellContext<'_> {
+        ShellContext {
+            in_container: self.saw_import,
+            stage: self.stage,
+            recipe_paths: &self.recipe_paths,
+        }
+    }
+}
+
+/// What the scan knows about the log up to the current line: everything a [`FirstError`]
+/// records besides the line itself.
+struct SeenSoFar<'a> {
+    /// The log file (as given; only labels the results).
+    file: &'a str,
+    job: JobInfo,
+    stages: StageContext,
+}
+
+impl SeenSoFar<'_> {
+    /// A first-error candidate for `line`: `sig` is the matched signature (`None`:
+    /// unclassified), `attributed_layer` the shell rules' owner for a shell row.
+    fn first_error(
+        &self,
+        line: &Line<'_>,
+        tier: Tier,
+        sig: Option<&Signature>,
+        fields: BTreeMap<String, String>,
+        attributed_layer: Option<Layer>,
+    ) -> FirstError {
+        let body = line.split.body.trim();
+        FirstError {
+            file: self.file.to_string(),
+            line_no: line.no,
+            line: body.to_string(),
+            summary: normalise_ephemeral(body),
+            raw: line.raw.to_string(),
+            continuation: Vec::new(),
+            timestamp: line.split.ts.map(str::to_string),
+            signature_id: sig.map(|s| s.id.clone()),
+            category: sig.map_or_else(|| "unclassified".into(), |s| s.category.clone()),
+            tier,
+            fields,
+            stage: self.stages.stage,
+            attributed_layer,
+            after_image_import: self.stages.saw_import,
+            after_engine_start: self.stages.saw_engine,
+            seconds_after_log_start: seconds_since(self.job.first_ts_secs, line.split.ts),
+            repeats: 0,
+            marks: self.stages.marks.clone(),
+        }
+    }
+}
+
+/// The Python traceback being read: its frames and echoed source are the context of the
+/// exception line that ends it (signatures with `traceback_context`).
+#[derive(Default)]
+struct Traceback {
+    /// Inside a traceback (after `Traceback (most recent call last)`).
+    open: bool,
+    /// Lines of the open traceback, quoted like a [`LogMark`], at most [`MAX_TRACEBACK_LINES`].
+    lines: Vec<String>,
+    /// The lines of the traceback that ended at the current line (empty on other lines).
+    ended: Vec<String>,
+}
+
+impl Traceback {
+    /// Reads one line that is not noise; `true` when it belongs to a traceback (its header, an
+    /// indented or empty line inside it) and so is not an error line itself.
+    fn read(&mut self, line_no: u64, body: &str, trimmed: &str) -> bool {
+        self.ended.clear();
+        if trimmed.starts_with("Traceback (most recent call last)") {
+            self.open = true;
+            self.lines.clear();
+            return true;
+        }
+        if self.open {
+            if body.is_empty() || body.starts_with([' ', '\t']) {
+                if self.lines.len() < MAX_TRACEBACK_LINES && !trimmed.is_empty() {
+                    self.lines.push(LogMark::new(line_no, trimmed).line);
+                }
+                return true;
+            }
+            self.open = false;
+            self.ended = std::mem::take(&mut self.lines);
+        }
+        false
+    }
+}
+
+/// The first-error candidates, one per [`Tier`], and the secondary errors.
+#[derive(Default)]
+struct Candidates {
+    specific: Option<FirstError>,
+    unclassified: Option<FirstError>,
+    generic: Option<FirstError>,
+    /// Which candidate is collecting continuation lines, and with which signature (index).
+    cont: Option<(Tier, usize)>,
+    /// Other matched errors, one per signature, first occurrence order.
+    secondary: Vec<SecondaryError>,
+    /// Signature index → index in `secondary`.
+    secondary_idx: HashMap<usize, usize>,
+}
+
+/// Continuation lines kept per first error.
+const MAX_CONTINUATION: usize = 64;
+
+impl Candidates {
+    /// The candidate slot of `tier` (specific and generic rows; unclassified has its own rule).
+    fn slot(&mut self, tier: Tier) -> &mut Option<FirstError> {
+        match tier {
+            Tier::Specific => &mut self.specific,
+            Tier::Unclassified => &mut self.unclassified,
+            Tier::Generic => &mut self.generic,
+        }
+    }
+
+    /// Adds `body` to the candidate collecting continuation lines when the signature's
+    /// continuation pattern matches it (its named groups join the fields, `, `-separated).
+    /// `false` when no continuation is open or this line ends it.
+    fn continue_with(&mut self, sigs: &[Signature], body: &str) -> bool {
+        let Some((tier, si)) = self.cont else {
+            return false;
+        };
+        let re = sigs[si]
+            .continuation
+            .as_ref()
+            .expect("cont only set with a continuation");
+        let Some(c) = re.captures(body) else {
+            self.cont = None;
+            return false;
+        };
+        if let Some(fe) = self.slot(tier).as_mut() {
+            if fe.continuation.len() < MAX_CONTINUATION {
+                fe.continuation.push(body.trim().to_string());
+                for name in re.capture_names().flatten() {
+                    if let Some(v) = c.name(name) {
+                        fe.fields
+                            .entry(name.to_string())
+                            .and_modify(|old| {
+                                old.push_str(", ");
+                                old.push_str(v.as_str());
+                            })
+                            .or_insert_with(|| v.as_str().to_string());
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Counts a line of signature `si` that is not the first error: one entry per signature,
+    /// at its first occurrence.
+    fn add_secondary(&mut self, si: usize, s: &Signature, file: &str, line: &Line<'_>) {
+        match self.secondary_idx.get(&si) {
+            Some(&i) => self.secondary[i].count += 1,
+            None => {
+                self.secondary_idx.insert(si, self.secondary.len());
+                self.secondary.push(SecondaryError {
+                    file: file.to_string(),
+                    line_no: line.no,
+                    line: line.split.body.trim().to_string(),
+                    signature_id: s.id.clone(),
+                    category: s.category.clone(),
+                    generic: s.generic,
+                    count: 1,
+                });
+            }
+        }
+    }
+
+    /// Chooses by tier (specific > unclassified > generic); the generic candidate becomes
+    /// secondary when something better exists, the chosen signature is not also secondary,
+    /// and the secondary errors come in line order.
+    fn choose(self) -> (Option<FirstError>, Vec<SecondaryError>) {
+        let mut secondary = self.secondary;
+        let generic = self.generic;
+        let chosen = self.specific.or(self.unclassified).or(generic.clone());
+        if let (Some(ch), Some(g)) = (&chosen, &generic) {
+            if ch.tier != Tier::Generic {
+                let sig_id = g.signature_id.clone().unwrap_or_default();
+                secondary.retain(|s| s.signature_id != sig_id);
+                secondary.push(SecondaryError {
+                    file: g.file.clone(),
+                    line_no: g.line_no,
+                    line: g.line.clone(),
+                    signature_id: sig_id,
+                    category: g.category.clone(),
+                    generic: true,
+                    count: g.repeats + 1,
+                });
+            }
+        }
+        if let Some(ch) = &chosen {
+            secondary.retain(|s| Some(&s.signature_id) != ch.signature_id.as_ref());
+        }
+        secondary.sort_by_key(|s| s.line_no);
+        (chosen, secondary)
+    }
+}
+
+/// The first-error rule as a state machine over lines: [`Scanner::line`] reads one line,
+/// [`Scanner::finish`] gives the result.
+struct Scanner<'a> {
+    table: &'a SignatureTable,
+    /// Index of the synthetic [`SET_E_SIGNATURE`] row, if the table has it.
+    set_e_sig: Option<usize>,
+    /// Lines read so far.
+    line_no: u64,
+    seen: SeenSoFar<'a>,
+    traceback: Traceback,
+    /// The last `set -x` trace and the output after it.
+    trace: Trace,
+    /// A generic wrapper was seen (the first one may be a `set -e` stop; shell errors after it
+    /// are teardown).
+    seen_wrapper: bool,
+    found: Candidates,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(file: &'a str, table: &'a SignatureTable) -> Self {
+        Scanner {
+            table,
+            set_e_sig: table
+                .signatures()
+                .iter()
+                .position(|s| s.synthetic && s.id == SET_E_SIGNATURE),
+            line_no: 0,
+            seen: SeenSoFar {
+                file,
+                job: JobInfo::default(),
+                stages: StageContext::default(),
+            },
+            traceback: Traceback::default(),
+            trace: Trace::default(),
+            seen_wrapper: false,
+            found: Candidates::default(),
+        }
+    }
+
+    /// Reads the next line (`raw`: without its newline).
+    fn line(&mut self, raw: &str) {
+        self.line_no += 1;
+        let line = Line {
+            no: self.line_no,
+            raw,
+            split: split_line(raw),
+        };
+        let sp = &line.split;
+        self.seen.job.note_timestamp(sp.ts);
+        // Continuation lines of the candidate just found.
+        if self.found.continue_with(self.table.signatures(), sp.body) {
+            return;
+        }
+        // Context: runner, job, stage markers (every line, noise included). Markers never lie
+        // in the CI timestamp: search after it.
+        self.seen.job.note_names(line.no, sp.body);
+        let after_ts = sp.ts.map_or(raw, |ts| &raw[ts.len()..]);
+        self.seen.stages.apply_markers(line.no, after_ts, sp.body);
+        if self.is_not_an_error_line(&line) {
+            return;
+        }
+        let trimmed = sp.body.trim_start();
+        if self.trace.line_no > 0 && !sp.body.starts_with("servebench-job:") && !trimmed.is_empty()
+        {
+            self.trace.output(trimmed);
+        }
+        self.classify(&line);
+    }
+
+    /// `true` for a line that cannot be the error: noise (noise log levels, SGLang batch
+    /// statistics, `NCCL INFO`, progress bars), `set -x` traces (remembered in
+    /// [`Self::trace`]), traceback lines (kept in [`Self::traceback`]), exception chaining
+    /// headers, frames and echoed source.
+    fn is_not_an_error_line(&mut self, line: &Line<'_>) -> bool {
+        let body = line.split.body;
+        if line.split.level.is_some_and(is_noise_level) {
+            return true;
+        }
+        if body.starts_with("+ ") || body.starts_with("++") {
+            self.trace.record(
+                line.no,
+                body,
+                line.raw,
+                line.split.ts,
+                self.seen.stages.epoch,
+            );
+            return true;
+        }
+        if is_batch_stats(body)
+            || body.contains(" NCCL INFO ")
+            || body.starts_with("NCCL INFO")
+            || is_progress_bar(body)
+        {
+            return true;
+        }
+        let trimmed = body.trim_start();
+        self.traceback.read(line.no, body, trimmed)
+            || trimmed.starts_with("During handling of the above exception")
+            || trimmed.starts_with("The above exception was the direct cause")
+            || is_frame(body)
+            || is_echoed_source(body)
+    }
+
+    /// Matches a line against the signatures (with the traceback that just ended as context);
+    /// a line matching none is an unclassified candidate when it looks like an error.
+    fn classify(&mut self, line: &Line<'_>) {
+        let body = line.split.body;
+        match self
+            .table
+            .match_line_in_traceback(body, &self.traceback.ended)
+        {
+            Some(m) => self.matched(line, m),
+            None => {
+                if self.found.unclassified.is_none() && looks_like_error(line.split.level, body) {
+                    self.found.unclassified = Some(self.seen.first_error(
+                        line,
+                        Tier::Unclassified,
+                        None,
+                        BTreeMap::new(),
+                        None,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A line that matched signature `m.sig`: the first of its tier becomes that tier's
+    /// candidate (a shell row gets its owning layer), a repeat of the candidate's signature is
+    /// counted, anything else is secondary. A shell error after the log's first wrapper is
+    /// teardown: secondary only.
+    fn matched(&mut self, line: &Line<'_>, m: LineMatch) {
+        let table = self.table;
+        let s = &table.signatures()[m.sig];
+        let tier = if s.generic {
+            Tier::Generic
+        } else {
+            Tier::Specific
+        };
+        let is_shell = s.layer == LayerSpec::Shell;
+        let mut fields = m.fields;
+        let attributed =
+            is_shell.then(|| shell_fields(&s.category, &mut fields, &self.seen.stages.shell()));
+        if s.generic && !self.seen_wrapper {
+            self.seen_wrapper = true;
+            self.set_e_stop(&fields);
+        }
+        let demoted = is_shell && self.seen_wrapper;
+        let slot = self.found.slot(tier);
+        match slot {
+            None if !demoted => {
+                *slot = Some(
+                    self.seen
+                        .first_error(line, tier, Some(s), fields, attributed),
+                );
+                if s.continuation.is_some() {
+                    self.found.cont = Some((tier, m.sig));
+                }
+            }
+            Some(fe) if fe.signature_id.as_deref() == Some(s.id.as_str()) => fe.repeats += 1,
+            _ => self.found.add_secondary(m.sig, s, self.seen.file, line),
+        }
+    }
+
+    /// The log's first wrapper, with a non-zero exit status (`wrapper_fields`) and nothing
+    /// above it: a `set -e` stop after the last traced command, when there is one
+    /// ([`Trace::set_e_error`]).
+    fn set_e_stop(&mut self, wrapper_fields: &BTreeMap<String, String>) {
+        if self.found.specific.is_some() || self.found.unclassified.is_some() {
+            return;
+        }
+        if let Some(si) = self.set_e_sig {
+            self.found.specific =
+                self.trace
+                    .set_e_error(&self.table.signatures()[si], wrapper_fields, &self.seen);
+        }
+    }
+
+    /// The triage of the log: `bytes` read, `binary_at` as in [`LogTriage::binary_at`] (a
+    /// binary log has no first or secondary error: whatever matched before the NUL is noise).
+    fn finish(self, bytes: u64, binary_at: Option<u64>) -> LogTriage {
+        let (first_error, secondary) = match binary_at {
+            Some(_) => (None, vec![]),
+            None => self.found.choose(),
+        };
+        let job = self.seen.job;
+        LogTriage {
+            file: self.seen.file.to_string(),
+            lines: self.line_no,
+            bytes,
+            runner: job.runner,
+            runner_line: job.runner_line,
+            job: job.job,
+            first_timestamp: job.first_ts,
+            first_error,
+            secondary,
+            binary_at,
+        }
+    }
+}
+
+/// Offset (from the log's start) of a NUL byte in `line` that lies within the first
+/// [`BINARY_SNIFF_BYTES`] bytes; `offset` is where `line` starts.
+fn binary_byte(offset: u64, line: &[u8]) -> Option<u64> {
+    if offset >= BINARY_SNIFF_BYTES {
+        return None;
+    }
+    let at = offset + line.iter().position(|&b| b == 0)? as u64;
+    (at < BINARY_SNIFF_BYTES).then_some(at)
+}
 
 /// Scans one log. `file` is only used to label the results.
 ///
@@ -641,422 +1224,30 @@ pub fn scan_reader<R: BufRead>(
     file: &str,
     table: &SignatureTable,
 ) -> std::io::Result<LogTriage> {
-    let sigs = table.signatures();
+    let mut scanner = Scanner::new(file, table);
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
-    let mut line_no: u64 = 0;
     let mut bytes: u64 = 0;
-    let mut binary_at: Option<u64> = None;
-
-    let mut runner = None;
-    let mut job = None;
-    let mut first_ts: Option<String> = None;
-    let mut first_ts_secs: Option<f64> = None;
-
-    let mut stage: Option<Layer> = None;
-    let mut saw_import = false;
-    let mut saw_engine = false;
-    let mut marks = StageMarks::default();
-    let mut runner_line = None;
-    let mut in_traceback = false;
-    // Lines of the traceback being read (frames, echoed source), and those of the traceback
-    // that ended right at the current line (the context of its exception line).
-    let mut tb_lines: Vec<String> = Vec::new();
-    let mut tb_for_line: Vec<String> = Vec::new();
-
-    let mut specific: Option<FirstError> = None;
-    let mut unclassified: Option<FirstError> = None;
-    let mut generic: Option<FirstError> = None;
-    // Which candidate is collecting continuation lines, and with which signature.
-    let mut cont: Option<(Tier, usize)> = None;
-    let mut secondary: Vec<SecondaryError> = Vec::new();
-    let mut secondary_idx: HashMap<usize, usize> = HashMap::new();
-
-    // Shell context: recipes the log started (`Run bash PATH`), the log's first generic
-    // wrapper, the last `set -x` trace and the output that followed it.
-    let mut recipe_paths: Vec<String> = Vec::new();
-    let mut seen_wrapper = false;
-    let mut trace = Trace::default();
-    // Bumped whenever the context a first error records (stage, import, engine, marks)
-    // changes: a trace is a `set -e` candidate only if nothing changed since it.
-    let mut epoch: u64 = 0;
-    let set_e_sig = sigs
-        .iter()
-        .position(|s| s.synthetic && s.id == SET_E_SIGNATURE);
-
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf)?;
         if n == 0 {
             break;
         }
-        if bytes < BINARY_SNIFF_BYTES {
-            if let Some(p) = buf.iter().position(|&b| b == 0) {
-                let at = bytes + p as u64;
-                if at < BINARY_SNIFF_BYTES {
-                    binary_at = Some(at);
-                    break;
-                }
-            }
+        if let Some(at) = binary_byte(bytes, &buf) {
+            return Ok(scanner.finish(bytes, Some(at)));
         }
         bytes += n as u64;
-        line_no += 1;
         while matches!(buf.last(), Some(b'\n' | b'\r')) {
             buf.pop();
         }
         // Valid UTF-8 (nearly every line) is borrowed after the fast check; only an invalid
         // line pays for the replacing pass.
-        let line: std::borrow::Cow<'_, str> = match std::str::from_utf8(&buf) {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => String::from_utf8_lossy(&buf),
-        };
-        let line: &str = &line;
-        let sp = split_line(line);
-        if first_ts.is_none() {
-            if let Some(ts) = sp.ts {
-                first_ts = Some(ts.to_string());
-                first_ts_secs = ts_seconds(ts);
-            }
-        }
-
-        // Continuation lines of the candidate just found.
-        if let Some((tier, si)) = cont {
-            let re = sigs[si]
-                .continuation
-                .as_ref()
-                .expect("cont only set with a continuation");
-            if let Some(c) = re.captures(sp.body) {
-                let target = match tier {
-                    Tier::Specific => specific.as_mut(),
-                    Tier::Unclassified => unclassified.as_mut(),
-                    Tier::Generic => generic.as_mut(),
-                };
-                if let Some(fe) = target {
-                    if fe.continuation.len() < 64 {
-                        fe.continuation.push(sp.body.trim().to_string());
-                        for name in re.capture_names().flatten() {
-                            if let Some(v) = c.name(name) {
-                                fe.fields
-                                    .entry(name.to_string())
-                                    .and_modify(|old| {
-                                        old.push_str(", ");
-                                        old.push_str(v.as_str());
-                                    })
-                                    .or_insert_with(|| v.as_str().to_string());
-                            }
-                        }
-                    }
-                }
-                continue;
-            }
-            cont = None;
-        }
-
-        // Context: runner, job, stage markers (every line, noise included).
-        if runner.is_none() {
-            if let Some(r) = sp.body.strip_prefix("Runner name: ") {
-                runner = Some(r.trim().trim_matches(['\'', '"']).to_string());
-                runner_line = Some(line_no);
-            }
-        }
-        if job.is_none() {
-            if let Some(j) = sp.body.strip_prefix("Job: ") {
-                job = Some(j.trim().to_string());
-            }
-        }
-        // `is_match` (a prefiltered search that stops early) first: most lines hold no marker.
-        // Markers never lie in the CI timestamp: search after it.
-        let after_ts = match sp.ts {
-            Some(ts) => &line[ts.len()..],
-            None => line,
-        };
-        let mm = markers_in(after_ts);
-        if mm != 0 {
-            let before_ctx = (
-                stage,
-                saw_import,
-                saw_engine,
-                marks.job_start.is_some(),
-                marks.model_loaded.is_some(),
-                marks.server_ready.is_some(),
-            );
-            let mark = || Some(LogMark::new(line_no, sp.body));
-            for i in (0..MARKERS.len()).filter(|i| mm & (1 << i) != 0) {
-                let before = stage;
-                match MARKERS[i].1 {
-                    Marker::JobStart => {
-                        // `Job: ` only counts at the start of the message.
-                        let at_start = MARKERS[i].0 != "Job: " || sp.body.starts_with("Job: ");
-                        if marks.job_start.is_none() && at_start {
-                            marks.job_start = mark();
-                        }
-                    }
-                    Marker::ModelLoaded => {
-                        if marks.model_loaded.is_none() {
-                            marks.model_loaded = mark();
-                        }
-                    }
-                    Marker::ServerReady => {
-                        if marks.server_ready.is_none() {
-                            marks.server_ready = mark();
-                        }
-                    }
-                    Marker::Launcher => stage = Some(Layer::Launcher),
-                    Marker::ImageImport => {
-                        saw_import = true;
-                        if marks.image_import.is_none() {
-                            marks.image_import = mark();
-                        }
-                        if stage.is_none() {
-                            stage = Some(Layer::Launcher);
-                        }
-                    }
-                    Marker::Recipe => stage = Some(Layer::Recipe),
-                    Marker::Engine => {
-                        saw_engine = true;
-                        if marks.engine_launch.is_none() {
-                            marks.engine_launch = mark();
-                        }
-                        stage = Some(Layer::Engine);
-                    }
-                    Marker::Client => stage = Some(Layer::Client),
-                    Marker::RunScript => {
-                        if let Some(p) = run_script_path(sp.body) {
-                            let launcher = p.contains("runners/")
-                                || p.rsplit('/')
-                                    .next()
-                                    .is_some_and(|n| n.starts_with("launch_"));
-                            if !launcher
-                                && recipe_paths.len() < MAX_RECIPE_PATHS
-                                && !recipe_paths.iter().any(|r| r == p)
-                            {
-                                recipe_paths.push(p.to_string());
-                            }
-                        }
-                    }
-                }
-                if stage != before {
-                    marks.stage = mark();
-                }
-            }
-            let after_ctx = (
-                stage,
-                saw_import,
-                saw_engine,
-                marks.job_start.is_some(),
-                marks.model_loaded.is_some(),
-                marks.server_ready.is_some(),
-            );
-            if after_ctx != before_ctx {
-                epoch += 1;
-            }
-        }
-
-        // Noise, echoed commands, frames, echoed source.
-        let body = sp.body;
-        if let Some(level) = sp.level {
-            if is_noise_level(level) {
-                continue;
-            }
-        }
-        if body.starts_with("+ ") || body.starts_with("++") {
-            trace.record(line_no, body, line, sp.ts, epoch);
-            continue;
-        }
-        if is_batch_stats(body)
-            || body.contains(" NCCL INFO ")
-            || body.starts_with("NCCL INFO")
-            || is_progress_bar(body)
-        {
-            continue;
-        }
-        let trimmed = body.trim_start();
-        tb_for_line.clear();
-        if trimmed.starts_with("Traceback (most recent call last)") {
-            in_traceback = true;
-            tb_lines.clear();
-            continue;
-        }
-        if in_traceback {
-            if body.is_empty() || body.starts_with([' ', '\t']) {
-                if tb_lines.len() < MAX_TRACEBACK_LINES && !trimmed.is_empty() {
-                    tb_lines.push(LogMark::new(line_no, trimmed).line);
-                }
-                continue;
-            }
-            in_traceback = false;
-            tb_for_line = std::mem::take(&mut tb_lines);
-        }
-        if trimmed.starts_with("During handling of the above exception")
-            || trimmed.starts_with("The above exception was the direct cause")
-            || is_frame(body)
-            || is_echoed_source(body)
-        {
-            continue;
-        }
-        if trace.line_no > 0 && !body.starts_with("servebench-job:") && !trimmed.is_empty() {
-            trace.output(trimmed);
-        }
-
-        let make = |tier: Tier,
-                    sig: Option<usize>,
-                    fields: BTreeMap<String, String>,
-                    attributed_layer: Option<Layer>| FirstError {
-            file: file.to_string(),
-            line_no,
-            line: body.trim().to_string(),
-            summary: normalise_ephemeral(body.trim()),
-            raw: line.to_string(),
-            continuation: Vec::new(),
-            timestamp: sp.ts.map(str::to_string),
-            signature_id: sig.map(|s| sigs[s].id.clone()),
-            category: sig
-                .map(|s| sigs[s].category.clone())
-                .unwrap_or_else(|| "unclassified".into()),
-            tier,
-            fields,
-            stage,
-            attributed_layer,
-            after_image_import: saw_import,
-            after_engine_start: saw_engine,
-            seconds_after_log_start: match (first_ts_secs, sp.ts.and_then(ts_seconds)) {
-                (Some(a), Some(b)) => Some(((b - a) * 1000.0).round() / 1000.0),
-                _ => None,
-            },
-            repeats: 0,
-            marks: marks.clone(),
-        };
-
-        match table.match_line_in_traceback(body, &tb_for_line) {
-            Some(m) => {
-                let s = &sigs[m.sig];
-                let tier = if s.generic {
-                    Tier::Generic
-                } else {
-                    Tier::Specific
-                };
-                let is_shell = s.layer == LayerSpec::Shell;
-                let mut fields = m.fields;
-                let mut attributed = None;
-                if is_shell {
-                    let ctx = ShellContext {
-                        in_container: saw_import,
-                        stage,
-                        recipe_paths: &recipe_paths,
-                    };
-                    attributed = Some(shell_fields(&s.category, &mut fields, &ctx));
-                }
-                if s.generic && !seen_wrapper {
-                    seen_wrapper = true;
-                    // The first wrapper with a non-zero exit status and nothing above it: a
-                    // `set -e` stop after the last traced command, when there is one.
-                    if specific.is_none() && unclassified.is_none() {
-                        if let Some(si) = set_e_sig {
-                            let ctx = ShellContext {
-                                in_container: saw_import,
-                                stage,
-                                recipe_paths: &recipe_paths,
-                            };
-                            specific = trace.set_e_error(
-                                file,
-                                &sigs[si],
-                                &fields,
-                                epoch,
-                                &ctx,
-                                (first_ts_secs, &marks, saw_engine),
-                            );
-                        }
-                    }
-                }
-                // A shell error after the log's first wrapper is teardown: secondary only.
-                let demoted = is_shell && seen_wrapper;
-                let slot = match tier {
-                    Tier::Specific => &mut specific,
-                    _ => &mut generic,
-                };
-                match slot {
-                    None if !demoted => {
-                        *slot = Some(make(tier, Some(m.sig), fields, attributed));
-                        if s.continuation.is_some() {
-                            cont = Some((tier, m.sig));
-                        }
-                    }
-                    Some(fe) if fe.signature_id.as_deref() == Some(s.id.as_str()) => {
-                        fe.repeats += 1
-                    }
-                    _ => match secondary_idx.get(&m.sig) {
-                        Some(&i) => secondary[i].count += 1,
-                        None => {
-                            secondary_idx.insert(m.sig, secondary.len());
-                            secondary.push(SecondaryError {
-                                file: file.to_string(),
-                                line_no,
-                                line: body.trim().to_string(),
-                                signature_id: s.id.clone(),
-                                category: s.category.clone(),
-                                generic: s.generic,
-                                count: 1,
-                            });
-                        }
-                    },
-                }
-            }
-            None => {
-                if unclassified.is_none() && looks_like_error(sp.level, body) {
-                    unclassified = Some(make(Tier::Unclassified, None, BTreeMap::new(), None));
-                }
-            }
+        match std::str::from_utf8(&buf) {
+            Ok(line) => scanner.line(line),
+            Err(_) => scanner.line(&String::from_utf8_lossy(&buf)),
         }
     }
-
-    // Choose by tier; the generic candidate becomes secondary when something better exists.
-    let chosen = specific.or(unclassified).or(generic.clone());
-    if let (Some(ch), Some(g)) = (&chosen, &generic) {
-        if ch.tier != Tier::Generic {
-            let sig_id = g.signature_id.clone().unwrap_or_default();
-            secondary.retain(|s| s.signature_id != sig_id);
-            secondary.push(SecondaryError {
-                file: g.file.clone(),
-                line_no: g.line_no,
-                line: g.line.clone(),
-                signature_id: sig_id,
-                category: g.category.clone(),
-                generic: true,
-                count: g.repeats + 1,
-            });
-        }
-    }
-    if let Some(ch) = &chosen {
-        secondary.retain(|s| Some(&s.signature_id) != ch.signature_id.as_ref());
-    }
-    secondary.sort_by_key(|s| s.line_no);
-
-    if binary_at.is_some() {
-        // Not a text log: whatever matched before the NUL is noise, not a first error.
-        return Ok(LogTriage {
-            file: file.to_string(),
-            lines: line_no,
-            bytes,
-            runner,
-            runner_line,
-            job,
-            first_timestamp: first_ts,
-            first_error: None,
-            secondary: vec![],
-            binary_at,
-        });
-    }
-    Ok(LogTriage {
-        file: file.to_string(),
-        lines: line_no,
-        bytes,
-        runner,
-        runner_line,
-        job,
-        first_timestamp: first_ts,
-        first_error: chosen,
-        secondary,
-        binary_at,
-    })
+    Ok(scanner.finish(bytes, None))
 }
 
 #[cfg(test)]
