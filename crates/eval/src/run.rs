@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -353,6 +353,8 @@ pub async fn run_gsm8k(target: &Target, opts: EvalOptions) -> Result<EvalResult,
     .await
 }
 
+/// One eval run against a started target: settles the model, keeps the resumable samples,
+/// sends the rest ([`send_all`]) and aggregates ([`eval_row`]) into `result.json`.
 #[allow(clippy::too_many_arguments)]
 async fn run_on_target(
     opts: &EvalOptions,
@@ -369,15 +371,7 @@ async fn run_on_target(
         Some(s) => s.describe().to_string(),
         None => format!("endpoint {url}"),
     };
-    let mut builder = reqwest::Client::builder()
-        .pool_max_idle_per_host(opts.conc)
-        .timeout(opts.request_timeout)
-        .connect_timeout(Duration::from_secs(30).min(opts.request_timeout));
-    if let Some(tls) = ep.tls_config() {
-        // the endpoint layer's roots and --ca-cert, not reqwest's own
-        builder = builder.use_preconfigured_tls((*tls).clone());
-    }
-    let client = builder.build().map_err(EvalError::HttpClient)?;
+    let client = http_client(opts, ep)?;
     if let Some(max_wait) = opts.ready_timeout {
         target
             .wait_ready(&Readiness { timeout: max_wait }, &opts.cancel)
@@ -389,12 +383,98 @@ async fn run_on_target(
     }
     let max_tokens = opts.max_tokens.unwrap_or(spec.default_max_tokens);
     let params = request_params(spec, &model, max_tokens);
+    let mut done = kept_samples(opts, spec, prompts, &params, samples_file)?;
+    let resumed = done.len();
+    let todo: Vec<usize> = (0..prompts.len())
+        .filter(|i| !done.contains_key(i))
+        .collect();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(samples_file)
+        .map_err(write_err(WriteOp::Write, samples_file))?;
+    let pb = progress_bar(opts, prompts.len(), resumed);
+    let sender = Sender {
+        opts,
+        spec,
+        test,
+        prompts,
+        client: &client,
+        url: &url,
+        api_key: ep.api_key(),
+        params: &params,
+        file: Mutex::new(file),
+        pb: &pb,
+        stop: AtomicBool::new(false),
+        sent: AtomicUsize::new(0),
+    };
+    let t0 = Instant::now();
+    let results = sender.send_all(todo).await;
+    let duration_s = t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    let requests_sent = sender.sent.load(Ordering::Relaxed);
 
+    let first_error = collect(results, &mut done);
+    let interrupted = opts.cancel.is_cancelled();
+    if let (Some((doc, failure)), false) = (first_error, interrupted) {
+        return Err(EvalError::Doc {
+            doc,
+            failure,
+            saved: done.len(),
+            total: prompts.len(),
+            samples_file: samples_file.to_path_buf(),
+        });
+    }
+    let (row, gate) = eval_row(opts, spec, model, &done)?;
+    let result = EvalResult {
+        row,
+        gate,
+        profile: opts.profile,
+        url: url.clone(),
+        target: describe,
+        replay_note: opts.replay_note.clone(),
+        result_file: result_file.to_path_buf(),
+        samples_file: samples_file.to_path_buf(),
+        resumed,
+        requests_sent,
+        duration_s,
+        max_tokens,
+        interrupted,
+    };
+    write_result_json(&result, spec, test.len())?;
+    Ok(result)
+}
+
+/// The HTTP client of the run: `conc` idle connections, the per-request timeout, and the
+/// endpoint layer's TLS roots (and `--ca-cert`), not reqwest's own.
+fn http_client(
+    opts: &EvalOptions,
+    ep: &servebench_endpoint::Endpoint,
+) -> Result<reqwest::Client, EvalError> {
+    let mut builder = reqwest::Client::builder()
+        .pool_max_idle_per_host(opts.conc)
+        .timeout(opts.request_timeout)
+        .connect_timeout(Duration::from_secs(30).min(opts.request_timeout));
+    if let Some(tls) = ep.tls_config() {
+        builder = builder.use_preconfigured_tls((*tls).clone());
+    }
+    builder.build().map_err(EvalError::HttpClient)
+}
+
+/// The samples kept from `samples.jsonl` (none with `fresh`, which deletes the file), said on
+/// stderr when any were kept or dropped, re-scored with the current scorer.
+fn kept_samples(
+    opts: &EvalOptions,
+    spec: &TaskSpec,
+    prompts: &[Vec<Message>],
+    params: &Value,
+    samples_file: &Path,
+) -> Result<BTreeMap<usize, SampleRecord>, EvalError> {
     let (mut done, dropped, torn) = if opts.fresh {
         let _ = std::fs::remove_file(samples_file);
         (BTreeMap::new(), 0, 0)
     } else {
-        resume(samples_file, prompts, &params, opts.profile)?
+        resume(samples_file, prompts, params, opts.profile)?
     };
     let resumed = done.len();
     if resumed > 0 || dropped > 0 || torn > 0 {
@@ -413,108 +493,123 @@ async fn run_on_target(
             }
         );
     }
-    // Re-score kept samples with the current scorer.
     for rec in done.values_mut() {
         let v = spec.score(&rec.text, &rec.target);
         rec.target_normalised = v.reference_normalised;
         rec.strict = v.strict;
         rec.flexible = v.flexible;
     }
+    Ok(done)
+}
 
-    let todo: Vec<usize> = (0..prompts.len())
-        .filter(|i| !done.contains_key(i))
-        .collect();
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(samples_file)
-        .map_err(write_err(WriteOp::Write, samples_file))?;
-    let file = Arc::new(Mutex::new(file));
+/// The progress bar on stderr (hidden unless [`EvalOptions::progress`]), at `resumed` of
+/// `total`.
+fn progress_bar(opts: &EvalOptions, total: usize, resumed: usize) -> indicatif::ProgressBar {
+    if !opts.progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(total as u64);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "gsm8k {bar:40} {pos}/{len} [{elapsed_precise}<{eta_precise}] {msg}",
+        )
+        .expect("valid template"),
+    );
+    pb.set_position(resumed as u64);
+    pb
+}
 
-    let pb = if opts.progress {
-        let pb = indicatif::ProgressBar::new(prompts.len() as u64);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "gsm8k {bar:40} {pos}/{len} [{elapsed_precise}<{eta_precise}] {msg}",
-            )
-            .expect("valid template"),
-        );
-        pb.set_position(resumed as u64);
-        pb
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+/// A document's outcome: its scored sample, or its id with why it failed (`None`: not sent or
+/// abandoned, after an earlier failure or Ctrl-C).
+type DocOutcome = Result<SampleRecord, (usize, Option<DocFailure>)>;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let sent = Arc::new(AtomicUsize::new(0));
-    let t0 = Instant::now();
-    let results: Vec<Result<SampleRecord, (usize, Option<DocFailure>)>> =
+/// What sending the documents shares: the request parts, the samples file, the progress bar,
+/// the stop flag (set by the first failure) and the count of requests sent.
+struct Sender<'a> {
+    opts: &'a EvalOptions,
+    spec: &'a TaskSpec,
+    test: &'a [Doc],
+    prompts: &'a [Vec<Message>],
+    client: &'a reqwest::Client,
+    url: &'a str,
+    api_key: Option<&'a str>,
+    params: &'a Value,
+    file: Mutex<std::fs::File>,
+    pb: &'a indicatif::ProgressBar,
+    stop: AtomicBool,
+    sent: AtomicUsize,
+}
+
+impl Sender<'_> {
+    /// Sends the documents `todo` with `conc` requests in flight, in any order.
+    async fn send_all(&self, todo: Vec<usize>) -> Vec<DocOutcome> {
         futures_util::stream::iter(todo)
-            .map(|doc_id| {
-                let client = &client;
-                let url = url.as_str();
-                let stop = stop.clone();
-                let sent = sent.clone();
-                let file = file.clone();
-                let params = &params;
-                let pb = &pb;
-                async move {
-                    if stop.load(Ordering::Relaxed) || opts.cancel.is_cancelled() {
-                        return Err((doc_id, None));
-                    }
-                    let messages = &prompts[doc_id];
-                    let body = serde_json::to_vec(&request_body(messages, params))
-                        .expect("body serialises");
-                    sent.fetch_add(1, Ordering::Relaxed);
-                    let r = tokio::select! {
-                        r = send_with_retries(client, url, ep.api_key(), body, opts) => r,
-                        // Ctrl-C: abandon the request; its document stays undone (a rerun resumes it)
-                        () = opts.cancel.cancelled() => return Err((doc_id, None)),
-                    };
-                    let s = match r {
-                        Ok(s) => s,
-                        Err(e) => {
-                            stop.store(true, Ordering::Relaxed);
-                            return Err((doc_id, Some(e)));
-                        }
-                    };
-                    let (text, source) = response_text(&s.response);
-                    let target_text = &test[doc_id].answer;
-                    let v = spec.score(&text, target_text);
-                    let rec = SampleRecord {
-                        doc_id,
-                        profile: opts.profile,
-                        request: params.clone(),
-                        messages: messages.clone(),
-                        response: s.response,
-                        text,
-                        text_source: source.to_string(),
-                        target: target_text.clone(),
-                        target_normalised: v.reference_normalised,
-                        strict: v.strict,
-                        flexible: v.flexible,
-                        attempts: s.attempts,
-                        latency_ms: s.latency_ms,
-                    };
-                    let mut line = serde_json::to_vec(&rec).expect("record serialises");
-                    line.push(b'\n');
-                    {
-                        let mut f = file.lock().expect("samples file lock");
-                        if let Err(e) = f.write_all(&line).and_then(|_| f.flush()) {
-                            stop.store(true, Ordering::Relaxed);
-                            return Err((doc_id, Some(DocFailure::Append(e))));
-                        }
-                    }
-                    pb.inc(1);
-                    Ok(rec)
-                }
-            })
-            .buffer_unordered(opts.conc)
+            .map(|doc_id| self.one(doc_id))
+            .buffer_unordered(self.opts.conc)
             .collect()
-            .await;
-    let duration_s = t0.elapsed().as_secs_f64();
-    pb.finish_and_clear();
+            .await
+    }
 
+    /// Sends one document (with retries), scores the response and appends its sample line; a
+    /// failure stops the documents not yet sent, Ctrl-C abandons this one (a rerun resumes it).
+    async fn one(&self, doc_id: usize) -> DocOutcome {
+        let opts = self.opts;
+        if self.stop.load(Ordering::Relaxed) || opts.cancel.is_cancelled() {
+            return Err((doc_id, None));
+        }
+        let messages = &self.prompts[doc_id];
+        let body =
+            serde_json::to_vec(&request_body(messages, self.params)).expect("body serialises");
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let r = tokio::select! {
+            r = send_with_retries(self.client, self.url, self.api_key, body, opts) => r,
+            () = opts.cancel.cancelled() => return Err((doc_id, None)),
+        };
+        let s = match r {
+            Ok(s) => s,
+            Err(e) => {
+                self.stop.store(true, Ordering::Relaxed);
+                return Err((doc_id, Some(e)));
+            }
+        };
+        let (text, source) = response_text(&s.response);
+        let target_text = &self.test[doc_id].answer;
+        let v = self.spec.score(&text, target_text);
+        let rec = SampleRecord {
+            doc_id,
+            profile: opts.profile,
+            request: self.params.clone(),
+            messages: messages.clone(),
+            response: s.response,
+            text,
+            text_source: source.to_string(),
+            target: target_text.clone(),
+            target_normalised: v.reference_normalised,
+            strict: v.strict,
+            flexible: v.flexible,
+            attempts: s.attempts,
+            latency_ms: s.latency_ms,
+        };
+        let mut line = serde_json::to_vec(&rec).expect("record serialises");
+        line.push(b'\n');
+        {
+            let mut f = self.file.lock().expect("samples file lock");
+            if let Err(e) = f.write_all(&line).and_then(|_| f.flush()) {
+                self.stop.store(true, Ordering::Relaxed);
+                return Err((doc_id, Some(DocFailure::Append(e))));
+            }
+        }
+        self.pb.inc(1);
+        Ok(rec)
+    }
+}
+
+/// Moves the scored samples of `results` into `done`; returns the failure of the lowest
+/// document id, if any.
+fn collect(
+    results: Vec<DocOutcome>,
+    done: &mut BTreeMap<usize, SampleRecord>,
+) -> Option<(usize, DocFailure)> {
     let mut first_error: Option<(usize, DocFailure)> = None;
     for r in results {
         match r {
@@ -529,17 +624,17 @@ async fn run_on_target(
             Err((_, None)) => {}
         }
     }
-    let interrupted = opts.cancel.is_cancelled();
-    if let (Some((doc, failure)), false) = (first_error, interrupted) {
-        return Err(EvalError::Doc {
-            doc,
-            failure,
-            saved: done.len(),
-            total: prompts.len(),
-            samples_file: samples_file.to_path_buf(),
-        });
-    }
+    first_error
+}
 
+/// The aggregate row (§4.4: exact match strict/flexible, their standard errors, n_eff, in doc
+/// order as lm-eval) and the threshold gate of the samples `done`.
+fn eval_row(
+    opts: &EvalOptions,
+    spec: &TaskSpec,
+    model: String,
+    done: &BTreeMap<usize, SampleRecord>,
+) -> Result<(EvalRow, crate::thresholds::GateVerdict), EvalError> {
     let strict: Vec<f64> = done
         .values()
         .map(|r| f64::from(u8::from(r.strict.correct)))
@@ -569,7 +664,7 @@ async fn run_on_target(
     let row = EvalRow {
         is_multinode: false,
         model_prefix: m.model_prefix.clone(),
-        model: model.clone(),
+        model,
         hw: m.hw.as_ref().map(|h| h.to_uppercase()),
         framework: m.framework.clone(),
         precision: m.precision.clone(),
@@ -606,23 +701,7 @@ async fn run_on_target(
         identity_defaults: None,
         extra: Default::default(),
     };
-    let result = EvalResult {
-        row,
-        gate,
-        profile: opts.profile,
-        url: url.clone(),
-        target: describe,
-        replay_note: opts.replay_note.clone(),
-        result_file: result_file.to_path_buf(),
-        samples_file: samples_file.to_path_buf(),
-        resumed,
-        requests_sent: sent.load(Ordering::Relaxed),
-        duration_s,
-        max_tokens,
-        interrupted,
-    };
-    write_result_json(&result, spec, test.len())?;
-    Ok(result)
+    Ok((row, gate))
 }
 
 fn stderr_value(x: Option<f64>) -> Value {

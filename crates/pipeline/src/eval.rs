@@ -1,29 +1,27 @@
-//! The sweep's `--eval gsm8k` step: the eval runs against the sweep's own target (the same
+//! The sweep's `--eval gsm8k` options: the eval runs against the sweep's own target (the same
 //! endpoint, or the same simulator replaying recorded solutions), files under
-//! `DIR/eval-gsm8k/`, identity from the sweep.
+//! `DIR/eval-gsm8k/`, identity from the sweep. The session runs it
+//! ([`crate::session::Session::run_eval`]).
 
 use std::path::Path;
 use std::time::Duration;
 
-use servebench_metrics::Identity;
-
-use crate::error::{PipelineError, Result};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
-/// Runs GSM8K against `target` (always a fresh run); Ctrl-C is the run's `cancel` token; the
-/// opening line goes to `console`.
+/// The options of the sweep's GSM8K run against `target` (always a fresh run; row identity
+/// `meta`); Ctrl-C is the run's `cancel` token; the opening line goes to `console`.
 #[allow(clippy::too_many_arguments)]
-pub async fn run_eval(
+pub fn sweep_eval_options(
     c: &SweepPlan,
     target: &Target,
     model: &str,
-    identity: &Identity,
+    meta: servebench_eval::EvalMeta,
     out_dir: &Path,
     tty: bool,
     cancel: &servebench_endpoint::CancelToken,
     console: &dyn crate::observe::Console,
-) -> Result<servebench_eval::EvalResult> {
+) -> servebench_eval::EvalOptions {
     let e = &c.eval_plan;
     let opts = servebench_eval::EvalOptions {
         model: Some(model.to_string()),
@@ -37,18 +35,7 @@ pub async fn run_eval(
         data_dir: e.gsm8k_dir.clone(),
         threshold: e.threshold,
         thresholds_file: e.thresholds.clone(),
-        meta: servebench_eval::EvalMeta {
-            model_prefix: Some(identity.infmax_model_prefix.clone()),
-            hw: Some(identity.hw.clone()),
-            framework: Some(identity.framework.clone()),
-            precision: Some(identity.precision.clone()),
-            spec_decoding: Some(identity.spec_decoding.clone()),
-            isl: identity.isl,
-            osl: identity.osl,
-            tp: Some(identity.tp),
-            ep: Some(identity.ep),
-            dp_attention: Some(identity.dp_attention),
-        },
+        meta,
         progress: tty,
         ready_timeout: Some(Duration::from_secs_f64(c.ready_timeout_s.max(0.0))),
         cancel: cancel.clone(),
@@ -67,7 +54,5 @@ pub async fn run_eval(
             "the same endpoint"
         }
     ));
-    servebench_eval::run_gsm8k(&target.inner, opts)
-        .await
-        .map_err(PipelineError::Eval)
+    opts
 }

@@ -4,7 +4,11 @@
 //! marker, store, console, extras); [`Session::run_eval`] runs the eval on the same target;
 //! [`Session::finish`] writes the summary, settles the run's status and returns the
 //! [`SweepOutcome`] with its points. `sweep`/`bench` ([`crate::sweep::run_sweep`]) and `search`
-//! (`servebench-slo`, one [`Session::probe`] per load, without restarting the target) drive it.
+//! (`servebench-slo`, one [`Session::probe`] per load, without restarting the target) drive it;
+//! so does `servebench eval` ([`crate::standalone_eval`]: a session of [`NoPoints`] that runs
+//! only its eval). Both evals run through [`Session::eval_with`] and store their row through
+//! one [`EvalIdentity::row`] and the session's [`StoreRecorder`], so the row of an eval alone
+//! and of `sweep --eval` is written by the same code.
 //!
 //! Every line for the user goes through the session's [`Console`].
 
@@ -12,8 +16,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use servebench_client::Engine;
+use servebench_eval::{EvalMeta, EvalOptions, EvalResult, EvalRow};
 use servebench_metrics::{Identity, PointStatus};
-use servebench_store::{RunId, Store};
+use servebench_store::{RunId, RunStatus, Store};
 
 use crate::error::{io, IoOp, PipelineError, Result};
 use crate::executor::{point_dir_name, Executor, PointOutput, PointSpec, SweepCtx};
@@ -84,11 +90,98 @@ pub struct SessionParts<E: Executor> {
     pub console: Arc<dyn Console>,
     /// Progress bars on stderr (a terminal); else plain progress lines.
     pub tty: bool,
+    /// The identity of the eval row; `None`: the session's [`Identity`]
+    /// ([`EvalIdentity::of_sweep`]).
+    pub eval_identity: Option<EvalIdentity>,
+}
+
+/// The identity an eval row is stored with: the row's identity fields, the image, and the
+/// [`crate::identity::IdentityDefaults`] for the fields left empty (the simulator's preset, or
+/// the engine against an endpoint). `sweep --eval` takes every field from the session's
+/// [`Identity`]; `servebench eval` from its flags, the rest defaulted and named under
+/// `identity_defaults`. One [`EvalIdentity::row`] writes both rows.
+#[derive(Debug, Clone)]
+pub struct EvalIdentity {
+    /// The identity fields copied into the row (`None`: defaulted).
+    pub meta: EvalMeta,
+    /// `--image`, stored with the row.
+    pub image: Option<String>,
+    /// The simulator's GPU preset, `None` against an endpoint.
+    pub sim_gpu: Option<String>,
+    /// The engine profile: the default framework against an endpoint.
+    pub engine: Engine,
+}
+
+impl EvalIdentity {
+    /// A sweep's eval identity: every field from the rows' `identity` (nothing is defaulted
+    /// again).
+    pub fn of_sweep(identity: &Identity, plan: &SweepPlan, target: &Target) -> EvalIdentity {
+        EvalIdentity {
+            meta: EvalMeta {
+                model_prefix: Some(identity.infmax_model_prefix.clone()),
+                hw: Some(identity.hw.clone()),
+                framework: Some(identity.framework.clone()),
+                precision: Some(identity.precision.clone()),
+                spec_decoding: Some(identity.spec_decoding.clone()),
+                isl: identity.isl,
+                osl: identity.osl,
+                tp: Some(identity.tp),
+                ep: Some(identity.ep),
+                dp_attention: Some(identity.dp_attention),
+            },
+            image: Some(identity.image.clone()),
+            sim_gpu: target.is_sim().then(|| plan.sim.gpu.clone()),
+            engine: plan.engine,
+        }
+    }
+
+    /// The stored eval row of `r`: the gate outcome and image ([`eval_store_row`]), the empty
+    /// identity fields filled with the defaults ([`crate::identity::fill_eval_defaults`]) and
+    /// named under `identity_defaults`.
+    pub fn row(&self, r: &EvalResult) -> EvalRow {
+        let mut row = eval_store_row(r, self.image.as_deref());
+        let filled =
+            crate::identity::fill_eval_defaults(&mut row, self.sim_gpu.as_deref(), self.engine);
+        if !filled.is_empty() {
+            row.identity_defaults = Some(filled.iter().map(|f| f.to_string()).collect());
+        }
+        row
+    }
+}
+
+/// The executor of an eval-only session (`servebench eval`): it measures no points; asking it
+/// to is [`PipelineError::Invalid`].
+pub struct NoPoints;
+
+impl Executor for NoPoints {
+    type Workload = ();
+
+    async fn prepare(&mut self, _ctx: &SweepCtx<'_>, _conc: u64) -> Result<()> {
+        Err(PipelineError::Invalid(
+            "an eval-only session measures no points".into(),
+        ))
+    }
+
+    fn describe(&self, _workload: &()) -> String {
+        String::new()
+    }
+
+    async fn run_point(
+        &mut self,
+        _ctx: &SweepCtx<'_>,
+        _workload: &(),
+        _point: &PointSpec,
+    ) -> Result<PointOutput> {
+        Err(PipelineError::Invalid(
+            "an eval-only session measures no points".into(),
+        ))
+    }
 }
 
 /// One measuring session (see the module docs).
 pub struct Session<E: Executor> {
     p: SessionParts<E>,
+    eval_identity: EvalIdentity,
     finished: BTreeMap<(u64, u32), Finished>,
     files: FileOutput,
     points: Vec<PointOutput>,
@@ -168,6 +261,7 @@ impl Session<crate::workload::AnyExecutor> {
             cancel,
             console,
             tty,
+            eval_identity: None,
         })
     }
 }
@@ -178,7 +272,12 @@ impl<E: Executor> Session<E> {
     pub fn from_parts(mut p: SessionParts<E>) -> Result<Self> {
         let finished =
             resume::finished_points(&p.plan, &p.out_dir, p.recorder.as_mut(), &*p.console)?;
+        let eval_identity = match p.eval_identity.take() {
+            Some(e) => e,
+            None => EvalIdentity::of_sweep(&p.identity, &p.plan, &p.target),
+        };
         Ok(Session {
+            eval_identity,
             files: FileOutput {
                 dir: p.out_dir.clone(),
             },
@@ -368,37 +467,104 @@ impl<E: Executor> Session<E> {
     }
 
     /// The plan's eval (`--eval gsm8k`) on the session's target, unless Ctrl-C stopped the
-    /// points: its row is stored with the session's identity; an error is said and marks the
-    /// run (exit 1), it does not stop the session.
+    /// points: its row is stored with the session's identity ([`Session::eval_with`]); an
+    /// error is said and marks the run (exit 1), it does not stop the session.
     pub async fn run_eval(&mut self) {
         if self.p.plan.eval != Some(EvalTask::Gsm8k) || self.p.cancel.is_cancelled() {
             return;
         }
         let p = &self.p;
-        let r = crate::eval::run_eval(
+        let opts = crate::eval::sweep_eval_options(
             &p.plan,
             &p.target,
             &p.model,
-            &p.identity,
+            self.eval_identity.meta.clone(),
             &p.out_dir,
             p.tty,
             &p.cancel,
             &*p.console,
-        )
-        .await;
-        match r {
-            Ok(r) => {
-                // a partial (interrupted) score is not a gate result: not stored
-                if let (Some(rec), false) = (self.p.recorder.as_mut(), r.interrupted) {
-                    rec.add_eval(&eval_store_row(&r, Some(&self.p.identity.image)));
-                }
-                self.eval_done = Some(r);
-            }
+        );
+        match self.eval_with(opts).await {
+            Ok(r) => self.eval_done = Some(r),
             Err(e) => {
                 self.p.console.warn(&format!("error: eval gsm8k: {e:#}"));
                 self.eval_error = Some(format!("{e:#}"));
             }
         }
+    }
+
+    /// Runs the eval of `opts` on the session's target and, unless it was interrupted (a
+    /// partial score is not a gate result), stores its row ([`EvalIdentity::row`]) in the
+    /// session's run. The one eval step of `sweep --eval` and `servebench eval`.
+    ///
+    /// Errors: [`PipelineError::Eval`] (data files, endpoint, a request failing after its
+    /// retries, unwritable output); a store error is warned and counted by the recorder.
+    pub async fn eval_with(&mut self, opts: EvalOptions) -> Result<EvalResult> {
+        let r = servebench_eval::run_gsm8k(&self.p.target.inner, opts)
+            .await
+            .map_err(PipelineError::Eval)?;
+        if let (Some(rec), false) = (self.p.recorder.as_mut(), r.interrupted) {
+            rec.add_eval(&self.eval_identity.row(&r));
+        }
+        Ok(r)
+    }
+
+    /// Ends an eval-only session (`servebench eval`, [`crate::standalone_eval`]) with the
+    /// eval's outcome `r`: stops the target, settles the stored run (`failed` on an error,
+    /// `interrupted` after Ctrl-C, else `ok`), says the summary and the run line, and returns
+    /// the exit status: 0 gate passed, [`EXIT_EVAL_GATE`] gate failed, [`EXIT_INTERRUPTED`],
+    /// 1 when the row or the run's status could not be stored. An eval error is returned after
+    /// the run is marked failed (its samples stay; the same `--out` resumes them).
+    pub async fn finish_eval(self, r: Result<EvalResult>) -> Result<u8> {
+        let Session { p, .. } = self;
+        let SessionParts {
+            target,
+            mut recorder,
+            console,
+            ..
+        } = p;
+        target.shutdown().await;
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some(rec) = recorder.as_mut() {
+                    rec.finish(RunStatus::Failed);
+                }
+                return Err(e);
+            }
+        };
+        console.line(servebench_eval::render_summary(&r).trim_end_matches('\n'));
+        let exit = if r.interrupted {
+            EXIT_INTERRUPTED
+        } else if r.gate.pass {
+            0
+        } else {
+            EXIT_EVAL_GATE
+        };
+        let Some(mut rec) = recorder else {
+            return Ok(exit);
+        };
+        let status = if r.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Ok
+        };
+        rec.finish(status);
+        // the row or the status not stored: exit 1 (after Ctrl-C 130 stands, as no row is due)
+        if rec.errors > 0 && !r.interrupted {
+            return Ok(1);
+        }
+        console.line(&format!(
+            "run         {} (store {}{})",
+            rec.run,
+            rec.db.display(),
+            if r.interrupted {
+                ", status interrupted"
+            } else {
+                ""
+            }
+        ));
+        Ok(exit)
     }
 
     /// Assembles the summary (the extra observers' [`Observer::summary_extras`] included), has
@@ -755,6 +921,7 @@ mod tests {
             cancel: servebench_endpoint::CancelToken::new(),
             console: lines.clone(),
             tty: false,
+            eval_identity: None,
         })
         .unwrap();
         Rig {

@@ -1,19 +1,26 @@
-//! `servebench eval gsm8k` as a pipeline entry ([`run_standalone_eval`]): the run in the store
-//! (continued for the same `--out`, so its samples resume), the target (an endpoint, or the
-//! simulator replaying recorded solutions), Ctrl-C, the eval, and the stored eval row with the
-//! identity defaults of [`crate::identity::IdentityDefaults`] (the same as a `sweep --eval`
-//! row's). The binary only parses the flags, builds the run's metadata and prints the exit code.
+//! `servebench eval gsm8k` as a pipeline entry ([`run_standalone_eval`]) on the same
+//! [`Session`] that `sweep --eval` uses: an eval-only session ([`NoPoints`]) whose run is the
+//! store's [`StoreRecorder`] (continued for the same `--out`, so its samples resume), whose
+//! target is an endpoint or the simulator replaying recorded solutions, whose model is settled
+//! as the sweep's is, and whose eval runs and stores its row through [`Session::eval_with`] and
+//! the one [`EvalIdentity::row`] (identity defaults of [`crate::identity::IdentityDefaults`],
+//! as a `sweep --eval` row's). The binary only parses the flags, builds the run's metadata and
+//! prints the exit code.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use servebench_client::Engine;
-use servebench_endpoint::{answer_book, Endpoint, SimOptions, Target};
-use servebench_eval::{EvalOptions, EvalResult};
-use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store};
+use servebench_endpoint::{answer_book, Endpoint, SimOptions};
+use servebench_eval::EvalOptions;
+use servebench_store::{RunKind, RunMeta, Store};
 
 use crate::error::{PipelineError, Result};
 use crate::observe::Console;
-use crate::record::eval_store_row;
+use crate::plan::{EvalTask, SweepPlan};
+use crate::record::StoreRecorder;
+use crate::session::{EvalIdentity, NoPoints, Session, SessionParts};
+use crate::target::Target;
 
 /// Where a standalone eval runs.
 pub struct EvalTarget {
@@ -43,111 +50,169 @@ pub struct EvalRecording {
 
 /// Runs the eval of `opts` on `target`, recorded in `rec` when given; the summary and the run
 /// line go to `console`. Returns the exit status: 0 gate passed, 2 gate failed, 130 interrupted,
-/// 1 the eval row could not be stored. An error before or during the eval marks the stored run
-/// failed (its samples stay in `samples.jsonl`; the same `--out` resumes them).
+/// 1 the eval row could not be stored ([`Session::finish_eval`]). An error before or during the
+/// eval marks the stored run failed (its samples stay in `samples.jsonl`; the same `--out`
+/// resumes them).
 pub fn run_standalone_eval(
     opts: EvalOptions,
     target: EvalTarget,
-    mut rec: Option<EvalRecording>,
-    console: &dyn Console,
+    rec: Option<EvalRecording>,
+    console: Arc<dyn Console>,
 ) -> Result<u8> {
-    let run = match rec.as_mut() {
-        Some(r) => Some(continue_or_record(r, &opts, console)?),
+    let plan = eval_plan(&target, rec.as_ref());
+    let eval_identity = EvalIdentity {
+        meta: opts.meta.clone(),
+        image: rec.as_ref().and_then(|r| r.image.clone()),
+        sim_gpu: target.endpoint.is_none().then(|| target.sim.gpu.clone()),
+        engine: plan.engine,
+    };
+    // the run first: an error from here on marks it failed
+    let mut recorder = match rec {
+        Some(r) => Some(continue_or_record(r, &opts, &plan, &console)?),
         None => None,
     };
-    let sim_gpu = target.endpoint.is_none().then(|| target.sim.gpu.clone());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(PipelineError::Runtime)?;
-    let outcome = rt.block_on(async {
+    rt.block_on(async {
         // Ctrl-C: stop sending, keep the samples finished so far (result.json marked partial)
         let watcher = servebench_endpoint::cancel_on_ctrl_c(&opts.cancel, || {
             eprintln!("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");
         });
-        let mut opts = opts;
-        let target = start_target(target).await?;
-        if let Some(sim) = target.simulator() {
-            opts.model = opts.model.or_else(|| Some(sim.model().to_string()));
+        let out = async {
+            let (target, opts) = match open_target(target, opts, &*console).await {
+                Ok(t) => t,
+                Err(e) => {
+                    if let Some(r) = recorder.as_mut() {
+                        r.finish(servebench_store::RunStatus::Failed);
+                    }
+                    return Err(e);
+                }
+            };
+            let model = opts.model.clone().unwrap_or_default();
+            let identity = crate::identity::identity(&plan, &target, &model)?;
+            let mut session = Session::from_parts(SessionParts {
+                out_dir: opts.out_dir.clone(),
+                cancel: opts.cancel.clone(),
+                plan,
+                target,
+                model,
+                identity,
+                executor: NoPoints,
+                recorder,
+                extra: Vec::new(),
+                console: console.clone(),
+                tty: opts.progress,
+                eval_identity: Some(eval_identity),
+            })?;
+            let r = session.eval_with(opts).await;
+            session.finish_eval(r).await
         }
-        let r = servebench_eval::run_gsm8k(&target, opts)
-            .await
-            .map_err(PipelineError::Eval);
+        .await;
         watcher.abort();
-        target.shutdown().await;
-        r
-    });
-    let summary = |r: &EvalResult| {
-        console.line(servebench_eval::render_summary(r).trim_end_matches('\n'));
+        out
+    })
+}
+
+/// The plan of an eval-only session: no points, the eval, kind `eval`; the engine, image and
+/// simulator preset the run and its identity read.
+fn eval_plan(target: &EvalTarget, rec: Option<&EvalRecording>) -> SweepPlan {
+    let mut plan = SweepPlan {
+        kind: RunKind::Eval,
+        concurrencies: Vec::new(),
+        eval: Some(EvalTask::Gsm8k),
+        ..SweepPlan::default()
     };
-    let (Some(mut rec), Some(run)) = (rec, run) else {
-        let r = outcome?;
-        summary(&r);
-        return Ok(exit(&r));
+    plan.sim.gpu = target.sim.gpu.clone();
+    plan.sim.model = target.sim.model.clone();
+    plan.sim.speedup = Some(target.sim.speedup);
+    if let Some(r) = rec {
+        plan.engine = r.engine;
+        plan.identity.image = r.image.clone();
+    }
+    plan
+}
+
+/// Starts the target (the endpoint as given, or the simulator replaying `sim_answers`) and
+/// settles the model as a sweep does: the readiness wait, then `--model` checked against the
+/// endpoint's list (or its first id, or the simulator's model). The returned options carry the
+/// model and skip the wait and the check, done here.
+async fn open_target(
+    t: EvalTarget,
+    mut opts: EvalOptions,
+    console: &dyn Console,
+) -> Result<(Target, EvalOptions)> {
+    let inner = match t.endpoint {
+        Some(ep) => servebench_endpoint::Target::remote(ep),
+        None => {
+            let book =
+                servebench_eval::sim_answers::load_from(&t.sim_answers, t.gsm8k_dir.as_deref())
+                    .map_err(PipelineError::Eval)?;
+            let sim = SimOptions {
+                answers: Some(answer_book(move |p| book.lookup(p).map(str::to_string))),
+                ..t.sim
+            };
+            servebench_endpoint::Target::start_simulator(sim).await?
+        }
     };
-    let db = rec.db.display().to_string();
-    let r = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            // the samples finished so far stay in samples.jsonl; a rerun with --out resumes
-            if let Err(se) = rec.store.finish_run(run, RunStatus::Failed) {
-                console.warn(&format!("warning: {db}: run {run}: {se:#}"));
+    let target = Target::of(inner);
+    if let Some(sim) = target.inner.simulator() {
+        opts.model = opts.model.or_else(|| Some(sim.model().to_string()));
+    }
+    if let Some(max_wait) = opts.ready_timeout.take() {
+        let ready = servebench_endpoint::Readiness { timeout: max_wait };
+        if let Err(e) = target.inner.wait_ready(&ready, &opts.cancel).await {
+            target.shutdown().await;
+            return Err(e.into());
+        }
+    }
+    let model = match servebench_endpoint::run_model(
+        &target.inner,
+        opts.model.as_deref(),
+        opts.check_model,
+    )
+    .await
+    {
+        Ok((m, warning)) => {
+            if let Some(w) = warning {
+                console.warn(&w);
             }
-            return Err(e);
+            m
+        }
+        Err(e) => {
+            target.shutdown().await;
+            return Err(e.into());
         }
     };
-    summary(&r);
-    if r.interrupted {
-        // a partial score is not a gate result: no eval row, the run is `interrupted`
-        if let Err(e) = rec.store.finish_run(run, RunStatus::Interrupted) {
-            console.warn(&format!("warning: {db}: run {run}: {e:#}"));
-        }
-        console.line(&format!(
-            "run         {run} (store {db}, status interrupted)"
-        ));
-        return Ok(exit(&r));
-    }
-    let mut row = eval_store_row(&r, rec.image.as_deref());
-    let filled = crate::identity::fill_eval_defaults(&mut row, sim_gpu.as_deref(), rec.engine);
-    if !filled.is_empty() {
-        row.identity_defaults = Some(filled.iter().map(|f| f.to_string()).collect());
-    }
-    let stored = rec
-        .store
-        .add_eval(run, &row)
-        .and_then(|_| rec.store.finish_run(run, RunStatus::Ok));
-    match stored {
-        Ok(()) => console.line(&format!("run         {run} (store {db})")),
-        Err(e) => {
-            console.warn(&format!("error: {db}: run {run}: {e:#}"));
-            return Ok(1);
-        }
-    }
-    Ok(exit(&r))
+    opts.model = Some(model);
+    opts.check_model = false;
+    Ok((target, opts))
 }
 
 /// The run to record into: the newest eval run of the same `--out` (killed, interrupted, failed,
 /// or finished and run again), reopened with its eval rows removed: its samples resume from
 /// samples.jsonl, so the run ends with one eval row and one output folder never has two runs.
-/// `--fresh` (start over) or no earlier run: a new run.
+/// `--fresh` (start over) or no earlier run: a new run ([`StoreRecorder::start`], as a sweep's).
 fn continue_or_record(
-    rec: &mut EvalRecording,
+    mut rec: EvalRecording,
     opts: &EvalOptions,
-    console: &dyn Console,
-) -> Result<RunId> {
-    let st = &mut rec.store;
+    plan: &SweepPlan,
+    console: &Arc<dyn Console>,
+) -> Result<StoreRecorder> {
     let earlier = match opts.fresh {
         true => None,
-        false => st
+        false => rec
+            .store
             .runs_in_out_dir(&opts.out_dir, RunKind::Eval)?
             .into_iter()
             .next(),
     };
     let Some(r) = earlier else {
-        return Ok(st.record_run(&rec.meta)?);
+        return StoreRecorder::start(rec.store, &rec.db, rec.meta, plan, console.clone());
     };
-    st.reopen_run(r.id)?;
-    let removed = st.delete_evals(r.id)?;
+    let removed = rec.store.delete_evals(r.id)?;
+    let recorder = StoreRecorder::reopen(rec.store, &rec.db, r.id, console.clone())?;
     console.warn(&format!(
         "continuing run {} (store {}, was {}){}",
         r.id,
@@ -159,30 +224,5 @@ fn continue_or_record(
             String::new()
         }
     ));
-    Ok(r.id)
-}
-
-/// 130 when interrupted (as a shell reports SIGINT), else 0 = gate passed, 2 = gate failed.
-fn exit(r: &EvalResult) -> u8 {
-    if r.interrupted {
-        130
-    } else if r.gate.pass {
-        0
-    } else {
-        2
-    }
-}
-
-/// Starts the target: the endpoint as given, or the simulator replaying `sim_answers`.
-async fn start_target(t: EvalTarget) -> Result<Target> {
-    if let Some(ep) = t.endpoint {
-        return Ok(Target::remote(ep));
-    }
-    let book = servebench_eval::sim_answers::load_from(&t.sim_answers, t.gsm8k_dir.as_deref())
-        .map_err(PipelineError::Eval)?;
-    let opts = SimOptions {
-        answers: Some(answer_book(move |p| book.lookup(p).map(str::to_string))),
-        ..t.sim
-    };
-    Ok(Target::start_simulator(opts).await?)
+    Ok(recorder)
 }

@@ -74,12 +74,18 @@ impl Target {
                 t
             }
         };
-        Ok(Target {
+        Ok(Target::of(inner))
+    }
+
+    /// The pipeline's view of a started endpoint-layer target (client endpoint, time scale,
+    /// the simulator's description).
+    pub fn of(inner: servebench_endpoint::Target) -> Target {
+        Target {
             endpoint: inner.endpoint().client().clone(),
             sim_speedup: inner.time_scale(),
             sim_describe: inner.simulator().map(|s| s.describe().to_string()),
             inner,
-        })
+        }
     }
 
     /// Whether this is the embedded simulator.

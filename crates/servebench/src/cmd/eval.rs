@@ -69,7 +69,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
         sim_answers: args.sim_answers.clone(),
         gsm8k_dir: args.gsm8k_dir.clone(),
     };
-    let exit = run_standalone_eval(opts, target, rec, &StdConsole)?;
+    let exit = run_standalone_eval(opts, target, rec, std::sync::Arc::new(StdConsole))?;
     Ok(ExitCode::from(exit))
 }
 
