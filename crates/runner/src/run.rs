@@ -6,17 +6,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use servebench_store::{RunId, RunKind, RunMeta, RunStatus as StoreStatus, Store};
+use servebench_store::{RunId, RunKind, RunMeta, Store};
 
 use crate::error::{Result, RunnerError};
-use crate::executor::{kill_engine_of, Executor, JobHandle, JobState};
-use crate::failure::{one_line, should_retry, triage_log};
+use crate::executor::{kill_engine_of, Executor, JobHandle};
 use crate::job::{read_status, EngineSpec, JobSpec, MeasureSpec};
 use crate::plan::Point;
 use crate::recipe::{job_script, resolve_recipe, runner_name, sim_setup, ScriptInput, SimSetup};
 use crate::signal;
 use crate::state::{self, RunState};
 use crate::status::{invalid_words, EvalGate, RunStatus, VerdictOutcome};
+
+mod scheduler;
 
 /// What a run needs besides the plan.
 #[derive(Debug, Clone)]
@@ -221,10 +222,15 @@ pub struct RunSummary {
     pub sim_describe: Option<String>,
 }
 
+/// A job in flight.
 struct Active {
+    /// Plan index of its point.
     idx: usize,
+    /// The executor's handle.
     handle: JobHandle,
+    /// Its spec (attempt number and directory).
     spec: JobSpec,
+    /// When it was submitted.
     started: Instant,
 }
 
@@ -397,8 +403,22 @@ impl Runner {
     }
 
     /// Runs (or resumes) the plan. Progress goes to stdout, one line per event.
+    ///
+    /// Phases ([`scheduler::Scheduler`]): open the run directory and store (resuming an
+    /// earlier invocation of the same plan), queue the points not yet stored, start and reap
+    /// jobs until every point is stored, failed or interrupted (Ctrl-C cancels the jobs in
+    /// flight), then close the store run and write `summary.json`.
     pub fn run(&mut self, plan: Vec<Point>) -> Result<RunSummary> {
         signal::install();
+        let mut s = scheduler::Scheduler::open(self, plan)?;
+        s.queue_unstored();
+        s.drive()?;
+        s.finish()
+    }
+
+    /// Creates the run directory and makes `opts.out` absolute (jobs run elsewhere); returns
+    /// it with the run's name (the directory's name, else `run`).
+    fn open_out_dir(&mut self) -> Result<(PathBuf, String)> {
         let out = self.opts.out.clone();
         std::fs::create_dir_all(&out).map_err(|e| RunnerError::io(&out, e))?;
         let out = std::fs::canonicalize(&out).map_err(|e| RunnerError::io(&out, e))?;
@@ -407,335 +427,44 @@ impl Runner {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "run".into());
-        let mut rs = match state::load(&out) {
-            Ok(prev) => {
-                if prev.executor != self.exec.name() || prev.simulate != self.opts.simulate {
-                    return Err(RunnerError::Invalid(format!(
-                        "{}: this run was started with --executor {}{}; resume it the same way",
-                        out.display(),
-                        prev.executor,
-                        if prev.simulate { " --simulate" } else { "" }
-                    )));
-                }
-                let ids: Vec<&str> = prev.points.iter().map(|p| p.id.as_str()).collect();
-                let now_ids: Vec<&str> = plan.iter().map(|p| p.id.as_str()).collect();
-                if ids != now_ids {
-                    return Err(RunnerError::Invalid(format!(
-                        "{}: holds a run of other points ({} planned then, {} now); use another --out",
-                        out.display(),
-                        ids.len(),
-                        now_ids.len()
-                    )));
-                }
-                println!("resuming run {} ({})", prev.name, out.display());
-                prev
-            }
-            Err(_) => RunState {
-                name: name.clone(),
+        Ok((out, name))
+    }
+
+    /// The state of the run in `out`: the earlier invocation's (`run.json`), which must have
+    /// used the same executor, `--simulate` and point ids, else a new one named `name`.
+    fn resume_or_start(&self, out: &Path, name: &str, plan: &[Point]) -> Result<RunState> {
+        let Ok(prev) = state::load(out) else {
+            return Ok(RunState {
+                name: name.to_string(),
                 created_at: now(),
                 executor: self.exec.name().into(),
                 simulate: self.opts.simulate,
                 db: std::path::absolute(&self.opts.db).unwrap_or(self.opts.db.clone()),
                 store_run: None,
                 pid: std::process::id(),
-                points: plan.clone(),
-            },
+                points: plan.to_vec(),
+            });
         };
-        rs.pid = std::process::id();
-        state::save(&out, &rs)?;
-        let mut store = Store::open(&rs.db).map_err(store_err)?;
-        let n = plan.len();
-        let mut results: Vec<Option<PointResult>> = vec![None; n];
-        let mut queue: Vec<(usize, u32)> = Vec::new();
-        for (i, p) in plan.iter().enumerate() {
-            let rp = state::point_dir(&out, &p.id).join("result.json");
-            match state::read_json::<PointResult>(&rp) {
-                Some(mut r)
-                    if matches!(r.state, PointState::Stored | PointState::AlreadyStored) =>
-                {
-                    println!("[{}/{n}] {}: already stored, skipped", i + 1, p.label());
-                    r.state = PointState::AlreadyStored;
-                    results[i] = Some(r);
-                }
-                _ => {
-                    let prev = state::attempts(&out, &p.id);
-                    if let Some(last) = prev.last() {
-                        // a job of an earlier invocation that was killed may still run
-                        if stop_stale(last) {
-                            println!(
-                                "[{}/{n}] {}: stopped a job left over from the earlier invocation ({})",
-                                i + 1,
-                                p.label(),
-                                last.display()
-                            );
-                        }
-                    }
-                    queue.push((i, prev.len() as u32 + 1));
-                }
-            }
+        if prev.executor != self.exec.name() || prev.simulate != self.opts.simulate {
+            return Err(RunnerError::Invalid(format!(
+                "{}: this run was started with --executor {}{}; resume it the same way",
+                out.display(),
+                prev.executor,
+                if prev.simulate { " --simulate" } else { "" }
+            )));
         }
-        let mut partial: HashMap<usize, PointResult> = HashMap::new();
-        let mut active: Vec<Active> = Vec::new();
-        let mut sim_describe: Option<String> = None;
-        let mut interrupted = false;
-        queue.reverse(); // pop from the end = plan order
-        while !queue.is_empty() || !active.is_empty() {
-            if signal::interrupted() {
-                interrupted = true;
-                println!(
-                    "interrupted (signal {}): cancelling {} job(s) and tearing their engines down",
-                    signal::signal_number(),
-                    active.len()
-                );
-                for a in active.drain(..) {
-                    let _ = self.exec.cancel(&a.handle);
-                    kill_engine_of(&a.spec.dir);
-                    let p = &plan[a.idx];
-                    let mut r = partial.remove(&a.idx).unwrap_or_else(|| new_result(p));
-                    r.attempts = a.spec.attempt;
-                    r.jobs.push(a.handle.clone());
-                    r.logs.push(a.handle.log.clone());
-                    r.state = PointState::Interrupted;
-                    r.wall_s += a.started.elapsed().as_secs_f64();
-                    println!(
-                        "[{}/{n}] {}: interrupted; log {}",
-                        a.idx + 1,
-                        p.label(),
-                        a.handle.log.display()
-                    );
-                    state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
-                    results[a.idx] = Some(r);
-                }
-                break;
-            }
-            while active.len() < self.exec.max_parallel() {
-                let Some((i, attempt)) = queue.pop() else {
-                    break;
-                };
-                let p = &plan[i];
-                match self.submit(&name, i, p, attempt) {
-                    Ok(a) => {
-                        let what = if a.handle.executor == "slurm" {
-                            format!("slurm job {}", a.handle.id)
-                        } else {
-                            format!("local process group {}", a.handle.id)
-                        };
-                        println!(
-                            "[{}/{n}] {}: attempt {attempt} started ({what}, {} GPU{}; log {})",
-                            i + 1,
-                            p.label(),
-                            p.gpus(),
-                            if p.gpus() == 1 { "" } else { "s" },
-                            a.handle.log.display()
-                        );
-                        active.push(a);
-                    }
-                    Err(e) => {
-                        // the job never started: nothing to triage but the error itself
-                        let mut r = partial.remove(&i).unwrap_or_else(|| new_result(p));
-                        r.attempts = attempt;
-                        r.state = PointState::Failed;
-                        r.failure = Some(FailureInfo {
-                            first_error: Some(e.to_string()),
-                            category: "submit_failed".into(),
-                            layer: "scheduler".into(),
-                            persistence: "unknown".into(),
-                            deterministic: false,
-                            outcome: None,
-                            next_step:
-                                "Fix the submission error above, then run again (the run resumes)."
-                                    .into(),
-                            summary: e.to_string(),
-                        });
-                        println!("[{}/{n}] {}: not started: {e}", i + 1, p.label());
-                        state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
-                        results[i] = Some(r);
-                    }
-                }
-            }
-            let mut k = 0;
-            while k < active.len() {
-                let st = match self.exec.poll(&active[k].handle) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        println!("warning: {e}");
-                        k += 1;
-                        continue;
-                    }
-                };
-                let JobState::Done {
-                    exit_code,
-                    state: sched_state,
-                } = st
-                else {
-                    k += 1;
-                    continue;
-                };
-                let a = active.remove(k);
-                kill_engine_of(&a.spec.dir);
-                let p = &plan[a.idx];
-                let mut r = partial.remove(&a.idx).unwrap_or_else(|| new_result(p));
-                r.attempts = a.spec.attempt;
-                r.jobs.push(a.handle.clone());
-                r.logs.push(a.handle.log.clone());
-                r.wall_s += a.started.elapsed().as_secs_f64();
-                let js = read_status(&a.spec.dir);
-                let mut stored_line: Option<String> = None;
-                r.ready_after_s = js.as_ref().and_then(|s| s.ready_after_s);
-                if sim_describe.is_none() {
-                    sim_describe = js.as_ref().and_then(|s| s.sim_describe.clone());
-                }
-                if js.as_ref().is_some_and(|s| s.ok) {
-                    let (np, ne, invalid, gate) =
-                        self.store_point(&mut store, &mut rs, &a.spec, sim_describe.as_deref())?;
-                    r.points_stored = np;
-                    r.evals_stored = ne;
-                    r.state = PointState::Stored;
-                    r.failure = None;
-                    r.invalid = invalid;
-                    r.eval_gate = gate;
-                    stored_line = Some(format!(
-                        "[{}/{n}] {}: stored {} row{} (ready after {:.1} s, {:.1} s in all){}",
-                        a.idx + 1,
-                        p.label(),
-                        np + ne,
-                        if np + ne == 1 { "" } else { "s" },
-                        r.ready_after_s.unwrap_or(0.0),
-                        r.wall_s,
-                        match r.status() {
-                            RunStatus::Passed => String::new(),
-                            RunStatus::EvalFailed => format!(
-                                "; eval failed: {}",
-                                r.eval_gate
-                                    .as_ref()
-                                    .map(EvalGate::describe)
-                                    .unwrap_or_default()
-                            ),
-                            _ => "; not a valid InferenceX submission".into(),
-                        }
-                    ));
-                } else {
-                    // the job failed: triage its own log
-                    let tri = triage_log(&a.handle.log, r.retries)?;
-                    let info = FailureInfo {
-                        first_error: tri
-                            .first_error
-                            .as_ref()
-                            .map(|f| f.summary.trim().to_string()),
-                        category: tri.category.clone(),
-                        layer: tri.layer.as_str().into(),
-                        persistence: tri.determinism(),
-                        deterministic: tri.deterministic,
-                        outcome: tri.outcome.map(|o| o.as_str().to_string()),
-                        next_step: tri.next_step.clone(),
-                        summary: one_line(&tri),
-                    };
-                    let how = match (exit_code, js.as_ref()) {
-                        (_, Some(s)) if !s.message.is_empty() => s.message.clone(),
-                        (Some(c), _) => format!("job exit {c} ({sched_state})"),
-                        (None, _) => format!("job {sched_state}"),
-                    };
-                    if js.as_ref().is_some_and(|s| s.interrupted) && !signal::interrupted() {
-                        // cancelled from outside (scancel / --cancel)
-                        r.state = PointState::Interrupted;
-                        r.failure = Some(info);
-                        println!("[{}/{n}] {}: cancelled ({how})", a.idx + 1, p.label());
-                    } else if should_retry(&tri, r.retries, self.opts.max_retries) {
-                        r.retries += 1;
-                        println!(
-                            "[{}/{n}] {}: attempt {} failed: {}; transient: infrastructure retry {}/{} (no repair consumed)",
-                            a.idx + 1,
-                            p.label(),
-                            a.spec.attempt,
-                            info.summary,
-                            r.retries,
-                            self.opts.max_retries.min(crate::failure::MAX_INFRA_RETRIES_PER_ATTEMPT)
-                        );
-                        r.retried.push(info);
-                        partial.insert(a.idx, r);
-                        queue.push((a.idx, a.spec.attempt + 1));
-                        continue;
-                    } else {
-                        r.state = PointState::Failed;
-                        println!(
-                            "[{}/{n}] {}: failed ({how}): {}; {}; log {}",
-                            a.idx + 1,
-                            p.label(),
-                            info.summary,
-                            if tri.deterministic {
-                                "deterministic: not retried".to_string()
-                            } else if tri.retry {
-                                format!(
-                                    "retry budget spent ({} of {})",
-                                    r.retries, self.opts.max_retries
-                                )
-                            } else {
-                                format!("{}: not retried", tri.action.as_str())
-                            },
-                            a.handle.log.display()
-                        );
-                        r.failure = Some(info);
-                    }
-                }
-                state::write_json(&state::point_dir(&out, &p.id).join("result.json"), &r)?;
-                // said only once it is on disk (a kill right after the line loses nothing)
-                if let Some(l) = stored_line {
-                    println!("{l}");
-                }
-                results[a.idx] = Some(r);
-            }
-            if !active.is_empty() {
-                std::thread::sleep(Duration::from_millis(200));
-            }
+        let ids: Vec<&str> = prev.points.iter().map(|p| p.id.as_str()).collect();
+        let now_ids: Vec<&str> = plan.iter().map(|p| p.id.as_str()).collect();
+        if ids != now_ids {
+            return Err(RunnerError::Invalid(format!(
+                "{}: holds a run of other points ({} planned then, {} now); use another --out",
+                out.display(),
+                ids.len(),
+                now_ids.len()
+            )));
         }
-        // points never reached (interrupted before their turn)
-        let results: Vec<PointResult> = results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.unwrap_or_else(|| {
-                    let mut r = partial.remove(&i).unwrap_or_else(|| new_result(&plan[i]));
-                    r.state = PointState::Interrupted;
-                    r
-                })
-            })
-            .collect();
-        let failed = results.iter().any(|r| r.state == PointState::Failed);
-        let stored = results
-            .iter()
-            .any(|r| matches!(r.state, PointState::Stored | PointState::AlreadyStored));
-        if let Some(id) = rs.store_run {
-            let status = if interrupted {
-                StoreStatus::Interrupted
-            } else if failed && stored {
-                StoreStatus::Partial
-            } else if failed {
-                StoreStatus::Failed
-            } else {
-                StoreStatus::Ok
-            };
-            store.finish_run(RunId(id), status).map_err(store_err)?;
-        }
-        let first_failure = results
-            .iter()
-            .find_map(|r| r.failure.as_ref().filter(|_| r.state == PointState::Failed));
-        let summary = RunSummary {
-            name: rs.name.clone(),
-            dir: out.clone(),
-            db: rs.db.clone(),
-            store_run: rs.store_run,
-            interrupted,
-            status: roll_up(&results, interrupted),
-            verdict: None,
-            outcome: first_failure.and_then(|f| f.outcome.clone()),
-            phase: "targeted".into(),
-            repairs_used: 0,
-            infra_retries: results.iter().map(|r| r.retries).sum(),
-            sim_describe,
-            results,
-        };
-        summary.save()?;
-        Ok(summary)
+        println!("resuming run {} ({})", prev.name, out.display());
+        Ok(prev)
     }
 
     /// Copies the rows the attempt's measurement stored in its `point.db` into the run's store
