@@ -8,10 +8,12 @@
 //! (`servebench-endpoint` builds the `rustls::ClientConfig`; this module only uses it).
 //!
 //! One request in flight per connection, which is all the driver needs: the request head and
-//! JSON body are serialised into one reusable per-connection buffer and written; t0 is read just
-//! before the write syscall that accepts the first bytes; every read is stamped right after it
-//! returns and its bytes go (after `Content-Length`/chunked decoding) to the [`SseFramer`] with
-//! that stamp. One fixed 8 KiB read buffer per connection ([`READ_BUF_SIZE`]).
+//! JSON body are serialised into one reusable per-connection buffer and written (a body given as
+//! shared chunks, [`execute_chunks`], is written after the head with vectored writes and never
+//! copied into that buffer); t0 is read just before the write syscall that accepts the first
+//! bytes; every read is stamped right after it returns and its bytes go (after
+//! `Content-Length`/chunked decoding) to the [`SseFramer`] with that stamp. One fixed 8 KiB read
+//! buffer per connection ([`READ_BUF_SIZE`]).
 //!
 //! Each lane owns at most one connection ([`Conn`]). A keep-alive connection the server closed
 //! while idle (llama.cpp closes after every streamed response although it answers with
