@@ -440,7 +440,7 @@ impl<E: Executor> Session<E> {
                 dir: dir.join(point_dir_name(load.conc, 1, 1)),
             };
             let recorder = self.p.recorder.take();
-            let r = self.run_point(spec).await.map(|p| p.clone());
+            let r = self.run_point(spec).await.cloned();
             self.p.recorder = recorder;
             let p = r?;
             let summary = SweepSummary {
