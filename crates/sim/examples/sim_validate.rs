@@ -2,7 +2,7 @@
 //! factors on the H200 rows first), printing the table and timing:
 //!
 //! ```text
-//! cargo run --release -p servebench-sim --example sim_validate -- ../shared/data/real-results/rows.csv [fit]
+//! cargo run --release -p servebench-sim --example sim_validate -- ../shared/data/real-results/rows.csv [fit] [--plot FILE.svg]
 //! ```
 
 use std::time::Instant;
@@ -27,6 +27,10 @@ fn main() {
     let v = validate(&rows, cal.as_ref());
     println!("{}", table(&v));
     println!("skipped: {:?}", v.skipped);
+    if let Some(i) = a.iter().position(|x| x == "--plot") {
+        let svg = servebench_sim::validate_plot::svg(&v).unwrap();
+        std::fs::write(&a[i + 1], svg).unwrap();
+    }
     println!(
         "validation: {} rows in {:.2} s",
         v.rows.len(),

@@ -152,6 +152,13 @@ pub struct Engine<P> {
     sched: Vec<(usize, u32)>,
     chunks: Vec<Chunk>,
     cache: PrefixCache,
+    /// Requests ready (front end done) at or before this time have reached the scheduler
+    /// (see [`EngineConfig::scheduler_recv_interval`]).
+    recv_horizon_s: f64,
+    /// SGLang's recv-skipper counter: +1 per decode step, +interval after a prefill step.
+    recv_counter: u32,
+    /// Whether the previous step prefilled (a chunk of more than one token).
+    last_prefilled: bool,
 }
 
 impl<P: Clone> Engine<P> {
@@ -168,6 +175,9 @@ impl<P: Clone> Engine<P> {
             sched: Vec::new(),
             chunks: Vec::new(),
             cache: PrefixCache::default(),
+            recv_horizon_s: 0.0,
+            recv_counter: 0,
+            last_prefilled: false,
         }
     }
 
@@ -317,6 +327,24 @@ impl<P: Clone> Engine<P> {
         self.waiting.push_front(s);
     }
 
+    /// Whether new requests reach the scheduler before this step (SGLang's recv skipper,
+    /// [`EngineConfig::scheduler_recv_interval`]): always at interval 1 or with nothing
+    /// running (an idle loop polls every iteration); else after `interval` decode steps or
+    /// right after a prefill step. Moves the horizon of admissible ready times to now.
+    fn recv(&mut self) {
+        let interval = self.cfg.scheduler_recv_interval.max(1);
+        if interval == 1 || self.running.is_empty() {
+            self.recv_horizon_s = self.now_s;
+            self.recv_counter = 0;
+            return;
+        }
+        self.recv_counter += if self.last_prefilled { interval } else { 1 };
+        if self.recv_counter >= interval {
+            self.recv_counter = 0;
+            self.recv_horizon_s = self.now_s;
+        }
+    }
+
     /// Runs one step: schedules, charges its modelled duration, advances the clock and pushes
     /// the tokens it produced into `out` (which is not cleared). When nothing can run yet but a
     /// request is waiting for its ready time, the clock jumps there and an idle [`StepInfo`]
@@ -325,6 +353,7 @@ impl<P: Clone> Engine<P> {
         if self.is_idle() {
             return None;
         }
+        self.recv();
         let mut budget = self.cfg.max_num_batched_tokens;
         self.sched.clear();
         let mut preempted = false;
@@ -357,7 +386,7 @@ impl<P: Clone> Engine<P> {
                 let Some(front) = self.waiting.front() else {
                     break;
                 };
-                if front.spec.ready_at_s > self.now_s {
+                if front.spec.ready_at_s > self.now_s.min(self.recv_horizon_s) {
                     break;
                 }
                 let fresh = front.computed == 0 && front.generated == 0 && !front.hashes.is_empty();
@@ -417,6 +446,9 @@ impl<P: Clone> Engine<P> {
                 });
             }
             self.now_s = next;
+            // an idle SGLang scheduler loop polls its input every iteration
+            self.recv_horizon_s = next;
+            self.recv_counter = 0;
             return Some(StepInfo {
                 start_s,
                 end_s: next,
@@ -437,6 +469,7 @@ impl<P: Clone> Engine<P> {
             });
         }
         let cost = self.cfg.step_cost(&self.chunks);
+        self.last_prefilled = self.chunks.iter().any(|c| c.tokens > 1);
         self.now_s += cost.total_s;
         self.counters.steps += 1;
         let mut any_finished = false;
@@ -828,6 +861,43 @@ mod tests {
         let s = e.step(&mut out).unwrap();
         assert_eq!(s.start_s, 0.025);
         assert!(out[0].finished);
+    }
+
+    /// SGLang `--scheduler-recv-interval 10`: a request that arrives while another decodes
+    /// is admitted only at the next poll, 10 decode steps after the last one (a prefill step
+    /// makes the very next step poll); at interval 1 it is admitted at the next step.
+    #[test]
+    fn a_recv_interval_delays_admission_to_the_next_poll() {
+        let steps_until_admitted = |interval: u32| {
+            let mut c = EngineConfig::from_presets("h100", "qwen3-8b", 1).unwrap();
+            c.scheduler_recv_interval = interval;
+            let mut e: Engine<u32> = Engine::new(Arc::new(c));
+            let spec = |ready_at_s| SeqSpec {
+                prompt_tokens: 100,
+                output_tokens: 100,
+                ready_at_s,
+            };
+            e.submit(1, spec(0.0));
+            let mut out = Vec::new();
+            // the prefill, the poll right after it, then two decode steps
+            for _ in 0..4 {
+                e.step(&mut out).unwrap();
+            }
+            e.submit(2, spec(e.now_s()));
+            let mut n = 0;
+            loop {
+                out.clear();
+                n += 1;
+                let s = e.step(&mut out).unwrap();
+                if s.tokens > 1 {
+                    return n;
+                }
+            }
+        };
+        assert_eq!(steps_until_admitted(1), 1);
+        // polled after step 2 (the one after the prefill); 3 decode steps since then, so the
+        // poll comes 7 decode steps later and admits on the 8th
+        assert_eq!(steps_until_admitted(10), 8);
     }
 
     #[test]

@@ -89,6 +89,12 @@ pub struct EngineConfig {
     pub kv_bytes_per_token_per_gpu: f64,
     /// Whose Prometheus series `GET /metrics` exposes (default vLLM's `vllm:` names).
     pub metrics_dialect: MetricsDialect,
+    /// SGLang `--scheduler-recv-interval`: while sequences run, the scheduler takes new
+    /// requests from the front end only every this many decode steps (a step that prefills
+    /// counts as the full interval, so requests are also taken right after one), as
+    /// `sglang/srt/managers/scheduler_recv_skipper.py` does (decode weight 1, other forward
+    /// modes 1000). 1 (the default, and vLLM's and TRT-LLM's behaviour): every step.
+    pub scheduler_recv_interval: u32,
 }
 
 /// The engine whose `/metrics` series names the simulator exposes (same values either way;
@@ -296,6 +302,7 @@ impl EngineConfig {
             weight_bytes_per_gpu,
             kv_bytes_per_token_per_gpu,
             metrics_dialect: MetricsDialect::Vllm,
+            scheduler_recv_interval: 1,
         })
     }
 

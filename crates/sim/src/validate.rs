@@ -318,6 +318,32 @@ pub fn modelable(row: &RealRow) -> Result<(), String> {
     Ok(())
 }
 
+/// SGLang's `--scheduler-recv-interval` as the InferenceX recipe of a row sets it
+/// ([`EngineConfig::scheduler_recv_interval`]; 1 = every step, the default and every other
+/// framework's behaviour). Source: SemiAnalysisAI/InferenceX
+/// `benchmarks/single_node/fixed_seq_len/dsr1_{fp8,fp4}_{b200,b300}.sh` (HEAD 843c6254,
+/// 2026-08-22; the flag is in the B200 SGLang recipes since 6be2c699, 2025-09-23, before the
+/// oldest row): SGLang on B200/B300 polls every 10 decode steps below conc 16 and every 30 from
+/// conc 16 (FP8 at TP4: 10; FP4 with DP attention: 1). The H200 and AMD SGLang recipes, TRT-LLM
+/// and ATOM do not set it. The rows' measurements are not used to choose it.
+pub fn recipe_recv_interval(row: &RealRow) -> u32 {
+    let blackwell = matches!(row.hardware.as_str(), "b200" | "b300");
+    if row.framework != "sglang" || !blackwell {
+        return 1;
+    }
+    if row.precision == "fp4" && row.hardware == "b200" && row.dp_attention {
+        return 1;
+    }
+    if row.precision == "fp8" && row.tp == 4 {
+        return 10;
+    }
+    if row.conc >= 16 {
+        30
+    } else {
+        10
+    }
+}
+
 /// What the simulator predicts for one row.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Prediction {
@@ -391,8 +417,9 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
         ep: if row.ep == row.tp { row.tp } else { 1 },
         dp_attention: row.dp_attention,
     };
-    let cfg = EngineConfig::with_parallelism(gk, g.clone(), mk, m, par, p.engine.clone())
+    let mut cfg = EngineConfig::with_parallelism(gk, g.clone(), mk, m, par, p.engine.clone())
         .map_err(|e| e.to_string())?;
+    cfg.scheduler_recv_interval = recipe_recv_interval(row);
     let s = simulate_closed_loop(
         Arc::new(cfg),
         &Workload {
@@ -712,6 +739,40 @@ mod tests {
             (r[2].0, r[2].1.clone()),
             (4, vec!["2".into(), "".into(), "z".into()])
         );
+    }
+
+    #[test]
+    fn the_recv_interval_follows_the_recipes() {
+        let row = |hw: &str, fw: &str, prec: &str, tp: u32, conc: u32, dpa: bool| RealRow {
+            row_id: String::new(),
+            source_id: String::new(),
+            scenario: "fixed_seq".into(),
+            hardware: hw.into(),
+            model_prefix: "dsr1".into(),
+            precision: prec.into(),
+            framework: fw.into(),
+            spec_decoding: "none".into(),
+            disagg: false,
+            tp,
+            ep: 1,
+            dp_attention: dpa,
+            isl: 1024,
+            osl: 1024,
+            conc,
+            output_tput_per_gpu: None,
+            median_tpot_s: None,
+            median_ttft_s: None,
+        };
+        let r =
+            |hw, fw, prec, tp, conc, dpa| recipe_recv_interval(&row(hw, fw, prec, tp, conc, dpa));
+        assert_eq!(r("b200", "sglang", "fp8", 8, 4, false), 10);
+        assert_eq!(r("b200", "sglang", "fp8", 8, 64, false), 30);
+        assert_eq!(r("b200", "sglang", "fp8", 4, 64, false), 10);
+        assert_eq!(r("b300", "sglang", "fp4", 4, 16, false), 30);
+        assert_eq!(r("b200", "sglang", "fp4", 8, 64, true), 1);
+        assert_eq!(r("b200", "trt", "fp8", 8, 64, false), 1);
+        assert_eq!(r("h200", "sglang", "fp8", 8, 64, false), 1);
+        assert_eq!(r("mi355x", "sglang", "fp4", 8, 64, false), 1);
     }
 
     #[test]

@@ -34,18 +34,18 @@ fn rows_csv() -> Option<PathBuf> {
 /// ISL/OSL, metric, achieved when written + margin). Everything not listed must meet the
 /// issue's target.
 const MISSED: &[(&str, &str, Metric, f64)] = &[
-    // achieved median |error| on 2026-12-02 (crates/sim/presets.json calibration), rounded up
-    // + 2 points
-    ("b200", "1024/1024", Metric::MedianTtft, 69.0),
+    // achieved median |error| on 2026-12-02 (crates/sim/presets.json calibration, SGLang's
+    // scheduler recv interval from the recipes), rounded up + 2 points
+    ("b200", "1024/1024", Metric::MedianTtft, 56.0),
     ("b200", "1024/8192", Metric::MedianTpot, 24.0),
-    ("b200", "1024/8192", Metric::MedianTtft, 67.0),
+    ("b200", "1024/8192", Metric::MedianTtft, 55.0),
     ("b200", "8192/1024", Metric::OutputTputPerGpu, 25.0),
-    ("b200", "8192/1024", Metric::MedianTtft, 51.0),
+    ("b200", "8192/1024", Metric::MedianTtft, 45.0),
     ("b300", "1024/1024", Metric::MedianTpot, 28.0),
-    ("b300", "1024/1024", Metric::MedianTtft, 78.0),
+    ("b300", "1024/1024", Metric::MedianTtft, 54.0),
     ("b300", "8192/1024", Metric::OutputTputPerGpu, 29.0),
-    ("b300", "8192/1024", Metric::MedianTpot, 35.0),
-    ("b300", "8192/1024", Metric::MedianTtft, 89.0),
+    ("b300", "8192/1024", Metric::MedianTpot, 31.0),
+    ("b300", "8192/1024", Metric::MedianTtft, 68.0),
     ("mi300x", "1024/1024", Metric::OutputTputPerGpu, 67.0),
     ("mi300x", "1024/1024", Metric::MedianTpot, 39.0),
     ("mi300x", "1024/8192", Metric::OutputTputPerGpu, 57.0),
@@ -107,6 +107,18 @@ fn test_set_errors_stay_within_targets_or_recorded_ceilings_and_p90s_are_current
                         "{hw} {seq} {}: median |error| {:.1} % > {c} %",
                         m.key(),
                         st.median_abs_pct_error
+                    ));
+                }
+                // a recorded miss is the achieved error + a small margin: when the model gets
+                // better, the ceiling must follow (or the entry go), so it never leaves room
+                // for a later regression
+                let target = TARGETS_PCT.iter().find(|t| t.0 == m).unwrap().1;
+                if c > target && st.median_abs_pct_error + 5.0 < c {
+                    failures.push(format!(
+                        "{hw} {seq} {}: median |error| {:.1} % is well under the recorded ceiling {c} %: lower it in MISSED to {}",
+                        m.key(),
+                        st.median_abs_pct_error,
+                        (st.median_abs_pct_error.ceil() + 2.0).max(target)
                     ));
                 }
             }

@@ -12,6 +12,7 @@ fn check(p: &Point) -> Option<(String, String)> {
         hardware: id.hw.clone(),
         model_prefix: id.model_prefix.clone(),
         precision: id.precision.clone(),
+        framework: id.framework.clone(),
         spec_decoding: id.spec_decoding.clone(),
         disagg: id.disagg,
         tp: d.tp,
