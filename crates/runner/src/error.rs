@@ -3,9 +3,13 @@
 /// Errors of the runner.
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
-    /// The catalog, runners file or matrix expansion failed.
+    /// A matrix row the runner cannot use (a missing field, its recipe fingerprint).
     #[error("{0}")]
     Catalog(String),
+    /// The catalog's matrix expansion failed (an unknown key, a glob matching nothing): the
+    /// catalog's own error, typed, said as it says itself (it has no `source`).
+    #[error(transparent)]
+    Matrix(#[from] servebench_catalog::CatalogError),
     /// No recipe found for a point (the paths tried are listed).
     #[error("{0}")]
     Recipe(String),
@@ -98,9 +102,10 @@ mod tests {
     use super::*;
 
     /// The line is `PATH: CAUSE` whatever the cause, the OS error stays typed, and the chain
-    /// (`{:#}` through anyhow, as the binary prints errors) says the cause once (no `source`).
+    /// (`{:#}` through anyhow, as the binary prints errors) says the cause once (no `source`);
+    /// a catalog error reads as the catalog wrote it.
     #[test]
-    fn io_keeps_its_line_and_types_the_os_error() {
+    fn typed_causes_keep_their_lines() {
         let os = std::fs::read("/nonexistent/state.json").unwrap_err();
         let e = RunnerError::io("/nonexistent/state.json", os);
         assert_eq!(
@@ -120,6 +125,13 @@ mod tests {
             "s.json: EOF while parsing an object at line 1 column 1"
         );
         assert!(e.os_error().is_none());
+        // the catalog's own error: its line as it says it, typed, no chain added
+        let e = RunnerError::from(servebench_catalog::CatalogError::msg(
+            "no config key matches `x*`",
+        ));
+        assert_eq!(e.to_string(), "no config key matches `x*`");
+        assert!(matches!(e, RunnerError::Matrix(_)));
+        assert!(std::error::Error::source(&e).is_none());
         let e = RunnerError::io("t", "--traces: no such file or folder");
         assert_eq!(e.to_string(), "t: --traces: no such file or folder");
         assert!(matches!(

@@ -298,8 +298,7 @@ fn point_id(p: &Point) -> String {
 /// Errors: an unknown key or a glob that matches nothing (the catalog's message), a multinode
 /// point, no point left after the filters.
 pub fn build_plan(catalog: &Catalog, runners: &Runners, o: &PlanOptions) -> Result<Vec<Point>> {
-    let keys =
-        expand_config_keys(&o.keys, catalog).map_err(|e| RunnerError::Catalog(e.to_string()))?;
+    let keys = expand_config_keys(&o.keys, catalog)?;
     let mut points: Vec<Point> = Vec::new();
     for key in &keys {
         let mode = Mode::TestConfig(TestConfig {
@@ -323,8 +322,7 @@ pub fn build_plan(catalog: &Catalog, runners: &Runners, o: &PlanOptions) -> Resu
         for mut common in passes {
             common.scenario_type = o.scenario.clone();
             common.runner_node_filter = o.runner_node_filter.clone();
-            let rows = generate(&mode, &common, catalog, runners)
-                .map_err(|e| RunnerError::Catalog(e.to_string()))?;
+            let rows = generate(&mode, &common, catalog, runners)?;
             for row in &rows {
                 points.push(point_from_row(key, row)?);
             }
