@@ -9,6 +9,7 @@ pub fn workload_label(isl: Option<u32>, osl: Option<u32>, agentic: bool) -> Stri
         return "AgentX".into();
     }
     fn k(n: u32) -> String {
+        #[allow(clippy::manual_is_multiple_of)] // MSRV 1.85
         if n >= 1024 && n % 1024 == 0 {
             format!("{}k", n / 1024)
         } else {
@@ -52,6 +53,7 @@ pub fn group_thousands(digits: &str) -> String {
     let n = digits.len();
     let mut out = String::with_capacity(n + n / 3);
     for (i, c) in digits.chars().enumerate() {
+        #[allow(clippy::manual_is_multiple_of)] // MSRV 1.85
         if i > 0 && (n - i) % 3 == 0 {
             out.push(',');
         }

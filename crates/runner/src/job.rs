@@ -698,7 +698,7 @@ fn measure(
     let mut measured = false;
     // ---- measure ----
     st.stage = Stage::Measure;
-    write_status(&spec.dir, &st)?;
+    write_status(&spec.dir, st)?;
     let args = measure_args(spec, port);
     let mlog_path = spec.dir.join("measure.log");
     log.line(&format!(

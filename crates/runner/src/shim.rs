@@ -852,6 +852,36 @@ pub fn smi(tool: &str, args: &[String], preset: &str, count: u32) -> (String, Op
     (s, interval)
 }
 
+/// Checks an engine launch's argv against the flag table of the image's engine release.
+///
+/// Returns the line to print: which table accepted it, or that the image has no table (said once by the caller: the flags are then not checked). Errors:
+/// the engine's own argparse output (`usage: …` then `sglang serve: error: …`), for stderr and
+/// exit status 2.
+pub fn check_engine_flags(
+    launch: &EngineLaunch,
+    image: &str,
+) -> std::result::Result<String, String> {
+    let engine = launch.engine.name();
+    if launch.engine == EngineKind::Trtllm {
+        return Ok(format!(
+            "{SAY} no trtllm flag table (image {image}): the engine flags are not checked"
+        ));
+    }
+    match servebench_engineflags::table_for_image(engine, image) {
+        Ok(t) => match t.parse(&launch.argv) {
+            Ok(_) => Ok(format!(
+                "{SAY} {} flags checked against the {} {} table ({})",
+                launch.argv.iter().filter(|a| a.starts_with("--")).count(),
+                t.engine,
+                t.version,
+                t.source
+            )),
+            Err(e) => Err(format!("{}\n{e}", t.usage())),
+        },
+        Err(line) => Ok(format!("{SAY} {line}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1008,35 +1038,5 @@ mod tests {
         assert_eq!(lines.len(), 3);
         let (s, _) = smi("nvidia-smi", &[], "b200", 8);
         assert_eq!(s.matches("NVIDIA B200").count(), 8);
-    }
-}
-
-/// Checks an engine launch's argv against the flag table of the image's engine release.
-///
-/// Returns the line to print: which table accepted it, or that the image has no table (said once by the caller: the flags are then not checked). Errors:
-/// the engine's own argparse output (`usage: …` then `sglang serve: error: …`), for stderr and
-/// exit status 2.
-pub fn check_engine_flags(
-    launch: &EngineLaunch,
-    image: &str,
-) -> std::result::Result<String, String> {
-    let engine = launch.engine.name();
-    if launch.engine == EngineKind::Trtllm {
-        return Ok(format!(
-            "{SAY} no trtllm flag table (image {image}): the engine flags are not checked"
-        ));
-    }
-    match servebench_engineflags::table_for_image(engine, image) {
-        Ok(t) => match t.parse(&launch.argv) {
-            Ok(_) => Ok(format!(
-                "{SAY} {} flags checked against the {} {} table ({})",
-                launch.argv.iter().filter(|a| a.starts_with("--")).count(),
-                t.engine,
-                t.version,
-                t.source
-            )),
-            Err(e) => Err(format!("{}\n{e}", t.usage())),
-        },
-        Err(line) => Ok(format!("{SAY} {line}")),
     }
 }
