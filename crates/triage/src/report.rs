@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::normalise::group_key;
 use crate::scan::{FirstError, LogMark, LogTriage, SecondaryError};
-use crate::signatures::{render_template, LayerSpec, SignatureTable};
+use crate::signatures::{render_template, LayerSpec, Signature, SignatureTable};
 use crate::types::{
     Action, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT, MAX_REPAIRS,
 };
@@ -248,198 +248,384 @@ pub fn build_report(
         .iter()
         .flat_map(|l| l.secondary.iter().cloned())
         .collect();
-    let best = logs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, l)| l.first_error.as_ref().map(|fe| (fe.tier, i)))
-        .min_by_key(|(t, i)| (*t, *i))
-        .map(|(_, i)| i);
     // Empty and binary logs, said by name (`FILE: empty log`, `FILE: not a text log (…)`).
     let unreadable: Vec<String> = logs.iter().filter_map(|l| l.unreadable_reason()).collect();
-    let Some(bi) = best else {
-        let text_logs: Vec<&LogTriage> = logs
-            .iter()
-            .filter(|l| l.unreadable_reason().is_none())
-            .collect();
-        let total: u64 = text_logs.iter().map(|l| l.lines).sum();
-        let mut evidence = unreadable;
-        if !text_logs.is_empty() {
-            evidence.push(format!(
-                "{} log(s), {total} lines: no error-like line",
-                text_logs.len()
-            ));
-        }
-        return TriageReport {
-            first_error: None,
-            signature_id: None,
-            category: "none".into(),
-            class: "no error-like line found".into(),
-            section_class: None,
-            layer: Layer::Unknown,
-            persistence: Persistence::Mixed,
-            deterministic: false,
-            retry: false,
-            evidence,
-            reasoning: vec![],
-            fix: "none".into(),
-            next_step: "Check that these are the failing job's logs (gh run view --log-failed)."
-                .into(),
-            action: Action::Inspect,
-            outcome: None,
-            phase: opts.phase,
-            repairs_used: opts.repairs_used,
-            same_first_error_runners: vec![],
-            logs_agreeing: 0,
-            secondary,
-            logs,
-        };
+    let Some(bi) = best_log(&logs) else {
+        return no_error_report(logs, secondary, unreadable, opts);
     };
     let fe = logs[bi]
         .first_error
         .clone()
         .expect("best has a first error");
-    let key = normalise(&fe);
-    let agreeing: Vec<&LogTriage> = logs
-        .iter()
-        .filter(|l| l.first_error.as_ref().is_some_and(|f| normalise(f) == key))
-        .collect();
-    let runners: Vec<String> = agreeing
-        .iter()
-        .filter_map(|l| l.runner.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-
+    let agreement = Agreement::of(&logs, &fe);
     let sig = fe.signature_id.as_deref().and_then(|id| table.get(id));
-    let (category, class, layer, persistence, mut action, sig_outcome, section_class, fix_t, next_t) = match sig {
-        Some(s) => {
-            let layer = match s.layer {
-                LayerSpec::Fixed(l) => l,
-                LayerSpec::Context { fallback } => fe.stage.unwrap_or(fallback),
-                LayerSpec::Shell => fe.attributed_layer.or(fe.stage).unwrap_or(Layer::Unknown),
-            };
-            let section = if s.is_section_class() { Some(s.id.clone()) } else { s.related.clone() };
-            (
-                s.category.clone(),
-                s.class.clone(),
-                layer,
-                s.persistence,
-                s.action,
-                s.outcome,
-                section,
-                s.fix.clone(),
-                s.next.clone(),
-            )
-        }
-        None => (
-            "unclassified".to_string(),
-            "error line matching no signature".to_string(),
-            Layer::Unknown,
-            Persistence::Mixed,
-            Action::Inspect,
-            None,
-            None,
-            "unknown".to_string(),
-            format!(
-                "Read about 50 lines around {}:{} and state the root cause; add a signature to signatures.toml if it recurs.",
-                fe.file, fe.line_no
-            ),
-        ),
-    };
+    let verdict = Verdict::of(sig, &fe);
     let phase = sig.and_then(|s| s.phase).unwrap_or(opts.phase);
-    // Shell rows: the repair happens in the attributed layer; outside the candidate's scope
-    // (the host, the launcher) the attempt is readiness-blocked; an unknown owner is inspected.
-    let mut sig_outcome = sig_outcome;
-    if sig.is_some_and(|s| s.layer == LayerSpec::Shell) && action == Action::Repair {
-        match layer {
-            Layer::Host | Layer::Launcher | Layer::Node => {
-                action = Action::Stop;
-                sig_outcome = Some(Outcome::ReadinessBlocked);
-            }
-            Layer::Unknown => action = Action::Inspect,
-            _ => {}
+    let deterministic = match verdict.persistence {
+        Persistence::Deterministic => true,
+        Persistence::Mixed | Persistence::Symptom => agreement.runners.len() >= 2,
+        _ => false,
+    };
+    let mut evidence = log_evidence(&fe, &logs, &agreement, verdict.persistence);
+    let mut reasoning = table_reasoning(&fe, verdict.persistence);
+    let next = NextStep::within_budget(&verdict, &fe, opts);
+    if next.action == Action::Stop && verdict.persistence.is_deterministic() {
+        if let Some(outcome) = next.outcome {
+            reasoning.push(format!(
+                "no repair possible inside the candidate's scope ({} layer): stop as {}",
+                verdict.layer,
+                outcome.as_str()
+            ));
+        }
+    }
+    evidence.extend(unreadable);
+    let logs_agreeing = agreement.logs.len();
+    let same_first_error_runners = agreement.runners;
+
+    TriageReport {
+        signature_id: fe.signature_id.clone(),
+        category: verdict.category,
+        class: verdict.class,
+        section_class: verdict.section_class,
+        layer: verdict.layer,
+        persistence: verdict.persistence,
+        deterministic,
+        retry: next.action == Action::Retry,
+        evidence,
+        reasoning,
+        fix: render_template(&verdict.fix, &fe.fields, verdict.layer),
+        next_step: next.text,
+        action: next.action,
+        outcome: next.outcome,
+        phase,
+        repairs_used: opts.repairs_used,
+        same_first_error_runners,
+        logs_agreeing,
+        first_error: Some(fe),
+        secondary,
+        logs,
+    }
+}
+
+/// The log whose first error is reported: the best tier (specific > unclassified > generic),
+/// then the first such log.
+fn best_log(logs: &[LogTriage]) -> Option<usize> {
+    logs.iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.first_error.as_ref().map(|fe| (fe.tier, i)))
+        .min_by_key(|(t, i)| (*t, *i))
+        .map(|(_, i)| i)
+}
+
+/// The verdict when no log holds an error-like line: inspect, with the line count of the text
+/// logs and the `unreadable` reasons as evidence.
+fn no_error_report(
+    logs: Vec<LogTriage>,
+    secondary: Vec<SecondaryError>,
+    unreadable: Vec<String>,
+    opts: &TriageOptions,
+) -> TriageReport {
+    let text_logs: Vec<&LogTriage> = logs
+        .iter()
+        .filter(|l| l.unreadable_reason().is_none())
+        .collect();
+    let total: u64 = text_logs.iter().map(|l| l.lines).sum();
+    let mut evidence = unreadable;
+    if !text_logs.is_empty() {
+        evidence.push(format!(
+            "{} log(s), {total} lines: no error-like line",
+            text_logs.len()
+        ));
+    }
+    TriageReport {
+        first_error: None,
+        signature_id: None,
+        category: "none".into(),
+        class: "no error-like line found".into(),
+        section_class: None,
+        layer: Layer::Unknown,
+        persistence: Persistence::Mixed,
+        deterministic: false,
+        retry: false,
+        evidence,
+        reasoning: vec![],
+        fix: "none".into(),
+        next_step: "Check that these are the failing job's logs (gh run view --log-failed).".into(),
+        action: Action::Inspect,
+        outcome: None,
+        phase: opts.phase,
+        repairs_used: opts.repairs_used,
+        same_first_error_runners: vec![],
+        logs_agreeing: 0,
+        secondary,
+        logs,
+    }
+}
+
+/// The logs whose first error is the same as the reported one (same [`normalise`] key),
+/// including its own.
+struct Agreement<'l> {
+    /// The grouping key of the reported first error.
+    key: String,
+    /// The agreeing logs, in input order.
+    logs: Vec<&'l LogTriage>,
+    /// Their distinct runner names, sorted.
+    runners: Vec<String>,
+}
+
+impl<'l> Agreement<'l> {
+    fn of(logs: &'l [LogTriage], fe: &FirstError) -> Self {
+        let key = normalise(fe);
+        let agreeing: Vec<&LogTriage> = logs
+            .iter()
+            .filter(|l| l.first_error.as_ref().is_some_and(|f| normalise(f) == key))
+            .collect();
+        let runners = agreeing
+            .iter()
+            .filter_map(|l| l.runner.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        Agreement {
+            key,
+            logs: agreeing,
+            runners,
         }
     }
 
-    let deterministic = match persistence {
-        Persistence::Deterministic => true,
-        Persistence::Mixed | Persistence::Symptom => runners.len() >= 2,
-        _ => false,
-    };
+    /// `FILE:LINE` of each agreeing log's first error.
+    fn locations(&self) -> Vec<String> {
+        self.logs
+            .iter()
+            .filter_map(|l| {
+                l.first_error
+                    .as_ref()
+                    .map(|f| format!("{}:{}", f.file, f.line_no))
+            })
+            .collect()
+    }
+}
 
-    // Evidence: only what the logs show, quoted with FILE:LINE.
-    let mut evidence = Vec::new();
-    let mut reasoning = Vec::new();
-    let locs: Vec<String> = agreeing
-        .iter()
-        .filter_map(|l| {
-            l.first_error
-                .as_ref()
-                .map(|f| format!("{}:{}", f.file, f.line_no))
-        })
-        .collect();
-    let written: BTreeSet<&str> = agreeing
+/// What the signature table says about a first error (class, owner, persistence, templates),
+/// before the repair/retry budget is applied.
+struct Verdict {
+    category: String,
+    class: String,
+    layer: Layer,
+    persistence: Persistence,
+    action: Action,
+    /// The terminal outcome when the action is a stop.
+    outcome: Option<Outcome>,
+    /// The AUTOMATION.md §5.4 class, when there is one.
+    section_class: Option<String>,
+    /// The fix template ([`render_template`]).
+    fix: String,
+    /// The next-step template ([`render_template`]).
+    next: String,
+}
+
+impl Verdict {
+    /// The verdict of signature `sig` for `fe` (an unclassified line when `None`).
+    fn of(sig: Option<&Signature>, fe: &FirstError) -> Self {
+        let Some(s) = sig else {
+            return Self::unclassified(fe);
+        };
+        let layer = match s.layer {
+            LayerSpec::Fixed(l) => l,
+            LayerSpec::Context { fallback } => fe.stage.unwrap_or(fallback),
+            LayerSpec::Shell => fe.attributed_layer.or(fe.stage).unwrap_or(Layer::Unknown),
+        };
+        let mut v = Verdict {
+            category: s.category.clone(),
+            class: s.class.clone(),
+            layer,
+            persistence: s.persistence,
+            action: s.action,
+            outcome: s.outcome,
+            section_class: if s.is_section_class() {
+                Some(s.id.clone())
+            } else {
+                s.related.clone()
+            },
+            fix: s.fix.clone(),
+            next: s.next.clone(),
+        };
+        if s.layer == LayerSpec::Shell {
+            v.scope_shell_repair();
+        }
+        v
+    }
+
+    /// An error line matching no signature: inspect it.
+    fn unclassified(fe: &FirstError) -> Self {
+        Verdict {
+            category: "unclassified".to_string(),
+            class: "error line matching no signature".to_string(),
+            layer: Layer::Unknown,
+            persistence: Persistence::Mixed,
+            action: Action::Inspect,
+            outcome: None,
+            section_class: None,
+            fix: "unknown".to_string(),
+            next: format!(
+                "Read about 50 lines around {}:{} and state the root cause; add a signature to signatures.toml if it recurs.",
+                fe.file, fe.line_no
+            ),
+        }
+    }
+
+    /// Shell rows: the repair happens in the attributed layer; outside the candidate's scope
+    /// (the host, the launcher) the attempt is readiness-blocked; an unknown owner is
+    /// inspected.
+    fn scope_shell_repair(&mut self) {
+        if self.action != Action::Repair {
+            return;
+        }
+        match self.layer {
+            Layer::Host | Layer::Launcher | Layer::Node => {
+                self.action = Action::Stop;
+                self.outcome = Some(Outcome::ReadinessBlocked);
+            }
+            Layer::Unknown => self.action = Action::Inspect,
+            _ => {}
+        }
+    }
+}
+
+/// The next step once the budget is applied: [`MAX_REPAIRS`] repairs per candidate,
+/// [`MAX_INFRA_RETRIES_PER_ATTEMPT`] infrastructure retries per attempt.
+struct NextStep {
+    action: Action,
+    /// Terminal outcome implied now (`None` while a repair or retry is still the next step).
+    outcome: Option<Outcome>,
+    /// The next step, template fields filled in.
+    text: String,
+}
+
+impl NextStep {
+    fn within_budget(v: &Verdict, fe: &FirstError, opts: &TriageOptions) -> Self {
+        let mut next = NextStep {
+            action: v.action,
+            outcome: if v.action == Action::Stop {
+                v.outcome
+            } else {
+                None
+            },
+            text: render_template(&v.next, &fe.fields, v.layer),
+        };
+        if next.action == Action::Repair && opts.repairs_used >= MAX_REPAIRS {
+            next.outcome = Some(Outcome::Failed);
+            next.action = Action::Stop;
+            next.text =
+                format!("Repair budget exhausted ({MAX_REPAIRS}/{MAX_REPAIRS}): stop as failed.");
+        } else if next.action == Action::Retry
+            && opts.infra_retries_used >= MAX_INFRA_RETRIES_PER_ATTEMPT
+        {
+            next.action = Action::Inspect;
+            next.text = format!(
+                "Infrastructure retries exhausted ({0}/{0}) for this attempt: inspect before anything else. {1}",
+                MAX_INFRA_RETRIES_PER_ATTEMPT, next.text
+            );
+        }
+        next
+    }
+}
+
+/// Evidence: only what the logs show, quoted with `FILE:LINE` (the first error, agreement
+/// across logs, the stage and timing, repeats).
+fn log_evidence(
+    fe: &FirstError,
+    logs: &[LogTriage],
+    agreement: &Agreement<'_>,
+    persistence: Persistence,
+) -> Vec<String> {
+    let mut evidence = vec![first_error_evidence(fe, agreement)];
+    if logs.len() >= 2 {
+        evidence.push(agreement_evidence(logs, agreement, persistence));
+    }
+    evidence.push(stage_evidence(fe));
+    if fe.repeats > 0 {
+        evidence.push(format!("repeated {} more times in {}", fe.repeats, fe.file));
+    }
+    evidence
+}
+
+/// `first error at FILE:LINE, …: `line``; when the agreeing logs wrote the line differently,
+/// the normalised summary with the reported log's own text.
+fn first_error_evidence(fe: &FirstError, agreement: &Agreement<'_>) -> String {
+    let locs = agreement.locations();
+    let written: BTreeSet<&str> = agreement
+        .logs
         .iter()
         .filter_map(|l| l.first_error.as_ref().map(|f| f.line.as_str()))
         .collect();
     if written.len() > 1 {
-        evidence.push(format!(
+        format!(
             "first error at {}: `{}` (as written at {}:{}: `{}`; the lines differ only in ports, pids, temporary paths, timestamps or numbers)",
             list(&locs),
             quote(&fe.summary),
             fe.file,
             fe.line_no,
             quote(&fe.line)
-        ));
+        )
     } else {
-        evidence.push(format!(
-            "first error at {}: `{}`",
-            list(&locs),
-            quote(&fe.line)
-        ));
+        format!("first error at {}: `{}`", list(&locs), quote(&fe.line))
     }
-    if logs.len() >= 2 {
-        if agreeing.len() == logs.len() {
-            if runners.len() >= 2 {
-                let what = if persistence.is_transient() {
-                    "not node-specific"
-                } else {
-                    "deterministic, not a node fault"
-                };
-                let named: Vec<String> = agreeing
-                    .iter()
-                    .filter_map(|l| Some(format!("{}:{}", l.file, l.runner_line?)))
-                    .collect();
-                evidence.push(format!(
-                    "same first error on {} runners ({}): {what} (runner names at {})",
-                    runners.len(),
-                    list(&runners),
-                    list(&named)
-                ));
-            } else {
-                evidence.push(format!("same first error in all {} logs", logs.len()));
-            }
-        } else {
-            let others: Vec<String> = logs
-                .iter()
-                .filter(|l| l.first_error.as_ref().is_none_or(|f| normalise(f) != key))
-                .map(|l| match &l.first_error {
-                    Some(f) => format!("{} → {} at {}:{}", l.file, f.category, l.file, f.line_no),
-                    None => format!("{} → no error", l.file),
-                })
-                .collect();
-            evidence.push(format!(
-                "{} of {} logs share this first error; the others differ: {}",
-                agreeing.len(),
-                logs.len(),
-                list(&others)
-            ));
-        }
+}
+
+/// How two or more logs compare: the same first error on N runners (with the runner-name
+/// lines), in all logs, or which logs differ and how.
+fn agreement_evidence(
+    logs: &[LogTriage],
+    agreement: &Agreement<'_>,
+    persistence: Persistence,
+) -> String {
+    let runners = &agreement.runners;
+    if agreement.logs.len() != logs.len() {
+        let others: Vec<String> = logs
+            .iter()
+            .filter(|l| {
+                l.first_error
+                    .as_ref()
+                    .is_none_or(|f| normalise(f) != agreement.key)
+            })
+            .map(|l| match &l.first_error {
+                Some(f) => format!("{} → {} at {}:{}", l.file, f.category, l.file, f.line_no),
+                None => format!("{} → no error", l.file),
+            })
+            .collect();
+        return format!(
+            "{} of {} logs share this first error; the others differ: {}",
+            agreement.logs.len(),
+            logs.len(),
+            list(&others)
+        );
     }
-    evidence.push(stage_evidence(&fe));
-    if fe.repeats > 0 {
-        evidence.push(format!("repeated {} more times in {}", fe.repeats, fe.file));
+    if runners.len() < 2 {
+        return format!("same first error in all {} logs", logs.len());
     }
+    let what = if persistence.is_transient() {
+        "not node-specific"
+    } else {
+        "deterministic, not a node fault"
+    };
+    let named: Vec<String> = agreement
+        .logs
+        .iter()
+        .filter_map(|l| Some(format!("{}:{}", l.file, l.runner_line?)))
+        .collect();
+    format!(
+        "same first error on {} runners ({}): {what} (runner names at {})",
+        runners.len(),
+        list(runners),
+        list(&named)
+    )
+}
+
+/// Conclusions drawn from the signature table rather than the logs: what a generic wrapper's
+/// exit status 126/127 means, what the class's persistence implies for a retry.
+fn table_reasoning(fe: &FirstError, persistence: Persistence) -> Vec<String> {
+    let mut reasoning = Vec::new();
     if fe.tier == crate::scan::Tier::Generic {
         let status = fe
             .fields
@@ -463,58 +649,7 @@ pub fn build_report(
         ),
         _ => {}
     }
-
-    // Budget.
-    let mut outcome = if action == Action::Stop {
-        sig_outcome
-    } else {
-        None
-    };
-    let mut next_step = render_template(&next_t, &fe.fields, layer);
-    if action == Action::Repair && opts.repairs_used >= MAX_REPAIRS {
-        outcome = Some(Outcome::Failed);
-        action = Action::Stop;
-        next_step =
-            format!("Repair budget exhausted ({MAX_REPAIRS}/{MAX_REPAIRS}): stop as failed.");
-    } else if action == Action::Retry && opts.infra_retries_used >= MAX_INFRA_RETRIES_PER_ATTEMPT {
-        action = Action::Inspect;
-        next_step = format!(
-            "Infrastructure retries exhausted ({0}/{0}) for this attempt: inspect before anything else. {next_step}",
-            MAX_INFRA_RETRIES_PER_ATTEMPT
-        );
-    }
-    if action == Action::Stop && persistence.is_deterministic() && outcome.is_some() {
-        reasoning.push(format!(
-            "no repair possible inside the candidate's scope ({layer} layer): stop as {}",
-            outcome.map(|o| o.as_str()).unwrap_or("-")
-        ));
-    }
-
-    evidence.extend(unreadable);
-
-    TriageReport {
-        signature_id: fe.signature_id.clone(),
-        category,
-        class,
-        section_class,
-        layer,
-        persistence,
-        deterministic,
-        retry: action == Action::Retry,
-        evidence,
-        reasoning,
-        fix: render_template(&fix_t, &fe.fields, layer),
-        next_step,
-        action,
-        outcome,
-        phase,
-        repairs_used: opts.repairs_used,
-        same_first_error_runners: runners,
-        logs_agreeing: agreeing.len(),
-        first_error: Some(fe),
-        secondary,
-        logs,
-    }
+    reasoning
 }
 
 /// A log line quoted inside backticks (backticks in it become `'`).
