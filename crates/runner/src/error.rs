@@ -26,9 +26,14 @@ pub enum RunnerError {
     /// A Slurm command failed (`sbatch`, `squeue`, `scontrol`, `scancel`).
     #[error("{0}")]
     Slurm(String),
-    /// The results store failed.
+    /// The results store holds something other than the runner expected (a measurement that
+    /// stored no run).
     #[error("store {0}")]
     Store(String),
+    /// The results store failed, its error typed. Said in the line with its whole chain (`{:#}`,
+    /// as before), so it is not also a `source`.
+    #[error("store {0:#}")]
+    StoreDb(servebench_store::StoreError),
     /// Bad input (a flag, a state file).
     #[error("{0}")]
     Invalid(String),
@@ -131,6 +136,17 @@ mod tests {
         ));
         assert_eq!(e.to_string(), "no config key matches `x*`");
         assert!(matches!(e, RunnerError::Matrix(_)));
+        assert!(std::error::Error::source(&e).is_none());
+        // a store error: `store ` and its whole chain, once
+        let inner = std::io::Error::other("disk I/O error");
+        let e = RunnerError::StoreDb(servebench_store::StoreError::context(
+            inner,
+            "r.db: recording the run".into(),
+        ));
+        assert_eq!(
+            e.to_string(),
+            "store r.db: recording the run: disk I/O error"
+        );
         assert!(std::error::Error::source(&e).is_none());
         let e = RunnerError::io("t", "--traces: no such file or folder");
         assert_eq!(e.to_string(), "t: --traces: no such file or folder");

@@ -244,8 +244,8 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-fn store_err(e: impl std::fmt::Display) -> RunnerError {
-    RunnerError::Store(format!("{e:#}"))
+fn store_err(e: servebench_store::StoreError) -> RunnerError {
+    RunnerError::StoreDb(e)
 }
 
 impl Runner {
