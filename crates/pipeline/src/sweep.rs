@@ -32,6 +32,17 @@ pub fn run_sweep(mut plan: SweepPlan, extra: Vec<Box<dyn Observer>>) -> Result<S
     rt.block_on(run_async(plan, endpoint, extra))
 }
 
+/// The line saying how many cores the client can use (issue 21 target 3): request lanes are
+/// tasks on tokio's work-stealing multi-thread runtime, one worker thread per CPU the process
+/// may run on (its affinity mask: `taskset -c 0` gives 1), so one process spreads over more
+/// than one core when one is not enough.
+pub fn client_threads_line(workers: usize) -> String {
+    format!(
+        "client: {workers} worker thread{} (tokio multi-thread, work-stealing; one per CPU this process may run on)",
+        if workers == 1 { "" } else { "s" }
+    )
+}
+
 async fn run_async(
     c: SweepPlan,
     endpoint: Option<servebench_endpoint::Endpoint>,
@@ -69,7 +80,11 @@ async fn run_async(
         None => (outdir::new_default_out_dir()?, true),
     };
     let result = match resume::check_or_write_flags(&c, &out_dir, &StdConsole) {
-        Ok(()) => measure(&c, endpoint, store, out_dir.clone(), extra).await,
+        Ok(()) => {
+            let workers = tokio::runtime::Handle::current().metrics().num_workers();
+            StdConsole.line(&client_threads_line(workers));
+            measure(&c, endpoint, store, out_dir.clone(), extra).await
+        }
         Err(e) => Err(e),
     };
     if result.is_err() && created && !outdir::holds_results(&out_dir) {

@@ -419,6 +419,14 @@ fn the_simulator_happy_path_stays_valid() {
         "{stdout}"
     );
     assert!(!stdout.contains("INVALID"), "{stdout}");
+    // issue 21 target 3: the client says how many cores it can use (one tokio worker per CPU
+    // the process may run on; the child inherits this test's affinity)
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = format!(
+        "client: {cpus} worker thread{} (tokio multi-thread",
+        if cpus == 1 { "" } else { "s" }
+    );
+    assert!(stdout.contains(&want), "want {want:?} in:\n{stdout}");
     for c in [1, 2] {
         let agg = read_json(&dir.path().join(format!("sim/conc{c}/agg.json")));
         assert_eq!(agg["point_status"], "ok");
