@@ -534,3 +534,135 @@ impl Observer for ExtrasObserver {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use servebench_metrics::{agg_row, AggExtra, Identity, ItlMode, PromptCount, ResultFile};
+    use servebench_pipeline::PointSpec;
+
+    /// 40 measured requests on 4 lanes (10 waves, 20 ms apart), made from the first record of
+    /// contracts' fixture with their own ids, times and latencies.
+    fn records() -> Vec<RequestRecord> {
+        let line = include_str!("../../contracts/tests/data/records.jsonl")
+            .lines()
+            .next()
+            .unwrap();
+        let base: RequestRecord = serde_json::from_str(line).unwrap();
+        (0..40u64)
+            .map(|i| {
+                let mut r = base.clone();
+                r.id = i;
+                r.t0_ns = 1_000_000 + (i / 4) * 20_000_000 + (i % 4) * 1_000;
+                r.scheduled_ns = r.t0_ns;
+                r.end_ns = r.t0_ns + 19_000_000 + i * 10_000;
+                r.ttft_ms = Some(10.0 + i as f64 * 0.1);
+                r.e2el_ms = Some((r.end_ns - r.t0_ns) as f64 / 1e6);
+                r
+            })
+            .collect()
+    }
+
+    fn point(repeat: u32) -> PointOutput {
+        let recs = records();
+        let window = (
+            recs.iter().map(|r| r.t0_ns).min().unwrap(),
+            recs.iter().map(|r| r.end_ns).max().unwrap(),
+        );
+        let m = compute(
+            &recs,
+            &PointOptions {
+                compat: servebench_client::Compat::Servebench,
+                itl_mode: ItlMode::Chunk,
+                phase_window_ns: window,
+                max_failed_fraction: 0.05,
+                cancelled: false,
+                prompt_count: PromptCount::Client,
+            },
+        );
+        let id = Identity {
+            hw: "sim-h200".into(),
+            image: "servebench-sim".into(),
+            model: "m".into(),
+            infmax_model_prefix: "m".into(),
+            framework: "sim".into(),
+            precision: "bf16".into(),
+            spec_decoding: "none".into(),
+            disagg: false,
+            recipe_fingerprint: None,
+            isl: Some(128),
+            osl: Some(6),
+            tp: 1,
+            pp: 1,
+            dcp_size: 1,
+            pcp_size: 1,
+            ep: 1,
+            dp_attention: false,
+        };
+        let extra = AggExtra {
+            benchmark_type: "single_turn".into(),
+            api: "completions".into(),
+            engine: "vllm".into(),
+            endpoint: "http://127.0.0.1:9".into(),
+            records_file: "records.jsonl".into(),
+        };
+        PointOutput {
+            spec: PointSpec {
+                conc: 4,
+                repeat,
+                repeats: 2,
+                dir: std::path::PathBuf::from(format!("conc4-r{repeat}")),
+            },
+            agg: agg_row(&id, Some(4), &m, &extra),
+            metrics: m,
+            result: ResultFile::Other(serde_json::json!({"servebench": {"time_scale": 1.0}})),
+            wall_s: 0.2,
+            records: recs.into(),
+        }
+    }
+
+    /// The typed `extras` the observer contributes serialize to exactly the object the old
+    /// second writer patched into summary.json (same keys, order and values), here with every
+    /// part on: goodput, steady window, bootstrap and the t-interval across two repeats.
+    #[test]
+    fn typed_extras_are_the_old_extras_object() {
+        let opts = ExtrasOptions {
+            slo: Some(Slo::parse("ttft=12ms,e2el=1000ms@p90").unwrap()),
+            steady: true,
+            confidence: true,
+            seed: 7,
+            resamples: 200,
+        };
+        let mut obs = ExtrasObserver::new(opts.clone(), false);
+        obs.point_done(&point(1)).unwrap();
+        obs.point_done(&point(2)).unwrap();
+        let repeats = repeat_intervals(obs.points());
+        assert_eq!(repeats.len(), 1);
+        assert!(obs.points()[0].goodput.is_some() && obs.points()[0].steady.is_some());
+        assert!(!obs.points()[0].bootstrap.is_empty());
+        // the object add_to_summary wrote before (slo/src/extras.rs at 2022a6c^)
+        let old = serde_json::json!({
+            "slo": opts.slo.map(|s| s.to_string()),
+            "window": "steady",
+            "confidence": {"level": 0.95, "bootstrap_resamples": 200, "seed": 7},
+            "points": obs.points(),
+            "repeats": repeats,
+        });
+        let typed = summary_extras(&opts, obs.points(), &repeats).unwrap();
+        assert_eq!(
+            serde_json::to_string_pretty(&typed).unwrap(),
+            serde_json::to_string_pretty(&old).unwrap()
+        );
+        let off = ExtrasOptions {
+            steady: false,
+            confidence: false,
+            ..opts
+        };
+        let v = serde_json::to_value(summary_extras(&off, &[], &[]).unwrap()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"slo": "ttft=12ms,e2el=1000ms@p90", "window": "full",
+                "confidence": null, "points": [], "repeats": []})
+        );
+    }
+}
