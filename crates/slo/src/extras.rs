@@ -6,6 +6,7 @@
 //! table of its own.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use servebench_client::RequestRecord;
@@ -19,7 +20,7 @@ use servebench_metrics::stats::Stats;
 use servebench_metrics::window::{steady_point, SteadyWindow};
 use servebench_metrics::{compute, PointMetrics, PointOptions};
 use servebench_pipeline::observe::ObserverError;
-use servebench_pipeline::{Observer, PointOutput, SweepSummary};
+use servebench_pipeline::{Console, Observer, PointOutput, StdConsole, SweepSummary};
 
 use crate::error::SloError;
 
@@ -135,16 +136,26 @@ pub struct ExtrasObserver {
     opts: ExtrasOptions,
     open_loop: bool,
     points: Vec<PointExtras>,
+    console: Arc<dyn Console>,
 }
 
 impl ExtrasObserver {
-    /// An observer; `open_loop` = the sweep has `--request-rate` (no steady window then).
+    /// An observer; `open_loop` = the sweep has `--request-rate` (no steady window then). Its
+    /// lines (goodput, steady window, the extras table) go to stdout
+    /// ([`servebench_pipeline::StdConsole`]) unless [`ExtrasObserver::with_console`] says where.
     pub fn new(opts: ExtrasOptions, open_loop: bool) -> Self {
         ExtrasObserver {
             opts,
             open_loop,
             points: Vec::new(),
+            console: Arc::new(StdConsole),
         }
+    }
+
+    /// The same observer saying its lines through `console` (the session's reporter).
+    pub fn with_console(mut self, console: Arc<dyn Console>) -> Self {
+        self.console = console;
+        self
     }
 
     /// The points computed so far.
@@ -485,7 +496,7 @@ impl Observer for ExtrasObserver {
     fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
         let e = point_extras(&self.opts, self.open_loop, p, &p.records);
         if let Some(g) = &e.goodput {
-            println!(
+            self.console.line(&format!(
                 "  goodput ({}): {}/{} good, attainment {}, {:.3} req/s, {:.1} tok/s/GPU → {}",
                 g.slo,
                 g.good,
@@ -499,13 +510,13 @@ impl Observer for ExtrasObserver {
                 } else {
                     "misses the SLO"
                 }
-            );
+            ));
         }
         if let Some(s) = &e.steady {
-            println!("  {}", s.line);
+            self.console.line(&format!("  {}", s.line));
         }
         if let Some(err) = &e.steady_error {
-            println!("  {err}");
+            self.console.line(&format!("  {err}"));
         }
         self.points.push(e);
         Ok(())
@@ -528,9 +539,11 @@ impl Observer for ExtrasObserver {
         }
         let repeats = repeat_intervals(&self.points);
         let stat = s.plan.stat.to_string();
-        println!();
-        println!("servebench extras (goodput / steady window / confidence):");
-        print!("{}", render_table(&self.points, &repeats, &stat));
+        self.console.line("");
+        self.console
+            .line("servebench extras (goodput / steady window / confidence):");
+        self.console
+            .line(render_table(&self.points, &repeats, &stat).trim_end_matches('\n'));
         Ok(())
     }
 }
@@ -540,6 +553,19 @@ mod tests {
     use super::*;
     use servebench_metrics::{agg_row, AggExtra, Identity, ItlMode, PromptCount, ResultFile};
     use servebench_pipeline::PointSpec;
+
+    /// Keeps the lines said.
+    #[derive(Default)]
+    struct Lines(std::sync::Mutex<Vec<String>>);
+
+    impl Console for Lines {
+        fn line(&self, s: &str) {
+            self.0.lock().unwrap().push(s.to_string());
+        }
+        fn warn(&self, s: &str) {
+            self.0.lock().unwrap().push(format!("warn: {s}"));
+        }
+    }
 
     /// 40 measured requests on 4 lanes (10 waves, 20 ms apart), made from the first record of
     /// contracts' fixture with their own ids, times and latencies.
@@ -633,9 +659,18 @@ mod tests {
             seed: 7,
             resamples: 200,
         };
-        let mut obs = ExtrasObserver::new(opts.clone(), false);
+        let lines = Arc::new(Lines::default());
+        let mut obs = ExtrasObserver::new(opts.clone(), false).with_console(lines.clone());
         obs.point_done(&point(1)).unwrap();
         obs.point_done(&point(2)).unwrap();
+        // per point: its goodput line and its steady-window line, through the console
+        let said = lines.0.lock().unwrap().clone();
+        assert_eq!(said.len(), 4, "{said:?}");
+        assert!(
+            said[0].starts_with("  goodput (ttft=12ms,e2el=1000ms@p90): "),
+            "{said:?}"
+        );
+        assert!(said[1].starts_with("  ") && !said[1].contains("goodput"));
         let repeats = repeat_intervals(obs.points());
         assert_eq!(repeats.len(), 1);
         assert!(obs.points()[0].goodput.is_some() && obs.points()[0].steady.is_some());

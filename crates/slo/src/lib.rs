@@ -6,9 +6,10 @@
 //! request-bootstrap confidence intervals and small-sample marks, and across `--repeats` the
 //! t-intervals; it contributes them as `summary.json`'s typed `extras`
 //! ([`servebench_contracts::SummaryExtras`], written once by the pipeline's file output) and
-//! prints its own table. [`search::run_search`] — `servebench search`: bisection over real
-//! sweep points (one [`servebench_pipeline::Session::probe`] per load on one session) for the
-//! highest load meeting an SLO.
+//! says its lines and its own table through its `Console` (stdout by default).
+//! [`search::run_search`] — `servebench search`: bisection over real sweep points (one
+//! [`servebench_pipeline::Session::probe`] per load on one session) for the highest load
+//! meeting an SLO.
 //!
 //! Must not know about: command-line parsing, HTTP, engines. The statistics themselves live in
 //! `servebench-metrics` (`goodput`, `window`, `confidence`, `search`); this crate only feeds
