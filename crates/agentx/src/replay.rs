@@ -1546,7 +1546,7 @@ mod tests {
         let reply = |_: &Captured| servebench_client::mock::Reply::Body {
             status: 200,
             body: b"data: [DONE]\n\n".to_vec(),
-            content_type: "text/event-stream".into(),
+            content_type: "text/event-stream",
         };
         let srv = MockServer::start(Arc::new(reply), false).await.unwrap();
         let ctx = ClientCtx {
