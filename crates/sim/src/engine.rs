@@ -580,6 +580,17 @@ pub struct SimSummary {
 /// Runs `w` through a fresh engine in pure modelled time (no threads, no sleeping; a 1k/1k
 /// conc-64 point takes milliseconds). Deterministic.
 pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary {
+    simulate_closed_loop_with(cfg, w, |_| (w.input_tokens, w.output_tokens))
+}
+
+/// [`simulate_closed_loop`] with per-request lengths: request `i` (0-based, in send order) has
+/// `lengths(i)` = (prompt tokens, output tokens); `w.input_tokens`/`w.output_tokens` are not
+/// used. Deterministic when `lengths` is.
+pub fn simulate_closed_loop_with(
+    cfg: Arc<EngineConfig>,
+    w: &Workload,
+    lengths: impl Fn(usize) -> (u32, u32),
+) -> SimSummary {
     let overhead = if w.request_overhead {
         cfg.consts.request_overhead_ms * 1e-3
     } else {
@@ -589,6 +600,7 @@ pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary 
     let n = w.num_requests as usize;
     let mut timings: Vec<RequestTiming> = Vec::with_capacity(n);
     let mut sent = 0usize;
+    let in_tokens = std::cell::Cell::new(0u64);
     let send = |engine: &mut Engine<usize>, timings: &mut Vec<RequestTiming>, now: f64| {
         let idx = timings.len();
         timings.push(RequestTiming {
@@ -597,11 +609,13 @@ pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary 
             last_token_s: f64::NAN,
             output_tokens: 0,
         });
+        let (prompt_tokens, output_tokens) = lengths(idx);
+        in_tokens.set(in_tokens.get() + u64::from(prompt_tokens));
         engine.submit(
             idx,
             SeqSpec {
-                prompt_tokens: w.input_tokens,
-                output_tokens: w.output_tokens,
+                prompt_tokens,
+                output_tokens,
                 ready_at_s: now + overhead,
             },
         );
@@ -636,9 +650,10 @@ pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary 
             }
         }
     }
+    let sent_in = in_tokens.get();
     summarize(
         timings,
-        w.input_tokens,
+        sent_in,
         max_waiting,
         max_running,
         engine.counters(),
@@ -647,7 +662,7 @@ pub fn simulate_closed_loop(cfg: Arc<EngineConfig>, w: &Workload) -> SimSummary 
 
 fn summarize(
     requests: Vec<RequestTiming>,
-    input_tokens: u32,
+    sent_input_tokens: u64,
     max_waiting: usize,
     max_running: usize,
     counters: EngineCounters,
@@ -683,7 +698,12 @@ fn summarize(
             .collect(),
     );
     let out_tokens: u64 = done.iter().map(|r| r.output_tokens as u64).sum();
-    let in_tokens = done.len() as u64 * input_tokens as u64;
+    // every sent request completes in a closed loop (the HTTP layer rejects what cannot fit)
+    let in_tokens = if requests.is_empty() {
+        0
+    } else {
+        sent_input_tokens * done.len() as u64 / requests.len() as u64
+    };
     SimSummary {
         requests,
         duration_s,

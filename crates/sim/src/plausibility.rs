@@ -15,12 +15,12 @@ use crate::validate::{modelable, predict, Metric, Prediction, RealRow};
 /// what the validation gives now.
 pub const P90_ABS_PCT_ERROR: &[(&str, [f64; 3])] = &[
     // (gpu, [output tok/s/GPU, median TPOT, median TTFT])
-    ("b200", [43.0, 29.0, 87.0]),
-    ("b300", [93.0, 49.4, 88.9]),
-    ("h200", [19.8, 24.8, 51.2]),
-    ("mi300x", [122.9, 52.9, 48.9]),
-    ("mi325x", [126.4, 54.8, 41.6]),
-    ("mi355x", [82.9, 45.6, 59.1]),
+    ("b200", [35.8, 33.3, 78.7]),
+    ("b300", [88.9, 53.0, 86.6]),
+    ("h200", [15.8, 17.3, 40.0]),
+    ("mi300x", [110.7, 51.9, 51.6]),
+    ("mi325x", [113.4, 52.6, 46.1]),
+    ("mi355x", [71.5, 43.0, 61.7]),
 ];
 
 /// The GPU of a hardware label as stores and runners write it: `b200` → `b200`,

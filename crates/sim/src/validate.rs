@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::engine::{simulate_closed_loop, Workload};
+use crate::engine::{simulate_closed_loop_with, Workload};
 use crate::model::{EngineConfig, Parallelism};
 use crate::presets::{Calibration, Presets};
 
@@ -27,6 +27,32 @@ pub const FIT_HARDWARE: &[&str] = &["h200"];
 /// Requests per client in a modelled point (InferenceX sends 10 × conc; 4 × conc keeps one
 /// steady-state stretch after the first wave while a row costs milliseconds to seconds).
 pub const REQUESTS_PER_CLIENT: u32 = 4;
+
+/// InferenceX's `--random-range-ratio` for fixed-sequence points: every request's ISL and OSL
+/// are drawn as uniform integers in [⌊0.8·L⌋, L] (mean ≈ 0.9·L). Source: SemiAnalysisAI/
+/// InferenceX `.github/workflows/benchmark-tmpl.yml` (input `random-range-ratio`, default
+/// `'0.8'`, passed as `RANDOM_RANGE_RATIO`) and `utils/bench_serving/benchmark_serving.py`
+/// (`sample_uniform`: `randint(int(L * ratio), L + 1)`), HEAD 843c6254. The spread also keeps
+/// requests from finishing in lock-step.
+pub const RANDOM_RANGE_RATIO: f64 = 0.8;
+
+/// The (ISL, OSL) of `n` requests drawn as InferenceX draws them ([`RANDOM_RANGE_RATIO`]),
+/// from a fixed-seed SplitMix64 stream, so a prediction is deterministic.
+pub fn sampled_lengths(isl: u32, osl: u32, n: usize) -> Vec<(u32, u32)> {
+    let mut state: u64 = 0x5EED_0022;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut draw = |l: u32| {
+        let lo = (l as f64 * RANDOM_RANGE_RATIO) as u32;
+        lo + (next() % u64::from(l - lo + 1)) as u32
+    };
+    (0..n).map(|_| (draw(isl), draw(osl).max(2))).collect()
+}
 
 /// Target median |error|, percent, on the test set: (output tok/s/GPU, median TPOT, median
 /// TTFT), at every ISL/OSL (issue 22).
@@ -399,7 +425,7 @@ fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
 }
 
 /// Runs the row's point through the engine model (closed loop, `conc` clients,
-/// [`REQUESTS_PER_CLIENT`] × `conc` requests of exactly ISL/OSL tokens, front-end latency
+/// [`REQUESTS_PER_CLIENT`] × `conc` requests with ISL/OSL drawn as InferenceX draws them ([`sampled_lengths`]), front-end latency
 /// charged) with the embedded presets and `calibration` (when given, it replaces the model's).
 ///
 /// Errors: the configuration cannot be built (unknown preset, does not fit), as one line.
@@ -420,15 +446,18 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
     let mut cfg = EngineConfig::with_parallelism(gk, g.clone(), mk, m, par, p.engine.clone())
         .map_err(|e| e.to_string())?;
     cfg.scheduler_recv_interval = recipe_recv_interval(row);
-    let s = simulate_closed_loop(
+    let n = row.conc * REQUESTS_PER_CLIENT;
+    let lengths = sampled_lengths(row.isl, row.osl, n as usize);
+    let s = simulate_closed_loop_with(
         Arc::new(cfg),
         &Workload {
             concurrency: row.conc,
-            num_requests: row.conc * REQUESTS_PER_CLIENT,
+            num_requests: n,
             input_tokens: row.isl,
             output_tokens: row.osl,
             request_overhead: true,
         },
+        |i| lengths[i],
     );
     let done: Vec<_> = s.requests.iter().filter(|r| r.output_tokens > 1).collect();
     Ok(Prediction {
@@ -773,6 +802,18 @@ mod tests {
         assert_eq!(r("b200", "trt", "fp8", 8, 64, false), 1);
         assert_eq!(r("h200", "sglang", "fp8", 8, 64, false), 1);
         assert_eq!(r("mi355x", "sglang", "fp4", 8, 64, false), 1);
+    }
+
+    #[test]
+    fn lengths_are_drawn_as_inferencex_draws_them() {
+        let l = sampled_lengths(1024, 8192, 4000);
+        assert_eq!(l, sampled_lengths(1024, 8192, 4000), "deterministic");
+        assert!(l
+            .iter()
+            .all(|&(i, o)| (819..=1024).contains(&i) && (6553..=8192).contains(&o)));
+        let mean = l.iter().map(|x| x.0 as f64).sum::<f64>() / l.len() as f64;
+        assert!((mean - 921.5).abs() < 5.0, "{mean}");
+        assert!(l.iter().any(|x| x.0 == 819) && l.iter().any(|x| x.0 == 1024));
     }
 
     #[test]
