@@ -21,7 +21,7 @@ fn checked_in_agg_row_schema_is_the_generated_one() {
     assert!(
         checked_in == generated,
         "docs/schema/agg-row.schema.json differs from the schema generated from AggRow; \
-         regenerate with SERVEBENCH_UPDATE_SCHEMA=1 cargo test -p servebench-contracts --test schema"
+         regenerate with SERVEBENCH_UPDATE_SCHEMA=1 cargo test -p servebench-contracts --test contracts_tests schema::"
     );
 }
 
@@ -149,7 +149,7 @@ fn check_generated(file: &str, generated: &str, from: &str) {
     assert!(
         checked_in == generated,
         "docs/schema/{file} differs from the schema generated from {from}; \
-         regenerate with SERVEBENCH_UPDATE_SCHEMA=1 cargo test -p servebench-contracts --test schema"
+         regenerate with SERVEBENCH_UPDATE_SCHEMA=1 cargo test -p servebench-contracts --test contracts_tests schema::"
     );
 }
 

@@ -87,3 +87,43 @@ fn every_test_file_is_in_exactly_one_group() {
         );
     }
 }
+
+/// The same for every other crate whose tests are grouped (`autotests = false` in its
+/// Cargo.toml): each `tests/*.rs` file is listed in its `tests/group.rs`, the `[[test]]` target.
+#[test]
+fn every_grouped_crate_lists_all_its_test_files() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut grouped = 0;
+    for e in std::fs::read_dir(&crates).unwrap() {
+        let dir = e.unwrap().path();
+        let Ok(toml) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        if !toml.contains("autotests = false") || dir.ends_with("servebench") {
+            continue;
+        }
+        grouped += 1;
+        let group = std::fs::read_to_string(dir.join("tests/group.rs")).unwrap_or_else(|e| {
+            panic!(
+                "{}: autotests = false but no tests/group.rs: {e}",
+                dir.display()
+            )
+        });
+        assert!(
+            toml.contains("path = \"tests/group.rs\""),
+            "{}: tests/group.rs is no [[test]] target",
+            dir.display()
+        );
+        for f in std::fs::read_dir(dir.join("tests")).unwrap() {
+            let name = f.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".rs") && name != "group.rs" {
+                assert!(
+                    group.contains(&format!("#[path = \"{name}\"]")),
+                    "{}/tests/{name} is in no group: list it in tests/group.rs",
+                    dir.display()
+                );
+            }
+        }
+    }
+    assert!(grouped >= 3, "grouped crates found: {grouped}");
+}
