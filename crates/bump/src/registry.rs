@@ -460,12 +460,7 @@ impl Client {
                 detail: format!("content digest {got} does not match {digest}"),
             });
         }
-        let ct = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        Ok((body, ct))
+        Ok((body, content_type(&headers)))
     }
 }
 
@@ -517,198 +512,313 @@ fn platform_matches(p: &str, want: &str) -> bool {
     p == want || (want.matches('/').count() == 1 && p.starts_with(&format!("{want}/")))
 }
 
-/// Resolves a reference (see the module docs). Errors: [`RegistryError`], one line each.
-pub async fn inspect(r: &ImageRef, opts: &RegistryOptions) -> Result<ImageInfo, RegistryError> {
-    if opts.plain_http && !r.is_loopback() {
-        return Err(RegistryError::PlainHttpRefused {
-            host: r.registry.clone(),
-        });
-    }
-    let scheme = if opts.plain_http { "http" } else { "https" };
-    let http = reqwest::Client::builder()
-        .timeout(opts.timeout)
-        .connect_timeout(opts.connect_timeout)
-        .user_agent(concat!("servebench/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| RegistryError::Protocol {
-            url: String::new(),
-            detail: e.to_string(),
-        })?;
-    let mut c = Client {
-        http,
-        base: format!("{scheme}://{}", r.api_host()),
-        repo: r.repository.clone(),
-        token: None,
-    };
-    let reference = r.reference().to_string();
-    let url = c.url("manifests", &reference);
-    let shown = format!("{}:{}", r.repository, reference).replace(":sha256:", "@sha256:");
+/// The manifest a reference points at (protocol steps 1 and 2), its bytes verified.
+struct TopManifest {
+    /// The manifest URL by tag (or by the digest the reference pins).
+    url: String,
+    /// Its digest (`Docker-Content-Digest`, or the sha256 of the bytes).
+    digest: String,
+    /// The manifest bytes.
+    body: Vec<u8>,
+    /// Its media type (from the manifest, else the `Content-Type`).
+    media_type: String,
+    manifest: AnyManifest,
+}
 
-    // 1. HEAD for the digest.
-    let (status, headers, _) = c.send(true, &url, ACCEPT_ALL).await.map_err(|e| match e {
-        RegistryError::Unreachable { url, detail } if r.is_loopback() && !opts.plain_http => {
-            RegistryError::Unreachable {
-                url,
-                detail: format!("{detail}; for a plain-HTTP loopback registry add --plain-http"),
+impl TopManifest {
+    /// An OCI index or Docker manifest list (one manifest per platform).
+    fn is_index(&self) -> bool {
+        self.manifest.manifests.is_some()
+            || self.media_type == MT_OCI_INDEX
+            || self.media_type == MT_DOCKER_LIST
+    }
+}
+
+/// The `Content-Type` of a response (empty when absent).
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+impl Client {
+    /// A client for the registry of `r` (`http://` only for a loopback registry with
+    /// `--plain-http`).
+    fn open(r: &ImageRef, opts: &RegistryOptions) -> Result<Client, RegistryError> {
+        if opts.plain_http && !r.is_loopback() {
+            return Err(RegistryError::PlainHttpRefused {
+                host: r.registry.clone(),
+            });
+        }
+        let scheme = if opts.plain_http { "http" } else { "https" };
+        let http = reqwest::Client::builder()
+            .timeout(opts.timeout)
+            .connect_timeout(opts.connect_timeout)
+            .user_agent(concat!("servebench/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| RegistryError::Protocol {
+                url: String::new(),
+                detail: e.to_string(),
+            })?;
+        Ok(Client {
+            http,
+            base: format!("{scheme}://{}", r.api_host()),
+            repo: r.repository.clone(),
+            token: None,
+        })
+    }
+
+    /// Steps 1 and 2: the digest the reference points at (`HEAD`), then that manifest (`GET`
+    /// by digest, verified; by tag when the registry sent no digest), checked against a digest
+    /// the reference pins.
+    async fn top_manifest(
+        &mut self,
+        r: &ImageRef,
+        opts: &RegistryOptions,
+    ) -> Result<TopManifest, RegistryError> {
+        let reference = r.reference().to_string();
+        let url = self.url("manifests", &reference);
+        let shown = format!("{}:{}", r.repository, reference).replace(":sha256:", "@sha256:");
+        let hint_plain_http = r.is_loopback() && !opts.plain_http;
+        let (body, ct, digest) = match self.head_digest(&url, shown, hint_plain_http).await? {
+            Some(d) => {
+                let (b, ct) = self.get_verified("manifests", &d, ACCEPT_ALL).await?;
+                (b, ct, d)
             }
-        }
-        e => e,
-    })?;
-    let digest = if status == StatusCode::NOT_FOUND {
-        // HEAD has no body: GET once to read the registry's error code.
-        let (_, _, body) = c.send(false, &url, ACCEPT_ALL).await?;
-        return Err(RegistryError::NotFound {
-            reference: shown,
-            url,
-            code: error_codes(&body),
-        });
-    } else if status.is_success() {
-        headers
-            .get("docker-content-digest")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    } else {
-        return Err(RegistryError::Protocol {
-            url,
-            detail: format!("HEAD returned HTTP {}", status.as_u16()),
-        });
-    };
-    // 2. GET the manifest (by digest when known, so its bytes can be verified).
-    let (body, ct, digest) = match digest {
-        Some(d) => {
-            let (b, ct) = c.get_verified("manifests", &d, ACCEPT_ALL).await?;
-            (b, ct, d)
-        }
-        None => {
-            let (st, h, b) = c.send(false, &url, ACCEPT_ALL).await?;
-            if !st.is_success() {
+            None => self.get_by_tag(&url).await?,
+        };
+        if let Some(want) = &r.digest {
+            if want != &digest {
                 return Err(RegistryError::Protocol {
                     url,
-                    detail: format!("GET returned HTTP {}", st.as_u16()),
+                    detail: format!("registry returned {digest} for {want}"),
                 });
             }
-            let d = format!("sha256:{}", hex::encode(Sha256::digest(&b)));
-            (
-                b,
-                h.get(CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string(),
-                d,
-            )
         }
-    };
-    if let Some(want) = &r.digest {
-        if want != &digest {
-            return Err(RegistryError::Protocol {
-                url,
-                detail: format!("registry returned {digest} for {want}"),
-            });
-        }
+        let manifest: AnyManifest =
+            serde_json::from_slice(&body).map_err(|e| RegistryError::Protocol {
+                url: url.clone(),
+                detail: format!("manifest is not JSON ({e})"),
+            })?;
+        let media_type = manifest
+            .media_type
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| ct.split(';').next().unwrap_or("").trim().to_string());
+        Ok(TopManifest {
+            url,
+            digest,
+            body,
+            media_type,
+            manifest,
+        })
     }
-    let m: AnyManifest = serde_json::from_slice(&body).map_err(|e| RegistryError::Protocol {
-        url: url.clone(),
-        detail: format!("manifest is not JSON ({e})"),
-    })?;
-    let media_type = m
-        .media_type
-        .clone()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| ct.split(';').next().unwrap_or("").trim().to_string());
-    let is_index =
-        m.manifests.is_some() || media_type == MT_OCI_INDEX || media_type == MT_DOCKER_LIST;
 
-    let mut platforms = Vec::new();
-    let mut attestations = 0;
-    let (platform, platform_digest, config_desc) = if is_index {
-        for d in m.manifests.unwrap_or_default() {
-            let p = d.platform.as_ref();
-            let os = p
-                .and_then(|p| p.os.clone())
-                .unwrap_or_else(|| "unknown".into());
-            let arch = p
-                .and_then(|p| p.architecture.clone())
-                .unwrap_or_else(|| "unknown".into());
-            if d.annotations
-                .get("vnd.docker.reference.type")
-                .is_some_and(|t| t == "attestation-manifest")
-                || (os == "unknown" && arch == "unknown")
-            {
-                attestations += 1;
-                continue;
-            }
-            let mut plat = format!("{os}/{arch}");
-            if let Some(v) = p.and_then(|p| p.variant.clone()).filter(|v| !v.is_empty()) {
-                plat.push('/');
-                plat.push_str(&v);
-            }
-            platforms.push(PlatformManifest {
-                platform: plat,
-                digest: d.digest,
-                media_type: d.media_type.unwrap_or_default(),
-                size: d.size,
+    /// Step 1: `HEAD url` → `Docker-Content-Digest` (`None` when the registry sends none). A
+    /// 404 is [`RegistryError::NotFound`] for `shown` with the registry's error code (one `GET`
+    /// reads it: `HEAD` has no body). `hint_plain_http`: an unreachable loopback registry
+    /// reached over https gets the `--plain-http` hint.
+    async fn head_digest(
+        &mut self,
+        url: &str,
+        shown: String,
+        hint_plain_http: bool,
+    ) -> Result<Option<String>, RegistryError> {
+        let (status, headers, _) = self
+            .send(true, url, ACCEPT_ALL)
+            .await
+            .map_err(|e| match e {
+                RegistryError::Unreachable { url, detail } if hint_plain_http => {
+                    RegistryError::Unreachable {
+                        url,
+                        detail: format!(
+                            "{detail}; for a plain-HTTP loopback registry add --plain-http"
+                        ),
+                    }
+                }
+                e => e,
+            })?;
+        if status == StatusCode::NOT_FOUND {
+            let (_, _, body) = self.send(false, url, ACCEPT_ALL).await?;
+            return Err(RegistryError::NotFound {
+                reference: shown,
+                url: url.to_string(),
+                code: error_codes(&body),
             });
         }
-        let Some(sel) = platforms
-            .iter()
-            .find(|p| platform_matches(&p.platform, &opts.platform))
-            .cloned()
-        else {
+        if !status.is_success() {
             return Err(RegistryError::Protocol {
-                url,
-                detail: format!(
-                    "no {} manifest in the index (platforms: {})",
-                    opts.platform,
-                    platforms
-                        .iter()
-                        .map(|p| p.platform.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                url: url.to_string(),
+                detail: format!("HEAD returned HTTP {}", status.as_u16()),
             });
-        };
-        let (mb, _) = c.get_verified("manifests", &sel.digest, ACCEPT_ALL).await?;
+        }
+        Ok(headers
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string))
+    }
+
+    /// Step 2 without a digest from `HEAD`: `GET url` by tag → (bytes, content type, digest =
+    /// sha256 of the bytes).
+    async fn get_by_tag(&mut self, url: &str) -> Result<(Vec<u8>, String, String), RegistryError> {
+        let (st, h, b) = self.send(false, url, ACCEPT_ALL).await?;
+        if !st.is_success() {
+            return Err(RegistryError::Protocol {
+                url: url.to_string(),
+                detail: format!("GET returned HTTP {}", st.as_u16()),
+            });
+        }
+        let d = format!("sha256:{}", hex::encode(Sha256::digest(&b)));
+        Ok((b, content_type(&h), d))
+    }
+
+    /// The config descriptor of the platform manifest `digest` (an index entry).
+    async fn platform_config(&mut self, digest: &str) -> Result<Descriptor, RegistryError> {
+        let (mb, _) = self.get_verified("manifests", digest, ACCEPT_ALL).await?;
         let pm: AnyManifest = serde_json::from_slice(&mb).map_err(|e| RegistryError::Protocol {
-            url: c.url("manifests", &sel.digest),
+            url: self.url("manifests", digest),
             detail: format!("platform manifest is not JSON ({e})"),
         })?;
-        let cfg = pm.config.ok_or_else(|| RegistryError::Protocol {
-            url: c.url("manifests", &sel.digest),
+        pm.config.ok_or_else(|| RegistryError::Protocol {
+            url: self.url("manifests", digest),
             detail: "platform manifest has no config".into(),
-        })?;
-        (sel.platform, sel.digest, cfg)
+        })
+    }
+}
+
+impl Descriptor {
+    /// `os/arch[/variant]` of an index entry; `None` for an attestation manifest
+    /// (`vnd.docker.reference.type = attestation-manifest`, or `unknown/unknown`).
+    fn platform_name(&self) -> Option<String> {
+        let p = self.platform.as_ref();
+        let os = p
+            .and_then(|p| p.os.clone())
+            .unwrap_or_else(|| "unknown".into());
+        let arch = p
+            .and_then(|p| p.architecture.clone())
+            .unwrap_or_else(|| "unknown".into());
+        if self
+            .annotations
+            .get("vnd.docker.reference.type")
+            .is_some_and(|t| t == "attestation-manifest")
+            || (os == "unknown" && arch == "unknown")
+        {
+            return None;
+        }
+        let mut plat = format!("{os}/{arch}");
+        if let Some(v) = p.and_then(|p| p.variant.clone()).filter(|v| !v.is_empty()) {
+            plat.push('/');
+            plat.push_str(&v);
+        }
+        Some(plat)
+    }
+}
+
+/// The platform manifests of an index, and how many attestation manifests it holds besides.
+fn index_platforms(manifests: Vec<Descriptor>) -> (Vec<PlatformManifest>, usize) {
+    let mut platforms = Vec::new();
+    let mut attestations = 0;
+    for d in manifests {
+        let Some(platform) = d.platform_name() else {
+            attestations += 1;
+            continue;
+        };
+        platforms.push(PlatformManifest {
+            platform,
+            digest: d.digest,
+            media_type: d.media_type.unwrap_or_default(),
+            size: d.size,
+        });
+    }
+    (platforms, attestations)
+}
+
+/// The manifest of platform `want` ([`platform_matches`]); the error lists the index's
+/// platforms (`url`: the index).
+fn select_platform(
+    platforms: &[PlatformManifest],
+    want: &str,
+    url: &str,
+) -> Result<PlatformManifest, RegistryError> {
+    platforms
+        .iter()
+        .find(|p| platform_matches(&p.platform, want))
+        .cloned()
+        .ok_or_else(|| RegistryError::Protocol {
+            url: url.to_string(),
+            detail: format!(
+                "no {want} manifest in the index (platforms: {})",
+                platforms
+                    .iter()
+                    .map(|p| p.platform.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+}
+
+impl ImageConfig {
+    /// `os/arch[/variant]` from the config (`unknown` for a missing field).
+    fn platform(&self) -> String {
+        let mut p = format!(
+            "{}/{}",
+            self.os.clone().unwrap_or_else(|| "unknown".into()),
+            self.architecture
+                .clone()
+                .unwrap_or_else(|| "unknown".into())
+        );
+        if let Some(v) = &self.variant {
+            p.push('/');
+            p.push_str(v);
+        }
+        p
+    }
+}
+
+/// Resolves a reference (see the module docs). Errors: [`RegistryError`], one line each.
+pub async fn inspect(r: &ImageRef, opts: &RegistryOptions) -> Result<ImageInfo, RegistryError> {
+    let mut c = Client::open(r, opts)?;
+    let mut top = c.top_manifest(r, opts).await?;
+    let is_index = top.is_index();
+    let (mut platforms, attestations, selected, config_desc) = if is_index {
+        let (platforms, attestations) =
+            index_platforms(top.manifest.manifests.take().unwrap_or_default());
+        let sel = select_platform(&platforms, &opts.platform, &top.url)?;
+        let cfg = c.platform_config(&sel.digest).await?;
+        (platforms, attestations, Some(sel), cfg)
     } else {
-        let cfg = m.config.ok_or_else(|| RegistryError::Protocol {
-            url: url.clone(),
-            detail: "manifest has no config".into(),
-        })?;
-        (String::new(), digest.clone(), cfg)
+        let cfg = top
+            .manifest
+            .config
+            .take()
+            .ok_or_else(|| RegistryError::Protocol {
+                url: top.url.clone(),
+                detail: "manifest has no config".into(),
+            })?;
+        (Vec::new(), 0, None, cfg)
     };
     // 3. The config blob.
     let (cb, _) = c
         .get_verified("blobs", &config_desc.digest, "application/json, */*")
         .await?;
     let cfg: ImageConfig = serde_json::from_slice(&cb).unwrap_or_default();
-    let platform = if platform.is_empty() {
-        let mut p = format!(
-            "{}/{}",
-            cfg.os.clone().unwrap_or_else(|| "unknown".into()),
-            cfg.architecture.clone().unwrap_or_else(|| "unknown".into())
-        );
-        if let Some(v) = &cfg.variant {
-            p.push('/');
-            p.push_str(v);
+    // A single manifest: its platform is the config's, listed as the one platform.
+    let (platform, platform_digest) = match selected {
+        Some(sel) => (sel.platform, sel.digest),
+        None => {
+            let p = cfg.platform();
+            platforms.push(PlatformManifest {
+                platform: p.clone(),
+                digest: top.digest.clone(),
+                media_type: top.media_type.clone(),
+                size: top.body.len() as u64,
+            });
+            (p, top.digest.clone())
         }
-        platforms.push(PlatformManifest {
-            platform: p.clone(),
-            digest: digest.clone(),
-            media_type: media_type.clone(),
-            size: body.len() as u64,
-        });
-        p
-    } else {
-        platform
     };
+    let digest = top.digest;
     let pinned_ref = ImageRef {
         digest: Some(digest.clone()),
         ..r.clone()
@@ -717,7 +827,7 @@ pub async fn inspect(r: &ImageRef, opts: &RegistryOptions) -> Result<ImageInfo, 
         reference: r.original.clone(),
         canonical: r.canonical(),
         registry_url: c.base.clone(),
-        media_type,
+        media_type: top.media_type,
         digest: digest.clone(),
         is_index,
         platforms,

@@ -364,3 +364,28 @@ fn single_platform_manifest_has_no_index_digest() {
     assert_eq!(p.index_digest, None);
     assert_eq!(p.amd64_digest(), Some(m.amd64.as_str()));
 }
+
+#[test]
+fn a_platform_the_index_lacks_is_one_line_listing_its_platforms() {
+    let m = start(Auth::Good);
+    let r = ImageRef::parse(&format!("127.0.0.1:{}/org/engine:v1", m.port)).unwrap();
+    let e = inspect_blocking(
+        &r,
+        &RegistryOptions {
+            platform: "linux/s390x".into(),
+            ..opts()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("registry error: http://127.0.0.1:{}/v2/org/engine/manifests/v1: no linux/s390x manifest in the index (platforms: linux/amd64, linux/arm64/v8)", m.port)
+    );
+    // The platform manifests and config blob were not fetched.
+    let log = m.log.lock().unwrap().clone();
+    assert!(
+        !log.iter()
+            .any(|l| l.contains(&m.amd64) || l.contains("/blobs/")),
+        "{log:?}"
+    );
+}

@@ -243,7 +243,7 @@ fn bad_inputs_are_typed() {
     o.key = "nope".into();
     let e = plan(&o).unwrap_err();
     assert!(
-        matches!(&e, BumpError::KeyNotFound { key, files } if key == "nope" && files == &[cat.clone()])
+        matches!(&e, BumpError::KeyNotFound { key, files } if key == "nope" && files == std::slice::from_ref(&cat))
     );
     assert_eq!(
         line(e),
