@@ -317,6 +317,11 @@ impl<E: Executor> Session<E> {
         &self.p.cancel
     }
 
+    /// The session's reporter: where every line for the user goes.
+    pub fn console(&self) -> &Arc<dyn Console> {
+        &self.p.console
+    }
+
     /// Every concurrency × repeat of the plan, in order, until Ctrl-C. An error stops them.
     pub async fn run_points(&mut self) -> Result<()> {
         let (concs, repeats) = (self.p.plan.concurrencies.clone(), self.p.plan.repeats);

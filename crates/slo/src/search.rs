@@ -91,9 +91,10 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
         .map_err(|e| open_err(PipelineError::Runtime(e)))?;
     rt.block_on(async {
         let cancel = servebench_endpoint::CancelToken::new();
-        let watcher = servebench_endpoint::cancel_on_ctrl_c(&cancel, || {
-            eprintln!(
-                "\ninterrupted: finishing the files for what was measured (point marked partial)"
+        let said = console.clone();
+        let watcher = servebench_endpoint::cancel_on_ctrl_c(&cancel, move || {
+            said.warn(
+                "\ninterrupted: finishing the files for what was measured (point marked partial)",
             );
         });
         let session = Session::open(
@@ -125,6 +126,7 @@ async fn probes(
     session: &mut Session<servebench_pipeline::workload::AnyExecutor>,
     req: &SearchRequest,
 ) -> Result<SearchResult> {
+    let console = session.console().clone();
     let mut search = Search::new(req.config);
     let mut k = 0;
     while let Some(load) = search.next_load() {
@@ -137,14 +139,14 @@ async fn probes(
                 format!("rate{load:.4}"),
             ),
         };
-        println!(
+        console.line(&format!(
             "search probe {k}: {} {}",
             req.config.axis.as_str(),
             match req.config.axis {
                 Axis::Conc => format!("{conc}"),
                 Axis::Rate => format!("{load:.4} req/s (≤ {conc} lanes)"),
             }
-        );
+        ));
         let probe = ProbeLoad {
             conc,
             request_rate,
@@ -167,13 +169,13 @@ async fn probes(
             return Err(SloError::Interrupted { probe: k });
         }
         let g = probe_goodput(&p, &req.slo);
-        println!(
+        console.line(&format!(
             "search probe {k}: attainment {} of {} good → {}",
             g.attainment_pct
                 .map_or("null".to_string(), |a| format!("{a:.1} %")),
             g.requests,
             if g.meets_slo { "meets" } else { "misses" }
-        );
+        ));
         search.record(load, g);
     }
     let result = search.result();
