@@ -77,8 +77,9 @@ pub fn run_standalone_eval(
         .map_err(PipelineError::Runtime)?;
     rt.block_on(async {
         // Ctrl-C: stop sending, keep the samples finished so far (result.json marked partial)
-        let watcher = servebench_endpoint::cancel_on_ctrl_c(&opts.cancel, || {
-            eprintln!("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");
+        let said = console.clone();
+        let watcher = servebench_endpoint::cancel_on_ctrl_c(&opts.cancel, move || {
+            said.warn("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");
         });
         let out = async {
             let (target, opts) = match open_target(target, opts, &*console).await {
