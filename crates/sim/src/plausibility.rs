@@ -211,7 +211,7 @@ pub fn check(
             implausible: error_pct.abs() > p90[i],
         });
     }
-    (!checks.is_empty()).then(|| Plausibility {
+    (!checks.is_empty()).then_some(Plausibility {
         hardware: row.hardware,
         checks,
     })

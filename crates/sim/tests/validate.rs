@@ -96,7 +96,7 @@ fn test_set_errors_stay_within_targets_or_recorded_ceilings_and_p90s_are_current
                     st.n,
                     st.median_abs_pct_error
                 );
-                if !(st.median_abs_pct_error <= c) {
+                if st.median_abs_pct_error.is_nan() || st.median_abs_pct_error > c {
                     failures.push(format!(
                         "{hw} {seq} {}: median |error| {:.1} % > {c} %",
                         m.key(),
