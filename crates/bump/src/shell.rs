@@ -33,209 +33,283 @@ enum Tok {
 
 /// Splits a script into words and separators.
 fn lex(src: &str) -> Vec<Tok> {
-    let b = src.as_bytes();
-    let n = b.len();
-    let mut toks = Vec::new();
-    let mut i = 0;
-    let mut line = 1;
-    let mut cur: Option<Word> = None;
-    macro_rules! flush {
-        () => {
-            if let Some(w) = cur.take() {
-                toks.push(Tok::Word(w));
+    Lexer::new(src).run()
+}
+
+/// Skips a balanced `$( … )` / `${ … }` / backquote region starting at `i` (at the opener),
+/// quotes and `\` escapes inside it included; returns the index after it (the end of `b` when
+/// it is not closed).
+fn skip_balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\\' {
+            i += 2;
+            continue;
+        }
+        if c == b'\'' && open != b'`' {
+            i += 1;
+            while i < b.len() && b[i] != b'\'' {
+                i += 1;
             }
-        };
+        } else if c == b'"' && open != b'`' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+        } else if c == open && (open != close || depth == 0) {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1;
+            }
+        }
+        i += 1;
     }
-    macro_rules! word {
-        () => {
-            cur.get_or_insert_with(|| Word {
-                start: i,
-                end: i,
-                value: String::new(),
-                line,
-                quoted: vec![],
-            })
-        };
+    b.len()
+}
+
+/// The lexer's state: the position in the script, the word being read and the tokens so far.
+/// One method per kind of input; each consumes its characters and advances `i` (and `line`).
+struct Lexer<'s> {
+    src: &'s str,
+    /// `src` as bytes.
+    b: &'s [u8],
+    /// Byte offset of the next character.
+    i: usize,
+    /// 1-based line of `i`.
+    line: usize,
+    /// The word being read: quoted and unquoted parts join until a blank or a separator.
+    cur: Option<Word>,
+    toks: Vec<Tok>,
+}
+
+impl<'s> Lexer<'s> {
+    fn new(src: &'s str) -> Self {
+        Lexer {
+            src,
+            b: src.as_bytes(),
+            i: 0,
+            line: 1,
+            cur: None,
+            toks: Vec::new(),
+        }
     }
-    // Skips a balanced `$( … )` / `${ … }` / backquote region starting at `i` (at the opener);
-    // returns the index after it.
-    fn skip_balanced(b: &[u8], mut i: usize, open: u8, close: u8) -> usize {
-        let mut depth = 0usize;
-        while i < b.len() {
-            let c = b[i];
-            if c == b'\\' {
-                i += 2;
+
+    /// Reads the whole script.
+    fn run(mut self) -> Vec<Tok> {
+        while self.i < self.b.len() {
+            let next = self.b.get(self.i + 1).copied();
+            match self.b[self.i] {
+                b' ' | b'\t' => {
+                    self.flush();
+                    self.i += 1;
+                }
+                b'\\' if next == Some(b'\n') => self.line_continuation(),
+                b'\\' => self.escaped(),
+                b'\n' => {
+                    self.separator();
+                    self.line += 1;
+                }
+                b'#' if self.cur.is_none() => self.comment(),
+                b';' | b'&' | b'|' | b'(' | b')' => self.separator(),
+                b'<' | b'>' => self.redirection(),
+                b'\'' => self.single_quoted(),
+                b'$' if next == Some(b'\'') => self.ansi_c_quoted(),
+                b'"' => self.double_quoted(),
+                b'$' if matches!(next, Some(b'(' | b'{')) => self.expansion(),
+                b'`' => self.backquoted(),
+                _ => self.plain(),
+            }
+        }
+        self.flush();
+        self.toks
+    }
+
+    /// Ends the word being read, if any.
+    fn flush(&mut self) {
+        if let Some(w) = self.cur.take() {
+            self.toks.push(Tok::Word(w));
+        }
+    }
+
+    /// The word being read, started at the current position when there is none.
+    fn word(&mut self) -> &mut Word {
+        let (start, line) = (self.i, self.line);
+        self.cur.get_or_insert_with(|| Word {
+            start,
+            end: start,
+            value: String::new(),
+            line,
+            quoted: vec![],
+        })
+    }
+
+    /// Adds `value` to the word (started here when none) and moves to `end`.
+    fn extend_word(&mut self, value: &str, end: usize) {
+        let w = self.word();
+        w.value.push_str(value);
+        w.end = end;
+        self.i = end;
+    }
+
+    /// Adds a quoted segment: its value, its inner span `(s, j)` (without the quotes); moves
+    /// to `end` (after the closing quote).
+    fn extend_quoted(&mut self, value: &str, (s, j): (usize, usize), end: usize) {
+        let w = self.word();
+        w.value.push_str(value);
+        w.quoted.push((s, j));
+        w.end = end;
+        self.i = end;
+    }
+
+    /// `\`-newline: a separator between words (not a command separator).
+    fn line_continuation(&mut self) {
+        self.flush();
+        self.i += 2;
+        self.line += 1;
+    }
+
+    /// `\c`: the character `c` itself, part of the word (nothing for a `\` ending the script).
+    fn escaped(&mut self) {
+        let at = self.i + 1;
+        let ch_len = self.src[at..].chars().next().map_or(0, char::len_utf8);
+        self.extend_word(&self.src[at..at + ch_len], at + ch_len);
+    }
+
+    /// A command separator: newline, `;`, `&`, `|`, `(`, `)` (one byte).
+    fn separator(&mut self) {
+        self.flush();
+        self.toks.push(Tok::Sep);
+        self.i += 1;
+    }
+
+    /// `# …` at the start of a word: skipped to the end of the line (never a token).
+    fn comment(&mut self) {
+        while self.i < self.b.len() && self.b[self.i] != b'\n' {
+            self.i += 1;
+        }
+    }
+
+    /// `<` / `>`: a redirection; a digits-only word right before it (`2>`) is part of it.
+    fn redirection(&mut self) {
+        let i = self.i;
+        if self
+            .cur
+            .as_ref()
+            .is_some_and(|w| w.value.bytes().all(|x| x.is_ascii_digit()) && w.end == i)
+        {
+            self.cur = None;
+        }
+        self.flush();
+        self.toks.push(Tok::Redir);
+        self.i += 1;
+    }
+
+    /// `'…'`: taken literally, newlines included (an unclosed quote runs to the end).
+    fn single_quoted(&mut self) {
+        let (src, b, n) = (self.src, self.b, self.b.len());
+        let s = self.i + 1;
+        let mut j = s;
+        while j < n && b[j] != b'\'' {
+            j += 1;
+        }
+        let newlines = src[s..j].matches('\n').count();
+        self.extend_quoted(&src[s..j], (s, j), (j + 1).min(n));
+        self.line += newlines;
+    }
+
+    /// `$'…'`: ANSI-C quoting; escapes are kept as written (`\'` does not close it).
+    fn ansi_c_quoted(&mut self) {
+        let (src, b, n) = (self.src, self.b, self.b.len());
+        let s = self.i + 2;
+        let mut j = s;
+        while j < n && b[j] != b'\'' {
+            if b[j] == b'\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        let j = j.min(n);
+        self.extend_quoted(&src[s..j], (s, j), (j + 1).min(n));
+    }
+
+    /// `"…"`: `\"`, `\\`, `\$`, `` \` `` unescaped, `\`-newline removed, `$( … )` kept whole
+    /// (its quotes do not close the string), everything else as written.
+    fn double_quoted(&mut self) {
+        let (src, b, n) = (self.src, self.b, self.b.len());
+        let s = self.i + 1;
+        let mut j = s;
+        let mut newlines = 0;
+        let w = self.word();
+        while j < n && b[j] != b'"' {
+            if b[j] == b'\\' && j + 1 < n {
+                if matches!(b[j + 1], b'"' | b'\\' | b'$' | b'`') {
+                    w.value.push(b[j + 1] as char);
+                    j += 2;
+                    continue;
+                }
+                if b[j + 1] == b'\n' {
+                    j += 2;
+                    newlines += 1;
+                    continue;
+                }
+            }
+            if b[j] == b'$' && j + 1 < n && b[j + 1] == b'(' {
+                let e = skip_balanced(b, j + 1, b'(', b')');
+                w.value.push_str(&src[j..e]);
+                j = e;
                 continue;
             }
-            if c == b'\'' && open != b'`' {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-            } else if c == b'"' && open != b'`' {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-            } else if c == open && (open != close || depth == 0) {
-                depth += 1;
-            } else if c == close {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
+            if b[j] == b'\n' {
+                newlines += 1;
             }
-            i += 1;
+            let ch_len = src[j..].chars().next().map_or(1, char::len_utf8);
+            w.value.push_str(&src[j..j + ch_len]);
+            j += ch_len;
         }
-        b.len()
+        w.quoted.push((s, j.min(n)));
+        let end = (j + 1).min(n);
+        w.end = end;
+        self.i = end;
+        self.line += newlines;
     }
-    while i < n {
-        let c = b[i];
-        match c {
-            b' ' | b'\t' => {
-                flush!();
-                i += 1;
-            }
-            b'\\' if i + 1 < n && b[i + 1] == b'\n' => {
-                // Line continuation: a separator between words.
-                flush!();
-                i += 2;
-                line += 1;
-            }
-            b'\\' => {
-                let w = word!();
-                let ch_len = src[i + 1..].chars().next().map_or(0, char::len_utf8);
-                w.value.push_str(&src[i + 1..i + 1 + ch_len]);
-                i += 1 + ch_len;
-                w.end = i;
-            }
-            b'\n' => {
-                flush!();
-                toks.push(Tok::Sep);
-                i += 1;
-                line += 1;
-            }
-            b'#' if cur.is_none() => {
-                while i < n && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b';' | b'&' | b'|' | b'(' | b')' => {
-                flush!();
-                toks.push(Tok::Sep);
-                i += 1;
-            }
-            b'<' | b'>' => {
-                // `2>` : a digit-only word immediately before is part of the redirection.
-                if let Some(w) = &cur {
-                    if w.value.bytes().all(|x| x.is_ascii_digit()) && w.end == i {
-                        cur = None;
-                    }
-                }
-                flush!();
-                toks.push(Tok::Redir);
-                i += 1;
-            }
-            b'\'' => {
-                let w = word!();
-                let s = i + 1;
-                let mut j = s;
-                while j < n && b[j] != b'\'' {
-                    if b[j] == b'\n' {
-                        line += 1;
-                    }
-                    j += 1;
-                }
-                w.value.push_str(&src[s..j]);
-                w.quoted.push((s, j));
-                i = (j + 1).min(n);
-                w.end = i;
-            }
-            b'$' if i + 1 < n && b[i + 1] == b'\'' => {
-                let w = word!();
-                let s = i + 2;
-                let mut j = s;
-                while j < n && b[j] != b'\'' {
-                    if b[j] == b'\\' {
-                        j += 1;
-                    }
-                    j += 1;
-                }
-                let j = j.min(n);
-                w.value.push_str(&src[s..j]);
-                w.quoted.push((s, j));
-                i = (j + 1).min(n);
-                w.end = i;
-            }
-            b'"' => {
-                let w = word!();
-                let s = i + 1;
-                let mut j = s;
-                while j < n && b[j] != b'"' {
-                    if b[j] == b'\\' && j + 1 < n {
-                        if matches!(b[j + 1], b'"' | b'\\' | b'$' | b'`') {
-                            w.value.push(b[j + 1] as char);
-                            j += 2;
-                            continue;
-                        }
-                        if b[j + 1] == b'\n' {
-                            j += 2;
-                            line += 1;
-                            continue;
-                        }
-                    }
-                    if b[j] == b'$' && j + 1 < n && b[j + 1] == b'(' {
-                        let e = skip_balanced(b, j + 1, b'(', b')');
-                        w.value.push_str(&src[j..e]);
-                        j = e;
-                        continue;
-                    }
-                    if b[j] == b'\n' {
-                        line += 1;
-                    }
-                    let ch_len = src[j..].chars().next().map_or(1, char::len_utf8);
-                    w.value.push_str(&src[j..j + ch_len]);
-                    j += ch_len;
-                }
-                w.quoted.push((s, j.min(n)));
-                i = (j + 1).min(n);
-                w.end = i;
-            }
-            b'$' if i + 1 < n && (b[i + 1] == b'(' || b[i + 1] == b'{') => {
-                let (o, cl) = if b[i + 1] == b'(' {
-                    (b'(', b')')
-                } else {
-                    (b'{', b'}')
-                };
-                let e = skip_balanced(b, i + 1, o, cl);
-                let w = word!();
-                w.value.push_str(&src[i..e]);
-                line += src[i..e].matches('\n').count();
-                i = e;
-                w.end = i;
-            }
-            b'`' => {
-                let e = skip_balanced(b, i, b'`', b'`');
-                let w = word!();
-                w.value.push_str(&src[i..e]);
-                line += src[i..e].matches('\n').count();
-                i = e;
-                w.end = i;
-            }
-            _ => {
-                let ch_len = src[i..].chars().next().map_or(1, char::len_utf8);
-                let w = word!();
-                w.value.push_str(&src[i..i + ch_len]);
-                i += ch_len;
-                w.end = i;
-            }
-        }
+
+    /// `$( … )` / `${ … }`: kept whole as part of the word.
+    fn expansion(&mut self) {
+        let (open, close) = if self.b[self.i + 1] == b'(' {
+            (b'(', b')')
+        } else {
+            (b'{', b'}')
+        };
+        let e = skip_balanced(self.b, self.i + 1, open, close);
+        self.whole_region(e);
     }
-    flush!();
-    toks
+
+    /// `` `…` ``: kept whole as part of the word.
+    fn backquoted(&mut self) {
+        let e = skip_balanced(self.b, self.i, b'`', b'`');
+        self.whole_region(e);
+    }
+
+    /// Adds `src[i..e]` to the word as written (a command substitution or expansion).
+    fn whole_region(&mut self, e: usize) {
+        let region = &self.src[self.i..e];
+        let newlines = region.matches('\n').count();
+        self.extend_word(region, e);
+        self.line += newlines;
+    }
+
+    /// Any other character: part of the word.
+    fn plain(&mut self) {
+        let at = self.i;
+        let ch_len = self.src[at..].chars().next().map_or(1, char::len_utf8);
+        self.extend_word(&self.src[at..at + ch_len], at + ch_len);
+    }
 }
 
 /// How a flag was written.
