@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use crate::catalog::{Catalog, Runners};
 use crate::error::CatalogError;
 use crate::pyjson::{dumps_canonical, py_float_repr};
-use crate::schema::{expand_range, ConfigEntry, KvOffloading, SearchEntry, Topology, Worker};
+use crate::schema::{expand_range, Conc, ConfigEntry, KvOffloading, SearchEntry, Topology, Worker};
 
 /// One matrix row (ordered JSON object).
 pub type Row = Map<String, Value>;
@@ -518,6 +518,10 @@ fn python_set_repr(items: &[String]) -> String {
 
 /// `full-sweep`: every config that passes the filters, expanded (no eval marking yet).
 ///
+/// Per config (catalog order): the key/precision/framework/runner-type filters
+/// ([`FullSweep::selects`]), the runners it expands to (`--runner-node-filter`), the
+/// single/multi-node switch, then its fixed-sequence rows and its agentic rows.
+///
 /// Errors: an unknown `--runner-type` label (reference wording), DRAM budget errors.
 pub fn generate_full_sweep(
     fs: &FullSweep,
@@ -525,206 +529,261 @@ pub fn generate_full_sweep(
     catalog: &Catalog,
     runners: &Runners,
 ) -> Result<Vec<Row>, CatalogError> {
-    if let Some(types) = &fs.runner_type {
-        let mut invalid: Vec<String> = types
-            .iter()
-            .filter(|t| !runners.labels.contains_key(*t))
-            .cloned()
-            .collect();
-        invalid.sort();
-        invalid.dedup();
-        if !invalid.is_empty() {
-            let mut valid: Vec<&str> = runners.labels.keys().map(String::as_str).collect();
-            valid.sort();
-            return Err(CatalogError::msg(format!(
-                "Invalid runner type(s): {}. Valid runner types are: {}",
-                python_set_repr(&invalid),
-                valid.join(", ")
-            )));
-        }
-    }
+    check_runner_types(fs, runners)?;
     let mut rows = Vec::new();
     let node_filter = filter_str(&common.runner_node_filter);
     for (key, cfg) in &catalog.entries {
-        if let Some(p) = &fs.model_prefix {
-            if !p.iter().any(|p| key.starts_with(p.as_str())) {
+        if !fs.selects(key, cfg) {
+            continue;
+        }
+        let Some(entry_runners) = runners_for_entry(cfg, runners, node_filter) else {
+            continue;
+        };
+        if !fs.allows_nodes(cfg.multinode) {
+            continue;
+        }
+        if scenario_allowed(common, ScenarioType::FixedSeqLen) {
+            fs.push_fixed_rows(&mut rows, cfg, &entry_runners);
+        }
+        if scenario_allowed(common, ScenarioType::AgenticCoding) {
+            fs.push_agentic_rows(&mut rows, cfg, &entry_runners, runners)?;
+        }
+    }
+    Ok(rows)
+}
+
+/// `--runner-type` must name runner labels: the unknown ones as a Python set, then the valid
+/// labels (the reference's wording).
+fn check_runner_types(fs: &FullSweep, runners: &Runners) -> Result<(), CatalogError> {
+    let Some(types) = &fs.runner_type else {
+        return Ok(());
+    };
+    let mut invalid: Vec<String> = types
+        .iter()
+        .filter(|t| !runners.labels.contains_key(*t))
+        .cloned()
+        .collect();
+    invalid.sort();
+    invalid.dedup();
+    if invalid.is_empty() {
+        return Ok(());
+    }
+    let mut valid: Vec<&str> = runners.labels.keys().map(String::as_str).collect();
+    valid.sort();
+    Err(CatalogError::msg(format!(
+        "Invalid runner type(s): {}. Valid runner types are: {}",
+        python_set_repr(&invalid),
+        valid.join(", ")
+    )))
+}
+
+/// The runners a config's rows are written for: its runner label, or with
+/// `--runner-node-filter` each concrete node of the label containing the filter (`None`: no
+/// node matches, the config is skipped).
+fn runners_for_entry(
+    cfg: &ConfigEntry,
+    runners: &Runners,
+    node_filter: Option<&str>,
+) -> Option<Vec<String>> {
+    let Some(f) = node_filter else {
+        return Some(vec![cfg.runner.clone()]);
+    };
+    let nodes: Vec<String> = runners
+        .nodes(&cfg.runner)
+        .iter()
+        .filter(|n| n.contains(f))
+        .cloned()
+        .collect();
+    (!nodes.is_empty()).then_some(nodes)
+}
+
+impl FullSweep {
+    /// The config passes `--model-prefix` (a prefix of its key), `--precision`, `--framework`
+    /// and `--runner-type`.
+    fn selects(&self, key: &str, cfg: &ConfigEntry) -> bool {
+        let keeps = |filter: &Option<Vec<String>>, value: &String| {
+            filter.as_ref().is_none_or(|v| v.contains(value))
+        };
+        self.model_prefix
+            .as_ref()
+            .is_none_or(|p| p.iter().any(|p| key.starts_with(p.as_str())))
+            && keeps(&self.precision, &cfg.precision)
+            && keeps(&self.framework, &cfg.framework)
+            && keeps(&self.runner_type, &cfg.runner)
+    }
+
+    /// `--single-node` / `--multi-node` let a (multinode or not) config through.
+    fn allows_nodes(&self, multinode: bool) -> bool {
+        if multinode {
+            self.multi_node
+        } else {
+            self.single_node
+        }
+    }
+
+    /// The fixed-sequence rows of one config: per (ISL, OSL) block that passes `--seq-lens` and
+    /// per search entry, one row per concurrency × runner (single-node) or one row per runner
+    /// with the concurrency list (multinode).
+    fn push_fixed_rows(&self, rows: &mut Vec<Row>, cfg: &ConfigEntry, entry_runners: &[String]) {
+        for blk in &cfg.fixed {
+            let (isl, osl) = (blk.isl, blk.osl);
+            if self
+                .seq_lens
+                .as_ref()
+                .is_some_and(|v| !v.contains(&(isl, osl)))
+            {
                 continue;
             }
-        }
-        if fs
-            .precision
-            .as_ref()
-            .is_some_and(|v| !v.contains(&cfg.precision))
-        {
-            continue;
-        }
-        if fs
-            .framework
-            .as_ref()
-            .is_some_and(|v| !v.contains(&cfg.framework))
-        {
-            continue;
-        }
-        if fs
-            .runner_type
-            .as_ref()
-            .is_some_and(|v| !v.contains(&cfg.runner))
-        {
-            continue;
-        }
-        let runners_for_entry: Vec<String> = match node_filter {
-            Some(f) => {
-                let nodes: Vec<String> = runners
-                    .nodes(&cfg.runner)
-                    .iter()
-                    .filter(|n| n.contains(f))
-                    .cloned()
-                    .collect();
-                if nodes.is_empty() {
-                    continue;
-                }
-                nodes
-            }
-            None => vec![cfg.runner.clone()],
-        };
-        let is_multi = cfg.multinode;
-        if scenario_allowed(common, ScenarioType::FixedSeqLen) {
-            for blk in &cfg.fixed {
-                let (isl, osl) = (blk.isl, blk.osl);
-                if fs
-                    .seq_lens
-                    .as_ref()
-                    .is_some_and(|v| !v.contains(&(isl, osl)))
-                {
-                    continue;
-                }
-                for bmk in &blk.search_space {
-                    if is_multi && !fs.multi_node || !is_multi && !fs.single_node {
+            for bmk in &blk.search_space {
+                if cfg.multinode {
+                    let Some(concs) = self.multinode_concs(bmk) else {
                         continue;
+                    };
+                    for r in entry_runners {
+                        rows.push(multi_fixed_row(cfg, bmk, r, isl, osl, &concs));
                     }
-                    if is_multi {
-                        let mut concs = bmk.conc.expand(fs.step_size);
-                        if let Some(m) = fs.min_conc {
-                            if m <= 0 {
-                                continue;
-                            }
-                            concs.retain(|c| *c >= m);
-                            if concs.is_empty() {
-                                continue;
-                            }
-                        }
-                        if let Some(m) = fs.max_conc {
-                            let filtered: Vec<i64> =
-                                concs.iter().copied().filter(|c| *c <= m).collect();
-                            if filtered.is_empty() {
-                                if m > 0 {
-                                    concs = vec![m];
-                                } else {
-                                    continue;
-                                }
-                            } else {
-                                concs = filtered;
-                            }
-                        }
-                        for r in &runners_for_entry {
-                            rows.push(multi_fixed_row(cfg, bmk, r, isl, osl, &concs));
-                        }
-                    } else {
-                        let Topology::Single { tp, ep, .. } = &bmk.topology else {
-                            continue;
-                        };
-                        let mut ep = *ep;
-                        if let Some(m) = fs.max_tp {
-                            if m <= 0 || *tp > m {
-                                continue;
-                            }
-                        }
-                        if let Some(m) = fs.max_ep {
-                            if m <= 0 {
-                                continue;
-                            }
-                            if ep.is_some_and(|e| e > m) {
-                                ep = Some(m);
-                            }
-                        }
-                        let concs = match &bmk.conc {
-                            crate::schema::Conc::List(list) => {
-                                let mut v = list.clone();
-                                if let Some(m) = fs.min_conc {
-                                    if m <= 0 {
-                                        continue;
-                                    }
-                                    v.retain(|c| *c >= m);
-                                    if v.is_empty() {
-                                        continue;
-                                    }
-                                }
-                                if let Some(m) = fs.max_conc {
-                                    if m <= 0 {
-                                        continue;
-                                    }
-                                    let f: Vec<i64> =
-                                        v.iter().copied().filter(|c| *c <= m).collect();
-                                    v = if f.is_empty() { vec![m] } else { f };
-                                }
-                                v
-                            }
-                            crate::schema::Conc::Range { start, end } => {
-                                let (mut s, mut e) = (*start, *end);
-                                if let Some(m) = fs.min_conc {
-                                    if m <= 0 || e < m {
-                                        continue;
-                                    }
-                                    s = s.max(m);
-                                }
-                                if let Some(m) = fs.max_conc {
-                                    if m <= 0 {
-                                        continue;
-                                    }
-                                    if s > m {
-                                        s = m;
-                                        e = m;
-                                    } else {
-                                        e = e.min(m);
-                                    }
-                                }
-                                expand_range(s, e, fs.step_size)
-                            }
-                        };
-                        for c in &concs {
-                            for r in &runners_for_entry {
-                                rows.push(single_fixed_row(cfg, bmk, r, isl, osl, *c, Some(ep)));
-                            }
+                } else {
+                    let (Some(ep), Some(concs)) =
+                        (self.single_node_ep(bmk), self.single_node_concs(&bmk.conc))
+                    else {
+                        continue;
+                    };
+                    for c in &concs {
+                        for r in entry_runners {
+                            rows.push(single_fixed_row(cfg, bmk, r, isl, osl, *c, Some(ep)));
                         }
                     }
                 }
             }
         }
-        if !scenario_allowed(common, ScenarioType::AgenticCoding) {
-            continue;
+    }
+
+    /// A multinode entry's concurrencies: the expanded list (`--step-size`) at or above
+    /// `--min-conc` (a limit ≤ 0, or nothing left: skipped), then at or below `--max-conc`
+    /// (nothing left: just the limit, or skipped when the limit is ≤ 0).
+    fn multinode_concs(&self, bmk: &SearchEntry) -> Option<Vec<i64>> {
+        let mut concs = bmk.conc.expand(self.step_size);
+        if let Some(m) = self.min_conc {
+            if m <= 0 {
+                return None;
+            }
+            concs.retain(|c| *c >= m);
+            if concs.is_empty() {
+                return None;
+            }
         }
-        if is_multi && !fs.multi_node || !is_multi && !fs.single_node {
-            continue;
+        if let Some(m) = self.max_conc {
+            let filtered: Vec<i64> = concs.iter().copied().filter(|c| *c <= m).collect();
+            if filtered.is_empty() {
+                if m <= 0 {
+                    return None;
+                }
+                concs = vec![m];
+            } else {
+                concs = filtered;
+            }
         }
+        Some(concs)
+    }
+
+    /// A single-node entry's EP after `--max-tp` (`None`: skipped, TP above the limit or a
+    /// limit ≤ 0; also for a non-single-node topology) and `--max-ep` (a larger EP is clamped
+    /// to it; a limit ≤ 0 skips the entry).
+    fn single_node_ep(&self, bmk: &SearchEntry) -> Option<Option<i64>> {
+        let Topology::Single { tp, ep, .. } = &bmk.topology else {
+            return None;
+        };
+        if let Some(m) = self.max_tp {
+            if m <= 0 || *tp > m {
+                return None;
+            }
+        }
+        let mut ep = *ep;
+        if let Some(m) = self.max_ep {
+            if m <= 0 {
+                return None;
+            }
+            if ep.is_some_and(|e| e > m) {
+                ep = Some(m);
+            }
+        }
+        Some(ep)
+    }
+
+    /// A single-node entry's concurrencies under `--min-conc`/`--max-conc` (`None`: skipped).
+    /// A list is filtered (nothing at or below `--max-conc`: just the limit); a range is
+    /// clipped before it is expanded with `--step-size` (a range wholly above `--max-conc`
+    /// becomes the limit alone).
+    fn single_node_concs(&self, conc: &Conc) -> Option<Vec<i64>> {
+        let positive = |m: Option<i64>| m.is_none_or(|m| m > 0);
+        if !positive(self.min_conc) || !positive(self.max_conc) {
+            return None;
+        }
+        match conc {
+            Conc::List(list) => {
+                let mut v = list.clone();
+                if let Some(m) = self.min_conc {
+                    v.retain(|c| *c >= m);
+                    if v.is_empty() {
+                        return None;
+                    }
+                }
+                if let Some(m) = self.max_conc {
+                    let f: Vec<i64> = v.iter().copied().filter(|c| *c <= m).collect();
+                    v = if f.is_empty() { vec![m] } else { f };
+                }
+                Some(v)
+            }
+            Conc::Range { start, end } => {
+                let (mut s, mut e) = (*start, *end);
+                if let Some(m) = self.min_conc {
+                    if e < m {
+                        return None;
+                    }
+                    s = s.max(m);
+                }
+                if let Some(m) = self.max_conc {
+                    if s > m {
+                        s = m;
+                        e = m;
+                    } else {
+                        e = e.min(m);
+                    }
+                }
+                Some(expand_range(s, e, self.step_size))
+            }
+        }
+    }
+
+    /// The agentic rows of one config: per search entry, its DRAM offload budget
+    /// ([`agentic_dram_offload_gb`], GB) and its expanded concurrencies within
+    /// `--min-conc`/`--max-conc` (none left: no rows).
+    fn push_agentic_rows(
+        &self,
+        rows: &mut Vec<Row>,
+        cfg: &ConfigEntry,
+        entry_runners: &[String],
+        runners: &Runners,
+    ) -> Result<(), CatalogError> {
         for blk in &cfg.agentic {
             for bmk in &blk.search_space {
                 let dram =
                     agentic_dram_offload_gb(blk.dram_utilization, bmk, &cfg.runner, runners)?;
-                let mut concs = bmk.conc.expand(fs.step_size);
-                if let Some(m) = fs.min_conc {
+                let mut concs = bmk.conc.expand(self.step_size);
+                if let Some(m) = self.min_conc {
                     concs.retain(|c| *c >= m);
                 }
-                if let Some(m) = fs.max_conc {
+                if let Some(m) = self.max_conc {
                     concs.retain(|c| *c <= m);
                 }
                 if concs.is_empty() {
                     continue;
                 }
-                push_agentic(&mut rows, cfg, bmk, &runners_for_entry, &concs, dram);
+                push_agentic(rows, cfg, bmk, entry_runners, &concs, dram);
             }
         }
+        Ok(())
     }
-    Ok(rows)
 }
 
 fn push_agentic(
