@@ -127,3 +127,22 @@ fn every_grouped_crate_lists_all_its_test_files() {
     }
     assert!(grouped >= 3, "grouped crates found: {grouped}");
 }
+
+/// docs/ARCHITECTURE.md "Function length": no non-test function under `crates/*/src` is over
+/// 200 lines (`scripts/fn-lengths.py --over 200` exits 1 and lists them otherwise).
+#[test]
+fn no_function_is_over_200_lines() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let o = std::process::Command::new("python3")
+        .arg(root.join("scripts/fn-lengths.py"))
+        .args(["--over", "200"])
+        .current_dir(&root)
+        .output()
+        .expect("python3 runs scripts/fn-lengths.py");
+    assert!(
+        o.status.success(),
+        "functions over 200 lines:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
