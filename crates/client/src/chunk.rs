@@ -108,8 +108,23 @@ pub struct Capture<'c> {
 }
 
 /// Scans one event's data. Errors when it is not a JSON object.
+///
+/// The common shapes are read by a byte-level scan (`chunk_fast`, same answers; issue 21);
+/// everything else, errors included, by the serde scan.
 #[inline]
-pub fn scan_chunk(data: &[u8], capture: Capture<'_>) -> Result<ChunkInfo, serde_json::Error> {
+pub fn scan_chunk(data: &[u8], mut capture: Capture<'_>) -> Result<ChunkInfo, serde_json::Error> {
+    if let Some(info) = crate::chunk_fast::scan(data, &mut capture) {
+        return Ok(info);
+    }
+    scan_serde(data, capture)
+}
+
+/// The serde scan of one event's data (every shape; the reference the fast scan is tested
+/// against). Errors when it is not a JSON object.
+pub(crate) fn scan_serde(
+    data: &[u8],
+    capture: Capture<'_>,
+) -> Result<ChunkInfo, serde_json::Error> {
     let mut info = ChunkInfo::default();
     let mut de = serde_json::Deserializer::from_slice(data);
     let mut cap = capture;

@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod chunk;
+mod chunk_fast;
 pub mod driver;
 pub mod error;
 pub mod http;
