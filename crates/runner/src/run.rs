@@ -1,7 +1,7 @@
 //! The run loop: every point of the plan through an [`Executor`], results read back into the
 //! store, failures triaged and retried or not, progress printed one line per event.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,15 @@ pub struct RunOptions {
     pub teardown_grace_s: f64,
     /// Measurement bound, s.
     pub measure_timeout_s: f64,
+    /// The flags that chose the plan (`KEY|GLOB`, `--conc`, `--seq-lens`, `--scenario`,
+    /// `--no-evals`, `--evals-only`) as `flag → value`, only those given: recorded in
+    /// `run.json` with the measurement flags ([`Runner::run_flags`]) so a resume with others is
+    /// refused naming them.
+    pub selection: BTreeMap<String, String>,
+    /// `--overwrite`: an earlier run in `out` is removed (its jobs stopped, `run.json`,
+    /// `summary.json`, `attempt.md` and `points/` deleted; its store run stays in the store)
+    /// and the run starts over, instead of resuming it.
+    pub overwrite: bool,
 }
 
 /// A point's final state.
@@ -264,6 +273,79 @@ impl Runner {
         self.exec.name()
     }
 
+    /// The flags that decide which points this run has and what each of them measures, as
+    /// `flag → value` (only those given): the plan's selection ([`RunOptions::selection`]),
+    /// `--num-prompts`, `--warmups`, `--isl`, `--osl`, `--eval-limit`, `--traces`,
+    /// `--duration`, `--recipes`, `--sim-model`, `--sim-speedup`. Recorded in `run.json` when
+    /// the run starts; a resume must give the same (retries, timeouts, Slurm partition and
+    /// time limit may change). `--executor` and `--simulate` are checked on their own.
+    pub fn run_flags(&self) -> BTreeMap<String, String> {
+        let o = &self.opts;
+        let m = &o.measure;
+        let mut f = o.selection.clone();
+        let mut put = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                f.insert(k.to_string(), v);
+            }
+        };
+        put("--num-prompts", m.num_prompts.map(|v| v.to_string()));
+        put("--warmups", m.warmups.map(|v| v.to_string()));
+        put("--isl", m.isl.map(|v| v.to_string()));
+        put("--osl", m.osl.map(|v| v.to_string()));
+        put("--eval-limit", m.eval_limit.map(|v| v.to_string()));
+        put("eval max_tokens", m.eval_max_tokens.map(|v| v.to_string()));
+        put("--traces", m.traces.as_ref().map(|p| abs(p)));
+        put("--duration", m.duration_s.map(|v| v.to_string()));
+        put("--recipes", o.recipes.as_ref().map(|p| abs(p)));
+        put("--sim-model", o.sim_model.clone());
+        put("--sim-speedup", o.sim_speedup.map(|v| v.to_string()));
+        f
+    }
+
+    /// Whether the run `prev` (an earlier invocation's `run.json`) may be resumed by this
+    /// invocation: the same `--executor` and `--simulate`, the same [`Runner::run_flags`]
+    /// (every differing flag named with both values), the same point ids, and each point the
+    /// same (image, recipe fingerprint, … after a catalog change). One error line, naming
+    /// `--overwrite` and `--out` as the ways to measure anew.
+    pub fn check_resume(&self, out: &Path, prev: &RunState, plan: &[Point]) -> Result<()> {
+        if prev.executor != self.exec.name() || prev.simulate != self.opts.simulate {
+            return Err(RunnerError::Invalid(format!(
+                "{}: this run was started with --executor {}{}; resume it the same way",
+                out.display(),
+                prev.executor,
+                if prev.simulate { " --simulate" } else { "" }
+            )));
+        }
+        let anew = "rerun with the same flags to resume it, or start over with --overwrite, or measure into another --out";
+        if let Some(then) = &prev.flags {
+            let diffs = state::flag_diffs(then, &self.run_flags());
+            if !diffs.is_empty() {
+                return Err(RunnerError::Invalid(format!(
+                    "{}: the run there was measured with other flags ({}); {anew}",
+                    out.display(),
+                    diffs.join(", ")
+                )));
+            }
+        }
+        let ids: Vec<&str> = prev.points.iter().map(|p| p.id.as_str()).collect();
+        let now_ids: Vec<&str> = plan.iter().map(|p| p.id.as_str()).collect();
+        if ids != now_ids {
+            return Err(RunnerError::Invalid(format!(
+                "{}: holds a run of other points ({} planned then, {} now); {anew}",
+                out.display(),
+                ids.len(),
+                now_ids.len()
+            )));
+        }
+        if let Some(change) = point_changes(&prev.points, plan) {
+            return Err(RunnerError::Invalid(format!(
+                "{}: the catalog changed since the run started ({change}); {anew}",
+                out.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// The engine of a point (its recipe, the simulator, or the recipe with the simulator).
     pub fn engine_for(&self, p: &Point) -> Result<EngineSpec> {
         let sim = self
@@ -337,6 +419,19 @@ impl Runner {
             return Err(RunnerError::Slurm(
                 "--executor slurm: `sbatch` is not on PATH (is this a Slurm submit host?)".into(),
             ));
+        }
+        if let Ok(prev) = state::load(&self.opts.out) {
+            if self.opts.overwrite {
+                if let Some(pid) = run_process_alive(&prev) {
+                    return Err(RunnerError::Invalid(format!(
+                        "--overwrite {}: servebench run (pid {pid}) is still working on it; `servebench run --cancel {}` first",
+                        self.opts.out.display(),
+                        self.opts.out.display()
+                    )));
+                }
+            } else {
+                self.check_resume(&self.opts.out, &prev, plan)?;
+            }
         }
         Ok(())
     }
@@ -433,6 +528,9 @@ impl Runner {
     /// The state of the run in `out`: the earlier invocation's (`run.json`), which must have
     /// used the same executor, `--simulate` and point ids, else a new one named `name`.
     fn resume_or_start(&self, out: &Path, name: &str, plan: &[Point]) -> Result<RunState> {
+        if self.opts.overwrite {
+            clear_run_dir(out)?;
+        }
         let Ok(prev) = state::load(out) else {
             return Ok(RunState {
                 name: name.to_string(),
@@ -443,25 +541,15 @@ impl Runner {
                 store_run: None,
                 pid: std::process::id(),
                 points: plan.to_vec(),
+                flags: Some(self.run_flags()),
             });
         };
-        if prev.executor != self.exec.name() || prev.simulate != self.opts.simulate {
-            return Err(RunnerError::Invalid(format!(
-                "{}: this run was started with --executor {}{}; resume it the same way",
-                out.display(),
-                prev.executor,
-                if prev.simulate { " --simulate" } else { "" }
-            )));
-        }
-        let ids: Vec<&str> = prev.points.iter().map(|p| p.id.as_str()).collect();
-        let now_ids: Vec<&str> = plan.iter().map(|p| p.id.as_str()).collect();
-        if ids != now_ids {
-            return Err(RunnerError::Invalid(format!(
-                "{}: holds a run of other points ({} planned then, {} now); use another --out",
-                out.display(),
-                ids.len(),
-                now_ids.len()
-            )));
+        self.check_resume(out, &prev, plan)?;
+        if prev.flags.is_none() {
+            println!(
+                "warning: {}: run.json records no flags (an older servebench wrote it): the stored points' flags are not checked against this command's",
+                out.display()
+            );
         }
         println!("resuming run {} ({})", prev.name, out.display());
         Ok(prev)
@@ -571,6 +659,80 @@ fn kill_engine_of_was_gone(attempt: &Path) -> bool {
     let was_gone = !signal::group_alive(pg);
     kill_engine_of(attempt);
     was_gone
+}
+
+/// A path made absolute (for comparing `--traces` / `--recipes` across working directories).
+fn abs(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// The first point (same id) whose definition changed between the run's plan and this one,
+/// with the fields that differ (`point X: image a → b`), and how many more changed.
+fn point_changes(prev: &[Point], now: &[Point]) -> Option<String> {
+    let changed: Vec<(&Point, &Point)> = prev.iter().zip(now).filter(|(a, b)| a != b).collect();
+    let (a, b) = changed.first()?;
+    let (va, vb) = (serde_json::to_value(a).ok()?, serde_json::to_value(b).ok()?);
+    let show = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    let fields: Vec<String> = va
+        .as_object()?
+        .iter()
+        .filter(|(k, v)| vb.get(k.as_str()) != Some(*v))
+        .map(|(k, v)| format!("{k} {} → {}", show(v), show(&vb[k.as_str()])))
+        .collect();
+    let mut s = format!("point {}: {}", a.id, fields.join(", "));
+    if changed.len() > 1 {
+        s.push_str(&format!(" (and {} more point(s))", changed.len() - 1));
+    }
+    Some(s)
+}
+
+/// The pid of the `servebench run` process recorded in `rs` when it is still alive (and is
+/// not this process).
+fn run_process_alive(rs: &RunState) -> Option<i32> {
+    let pid = rs.pid as i32;
+    (pid > 1
+        && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.contains("servebench") && c.contains("run"))
+        && pid != std::process::id() as i32)
+        .then_some(pid)
+}
+
+/// `--overwrite`: stops the jobs an earlier run in `out` left running and deletes what the
+/// runner wrote there (`run.json`, `summary.json`, `attempt.md`, `points/`); anything else in
+/// the folder is kept. Nothing to do when `out` holds no run.
+fn clear_run_dir(out: &Path) -> Result<()> {
+    let Ok(prev) = state::load(out) else {
+        return Ok(());
+    };
+    for p in &prev.points {
+        if let Some(last) = state::attempts(out, &p.id).pop() {
+            stop_stale(&last);
+        }
+    }
+    let points = out.join("points");
+    if points.exists() {
+        std::fs::remove_dir_all(&points).map_err(|e| RunnerError::io(&points, e))?;
+    }
+    for f in ["summary.json", "attempt.md", "run.json"] {
+        let p = out.join(f);
+        if p.exists() {
+            std::fs::remove_file(&p).map_err(|e| RunnerError::io(&p, e))?;
+        }
+    }
+    println!(
+        "--overwrite: removed the earlier run in {}{}",
+        out.display(),
+        prev.store_run
+            .map(|id| format!(" (its store run {id} stays in {})", prev.db.display()))
+            .unwrap_or_default()
+    );
+    Ok(())
 }
 
 fn on_path(cmd: &str) -> bool {
@@ -753,12 +915,7 @@ pub fn status_lines(dir: &Path) -> Result<Vec<(String, String, String, PathBuf)>
 pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
     let rs = state::load(dir)?;
     let mut lines = Vec::new();
-    let pid = rs.pid as i32;
-    let alive = pid > 1
-        && std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-            .is_ok_and(|c| c.contains("servebench") && c.contains("run"))
-        && pid != std::process::id() as i32;
-    if alive {
+    if let Some(pid) = run_process_alive(&rs) {
         // SAFETY: plain syscall.
         unsafe {
             libc::kill(pid, libc::SIGINT);
@@ -826,6 +983,8 @@ mod tests {
             ready_timeout_s: 1.0,
             teardown_grace_s: 1.0,
             measure_timeout_s: 1.0,
+            selection: BTreeMap::new(),
+            overwrite: false,
         }
     }
 

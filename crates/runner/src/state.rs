@@ -2,12 +2,14 @@
 //! resumes.
 //!
 //! ```text
-//! OUT/run.json                          the run: plan, executor, store, runner pid
+//! OUT/run.json                          the run: plan, measurement flags, executor, store,
+//!                                       runner pid
 //! OUT/points/<point>/attempt-<n>/       one attempt: point.json (job spec), job.sh, job.log,
 //!                                       submit.json (job id), status.json, point.db, sweep/|eval/
 //! OUT/points/<point>/result.json        the point's final state (stored | failed | interrupted)
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,26 @@ pub struct RunState {
     pub pid: u32,
     /// The plan.
     pub points: Vec<Point>,
+    /// The flags that decide which points the run has and what each measures (`--isl`,
+    /// `--num-prompts`, `--conc`, …; [`crate::Runner::run_flags`]), as `flag → value`, recorded
+    /// when the run started: a resume with other values is refused ([`flag_diffs`]). `None` in
+    /// a `run.json` written by an older servebench (resumed unchecked, with a warning).
+    #[serde(default)]
+    pub flags: Option<BTreeMap<String, String>>,
+}
+
+/// The flags whose values differ between the run's start (`then`) and this invocation (`now`),
+/// each as `--isl 512 → 128` (a flag absent on one side reads `(not set)`), in flag order.
+pub fn flag_diffs(then: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> Vec<String> {
+    let unset = "(not set)";
+    let keys: std::collections::BTreeSet<&String> = then.keys().chain(now.keys()).collect();
+    keys.into_iter()
+        .filter_map(|k| {
+            let was = then.get(k).map(String::as_str).unwrap_or(unset);
+            let is = now.get(k).map(String::as_str).unwrap_or(unset);
+            (was != is).then(|| format!("{k} {was} → {is}"))
+        })
+        .collect()
 }
 
 /// Path of `run.json` in `dir`.

@@ -229,6 +229,87 @@ fn a_killed_run_resumes_skipping_stored_points() {
     assert_eq!(runs[0]["n_points"], 2, "{runs}");
 }
 
+/// New-user F9: a run measured at one ISL/OSL, partly killed, was resumed with other
+/// `--isl`/`--osl`/`--num-prompts`: the stored point was `already stored, skipped`, the rest
+/// measured under the new flags, one store run mixing both workloads, `status passed`, exit 0.
+/// Now the resume is refused before anything runs, naming each differing flag with both
+/// values; nothing is added to the store or the run directory. `--overwrite` starts over.
+#[test]
+fn a_resume_with_other_measurement_flags_is_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    catalog(d);
+    let args = |isl: &str, osl: &str, n: &str| {
+        [
+            "run",
+            KEY,
+            "--catalog",
+            "master.yaml",
+            "--simulate",
+            "--no-evals",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+            "--num-prompts",
+            n,
+            "--warmups",
+            "0",
+            "--isl",
+            isl,
+            "--osl",
+            osl,
+            "--sim-speedup",
+            "10",
+        ]
+        .map(String::from)
+    };
+    let (rc, out, err) = run_in(d, &args("128", "32", "4"));
+    assert_eq!(rc, 0, "{out}\n{err}");
+    // as a run killed after its first point: conc 2 has no result
+    let conc2 = d.join(format!(
+        "r/points/{KEY}_1k1k_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-none_conc2"
+    ));
+    std::fs::remove_file(conc2.join("result.json")).unwrap();
+    let run_json = std::fs::read(d.join("r/run.json")).unwrap();
+    let (rc, out, err) = run_in(d, &args("64", "16", "2"));
+    assert_eq!(rc, 1, "refused: {out}\n{err}");
+    assert!(
+        err.contains("the run there was measured with other flags (--isl 128 → 64, --num-prompts 4 → 2, --osl 32 → 16); rerun with the same flags to resume it, or start over with --overwrite, or measure into another --out"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!out.contains("already stored"), "{out}");
+    assert!(!conc2.join("attempt-2").exists(), "nothing measured");
+    assert_eq!(std::fs::read(d.join("r/run.json")).unwrap(), run_json);
+    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db", "--json"]);
+    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs[0]["n_points"], 2, "nothing added to the store: {runs}");
+    // a narrower --conc is named too
+    let mut a = args("128", "32", "4").to_vec();
+    a.extend(["--conc", "1"].map(String::from));
+    let (rc, _, err) = run_in(d, &a);
+    assert_eq!(rc, 1);
+    assert!(err.contains("(--conc (not set) → 1)"), "{err}");
+    // --overwrite starts over: a new store run with only the new workload
+    a = args("64", "16", "2").to_vec();
+    a.extend(["--conc", "1", "--overwrite"].map(String::from));
+    let (rc, out, err) = run_in(d, &a);
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(
+        out.contains("--overwrite: removed the earlier run in"),
+        "{out}"
+    );
+    assert!(!out.contains("already stored"), "{out}");
+    assert!(!conc2.exists(), "the earlier run's points are gone");
+    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db", "--json"]);
+    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    assert_eq!(runs[0]["n_points"], 1, "{runs}");
+    assert_eq!(runs[0]["meta"]["workload"], "64/16", "{runs}");
+}
+
 /// The scenario's catalog and runners copied into `d` (so `run` finds runners.yaml beside it).
 fn scenario(d: &Path) -> std::path::PathBuf {
     let s = common::shared().join("data/scenario");

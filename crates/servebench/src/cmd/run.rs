@@ -77,9 +77,14 @@ pub struct Args {
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
     #[arg(long)]
     pub dry_run: bool,
-    /// Run directory (default servebench-out/run-<UTC time>); an existing one is resumed.
+    /// Run directory (default servebench-out/run-<UTC time>); an existing one is resumed
+    /// (with the same flags only: a resume with other measurement flags is refused).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Start over in an existing --out: its jobs are stopped and what the earlier run wrote
+    /// there is deleted (its store run stays in the store) instead of resuming it.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Infrastructure retries per point for transient failures (0..=2, AUTOMATION.md §5.3).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub max_retries: u32,
@@ -260,6 +265,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ready_timeout_s: args.ready_timeout,
         teardown_grace_s: 10.0,
         measure_timeout_s: args.measure_timeout,
+        selection: selection(&args),
+        overwrite: args.overwrite,
     };
     let exec: Box<dyn Executor> = match args.executor.as_str() {
         "slurm" => Box::new(SlurmExecutor::default()),
@@ -301,4 +308,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let s = runner.run(plan.clone())?;
     out::finish(&args, s, &plan[0].image)
+}
+
+/// The flags that chose the plan, as `run.json` records them (only those given).
+fn selection(args: &Args) -> std::collections::BTreeMap<String, String> {
+    let mut m = std::collections::BTreeMap::new();
+    let list = |v: &[String]| v.join(",");
+    m.insert("KEY|GLOB".to_string(), args.keys.join(" "));
+    if let Some(c) = &args.conc {
+        let c: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+        m.insert("--conc".into(), list(&c));
+    }
+    if let Some(v) = &args.seq_lens {
+        m.insert("--seq-lens".into(), list(v));
+    }
+    if let Some(v) = &args.scenario {
+        m.insert("--scenario".into(), list(v));
+    }
+    if args.no_evals {
+        m.insert("--no-evals".into(), "on".into());
+    }
+    if args.evals_only {
+        m.insert("--evals-only".into(), "on".into());
+    }
+    m
 }
