@@ -207,6 +207,33 @@ fn num(x: Option<f64>) -> Value {
 }
 
 impl AggRow {
+    /// Why InferenceX would not accept this (AgentX) point as a submission: empty unless the
+    /// row says `agentx_submission_valid: false`; then the harness's reason codes
+    /// (`agentx_submission_invalid_reasons`: `unsafe_override`, `context_overflow_rate_exceeded`,
+    /// `run_cancelled`), or `["agentx_submission_valid false"]` when it names none. Unlike
+    /// [`AggRow::invalid_reasons`] the point's numbers stand (compare still compares it), but
+    /// the run is not a valid submission.
+    pub fn submission_invalid_reasons(&self) -> Vec<String> {
+        if self.extra.get("agentx_submission_valid") != Some(&Value::Bool(false)) {
+            return Vec::new();
+        }
+        let r: Vec<String> = self
+            .extra
+            .get("agentx_submission_invalid_reasons")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if r.is_empty() {
+            vec!["agentx_submission_valid false".into()]
+        } else {
+            r
+        }
+    }
+
     /// The row as an ordered JSON object: the InferenceX keys, the latency families (each
     /// TPOT statistic followed by its interactivity), the servebench keys, then `extra`.
     pub fn to_value(&self) -> Value {

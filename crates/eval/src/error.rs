@@ -37,6 +37,17 @@ pub enum EvalError {
         /// What the operating system said.
         error: std::io::Error,
     },
+    /// No shared data folder was found ([`crate::shared::shared_dir`]): each place tried, in
+    /// order, on one line.
+    #[error(
+        "no shared data folder (it holds data/gsm8k): {}; set SERVEBENCH_SHARED to it (or --gsm8k-dir / SERVEBENCH_GSM8K_DIR to the GSM8K folder)",
+        tried.join("; ")
+    )]
+    NoSharedDir {
+        /// What was looked at and why it did not do (`SERVEBENCH_SHARED is not set`,
+        /// `/x/../shared: no such folder`, …).
+        tried: Vec<String>,
+    },
     /// A line of a JSONL data file (GSM8K documents or recorded solutions) is not what it
     /// should be (`<path>:<line>: <problem>`; the JSON parser's message, when there is one, is
     /// the `source`).

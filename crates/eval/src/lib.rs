@@ -6,7 +6,8 @@
 //! `random.Random` for lm-eval's few-shot sampler ([`pyrandom`]), lm-eval's filters and
 //! `exact_match` ([`scoring`]), the threshold gate ([`thresholds`]), the concurrent
 //! non-streaming chat client with retries and resume ([`run_gsm8k`]), the result files
-//! ([`result`]), and the GSM8K answer book ([`sim_answers`]).
+//! ([`result`]), the GSM8K answer book ([`sim_answers`]), and where the shared data folder is
+//! ([`shared`]).
 //!
 //! Must not know about: throughput metrics, the store, reports, the simulator. Where requests
 //! go is the endpoint layer's (`servebench-endpoint`): [`run_gsm8k`] takes its `Target` (an
@@ -23,6 +24,7 @@ pub mod pyrandom;
 pub mod result;
 mod run;
 pub mod scoring;
+pub mod shared;
 pub mod sim_answers;
 mod summary;
 pub mod task;

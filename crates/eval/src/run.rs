@@ -330,7 +330,7 @@ pub async fn run_gsm8k(target: &Target, opts: EvalOptions) -> Result<EvalResult,
         return Err(EvalError::ZeroConcurrency);
     }
     let spec = TaskSpec::new(opts.profile);
-    let dir = resolve_data_dir(opts.data_dir.as_deref());
+    let dir = resolve_data_dir(opts.data_dir.as_deref())?;
     let test = load_docs(&dir.join("test.jsonl"))?;
     let train = load_docs(&dir.join("train.jsonl"))?;
     let n = opts.limit.map_or(test.len(), |l| l.min(test.len()));

@@ -181,12 +181,13 @@ pub fn replay_note(recorded_model: &str) -> String {
 
 /// Loads the answer book for a recorded model (`--sim-answers NAME`), from `data_dir` or the
 /// GSM8K folder resolved by [`crate::task::resolve_data_dir`] (`SERVEBENCH_GSM8K_DIR`, else
-/// `$SERVEBENCH_SHARED/data/gsm8k`, else `../shared/data/gsm8k`).
+/// `data/gsm8k` of the shared data folder, [`crate::shared::shared_dir`]).
 ///
 /// # Errors
-/// Unknown model name, or the file is missing / malformed (one line naming it).
+/// Unknown model name, no shared data folder, or the file is missing / malformed (one line
+/// naming it).
 pub fn load_from(name: &str, data_dir: Option<&Path>) -> Result<Gsm8kAnswers, EvalError> {
-    let dir: PathBuf = crate::task::resolve_data_dir(data_dir);
+    let dir: PathBuf = crate::task::resolve_data_dir(data_dir)?;
     let solutions = read_solutions(&dir.join(SOLUTIONS_FILE), name)?;
     Ok(Gsm8kAnswers::new(name, &solutions))
 }

@@ -243,19 +243,21 @@ pub struct Verdicts {
 /// Where GSM8K's JSONL files live.
 ///
 /// Order: `explicit` (the `--gsm8k-dir` flag, which clap also fills from `SERVEBENCH_GSM8K_DIR`),
-/// then `$SERVEBENCH_GSM8K_DIR`, then `$SERVEBENCH_SHARED/data/gsm8k`, then `../shared/data/gsm8k`
-/// relative to the working directory (the project layout: repo beside `shared/`).
-pub fn resolve_data_dir(explicit: Option<&Path>) -> PathBuf {
+/// then `$SERVEBENCH_GSM8K_DIR`, then `data/gsm8k` of the shared data folder
+/// ([`crate::shared::shared_dir`]: `$SERVEBENCH_SHARED`, else `../shared` from the working
+/// directory, else `shared/` beside the checkout the binary was built in).
+///
+/// # Errors
+/// [`EvalError::NoSharedDir`] (every place tried, one line) when neither variable is set and no
+/// shared folder exists. A folder that is found is not checked for its files here.
+pub fn resolve_data_dir(explicit: Option<&Path>) -> Result<PathBuf, EvalError> {
     if let Some(p) = explicit {
-        return p.to_path_buf();
+        return Ok(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os("SERVEBENCH_GSM8K_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(p);
+        return Ok(PathBuf::from(p));
     }
-    if let Some(p) = std::env::var_os("SERVEBENCH_SHARED").filter(|v| !v.is_empty()) {
-        return PathBuf::from(p).join("data").join("gsm8k");
-    }
-    PathBuf::from("../shared/data/gsm8k")
+    Ok(crate::shared::shared_dir()?.join("data").join("gsm8k"))
 }
 
 /// Reads a GSM8K JSONL file (`{"question": …, "answer": …}` per line).

@@ -686,8 +686,19 @@ impl<E: Executor> Session<E> {
         }
         console.line(&format!("results: {}", out_dir.display()));
         if let Some(r) = &recorder {
+            // as `servebench runs` shows it: `ok (INVALID)` when a point is invalid or not a
+            // valid InferenceX submission (the notes above say why)
+            let invalid = invalid_concs(&points);
+            let flag = if invalid.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (INVALID: conc {}; see the notes above)",
+                    invalid.join(", ")
+                )
+            };
             console.line(&format!(
-                "run: {} (store {}, status {})",
+                "run: {} (store {}, status {}{flag})",
                 r.run,
                 r.db.display(),
                 status.as_str()
@@ -715,10 +726,32 @@ impl<E: Executor> Session<E> {
     }
 }
 
+/// The concurrencies (as written, in order, repeats once) of the points that are invalid: a
+/// violated validity rule (`point_status: invalid`) or an AgentX point InferenceX would not
+/// accept as a submission (`agentx_submission_valid: false`, [`AggRow::submission_invalid_reasons`]).
+///
+/// [`AggRow::submission_invalid_reasons`]: servebench_contracts::agg::AggRow::submission_invalid_reasons
+pub fn invalid_concs(points: &[PointOutput]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in points {
+        let invalid = p.metrics.point_status == PointStatus::Invalid
+            || !p.agg.submission_invalid_reasons().is_empty();
+        let conc = p
+            .agg
+            .conc
+            .map_or_else(|| "?".to_string(), |c| c.to_string());
+        if invalid && !out.contains(&conc) {
+            out.push(conc);
+        }
+    }
+    out
+}
+
 /// The process exit status of a finished sweep: [`EXIT_INTERRUPTED`] after Ctrl-C, else 1 when
-/// a point is not ok or something else failed (`failed`: eval error, report, store), else
-/// [`EXIT_EVAL_GATE`] when the eval ran and missed its threshold (`gate_pass` `Some(false)`),
-/// else 0.
+/// a point is not ok — failed, invalid, or an AgentX point that is not a valid InferenceX
+/// submission (as `servebench run` calls its run invalid) — or something else failed
+/// (`failed`: eval error, report, store), else [`EXIT_EVAL_GATE`] when the eval ran and missed
+/// its threshold (`gate_pass` `Some(false)`), else 0.
 pub fn exit_status(
     points: &[PointOutput],
     cancelled: bool,
@@ -728,9 +761,10 @@ pub fn exit_status(
     if cancelled {
         EXIT_INTERRUPTED
     } else if failed
-        || points
-            .iter()
-            .any(|p| p.metrics.point_status != PointStatus::Ok)
+        || points.iter().any(|p| {
+            p.metrics.point_status != PointStatus::Ok
+                || !p.agg.submission_invalid_reasons().is_empty()
+        })
     {
         1
     } else if gate_pass == Some(false) {

@@ -58,6 +58,11 @@ pub struct MeasureSpec {
     pub eval_max_tokens: Option<u32>,
     /// Folder with the GSM8K files (exported as `SERVEBENCH_GSM8K_DIR`).
     pub gsm8k_dir: Option<PathBuf>,
+    /// The shared data folder the run resolved (`servebench_eval::shared::shared_dir`),
+    /// absolute; exported as `SERVEBENCH_SHARED` to the engine and the measurement, which run
+    /// in the job's own folder where `../shared` is not the data.
+    #[serde(default)]
+    pub shared_dir: Option<PathBuf>,
     /// AgentX traces (a folder of Weka `trace_*.json` files or a `traces.jsonl`): agentic points
     /// are measured with `sweep --scenario agentx --traces PATH` (MEASUREMENT.md Part 2 §5).
     /// Without it they get the fixed-sequence stand-in at `isl`/`osl`.
@@ -70,6 +75,20 @@ pub struct MeasureSpec {
 }
 
 impl MeasureSpec {
+    /// The data folders a job's engine and measurement get in their environment:
+    /// `SERVEBENCH_GSM8K_DIR` ([`MeasureSpec::gsm8k_dir`]) and `SERVEBENCH_SHARED`
+    /// ([`MeasureSpec::shared_dir`]), each when known.
+    pub fn data_env(&self) -> Vec<(&'static str, &Path)> {
+        let mut e = Vec::new();
+        if let Some(g) = &self.gsm8k_dir {
+            e.push(("SERVEBENCH_GSM8K_DIR", g.as_path()));
+        }
+        if let Some(s) = &self.shared_dir {
+            e.push(("SERVEBENCH_SHARED", s.as_path()));
+        }
+        e
+    }
+
     /// Whether an agentic point is replayed from traces (AgentX) rather than measured with the
     /// fixed-sequence stand-in.
     pub fn agentx(&self) -> bool {
@@ -278,8 +297,8 @@ fn engine_command(spec: &JobSpec, port: u16) -> Command {
     for (k, v) in recipe_env(p, &spec.runner, port, &result_dir) {
         cmd.env(k, v);
     }
-    if let Some(g) = &spec.measure.gsm8k_dir {
-        cmd.env("SERVEBENCH_GSM8K_DIR", g);
+    for (k, v) in spec.measure.data_env() {
+        cmd.env(k, v);
     }
     cmd.current_dir(&spec.dir);
     cmd
@@ -725,12 +744,7 @@ fn measure(
         .stdout(Stdio::from(mlog))
         .stderr(Stdio::from(mlog2))
         .env("NO_COLOR", "1")
-        .envs(
-            spec.measure
-                .gsm8k_dir
-                .iter()
-                .map(|g| ("SERVEBENCH_GSM8K_DIR", g)),
-        )
+        .envs(spec.measure.data_env())
         .spawn()
         .map_err(|e| RunnerError::io(&spec.exe, e))?;
     let tm = Instant::now();

@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub max_retries: u32,
     /// Measurement flags.
     pub measure: MeasureSpec,
+    /// Why no GSM8K folder could be resolved (the resolver's one-line error), when
+    /// `measure.gsm8k_dir` is None: [`Runner::preflight`] says it when a point is an eval job.
+    pub gsm8k_unresolved: Option<String>,
     /// Readiness bound, s.
     pub ready_timeout_s: f64,
     /// Engine SIGTERM → SIGKILL grace, s.
@@ -369,9 +372,10 @@ impl Runner {
     }
 
     /// Checks, before the first job, everything the run needs that the plan does not: a
-    /// recipe for every point (or the simulator), the traces folder, the servebench binary,
-    /// `sbatch` for the Slurm executor. One error line naming what is wrong (all points
-    /// without a recipe at once); nothing is started or written.
+    /// recipe for every point (or the simulator), the traces folder, the GSM8K data when a
+    /// point is an eval job, the servebench binary, `sbatch` for the Slurm executor. One error
+    /// line naming what is wrong (all points without a recipe at once); nothing is started or
+    /// written.
     pub fn preflight(&self, plan: &[Point]) -> Result<()> {
         if plan.is_empty() {
             return Err(RunnerError::Invalid("the plan holds no point".into()));
@@ -409,6 +413,9 @@ impl Runner {
                 return Err(RunnerError::io(t, "--traces: no such file or folder"));
             }
         }
+        if let Some(p) = plan.iter().find(|p| p.eval_only) {
+            self.check_gsm8k(p)?;
+        }
         if !self.opts.exe.is_file() {
             return Err(RunnerError::io(
                 &self.opts.exe,
@@ -431,6 +438,39 @@ impl Runner {
                 }
             } else {
                 self.check_resume(&self.opts.out, &prev, plan)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The GSM8K files eval job `p` reads (`test.jsonl`, `train.jsonl`, and under
+    /// `--simulate` the recorded solutions the simulator replays) are in the resolved folder.
+    fn check_gsm8k(&self, p: &Point) -> Result<()> {
+        let Some(dir) = &self.opts.measure.gsm8k_dir else {
+            return Err(RunnerError::Invalid(format!(
+                "eval job {} needs the GSM8K data: {}",
+                p.id,
+                self.opts
+                    .gsm8k_unresolved
+                    .as_deref()
+                    .unwrap_or("no folder given (set SERVEBENCH_SHARED or SERVEBENCH_GSM8K_DIR)")
+            )));
+        };
+        let mut files = vec!["test.jsonl", "train.jsonl"];
+        if self.opts.simulate {
+            files.push("example_model_solutions.jsonl");
+        }
+        for f in files {
+            let path = dir.join(f);
+            if !path.is_file() {
+                return Err(RunnerError::io(
+                    &path,
+                    format!(
+                        "eval job {} needs this GSM8K file: no such file (set SERVEBENCH_SHARED \
+                         or SERVEBENCH_GSM8K_DIR)",
+                        p.id
+                    ),
+                ));
             }
         }
         Ok(())
@@ -980,6 +1020,7 @@ mod tests {
             time_limit_min: None,
             max_retries: 0,
             measure: MeasureSpec::default(),
+            gsm8k_unresolved: None,
             ready_timeout_s: 1.0,
             teardown_grace_s: 1.0,
             measure_timeout_s: 1.0,

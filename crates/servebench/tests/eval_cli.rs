@@ -229,29 +229,49 @@ fn bad_input_is_one_line_naming_the_thing() {
     }
 }
 
+/// The default data folder: `../shared` from the checkout root, and (new-user F17) from any
+/// other directory the `shared/` beside the checkout the binary was built in, with
+/// `SERVEBENCH_SHARED` unset (it was `../shared` of the working directory only).
 #[test]
 fn default_data_folder_is_shared_beside_the_repo() {
     let dir = tempfile::tempdir().unwrap();
-    let o = dir.path().join("o");
+    // a working directory whose ../shared does not exist (unlike /tmp/shared, which may)
+    let elsewhere = dir.path().join("work");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let r = scratch_in(Path::new(repo))
-        .args([
-            "eval",
-            "gsm8k",
-            "--sim-zero-delay",
-            "--no-progress",
-            "--limit",
-            "2",
-            "--threshold",
-            "0",
-            "--out",
-        ])
-        .arg(&o)
-        .env_remove("SERVEBENCH_GSM8K_DIR")
-        .env_remove("SERVEBENCH_SHARED")
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(0), "{}", common::stderr(&r));
+    for (i, cwd) in [Path::new(repo), elsewhere.as_path()]
+        .into_iter()
+        .enumerate()
+    {
+        let o = dir.path().join(format!("o{i}"));
+        let r = scratch_in(cwd)
+            .args([
+                "eval",
+                "gsm8k",
+                "--sim-zero-delay",
+                "--no-progress",
+                "--limit",
+                "2",
+                "--threshold",
+                "0",
+                "--out",
+            ])
+            .arg(&o)
+            .env_remove("SERVEBENCH_GSM8K_DIR")
+            .env_remove("SERVEBENCH_SHARED")
+            .output()
+            .unwrap();
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "from {}: {}",
+            cwd.display(),
+            common::stderr(&r)
+        );
+        let res: Value =
+            serde_json::from_str(&std::fs::read_to_string(o.join("result.json")).unwrap()).unwrap();
+        assert_eq!(res["row"]["n_eff"], 2, "{res}");
+    }
 }
 
 #[test]

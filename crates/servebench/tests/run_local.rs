@@ -458,6 +458,52 @@ fn inputs_are_checked_before_any_job() {
     }
 }
 
+/// New-user F17: an eval job whose GSM8K files are missing was submitted and died in its job
+/// (`cannot read recorded GSM8K solutions ../shared/…`, triaged `unclassified · mixed`). The
+/// run now checks the files before the first job, naming the path; a `--no-evals` run does not
+/// need them.
+#[test]
+fn eval_data_is_checked_before_any_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    scenario(d);
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    let run = |extra: &[&str]| {
+        common::servebench_in(d)
+            .args([
+                "run",
+                SCENARIO_KEY,
+                "--catalog",
+                "master.yaml",
+                "--simulate",
+                "--dry-run",
+                "--out",
+                "r",
+                "--db",
+                "s.db",
+            ])
+            .args(extra)
+            .env_remove("SERVEBENCH_GSM8K_DIR")
+            .env("SERVEBENCH_SHARED", d.join("empty"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    let err = common::stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    let want = d.join("empty/data/gsm8k/test.jsonl");
+    assert!(
+        err.contains(&format!("{}: eval job ", want.display()))
+            && err.contains("needs this GSM8K file: no such file"),
+        "{err}"
+    );
+    assert!(err.trim().lines().count() <= 2, "one clear line: {err}");
+    assert!(!d.join("r").exists(), "nothing is written");
+    // without eval jobs the data is not needed
+    let o = run(&["--no-evals"]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+}
+
 /// Issue 18 "also seen": `--conc 32` leaving no point lists the available values; a config
 /// key typo gets a suggestion and a short error, also with the real InferenceX catalog.
 #[test]

@@ -594,6 +594,9 @@ fn docs_worked_example_runs_as_written() {
             format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
         )
         .env_remove("SERVEBENCH_DB")
+        // as a new user has it (F17): the data comes from `shared/` beside the checkout
+        .env_remove("SERVEBENCH_SHARED")
+        .env_remove("SERVEBENCH_GSM8K_DIR")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -146,9 +146,44 @@ fn agentx_sweep_is_matched_with_the_scenarios_agentx_baseline() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "sweep failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
     let agg = read_json(&out.join("conc1/agg.json"));
     assert_eq!(agg["benchmark_type"], "agentic_traces", "{agg}");
+    // a 10 s window is not a valid InferenceX submission (unsafe_override): the point is
+    // measured and stored as ok (its numbers stand), but the sweep says the run is invalid in
+    // its status line, its exit code and `servebench runs`, as `servebench run` does for the
+    // same point (was: `status ok`, exit 0)
+    assert_eq!(agg["agentx_submission_valid"], false, "{agg}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        stdout.contains("status ok (INVALID: conc 1; see the notes above)")
+            && stdout.contains("note: conc 1: not a valid InferenceX submission: "),
+        "{stdout}"
+    );
+    let runs = servebench_in(tmp.path())
+        .args(["runs", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let runs_text = String::from_utf8_lossy(&runs.stdout);
+    assert!(
+        runs_text.contains("conc 1: not a valid InferenceX submission (unsafe_override"),
+        "{runs_text}"
+    );
+    let table = servebench_in(tmp.path())
+        .args(["runs", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&table.stdout).contains("ok (INVALID)"),
+        "{}",
+        String::from_utf8_lossy(&table.stdout)
+    );
     let c = servebench_in(tmp.path())
         .args(["compare", "--json", "--candidate", "latest", "--baseline"])
         .arg(shared().join("data/scenario/baseline.json"))

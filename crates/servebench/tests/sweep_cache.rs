@@ -255,7 +255,13 @@ fn agentx_points_start_from_a_flushed_cache_too() {
         .args(["--flush-cache", "auto", "--no-store", "--out", "ax"])
         .output()
         .unwrap();
-    ok(&o);
+    // a short window is not a valid InferenceX submission (unsafe_override): measured, exit 1
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("not a valid InferenceX submission"),
+        "{}",
+        stdout(&o)
+    );
     let err = stderr(&o);
     for c in [1, 2] {
         assert!(

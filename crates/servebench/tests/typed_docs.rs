@@ -7,7 +7,7 @@
 //! place cannot pass.
 
 mod common;
-use common::{agentx_traces, ok, read_json, servebench_in};
+use common::{agentx_traces, ok, read_json, servebench_in, stderr, stdout};
 
 use std::path::Path;
 
@@ -225,7 +225,13 @@ fn agentx_result_round_trips_through_its_typed_document() {
         .args(["--no-store", "--out", "ax"])
         .output()
         .unwrap();
-    ok(&o);
+    // a short window is not a valid InferenceX submission (unsafe_override): measured, exit 1
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("not a valid InferenceX submission"),
+        "{}",
+        stdout(&o)
+    );
     let path = tmp.path().join("ax/conc2/result.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let file: ResultFile = serde_json::from_str(&text).unwrap();

@@ -304,8 +304,9 @@ pub struct RunRecord {
     pub n_points: u64,
     /// Number of stored eval rows.
     pub n_evals: u64,
-    /// Why the run is flagged invalid: `conc N: <violated rule>` of each invalid point, `; `
-    /// joined; `None` when no point was invalid (schema ≥ 3).
+    /// Why the run is flagged invalid: `conc N: <violated rule>` of each invalid point, and
+    /// `conc N: not a valid InferenceX submission (unsafe_override, …)` of each AgentX point
+    /// InferenceX would not accept, `; ` joined; `None` when no point was (schema ≥ 3).
     #[serde(default)]
     pub invalid_reason: Option<String>,
 }
@@ -499,6 +500,9 @@ struct PointColumns {
     status: String,
     records_file: Option<String>,
     invalid_reasons: Vec<String>,
+    /// Flags the run only (not the point's status or column): an AgentX point that is not a
+    /// valid InferenceX submission.
+    run_reasons: Option<String>,
     /// `row_json`.
     json: String,
 }
@@ -684,6 +688,15 @@ impl Store {
     /// [`Store::add_foreign_point`]).
     pub fn add_point(&mut self, run: RunId, row: &AggRow) -> Result<i64> {
         let reasons = row.invalid_reasons.clone();
+        // an AgentX point InferenceX would not accept as a submission keeps its status (its
+        // numbers stand) but flags its run, as `servebench run` calls such a run invalid
+        let submission = row.submission_invalid_reasons();
+        let run_reasons = (!submission.is_empty()).then(|| {
+            format!(
+                "not a valid InferenceX submission ({})",
+                submission.join(", ")
+            )
+        });
         let cols = PointColumns {
             hw: Some(row.hw.clone()),
             framework: Some(row.framework.clone()),
@@ -703,6 +716,7 @@ impl Store {
             status: row.point_status.as_str().to_string(),
             records_file: Some(row.records_file.clone()),
             invalid_reasons: reasons,
+            run_reasons,
             json: serde_json::to_string(&row.to_value())?,
         };
         self.insert_point(run, false, cols)
@@ -744,6 +758,7 @@ impl Store {
             status: row_str(row, "point_status").unwrap_or_else(|| "ok".into()),
             records_file: row_str(row, "records_file"),
             invalid_reasons: servebench_contracts::status::invalid_reasons_of(row),
+            run_reasons: None,
             json: serde_json::to_string(row)?,
         };
         self.insert_point(run, true, cols)
@@ -795,7 +810,11 @@ impl Store {
         Self::check_origin(&self.path, &tx, run, foreign)?;
         // an invalid point flags its run too, in the same transaction (a crash later keeps both)
         let invalid = (!c.invalid_reasons.is_empty()).then(|| c.invalid_reasons.join("; "));
-        if let Some(reason) = &invalid {
+        let run_flag = match (&invalid, &c.run_reasons) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.clone().or(b.clone()),
+        };
+        if let Some(reason) = &run_flag {
             let tag = match c.conc {
                 Some(conc) => format!("conc {conc}: {reason}"),
                 None => reason.clone(),

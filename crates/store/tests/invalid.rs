@@ -58,6 +58,43 @@ fn an_invalid_point_flags_its_run_with_the_reason() {
     assert_eq!(s.get_run(clean).unwrap().unwrap().invalid_reason, None);
 }
 
+/// An AgentX point InferenceX would not accept (`agentx_submission_valid: false`) keeps its
+/// status `ok` and no point reason (its numbers stand), but flags its run, as `servebench run`
+/// calls such a run invalid; `agentx_submission_valid: true` flags nothing.
+#[test]
+fn an_agentx_point_that_is_not_a_valid_submission_flags_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("s.db")).unwrap();
+    let run = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
+    let mut valid = row(1, Fine, None);
+    valid
+        .extra
+        .insert("agentx_submission_valid".into(), json!(true));
+    valid
+        .extra
+        .insert("agentx_submission_invalid_reasons".into(), json!([]));
+    s.add_point(run, &valid).unwrap();
+    assert_eq!(s.get_run(run).unwrap().unwrap().invalid_reason, None);
+    let mut short = row(4, Fine, None);
+    short
+        .extra
+        .insert("agentx_submission_valid".into(), json!(false));
+    short.extra.insert(
+        "agentx_submission_invalid_reasons".into(),
+        json!(["unsafe_override", "context_overflow_rate_exceeded"]),
+    );
+    s.add_point(run, &short).unwrap();
+    assert_eq!(
+        s.get_run(run).unwrap().unwrap().invalid_reason.as_deref(),
+        Some(
+            "conc 4: not a valid InferenceX submission (unsafe_override, context_overflow_rate_exceeded)"
+        )
+    );
+    let pts = s.points(run).unwrap();
+    assert_eq!(pts[1].status.as_str(), "ok");
+    assert_eq!(pts[1].invalid_reason, None);
+}
+
 #[test]
 fn a_version_2_store_migrates_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();

@@ -36,7 +36,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
     let opts = args.to_options()?;
     let ep = endpoint(&args)?;
     // Missing data is a usage error, not a failed run: check before the run is recorded.
-    let data = servebench_eval::task::resolve_data_dir(opts.data_dir.as_deref());
+    let data = servebench_eval::task::resolve_data_dir(opts.data_dir.as_deref())?;
     for f in ["test.jsonl", "train.jsonl"] {
         servebench_eval::task::load_docs(&data.join(f))?;
     }

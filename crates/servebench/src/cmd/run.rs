@@ -220,14 +220,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             runner_node_filter: None,
         },
     )?;
-    let gsm8k = std::env::var_os("SERVEBENCH_GSM8K_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("SERVEBENCH_SHARED").map(|s| PathBuf::from(s).join("data/gsm8k"))
-        })
-        .or_else(|| Some(PathBuf::from("../shared/data/gsm8k")))
-        .filter(|p| p.is_dir())
-        .and_then(|p| std::fs::canonicalize(p).ok());
+    // The data folders, resolved here once and handed to every job (which runs in its own
+    // folder); preflight checks the GSM8K files when a point is an eval job.
+    let shared = servebench_eval::shared::shared_dir()
+        .ok()
+        .map(|p| std::path::absolute(&p).unwrap_or(p));
+    let (gsm8k, gsm8k_unresolved) = match servebench_eval::task::resolve_data_dir(None) {
+        Ok(p) => (Some(std::path::absolute(&p).unwrap_or(p)), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("servebench-out").join(format!(
             "run-{}",
@@ -259,9 +260,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             eval_limit: args.eval_limit,
             eval_max_tokens: None,
             gsm8k_dir: gsm8k,
+            shared_dir: shared,
             traces: args.traces.as_ref().map(std::path::absolute).transpose()?,
             duration_s: args.duration,
         },
+        gsm8k_unresolved,
         ready_timeout_s: args.ready_timeout,
         teardown_grace_s: 10.0,
         measure_timeout_s: args.measure_timeout,
@@ -273,8 +276,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         _ => Box::new(LocalExecutor::new()),
     };
     let runner = Runner::new(opts.clone(), exec);
-    // Everything the run needs, checked before the first job: recipes, traces, the binary,
-    // sbatch; the attempt comment's baseline, change and provenance files.
+    // Everything the run needs, checked before the first job: recipes, traces, GSM8K data for
+    // eval jobs, the binary, sbatch; the attempt comment's baseline, change and provenance files.
     runner.preflight(&plan)?;
     if args.baseline.is_some() {
         servebench_review::attempt::check_inputs(&out::attempt_request(
