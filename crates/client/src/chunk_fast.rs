@@ -101,27 +101,46 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string without escapes or control characters, valid UTF-8; the bytes between the
-    /// quotes.
+    /// A string without escapes or control characters, valid UTF-8: the bytes between the
+    /// quotes, and whether they are all ASCII. One pass over the bytes (chunk strings are short:
+    /// a call into `memchr` cost more than the loop).
     #[inline]
-    fn string(&mut self) -> Option<&'a [u8]> {
+    fn string_ascii(&mut self) -> Option<(&'a [u8], bool)> {
         self.eat(b'"')?;
         let start = self.i;
-        let rest = &self.b[start..];
-        let n = memchr::memchr2(b'"', b'\\', rest)?;
-        let v = &rest[..n];
-        if rest[n] != b'"' || v.iter().any(|&c| c < 0x20) || std::str::from_utf8(v).is_err() {
+        let mut j = start;
+        let mut high = 0u8;
+        loop {
+            let c = *self.b.get(j)?;
+            if c == b'"' {
+                break;
+            }
+            if c == b'\\' || c < 0x20 {
+                return None;
+            }
+            high |= c;
+            j += 1;
+        }
+        let v = &self.b[start..j];
+        let ascii = high < 0x80;
+        if !ascii && std::str::from_utf8(v).is_err() {
             return None;
         }
-        self.i = start + n + 1;
-        Some(v)
+        self.i = j + 1;
+        Some((v, ascii))
+    }
+
+    /// [`Self::string_ascii`]'s bytes.
+    #[inline]
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.string_ascii().map(|(v, _)| v)
     }
 
     /// An object key (ASCII) and its `:`.
     #[inline]
     fn key(&mut self) -> Option<&'a [u8]> {
-        let k = self.string()?;
-        if !k.is_ascii() {
+        let (k, ascii) = self.string_ascii()?;
+        if !ascii {
             return None;
         }
         self.ws();
