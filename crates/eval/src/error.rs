@@ -40,7 +40,7 @@ pub enum EvalError {
     /// No shared data folder was found ([`crate::shared::shared_dir`]): each place tried, in
     /// order, on one line.
     #[error(
-        "no shared data folder (it holds data/gsm8k): {}; set SERVEBENCH_SHARED to it (or --gsm8k-dir / SERVEBENCH_GSM8K_DIR to the GSM8K folder)",
+        "no shared data folder (it holds data/gsm8k): {}; set SERVEBENCH_SHARED to it, or SERVEBENCH_GSM8K_DIR to the GSM8K folder",
         tried.join("; ")
     )]
     NoSharedDir {

@@ -281,6 +281,90 @@ pub struct AttemptEval {
     pub passed: bool,
 }
 
+/// A job of the run that failed although other jobs stored results (e.g. the eval job whose
+/// engine died, or whose data was missing): the attempt names it and its first error, so a
+/// missing eval score never reads as just "candidate value missing".
+#[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
+pub struct FailedJob {
+    /// The job as the run names it (`agentic · TP1/EP1 · conc 16 · eval gsm8k`).
+    pub label: String,
+    /// Concurrency.
+    pub conc: u32,
+    /// The eval task of an eval job (`gsm8k`); `None` for a throughput point.
+    pub eval_task: Option<String>,
+    /// The first error line of its log (triage), else the failure's one-line summary.
+    pub error: String,
+    /// Its log file, when known.
+    #[serde(default)]
+    pub log: Option<String>,
+}
+
+impl FailedJob {
+    /// The finding that names the job and why it failed, in English and Chinese.
+    pub fn finding(&self) -> Bilingual {
+        let log = |word: &str, open: &str, close: &str| {
+            self.log
+                .as_deref()
+                .map(|l| format!("{open}{word}{l}{close}"))
+                .unwrap_or_default()
+        };
+        let (what_en, what_zh) = match &self.eval_task {
+            Some(task) => (
+                format!("the {task} eval job ({}) failed", self.label),
+                format!("{task} 评估作业（{}）失败", self.label),
+            ),
+            None => (
+                format!("the job {} failed", self.label),
+                format!("作业 {} 失败", self.label),
+            ),
+        };
+        let then_en = if self.eval_task.is_some() {
+            "; it produced no score, so its eval row has no candidate value"
+        } else {
+            "; it stored no row, so the table has no candidate point for it"
+        };
+        let then_zh = if self.eval_task.is_some() {
+            "；它没有得出分数，因此评估行没有候选结果"
+        } else {
+            "；它没有存储结果，因此表中没有该点的候选结果"
+        };
+        Bilingual {
+            en: vec![
+                Span::Bold("Failed job:".into()),
+                t(format!(" {what_en}: ")),
+                code(self.error.clone()),
+                t(format!("{then_en}{}.", log("log: ", " (", ")"))),
+            ],
+            zh: vec![
+                Span::Bold("失败的作业：".into()),
+                t(format!("{what_zh}：")),
+                code(self.error.clone()),
+                t(format!("{then_zh}{}。", log("日志：", "（", "）"))),
+            ],
+        }
+    }
+}
+
+/// Eval rows with no candidate score whose eval job failed say so (`Δ N/A: its job failed:
+/// <first error>`) instead of "candidate value missing". A job matches on task and
+/// concurrency, else on task alone.
+fn mark_failed_eval_jobs(jobs: &[FailedJob], evals: &mut [EvalRow]) {
+    for e in evals.iter_mut() {
+        if e.candidate.as_ref().is_some_and(|c| c.score.is_some()) {
+            continue;
+        }
+        let same_task = |j: &&FailedJob| j.eval_task.as_deref() == Some(e.task.as_str());
+        let job = jobs
+            .iter()
+            .filter(same_task)
+            .find(|j| j.conc == e.conc)
+            .or_else(|| jobs.iter().find(same_task));
+        if let Some(j) = job {
+            e.delta = Delta::Na(NaReason::JobFailed(j.error.clone()));
+        }
+    }
+}
+
 /// Everything the attempt comment says.
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
 pub struct AttemptInput {
@@ -328,6 +412,10 @@ pub struct AttemptInput {
     /// when the attempt has no results (logs only): then `points` are matched by concurrency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<servebench_compare::Comparison>,
+    /// Jobs that failed while others stored results (`servebench run` with a failed eval job):
+    /// each gets a finding with its first error, and its eval row says the job failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_jobs: Vec<FailedJob>,
 }
 
 /// The attempt table's default columns (AUTOMATION.md §5.6).
@@ -442,7 +530,8 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         let (mut rows, curves, _) =
             crate::comparison::point_rows(c, &columns, crate::comparison::Remarks::GatesOnly);
         submission_remarks(c, &mut rows);
-        let evals = crate::comparison::eval_rows(c);
+        let mut evals = crate::comparison::eval_rows(c);
+        mark_failed_eval_jobs(&a.failed_jobs, &mut evals);
         return attempt_document(a, columns, rows, evals, curves);
     }
     let mut rows = Vec::new();
@@ -491,7 +580,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
             });
         }
     }
-    let evals = a
+    let mut evals: Vec<EvalRow> = a
         .evals
         .iter()
         .map(|e| {
@@ -517,6 +606,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
             }
         })
         .collect();
+    mark_failed_eval_jobs(&a.failed_jobs, &mut evals);
     let curves = Curves {
         baseline: base
             .map(|b| b.points.iter().map(BaselinePoint::curve).collect())
@@ -607,6 +697,7 @@ fn attempt_document(
     if let Some(c) = &a.comparison {
         findings.insert(0, verdict_finding(c));
     }
+    findings.extend(a.failed_jobs.iter().map(FailedJob::finding));
     findings.extend(
         a.baseline
             .as_ref()

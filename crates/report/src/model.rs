@@ -100,6 +100,9 @@ pub enum NaReason {
     NotComparable(String),
     /// The candidate failed a validity gate (e.g. failure rate); the detail carries the numbers.
     CandidateInvalid(String),
+    /// The job that should have produced the value failed (an eval job whose engine died, its
+    /// data missing); the detail is the first error line of its log.
+    JobFailed(String),
 }
 
 /// One cell of the point or eval table.

@@ -82,6 +82,8 @@ pub fn na_reason_en(r: &NaReason) -> String {
         NaReason::NotComparable(d) => format!("not comparable: {d}"),
         NaReason::CandidateInvalid(d) if d.is_empty() => "candidate invalid".into(),
         NaReason::CandidateInvalid(d) => format!("candidate invalid: {d}"),
+        NaReason::JobFailed(d) if d.is_empty() => "its job failed".into(),
+        NaReason::JobFailed(d) => format!("its job failed: {d}"),
     }
 }
 
@@ -102,6 +104,7 @@ pub fn na_reason_zh(r: &NaReason) -> &'static str {
         NaReason::SampleCountMismatch => "样本数不一致",
         NaReason::NotComparable(_) => "未通过可比性检查（数值见英文说明）",
         NaReason::CandidateInvalid(_) => "候选结果无效（数值见英文说明）",
+        NaReason::JobFailed(_) => "产生该值的作业失败（错误见英文说明）",
     }
 }
 

@@ -166,6 +166,7 @@ fn report_doc() -> Document {
         next: None,
         columns: BASELINE_COLUMNS.to_vec(),
         comparison: None,
+        failed_jobs: vec![],
     })
 }
 

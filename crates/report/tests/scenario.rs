@@ -166,6 +166,7 @@ fn failed_attempt() -> AttemptInput {
         }),
         columns: vec![],
         comparison: None,
+        failed_jobs: vec![],
     }
 }
 
@@ -323,6 +324,58 @@ fn eval_row_with_a_pp_delta() {
     );
     assert!(
         md.contains("**Note:** gsm8k/em_strict · c16: Δ N/A: sample counts differ."),
+        "{md}"
+    );
+}
+
+/// A run whose eval job crashed while its throughput points stored rows (new-user F18): the
+/// attempt names the failed job and its first error in both languages, and the eval row says
+/// its job failed instead of "candidate value missing" / "point failed".
+#[test]
+fn a_crashed_eval_job_is_named_with_its_first_error() {
+    let mut a = passing_attempt();
+    a.status = AttemptStatus::Failed;
+    a.evals[0].score = None;
+    a.evals[0].samples = None;
+    a.evals[0].passed = false;
+    let before = markdown::render(&build_attempt(&a), Lang::EnZh);
+    assert!(!before.contains("Failed job"), "{before}");
+    let err = "error: cannot read recorded GSM8K solutions ../shared/data/gsm8k/example_model_solutions.jsonl";
+    a.failed_jobs = vec![FailedJob {
+        label: "agentic · TP1/EP1 · conc 16 · eval gsm8k".into(),
+        conc: 16,
+        eval_task: Some("gsm8k".into()),
+        error: err.into(),
+        log: Some("run1/points/x_conc16_eval-gsm8k/attempt-1/job.log".into()),
+    }];
+    let md = markdown::render(&build_attempt(&a), Lang::EnZh);
+    assert!(
+        md.contains(&format!(
+            "**Failed job:** the gsm8k eval job (agentic · TP1/EP1 · conc 16 · eval gsm8k) failed: `{err}`; it produced no score"
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!(
+            "gsm8k/em_strict · c16: failed, no score; Δ N/A: its job failed: {err}."
+        )),
+        "{md}"
+    );
+    assert!(md.contains("**失败的作业：**gsm8k 评估作业"), "{md}");
+    assert!(
+        md.contains("（日志：run1/points/x_conc16_eval-gsm8k/attempt-1/job.log）"),
+        "{md}"
+    );
+    assert!(md.contains("产生该值的作业失败"), "{md}");
+    assert!(!md.contains("candidate value missing"), "{md}");
+    // a failed throughput job is named too (no eval row to mark)
+    a.failed_jobs[0].eval_task = None;
+    a.failed_jobs[0].label = "agentic · TP1/EP1 · conc 4".into();
+    let md = markdown::render(&build_attempt(&a), Lang::En);
+    assert!(
+        md.contains(&format!(
+            "**Failed job:** the job agentic · TP1/EP1 · conc 4 failed: `{err}`; it stored no row"
+        )),
         "{md}"
     );
 }

@@ -443,6 +443,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
         next,
         columns: vec![],
         comparison,
+        failed_jobs: vec![],
     })
 }
 

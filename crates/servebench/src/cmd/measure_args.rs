@@ -250,7 +250,8 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE", requires = "eval")]
     pub eval_thresholds: Option<PathBuf>,
     /// Eval: folder with GSM8K test.jsonl, train.jsonl, example_model_solutions.jsonl
-    /// (default: $SERVEBENCH_SHARED/data/gsm8k, else ../shared/data/gsm8k).
+    /// (default: data/gsm8k of $SERVEBENCH_SHARED, else of ../shared, else of shared/ beside the
+    /// checkout the binary was built in).
     #[arg(long, value_name = "DIR", env = "SERVEBENCH_GSM8K_DIR")]
     pub gsm8k_dir: Option<PathBuf>,
     /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.

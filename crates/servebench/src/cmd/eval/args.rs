@@ -67,7 +67,8 @@ pub struct Gsm8kArgs {
     #[arg(long)]
     pub fresh: bool,
     /// Folder with test.jsonl, train.jsonl, example_model_solutions.jsonl
-    /// (default: $SERVEBENCH_SHARED/data/gsm8k, else ../shared/data/gsm8k).
+    /// (default: data/gsm8k of $SERVEBENCH_SHARED, else of ../shared, else of shared/ beside the
+    /// checkout the binary was built in).
     #[arg(long, env = "SERVEBENCH_GSM8K_DIR")]
     pub gsm8k_dir: Option<PathBuf>,
     /// Simulator only: recorded model to replay (6b_finetuning, 6b_verification,

@@ -10,11 +10,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use servebench_compare::{Stat, Verdict};
-use servebench_report::attempt::build_attempt;
+use servebench_report::attempt::{build_attempt, FailedJob};
 use servebench_report::model::{AttemptKind, AttemptStatus};
 use servebench_report::{Format, Lang};
 use servebench_review::attempt::{input, AttemptRequest};
-use servebench_runner::{RunStatus, RunSummary, VerdictOutcome};
+use servebench_runner::{PointState, RunStatus, RunSummary, VerdictOutcome};
 
 use super::Args;
 
@@ -86,6 +86,30 @@ pub fn verdict_outcome(v: Verdict) -> VerdictOutcome {
     }
 }
 
+/// The run's failed jobs as the attempt names them: label, concurrency, the eval task of an
+/// eval job (its point id ends `_eval-<task>`), the first error line triage found in its log
+/// (else the failure's one-line summary) and the log.
+fn failed_jobs(s: &RunSummary) -> Vec<FailedJob> {
+    s.results
+        .iter()
+        .filter(|r| r.state == PointState::Failed)
+        .map(|r| FailedJob {
+            label: r.label.clone(),
+            conc: r.conc,
+            eval_task: r
+                .eval_only
+                .then(|| r.id.rsplit_once("_eval-").map(|(_, t)| t.to_string()))
+                .flatten(),
+            error: r
+                .failure
+                .as_ref()
+                .map(|f| f.first_error.clone().unwrap_or_else(|| f.summary.clone()))
+                .unwrap_or_else(|| "no error line found in its log".into()),
+            log: r.logs.last().map(|l| l.display().to_string()),
+        })
+        .collect()
+}
+
 /// Builds the attempt comment, folds its comparison's verdict into `s`, sets the header to the
 /// run's status and writes `path`.
 fn write_attempt(args: &Args, s: &mut RunSummary, image: &str, path: &Path) -> Result<()> {
@@ -103,6 +127,11 @@ fn write_attempt(args: &Args, s: &mut RunSummary, image: &str, path: &Path) -> R
     crate::cmd::sim::plausible::install();
     let req = attempt_request(args, &s.name, &s.db, candidate, logs, image);
     let mut inp = input(&req)?;
+    if s.store_run.is_some() {
+        // jobs that failed beside the stored ones (a crashed eval job): named with their
+        // first error, not left as a row with a missing value
+        inp.failed_jobs = failed_jobs(s);
+    }
     if let Some(c) = &inp.comparison {
         s.apply_verdict(verdict_outcome(c.verdict));
     }
@@ -189,16 +218,33 @@ fn verdict_words(v: VerdictOutcome) -> &'static str {
 }
 
 /// `servebench run --status RUN_DIR`: each point's newest job, state and log, then the run's
-/// status line from `summary.json` (the same words as the run's own table).
+/// status line from `summary.json` (the same words as the run's own table). Exits with the
+/// code the run itself exited with (its status's, docs/run.md); [`STILL_RUNNING`] while its
+/// process is alive; 1 when it ended without a summary (killed).
 pub fn print_status(dir: &Path) -> Result<ExitCode> {
     let mut t = table(&["Point", "Job", "State", "Log"]);
     for (id, job, st, log) in servebench_runner::run::status_lines(dir)? {
         t.add_row(vec![id, job, st, log.display().to_string()]);
     }
     println!("{t}");
-    match servebench_runner::run::load_summary(dir) {
-        Some(s) => println!("{}", status_line(&s)),
-        None => println!("status running (no summary.json yet)"),
+    if let Some(pid) = servebench_runner::run::running_pid(dir) {
+        println!("status running (servebench run pid {pid})");
+        return Ok(ExitCode::from(STILL_RUNNING));
     }
-    Ok(ExitCode::SUCCESS)
+    match servebench_runner::run::load_summary(dir) {
+        Some(s) => {
+            println!("{}", status_line(&s));
+            Ok(ExitCode::from(s.status.exit_code()))
+        }
+        None => {
+            println!(
+                "status incomplete: its servebench run ended without a summary.json (killed?); run the same command again to resume it"
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }
+
+/// `run --status`'s exit code while the run's process still works on it (sysexits
+/// `EX_TEMPFAIL`: ask again later); a finished run exits with its status's code.
+pub const STILL_RUNNING: u8 = 75;
