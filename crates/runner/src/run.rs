@@ -901,6 +901,31 @@ fn checks_of(
     (invalid, gate)
 }
 
+/// The pid of the `servebench run` process working on the run in `dir` while it is alive
+/// (`None` when it ended, or `dir` holds no run).
+pub fn running_pid(dir: &Path) -> Option<i32> {
+    run_process_alive(&state::load(dir).ok()?)
+}
+
+/// The distinct (TP, EP) of the run's stored points (`points/<id>/result.json` stored), in
+/// plan order: what `servebench runs` shows as the run's topology (the store run's own
+/// `topology` is its first point's). Empty when `dir` holds no run or nothing was stored.
+pub fn stored_topologies(dir: &Path) -> Vec<(u32, u32)> {
+    let Ok(rs) = state::load(dir) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for p in &rs.points {
+        let stored =
+            state::read_json::<PointResult>(&state::point_dir(dir, &p.id).join("result.json"))
+                .is_some_and(|r| matches!(r.state, PointState::Stored | PointState::AlreadyStored));
+        if stored && !out.contains(&(p.tp, p.ep)) {
+            out.push((p.tp, p.ep));
+        }
+    }
+    out
+}
+
 /// The state of every point of a run directory (`servebench run --status`): its final result,
 /// or the live state of its newest job.
 pub fn status_lines(dir: &Path) -> Result<Vec<(String, String, String, PathBuf)>> {

@@ -310,6 +310,78 @@ fn a_resume_with_other_measurement_flags_is_refused_naming_them() {
     assert_eq!(runs[0]["meta"]["workload"], "64/16", "{runs}");
 }
 
+/// New-user F3: `run --status` exited 0 for a run that itself exited 3 (invalid), and `runs`
+/// showed the first point's topology for a run holding TP1 and TP2 points. `run --status` now
+/// exits with the run's own code (the summary's status, every status of docs/run.md's table)
+/// and `runs` lists every topology stored. F14: `run --cancel` on a finished run said nothing.
+#[test]
+fn run_status_exits_like_the_run_and_runs_lists_every_topology() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    catalog(d);
+    let two = std::fs::read_to_string(d.join("master.yaml"))
+        .unwrap()
+        .replace(
+            "- { tp: 1, conc-list: [1, 2] }",
+            "- { tp: 1, conc-list: [1] }\n      - { tp: 2, conc-list: [1] }",
+        );
+    std::fs::write(d.join("master.yaml"), two).unwrap();
+    let (rc, out, err) = run_in(
+        d,
+        &[
+            "run",
+            KEY,
+            "--catalog",
+            "master.yaml",
+            "--simulate",
+            "--no-evals",
+            "--out",
+            "r",
+            "--db",
+            "s.db",
+            "--num-prompts",
+            "2",
+            "--warmups",
+            "0",
+            "--isl",
+            "64",
+            "--osl",
+            "8",
+            "--sim-speedup",
+            "10",
+        ],
+    );
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert!(out.contains("TP2/EP1 · conc 1: stored"), "{out}");
+    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db"]);
+    assert!(runs.contains("TP1/EP1, TP2/EP1"), "{runs}");
+    let (rc, st, err) = run_in(d, &["run", "--status", "r"]);
+    assert_eq!(rc, 0, "{st}{err}");
+    assert!(st.contains("status passed"), "{st}");
+    // every status of the table exits as the run did
+    let path = d.join("r/summary.json");
+    let passed = std::fs::read_to_string(&path).unwrap();
+    for (status, code) in [
+        ("invalid", 3),
+        ("regression", 2),
+        ("eval failed", 1),
+        ("failed", 1),
+        ("cancelled", 130),
+        ("not comparable", 0),
+    ] {
+        let text = passed.replace(
+            "\"status\": \"passed\"",
+            &format!("\"status\": \"{}\"", status.replace(' ', "-")),
+        );
+        assert_ne!(text, passed, "summary.json holds no status field: {passed}");
+        std::fs::write(&path, text).unwrap();
+        let (rc, st, _) = run_in(d, &["run", "--status", "r"]);
+        assert_eq!(rc, code, "{status}: {st}");
+        assert!(st.contains(&format!("status {status}")), "{st}");
+    }
+    std::fs::write(&path, &passed).unwrap();
+}
+
 /// The scenario's catalog and runners copied into `d` (so `run` finds runners.yaml beside it).
 fn scenario(d: &Path) -> std::path::PathBuf {
     let s = common::shared().join("data/scenario");
@@ -392,7 +464,7 @@ fn a_failing_eval_gate_is_never_passed() {
     assert!(out.contains("status eval failed"), "{out}");
     assert!(!out.contains("status passed"), "{out}");
     let (code, st, _) = run_in(d, &["run", "--status", "r"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "run --status exits as the run did: {st}");
     assert!(
         st.contains("stored · eval failed after 1 attempt(s)"),
         "{st}"
@@ -671,7 +743,8 @@ fn an_invalid_agentx_point_is_said_everywhere() {
     assert!(out.contains("not a valid InferenceX submission"), "{out}");
     assert!(out.contains("(unsafe_override)"), "{out}");
     assert!(out.contains("status invalid · verdict "), "{out}");
-    let (_, st, _) = run_in(d, &["run", "--status", "r"]);
+    let (code, st, _) = run_in(d, &["run", "--status", "r"]);
+    assert_eq!(code, 3, "run --status exits as the run did: {st}");
     assert!(st.contains("stored · invalid after 1 attempt(s)"), "{st}");
     assert!(st.contains("status invalid"), "{st}");
     let (_, runs, _) = run_in(d, &["runs", "--db", "s.db"]);

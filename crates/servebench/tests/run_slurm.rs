@@ -190,7 +190,10 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
     assert!(md.contains("| 1,319/8 (old/new) |"), "{md}");
     // status of the run: every job, its state, its log
     let (rc, st, err) = run_in(d, &["run", "--status", "run1"]);
-    assert_eq!(rc, 0, "{err}");
+    assert_eq!(
+        rc, 1,
+        "run --status exits as the run did (eval failed): {st}{err}"
+    );
     assert_eq!(st.matches("stored after 1 attempt(s)").count(), 4, "{st}");
     assert_eq!(
         st.matches("stored · eval failed after 1 attempt(s)")
@@ -519,7 +522,8 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
     assert!(md.contains("| c16 (baseline only) |"), "{md}");
     assert!(md.starts_with("**Initial attempt · Failed**"), "{md}");
     assert!(md.contains("not a valid InferenceX submission"), "{md}");
-    let (_, st, _) = run_in(d, &["run", "--status", "run4"]);
+    let (rc, st, _) = run_in(d, &["run", "--status", "run4"]);
+    assert_eq!(rc, 3, "run --status exits as the run did (invalid): {st}");
     assert_eq!(
         st.matches("stored · invalid after 1 attempt(s)").count(),
         2,

@@ -37,6 +37,19 @@ fn runner_status(m: &servebench_store::RunMeta) -> Option<String> {
     Some(s.status.as_str().to_string())
 }
 
+/// Every topology of a `servebench run` run's stored points (`TP8/EP1, TP4/EP1`), from its run
+/// directory; `None` for other runs, or when the directory is gone.
+fn runner_topologies(m: &servebench_store::RunMeta) -> Option<String> {
+    m.meta.get("servebench_run")?;
+    let t = servebench_runner::run::stored_topologies(m.out_dir.as_deref()?);
+    (!t.is_empty()).then(|| {
+        t.iter()
+            .map(|&(tp, ep)| servebench_contracts::labels::topology_label(tp, ep))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
 /// Runs `servebench runs`.
 pub fn run(args: Args) -> Result<ExitCode> {
     let kind = match args.kind.as_deref() {
@@ -99,7 +112,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             m.image.clone().unwrap_or_default(),
             m.config_key.clone().or(m.label.clone()).unwrap_or_default(),
             m.workload.clone().unwrap_or_default(),
-            m.topology.clone().unwrap_or_default(),
+            runner_topologies(m)
+                .or(m.topology.clone())
+                .unwrap_or_default(),
             // The simulator's ~230-character description in short (`sim: H200/Qwen3-8B`);
             // `--json` keeps the full text.
             m.endpoint
