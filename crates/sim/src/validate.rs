@@ -156,50 +156,6 @@ pub enum ValidateError {
     },
 }
 
-/// Splits RFC 4180 CSV text into records (quoted fields may hold commas, newlines and `""`).
-/// Returns each record with the 1-based line it starts on.
-fn csv_records(text: &str) -> Vec<(usize, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut rec: Vec<String> = Vec::new();
-    let mut field = String::new();
-    let (mut quoted, mut line, mut start) = (false, 1usize, 1usize);
-    let mut it = text.chars().peekable();
-    while let Some(c) = it.next() {
-        if quoted {
-            match c {
-                '"' if it.peek() == Some(&'"') => {
-                    it.next();
-                    field.push('"');
-                }
-                '"' => quoted = false,
-                '\n' => {
-                    line += 1;
-                    field.push(c);
-                }
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' => quoted = true,
-            ',' => rec.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                rec.push(std::mem::take(&mut field));
-                out.push((start, std::mem::take(&mut rec)));
-                line += 1;
-                start = line;
-            }
-            _ => field.push(c),
-        }
-    }
-    if !field.is_empty() || !rec.is_empty() {
-        rec.push(field);
-        out.push((start, rec));
-    }
-    out
-}
-
 /// Reads rows.csv (all rows; [`modelable`] says which can be modelled).
 ///
 /// Errors: the file cannot be read; a needed column is missing from the header; a number
@@ -210,23 +166,59 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
         path: p.clone(),
         error,
     })?;
-    let mut recs = csv_records(&text).into_iter();
-    let Some((_, header)) = recs.next() else {
-        return Err(ValidateError::Parse {
-            path: p,
-            line: 1,
-            message: "empty file (no header)".into(),
-        });
+    // the 1-based line a record starts on, from its byte offset (the csv crate's own line
+    // count is one short after CRLF line ends, which rows.csv has)
+    let line_at = |byte: u64| {
+        let b = text.as_bytes();
+        let mut upto = (byte as usize).min(b.len());
+        // after a CRLF record end the next record's offset can sit on its `\n`
+        while upto < b.len() && (b[upto] == b'\r' || b[upto] == b'\n') {
+            upto += 1;
+        }
+        text.as_bytes()[..upto]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64
+            + 1
+    };
+    let parse_err = |line: u64, message: String| ValidateError::Parse {
+        path: p.clone(),
+        line: line as usize,
+        message,
+    };
+    // the csv crate (RFC 4180: quoted commas, newlines and `""`); a record whose field count
+    // differs from the header's is an error naming its line, never a silently short row
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(false)
+        .from_reader(text.as_bytes());
+    let mut recs = rdr.records().map(|r| {
+        r.map(|rec| {
+            let line = rec.position().map_or(0, |pos| line_at(pos.byte()));
+            (line, rec.iter().map(str::to_string).collect::<Vec<_>>())
+        })
+        .map_err(|e| {
+            let line = e.position().map_or(0, |pos| line_at(pos.byte()));
+            let message = match e.kind() {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => {
+                    format!("{len} fields, the header has {expected_len}")
+                }
+                _ => e.to_string(),
+            };
+            parse_err(line, message)
+        })
+    });
+    let header = match recs.next() {
+        Some(h) => h?.1,
+        None => return Err(parse_err(1, "empty file (no header)".into())),
     };
     let col = |name: &str| {
         header
             .iter()
             .position(|h| h == name)
-            .ok_or_else(|| ValidateError::Parse {
-                path: p.clone(),
-                line: 1,
-                message: format!("header lacks column `{name}`"),
-            })
+            .ok_or_else(|| parse_err(1, format!("header lacks column `{name}`")))
     };
     let names = [
         "row_id",
@@ -250,10 +242,9 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
     ];
     let idx: Vec<usize> = names.iter().map(|n| col(n)).collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
-    for (line, r) in recs {
-        if r.len() == 1 && r[0].is_empty() {
-            continue;
-        }
+    for rec in recs {
+        let (line, r) = rec?;
+        let line = line as usize;
         let get = |i: usize| r.get(idx[i]).map(String::as_str).unwrap_or("");
         let err = |i: usize, what: &str| ValidateError::Parse {
             path: p.clone(),
@@ -265,20 +256,27 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
             if v.is_empty() {
                 return Ok(0);
             }
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .map(|x| x as u32)
-                .ok_or_else(|| err(i, "not a count:"))
+            v.parse::<u32>().ok().ok_or_else(|| err(i, "not a count:"))
+        };
+        // TP, ISL, OSL and concurrency of a measured row are at least 1 (EP 0 = not set)
+        let count1 = |i: usize| -> Result<u32, ValidateError> {
+            match uint(i)? {
+                0 if !get(i).is_empty() => Err(err(i, "not a count of at least 1:")),
+                n => Ok(n),
+            }
         };
         let num = |i: usize| -> Result<Option<f64>, ValidateError> {
             let v = get(i);
             if v.is_empty() {
                 return Ok(None);
             }
-            v.parse::<f64>()
-                .map(Some)
-                .map_err(|_| err(i, "not a number:"))
+            // a measurement is a positive, finite number (throughput, seconds): NaN, ±inf,
+            // zero or negative is a broken row, not a missing value
+            match v.parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Ok(Some(x)),
+                Ok(_) => Err(err(i, "not a positive finite number:")),
+                Err(_) => Err(err(i, "not a number:")),
+            }
         };
         let flag = |i: usize| get(i).eq_ignore_ascii_case("true");
         rows.push(RealRow {
@@ -291,12 +289,12 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
             framework: get(6).to_string(),
             spec_decoding: get(7).to_string(),
             disagg: flag(8),
-            tp: uint(9)?,
+            tp: count1(9)?,
             ep: uint(10)?,
             dp_attention: flag(11),
-            isl: uint(12)?,
-            osl: uint(13)?,
-            conc: uint(14)?,
+            isl: count1(12)?,
+            osl: count1(13)?,
+            conc: count1(14)?,
             output_tput_per_gpu: num(15)?,
             median_tpot_s: num(16)?,
             median_ttft_s: num(17)?,
@@ -759,15 +757,72 @@ pub fn table(v: &Validation) -> String {
 mod tests {
     use super::*;
 
+    /// A rows.csv with the 18 columns read_rows needs, `body` appended after the header.
+    fn rows_file(body: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("rows.csv");
+        let header = "row_id,source_id,scenario,hardware,model_prefix,precision,framework,\
+spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_tpot_s,median_ttft_s\n";
+        std::fs::write(&p, format!("{header}{body}")).unwrap();
+        (d, p)
+    }
+
+    const GOOD: &str =
+        "1,S1,fixed_seq,h200,dsr1,fp8,sglang,none,false,8,1,false,1024,1024,4,40.5,0.012,0.13\n";
+
     #[test]
-    fn csv_records_handle_quotes_commas_and_newlines() {
-        let r = csv_records("a,b,c\n1,\"x, \"\"y\"\"\",\"two\nlines\"\n2,,z\n");
-        assert_eq!(r.len(), 3);
-        assert_eq!(r[1].1, vec!["1", "x, \"y\"", "two\nlines"]);
-        assert_eq!(
-            (r[2].0, r[2].1.clone()),
-            (4, vec!["2".into(), "".into(), "z".into()])
+    fn rows_csv_quotes_and_multiline_fields_are_read() {
+        let quoted = "2,\"S1, \"\"api\"\"\nsecond line\",fixed_seq,h200,dsr1,fp8,sglang,none,false,8,1,false,1024,1024,4,40.5,0.012,0.13\n";
+        let (_d, p) = rows_file(&format!("{GOOD}{quoted}{GOOD}"));
+        let rows = read_rows(&p).unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[1].source_id, "S1, \"api\"\nsecond line");
+        assert_eq!((rows[2].tp, rows[2].conc), (8, 4));
+        assert_eq!(rows[0].median_tpot_s, Some(0.012));
+    }
+
+    #[test]
+    fn a_broken_rows_csv_line_is_an_error_naming_file_line_and_column() {
+        let cases = [
+            (
+                "999,S1,broken,row\n",
+                "rows.csv:3: 4 fields, the header has 18",
+            ),
+            (
+                &GOOD.replace(",40.5,", ",nan,"),
+                "rows.csv:3: column `output_tput_per_gpu`: not a positive finite number: `nan`",
+            ),
+            (
+                &GOOD.replace(",0.012,", ",-0.01,"),
+                "rows.csv:3: column `median_tpot_s`: not a positive finite number: `-0.01`",
+            ),
+            (
+                &GOOD.replace(",8,1,", ",0,1,"),
+                "rows.csv:3: column `tp`: not a count of at least 1: `0`",
+            ),
+            (
+                &GOOD.replace(",8,1,", ",8.5,1,"),
+                "rows.csv:3: column `tp`: not a count: `8.5`",
+            ),
+            (
+                &GOOD.replace(",40.5,", ",abc,"),
+                "rows.csv:3: column `output_tput_per_gpu`: not a number: `abc`",
+            ),
+        ];
+        // CRLF line ends (rows.csv's own) count one line each
+        let crlf = format!("{}{}", GOOD.replace('\n', "\r\n"), "999,S1,broken,row\r\n");
+        let (_d, p) = rows_file(&crlf);
+        let e = read_rows(&p).unwrap_err().to_string();
+        assert!(
+            e.ends_with("rows.csv:3: 4 fields, the header has 18"),
+            "{e}"
         );
+        for (bad, want) in cases {
+            let (_d, p) = rows_file(&format!("{GOOD}{bad}"));
+            let e = read_rows(&p).unwrap_err().to_string();
+            assert!(e.ends_with(want), "{bad:?}: got {e:?}, want …{want:?}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
     }
 
     #[test]
