@@ -6,6 +6,7 @@
 
 use indexmap::IndexMap;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::de::{from_node, path_string};
 use crate::error::{read_file, CatalogError, Diagnostic};
@@ -66,12 +67,13 @@ impl Catalog {
                     continue;
                 }
             };
-            let entries = match &root.kind {
+            let root_mark = root.mark;
+            let entries = match root.kind {
                 Kind::Map(entries) => entries,
                 _ => {
                     diags.push(diag(
                         file,
-                        root.mark,
+                        root_mark,
                         None,
                         String::new(),
                         format!("Config file '{file}' must contain a dictionary"),
@@ -80,8 +82,8 @@ impl Catalog {
                 }
             };
             for (knode, vnode) in entries {
-                let key = match &knode.kind {
-                    Kind::Str(s) => s.clone(),
+                let key = match knode.kind {
+                    Kind::Str(s) => s,
                     other => {
                         diags.push(diag(
                             file,
@@ -139,8 +141,21 @@ impl Catalog {
 }
 
 /// Validates one entry node (`multinode: true` selects the multinode schema, anything else the
-/// single-node schema, like InferenceX's loader).
+/// single-node schema, like InferenceX's loader). The node is consumed: it becomes the entry's
+/// `json` (moved, not copied).
 pub fn load_entry(
+    key: &str,
+    file: &str,
+    key_mark: Mark,
+    node: Node,
+) -> Result<ConfigEntry, Vec<Diagnostic>> {
+    let node_ref = &node;
+    let mut entry = validate_entry(key, file, key_mark, node_ref)?;
+    entry.json = node.into_json().unwrap_or(Value::Null);
+    Ok(entry)
+}
+
+fn validate_entry(
     key: &str,
     file: &str,
     key_mark: Mark,

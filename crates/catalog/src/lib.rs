@@ -28,3 +28,5 @@ pub use catalog::{Catalog, Hardware, Runners};
 pub use error::{CatalogError, Diagnostic};
 pub use matrix::{Common, FullSweep, Mode, Row, TestConfig};
 pub use pyjson::recipe_fingerprint;
+#[cfg(test)]
+mod alloc_guard;

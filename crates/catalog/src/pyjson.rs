@@ -101,29 +101,72 @@ fn write_value(out: &mut String, v: &Value, style: Style) -> Result<(), NonFinit
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            if style == Style::Canonical {
-                // Python sorts str keys by code point; UTF-8 byte order is the same order.
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-            }
-            for (i, (k, val)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(if style == Style::Python { ", " } else { "," });
-                }
-                if style == Style::Pydantic {
-                    write_str_utf8(out, k)
-                } else {
-                    write_str_ascii(out, k)
-                }
-                out.push_str(if style == Style::Python { ": " } else { ":" });
-                write_value(out, val, style)?;
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object(out, map.iter().collect(), style)?,
     }
     Ok(())
+}
+
+/// Writes `{k: v, …}` from borrowed entries (sorted first in the canonical style).
+fn write_object(
+    out: &mut String,
+    mut entries: Vec<(&String, &Value)>,
+    style: Style,
+) -> Result<(), NonFinite> {
+    out.push('{');
+    if style == Style::Canonical {
+        // Python sorts str keys by code point; UTF-8 byte order is the same order.
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    for (i, (k, val)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(if style == Style::Python { ", " } else { "," });
+        }
+        if style == Style::Pydantic {
+            write_str_utf8(out, k)
+        } else {
+            write_str_ascii(out, k)
+        }
+        out.push_str(if style == Style::Python { ": " } else { ":" });
+        write_value(out, val, style)?;
+    }
+    out.push('}');
+    Ok(())
+}
+
+/// [`dumps_canonical`] of the object holding the entries of `map` whose key passes `keep`,
+/// without copying the values (grouping keys of matrix rows).
+///
+/// Errors: a NaN or infinite float.
+pub fn dumps_canonical_filtered(
+    map: &serde_json::Map<String, Value>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<String, NonFinite> {
+    let mut out = String::new();
+    let entries = map.iter().filter(|(k, _)| keep(k)).collect();
+    write_object(&mut out, entries, Style::Canonical)?;
+    Ok(out)
+}
+
+/// [`dumps_canonical`] of the array `[map[f] for f in fields]` (`null` for a missing field),
+/// without copying the values.
+///
+/// Errors: a NaN or infinite float.
+pub fn dumps_canonical_fields(
+    map: &serde_json::Map<String, Value>,
+    fields: &[&str],
+) -> Result<String, NonFinite> {
+    let mut out = String::from("[");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match map.get(*f) {
+            Some(v) => write_value(&mut out, v, Style::Canonical)?,
+            None => out.push_str("null"),
+        }
+    }
+    out.push(']');
+    Ok(out)
 }
 
 /// `json.dumps(value)` with Python's defaults (no trailing newline).
@@ -155,13 +198,9 @@ pub fn dumps_pydantic(value: &Value) -> String {
 ///
 /// Source: InferenceX `utils/process_changelog.py` (AUTOMATION.md §2.6). Errors: non-finite floats.
 pub fn recipe_fingerprint(row: &serde_json::Map<String, Value>) -> Result<String, NonFinite> {
-    let mut m = serde_json::Map::new();
-    for (k, v) in row {
-        if k != "conc" && k != "exp-name" && k != "recipe-fingerprint" {
-            m.insert(k.clone(), v.clone());
-        }
-    }
-    let text = dumps_canonical(&Value::Object(m))?;
+    let text = dumps_canonical_filtered(row, |k| {
+        k != "conc" && k != "exp-name" && k != "recipe-fingerprint"
+    })?;
     Ok(hex::encode(Sha256::digest(text.as_bytes())))
 }
 

@@ -774,7 +774,8 @@ struct ScopeView {
 /// Validates one entry (already deserialized) and resolves it.
 ///
 /// `raw_multi` / `raw_single` is the deserialized form matching the entry's `multinode` flag.
-/// Returns the resolved entry, or the list of rule violations.
+/// Returns the resolved entry, or the list of rule violations. The entry's `json` is left
+/// `Null`: the caller owns the node and moves it in with [`Node::into_json`] (no copy).
 pub fn build_entry(
     key: &str,
     file: &str,
@@ -899,7 +900,8 @@ pub fn build_entry(
         kv_p2p_transfer: kvp2p.as_ref().map(|x| x.0.clone()),
         fixed,
         agentic,
-        json: node.to_json().unwrap_or(Value::Null),
+        // Filled by the loader, which moves the node into it ([`crate::catalog::load_entry`]).
+        json: Value::Null,
     })
 }
 

@@ -10,6 +10,7 @@
 //! last one silently), merge keys (`<<`) and application tags (`!foo`) are rejected with a clear
 //! message (the catalog uses neither).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -137,26 +138,52 @@ impl Node {
                 Value::Array(items.iter().map(Node::to_json).collect::<Result<_, _>>()?)
             }
             Kind::Map(entries) => {
-                let mut m = Map::new();
+                let mut m = Map::with_capacity(entries.len());
                 for (k, v) in entries {
                     let key = match &k.kind {
                         Kind::Str(s) => s.clone(),
                         Kind::Int(i) => i.to_string(),
-                        other => {
-                            return Err(YamlError {
-                                mark: k.mark,
-                                message: format!(
-                                    "mapping key must be a string, got {}",
-                                    other.describe()
-                                ),
-                            })
-                        }
+                        other => return Err(non_string_key(k.mark, other)),
                     };
                     m.insert(key, v.to_json()?);
                 }
                 Value::Object(m)
             }
         })
+    }
+
+    /// [`Node::to_json`] consuming the tree: strings and keys move into the JSON value instead
+    /// of being copied (same result, same errors).
+    pub fn into_json(self) -> Result<Value, YamlError> {
+        Ok(match self.kind {
+            Kind::Str(s) | Kind::Timestamp(s) => Value::String(s),
+            Kind::Seq(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(Node::into_json)
+                    .collect::<Result<_, _>>()?,
+            ),
+            Kind::Map(entries) => {
+                let mut m = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let key = match k.kind {
+                        Kind::Str(s) => s,
+                        Kind::Int(i) => i.to_string(),
+                        other => return Err(non_string_key(k.mark, &other)),
+                    };
+                    m.insert(key, v.into_json()?);
+                }
+                Value::Object(m)
+            }
+            Kind::Null | Kind::Bool(_) | Kind::Int(_) | Kind::Float(_) => self.to_json()?,
+        })
+    }
+}
+
+fn non_string_key(mark: Mark, kind: &Kind) -> YamlError {
+    YamlError {
+        mark,
+        message: format!("mapping key must be a string, got {}", kind.describe()),
     }
 }
 
@@ -281,35 +308,59 @@ fn construct_float(text: &str) -> Option<f64> {
 
 /// Resolves a plain scalar the way PyYAML's SafeLoader does (YAML 1.1 implicit types).
 pub fn resolve_plain(text: &str) -> Kind {
+    resolve_plain_cow(Cow::Borrowed(text))
+}
+
+/// A plain decimal integer without sign, `_` or leading zero (`0`, `64`, `8192`): the common
+/// case, typed without the regexes and without allocating. `None` for anything else (then the
+/// resolver table decides), including values that overflow `i64`.
+fn plain_decimal(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.is_empty() || b.len() > 18 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if b.len() > 1 && b[0] == b'0' {
+        return None; // octal in YAML 1.1
+    }
+    text.parse().ok()
+}
+
+/// [`resolve_plain`] taking the parser's text by value: a string result reuses its buffer
+/// when the parser already owns one (no second copy per scalar).
+fn resolve_plain_cow(text: Cow<'_, str>) -> Kind {
+    if let Some(i) = plain_decimal(&text) {
+        return Kind::Int(i);
+    }
     let r = resolvers();
-    let first = text.chars().next();
+    let text_ref: &str = &text;
+    let first = text_ref.chars().next();
     match first {
         None => return Kind::Null,
-        Some(c) if "yYnNtTfFoO".contains(c) && r.boolean.is_match(text) => {
+        Some(c) if "yYnNtTfFoO".contains(c) && r.boolean.is_match(text_ref) => {
             return Kind::Bool(
-                matches!(c, 'y' | 'Y' | 't' | 'T') || text.eq_ignore_ascii_case("on"),
+                matches!(c, 'y' | 'Y' | 't' | 'T') || text_ref.eq_ignore_ascii_case("on"),
             );
         }
         _ => {}
     }
     let c = first.unwrap_or(' ');
-    if "-+0123456789.".contains(c) && r.float.is_match(text) {
-        if let Some(x) = construct_float(text) {
+    if "-+0123456789.".contains(c) && r.float.is_match(text_ref) {
+        if let Some(x) = construct_float(text_ref) {
             return Kind::Float(x);
         }
     }
-    if "-+0123456789".contains(c) && r.int.is_match(text) {
-        if let Some(i) = construct_int(text) {
+    if "-+0123456789".contains(c) && r.int.is_match(text_ref) {
+        if let Some(i) = construct_int(text_ref) {
             return Kind::Int(i);
         }
     }
-    if "~nN".contains(c) && r.null.is_match(text) {
+    if "~nN".contains(c) && r.null.is_match(text_ref) {
         return Kind::Null;
     }
-    if c.is_ascii_digit() && r.timestamp.is_match(text) {
-        return Kind::Timestamp(text.to_string());
+    if c.is_ascii_digit() && r.timestamp.is_match(text_ref) {
+        return Kind::Timestamp(text.into_owned());
     }
-    Kind::Str(text.to_string())
+    Kind::Str(text.into_owned())
 }
 
 fn mark_of(m: &saphyr_parser::Marker) -> Mark {
@@ -466,8 +517,8 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
                             }
                         }
                     }
-                    None if style == ScalarStyle::Plain => resolve_plain(&value),
-                    None => Kind::Str(value.to_string()),
+                    None if style == ScalarStyle::Plain => resolve_plain_cow(value),
+                    None => Kind::Str(value.into_owned()),
                 };
                 let node = Node { kind, mark };
                 if anchor > 0 {
@@ -574,6 +625,19 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&j).unwrap(),
             r#"{"a":1,"b":["x","y"],"c":{"d":true}}"#
+        );
+    }
+
+    #[test]
+    fn into_json_equals_to_json() {
+        let text =
+            "a: 1\nb:\n  - x\n  - 'y'\n  - {z: 0.80, w: ~, v: 2026-08-21}\nc: {d: true, 7: e}\n";
+        let n = parse(text).unwrap();
+        assert_eq!(n.clone().into_json().unwrap(), n.to_json().unwrap());
+        let bad = parse("? [1]\n: x\n").unwrap();
+        assert_eq!(
+            bad.clone().into_json().unwrap_err(),
+            bad.to_json().unwrap_err()
         );
     }
 
