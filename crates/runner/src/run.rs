@@ -976,11 +976,26 @@ pub fn status_lines(dir: &Path) -> Result<Vec<(String, String, String, PathBuf)>
 
 /// Cancels a run from another process (`servebench run --cancel`): SIGINT to the `servebench
 /// run` process when it is alive (it cancels its jobs and tears their engines down), then
-/// `scancel` / group teardown of every job without a final result. Returns one line per action.
+/// `scancel` / group teardown of every job without a final result. Returns one line per action,
+/// or the one line saying there was nothing to cancel (`run X already finished (status …);
+/// nothing to cancel` when every point has its result and no process works on it).
 pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
     let rs = state::load(dir)?;
     let mut lines = Vec::new();
-    if let Some(pid) = run_process_alive(&rs) {
+    let alive = run_process_alive(&rs);
+    let all_done = rs.points.iter().all(|p| {
+        state::read_json::<PointResult>(&state::point_dir(dir, &p.id).join("result.json")).is_some()
+    });
+    if alive.is_none() && all_done {
+        let status = load_summary(dir)
+            .map(|s| s.status.as_str().to_string())
+            .unwrap_or_else(|| "unknown: no summary.json".into());
+        return Ok(vec![format!(
+            "run {} already finished (status {status}); nothing to cancel",
+            rs.name
+        )]);
+    }
+    if let Some(pid) = alive {
         // SAFETY: plain syscall.
         unsafe {
             libc::kill(pid, libc::SIGINT);
@@ -1021,6 +1036,12 @@ pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
             }
             kill_engine_of(&a);
         }
+    }
+    if lines.is_empty() {
+        lines.push(format!(
+            "run {}: no servebench run process and no job of it left running; nothing to cancel",
+            rs.name
+        ));
     }
     Ok(lines)
 }

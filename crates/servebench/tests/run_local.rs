@@ -313,7 +313,8 @@ fn a_resume_with_other_measurement_flags_is_refused_naming_them() {
 /// New-user F3: `run --status` exited 0 for a run that itself exited 3 (invalid), and `runs`
 /// showed the first point's topology for a run holding TP1 and TP2 points. `run --status` now
 /// exits with the run's own code (the summary's status, every status of docs/run.md's table)
-/// and `runs` lists every topology stored. F14: `run --cancel` on a finished run said nothing.
+/// and `runs` lists every topology stored. F14: `run --cancel` on a finished run printed
+/// nothing (exit 0); it now says there is nothing to cancel.
 #[test]
 fn run_status_exits_like_the_run_and_runs_lists_every_topology() {
     let dir = tempfile::tempdir().unwrap();
@@ -380,6 +381,29 @@ fn run_status_exits_like_the_run_and_runs_lists_every_topology() {
         assert!(st.contains(&format!("status {status}")), "{st}");
     }
     std::fs::write(&path, &passed).unwrap();
+    // F14: `run --cancel` on a finished run printed nothing; it says so in one line, exit 0
+    let (rc, out, err) = run_in(d, &["run", "--cancel", "r"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert_eq!(
+        out.trim(),
+        "run r already finished (status passed); nothing to cancel",
+        "{err}"
+    );
+    // a killed run whose jobs are gone: nothing to cancel either, said
+    let res = std::fs::read_dir(d.join("r/points"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("result.json"))
+        .find(|p| p.is_file())
+        .unwrap();
+    std::fs::remove_file(res).unwrap();
+    let (rc, out, err) = run_in(d, &["run", "--cancel", "r"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    assert_eq!(
+        out.trim(),
+        "run r: no servebench run process and no job of it left running; nothing to cancel",
+        "{err}"
+    );
 }
 
 /// The scenario's catalog and runners copied into `d` (so `run` finds runners.yaml beside it).
