@@ -140,6 +140,10 @@ pub fn load_plans(path: &Path, codec: &dyn TokenCodec) -> Result<Vec<Arc<TracePl
 
 /// [`load_plans`] with explicit chain-splitting settings ([`SplitOptions::off`] = the harness
 /// with `AIPERF_DATASET_WEKA_SPLIT_FLATTENED_AGENTS=0`).
+///
+/// # Errors
+/// A trace that does not read or reconstruct, a trace id twice, or no trace at all
+/// ([`TraceSource::no_traces`]).
 pub fn load_plans_with(
     path: &Path,
     codec: &dyn TokenCodec,
@@ -147,11 +151,15 @@ pub fn load_plans_with(
 ) -> Result<Vec<Arc<TracePlan>>, PointError> {
     let corpus = Corpus::build(codec);
     let mut plans = Vec::new();
-    for t in TraceSource::open(path)?.iter() {
+    let src = TraceSource::open(path)?;
+    for t in src.iter() {
         let t = t?;
         let p = build_with(&t, &corpus, codec, split)
             .map_err(|e| PointError::Plan(format!("{}: {e}", t.origin)))?;
         plans.push((t.origin, Arc::new(p)));
+    }
+    if plans.is_empty() {
+        return Err(src.no_traces(path).into());
     }
     plans.sort_by(|a, b| a.1.trace_id.cmp(&b.1.trace_id));
     if let Some(w) = plans

@@ -398,6 +398,35 @@ impl TraceSource {
     pub fn load_all(&self) -> Result<Vec<Trace>, TraceError> {
         self.iter().collect()
     }
+
+    /// The error for a source that holds no trace (an empty `traces.jsonl`, or `*.jsonl`
+    /// files with only blank lines): `PATH: no traces in the file` / `… in its N *.jsonl
+    /// file(s)`.
+    pub fn no_traces(&self, path: &Path) -> TraceError {
+        TraceError {
+            location: path.display().to_string(),
+            trace_id: "?".into(),
+            what: if path.is_file() {
+                "no traces in the file".into()
+            } else {
+                format!("no traces in its {} *.jsonl file(s)", self.files.len())
+            },
+        }
+    }
+
+    /// The up-front check of a `--traces` path, before anything is started: it opens
+    /// ([`TraceSource::open`]) and its first trace reads and parses (only that one: the
+    /// rest are read when the plans are built).
+    ///
+    /// # Errors
+    /// Those of [`TraceSource::open`] and of the first trace, or [`TraceSource::no_traces`].
+    pub fn check(path: &Path) -> Result<(), TraceError> {
+        let src = Self::open(path)?;
+        match src.iter().next() {
+            Some(first) => first.map(|_| ()),
+            None => Err(src.no_traces(path)),
+        }
+    }
 }
 
 /// Iterator over the traces of a [`TraceSource`].
@@ -569,6 +598,27 @@ mod tests {
         );
         // the file itself is still accepted
         assert!(TraceSource::open(&hf.join("traces.jsonl")).is_ok());
+    }
+
+    /// New-user F11: an empty traces.jsonl got as far as the replay ("no trace has a live
+    /// stream at its start point"); the up-front check now says the file holds no trace.
+    #[test]
+    fn an_empty_source_has_no_traces() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("empty.jsonl");
+        std::fs::write(&f, "").unwrap();
+        let e = TraceSource::check(&f).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: no traces in the file", f.display()));
+        std::fs::write(&f, "\n  \n").unwrap();
+        assert!(TraceSource::check(&f).is_err());
+        let e = TraceSource::check(d.path()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("{}: no traces in its 1 *.jsonl file(s)", d.path().display())
+        );
+        // a malformed first trace is reported by the check too
+        std::fs::write(&f, "{\"id\": 3}\n").unwrap();
+        assert!(TraceSource::check(&f).is_err());
     }
 
     #[test]

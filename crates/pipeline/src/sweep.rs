@@ -50,6 +50,16 @@ async fn run_async(
 ) -> Result<SweepOutcome> {
     c.check_modes()?;
     c.check_store_args()?;
+    if let Some(ax) = c.workload.agentx() {
+        // --traces exists and holds a trace (new-user F11/F16): checked before the store, the
+        // output directory or the simulator exist, so a bad path leaves nothing behind
+        servebench_agentx::trace::TraceSource::check(&ax.traces).map_err(|e| {
+            PipelineError::Traces {
+                path: ax.traces.clone(),
+                source: e.into(),
+            }
+        })?;
+    }
     // The store is opened (and created) before anything runs: a bad --db fails here, in one line.
     let store = match &c.db {
         None => None,

@@ -210,3 +210,35 @@ fn agentx_sweep_is_matched_with_the_scenarios_agentx_baseline() {
     assert_eq!(total["baseline"], 14445.12);
     assert!(total["delta"]["pct"].is_number(), "a real delta: {total}");
 }
+
+/// New-user F11/F16: an empty traces.jsonl got as far as the replay (`no trace has a live
+/// stream at its start point`, after the simulator started) and left a half-made results
+/// directory (`sweep-flags.json`, an empty `sim-emission.jsonl`, `conc1/`). `--traces` is now
+/// checked before anything is created: one line naming the file, no output directory, no store.
+#[test]
+fn traces_without_a_trace_are_refused_before_anything_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("empty.jsonl"), "").unwrap();
+    std::fs::create_dir(d.join("blank")).unwrap();
+    std::fs::write(d.join("blank/traces.jsonl"), "\n\n").unwrap();
+    for (arg, want) in [
+        ("empty.jsonl", "empty.jsonl: no traces in the file"),
+        ("blank", "blank: no traces in its 1 *.jsonl file(s)"),
+        ("missing.jsonl", "missing.jsonl: cannot read"),
+    ] {
+        let o = servebench_in(d)
+            .args(["sweep", "--conc", "1", "--duration", "5", "--traces", arg])
+            .args(["--out", "o", "--db", "s.db"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{arg}: {out}{err}");
+        assert!(err.contains(&format!("--traces {arg}: {want}")), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(!out.contains("embedded simulator"), "{arg}: started: {out}");
+        assert!(!d.join("o").exists(), "{arg}: an output directory was made");
+        assert!(!d.join("s.db").exists(), "{arg}: a store was made");
+    }
+}
