@@ -292,6 +292,22 @@ pub fn check_inputs(args: &AttemptRequest) -> Result<()> {
 
 /// Builds the attempt input from the request (the files and the store).
 pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
+    // `latest-baseline` with a candidate: the newest baseline run matching it (as compare)
+    let resolved;
+    let args = match &args.candidate {
+        Some(c) if args.baseline == "latest-baseline" => {
+            let cand = load_side(&args.db, c).context("--candidate")?;
+            let (id, _, line) =
+                crate::sides::latest_baseline_for(&args.db, &cand.points).context("--baseline")?;
+            eprintln!("{line}");
+            resolved = AttemptRequest {
+                baseline: id.to_string(),
+                ..args.clone()
+            };
+            &resolved
+        }
+        _ => args,
+    };
     let stat = args.stat;
     let (mut baseline, baseline_is_table) = load_baseline_as(&args.db, &args.baseline, stat)?;
     let change = load_change(args)?;

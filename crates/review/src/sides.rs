@@ -252,7 +252,108 @@ pub fn load_side(db: &Path, arg: &str) -> Result<Side> {
     )))
 }
 
+/// The candidate's configurations in one phrase, for the line that says nothing matched:
+/// `h200 · sglang · dsr1 · fp8 · 1k/1k · TP8/EP1 · conc 4, 8` (one such group per distinct
+/// configuration, `; ` joined).
+pub fn identity_summary(points: &[Point]) -> String {
+    let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+    for p in points {
+        let i = &p.identity;
+        let cfg = format!(
+            "{} · {} · {} · {}{} · {} · {}",
+            i.hw,
+            i.framework,
+            i.model_prefix,
+            i.precision,
+            if i.spec_decoding.is_empty() || i.spec_decoding == "none" {
+                String::new()
+            } else {
+                format!(" · {}", i.spec_decoding)
+            },
+            i.workload_label(),
+            i.topology_label()
+        );
+        match groups.iter_mut().find(|(c, _)| *c == cfg) {
+            Some((_, concs)) if !concs.contains(&i.conc) => concs.push(i.conc),
+            Some(_) => {}
+            None => groups.push((cfg, vec![i.conc])),
+        }
+    }
+    if groups.is_empty() {
+        return "no points".into();
+    }
+    groups
+        .into_iter()
+        .map(|(cfg, mut concs)| {
+            concs.sort_unstable();
+            let c: Vec<String> = concs.iter().map(u32::to_string).collect();
+            format!("{cfg} · conc {}", c.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `latest-baseline` for a candidate: the newest baseline run (by its time — an imported CI
+/// run's date, else when it was stored — then by id) with a point whose identity
+/// ([`servebench_compare::Identity::match_key`]) a candidate point has — after `baseline
+/// import` of a dashboard file the store holds one baseline run per CI run, most about other
+/// configurations. When no baseline run has such a point, the newest baseline run. Returns
+/// the run, its side and the one line that says which run was picked and why (`note: --baseline
+/// latest-baseline: run 12, …`).
+///
+/// Errors: no baseline run in the store, or a run that does not load.
+pub fn latest_baseline_for(db: &Path, cand: &[Point]) -> Result<(RunId, Side, String)> {
+    let store = open_store(db)?;
+    // newest first by the run's time (an imported CI run's own date, else when it was
+    // stored), then by id: an import stores its runs oldest first
+    let mut runs: Vec<_> = store
+        .list_runs(None, None)?
+        .into_iter()
+        .filter(|r| r.kind == RunKind::Baseline)
+        .collect();
+    runs.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.0.cmp(&a.id.0)));
+    let baselines: Vec<RunId> = runs.iter().map(|r| r.id).collect();
+    let Some(&newest) = baselines.first() else {
+        return Err(ReviewError::NotFound(format!(
+            "{}: no baseline run in the store",
+            db.display()
+        )));
+    };
+    let keys: Vec<servebench_compare::Identity> =
+        cand.iter().map(|p| p.identity.match_key()).collect();
+    for (k, id) in baselines.iter().enumerate() {
+        let side = side_from_runs(&store, &[*id])?;
+        if side
+            .points
+            .iter()
+            .any(|p| keys.contains(&p.identity.match_key()))
+        {
+            let line = if k == 0 {
+                format!(
+                    "note: --baseline latest-baseline: run {id}, the newest baseline run ({} in the store)",
+                    baselines.len()
+                )
+            } else {
+                format!(
+                    "note: --baseline latest-baseline: run {id}, the newest of the {} baseline runs with a point matching the candidate ({k} newer baseline run(s) hold other configurations)",
+                    baselines.len()
+                )
+            };
+            return Ok((*id, side, line));
+        }
+    }
+    let side = side_from_runs(&store, &[newest])?;
+    let line = format!(
+        "warning: --baseline latest-baseline: none of the {} baseline runs has a point matching the candidate ({}); comparing with the newest, run {newest}, so nothing is compared",
+        baselines.len(),
+        identity_summary(cand)
+    );
+    Ok((newest, side, line))
+}
+
 /// Builds the comparison `req` asks for (the `compare` command, reports with a baseline).
+/// `latest-baseline` is the newest baseline run matching the candidate
+/// ([`latest_baseline_for`]); the line saying which is printed on stderr.
 pub fn build_comparison(args: &CompareRequest) -> Result<Comparison> {
     if args.gate.is_nan() || args.gate < 0.0 {
         return Err(flag!(
@@ -267,8 +368,16 @@ pub fn build_comparison(args: &CompareRequest) -> Result<Comparison> {
             ));
         }
     }
-    let base = load_side(&args.db, &args.baseline).context("--baseline")?;
-    let cand = load_side(&args.db, &args.candidate).context("--candidate")?;
+    let (base, cand) = if args.baseline == "latest-baseline" {
+        let cand = load_side(&args.db, &args.candidate).context("--candidate")?;
+        let (_, base, line) = latest_baseline_for(&args.db, &cand.points).context("--baseline")?;
+        eprintln!("{line}");
+        (base, cand)
+    } else {
+        let base = load_side(&args.db, &args.baseline).context("--baseline")?;
+        let cand = load_side(&args.db, &args.candidate).context("--candidate")?;
+        (base, cand)
+    };
     let opts = CompareOptions {
         stat: args.stat,
         gate_pct: args.gate,

@@ -142,6 +142,80 @@ fn scenario_baseline_in_store_vs_candidate_file() {
     assert_eq!(c["evals"][0]["baseline"]["samples"], 1319);
 }
 
+/// New-user F4: after importing baselines of other configurations, `latest-baseline` is the
+/// newest baseline run with a point matching the candidate (was: the newest baseline run of
+/// any configuration: nothing matched, `not_comparable`, exit 0), and says which; when no run
+/// matches, one line names the run it used and the candidate's identity.
+#[test]
+fn latest_baseline_is_the_newest_matching_baseline_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("{SHARED}/data/scenario/baseline.json");
+    assert!(output_in(dir.path(), &["baseline", "import", &file])
+        .status
+        .success());
+    // a newer baseline run of another GPU (nothing of it matches the candidate)
+    let mut other = scenario_candidate(1.0);
+    for r in other.as_array_mut().unwrap() {
+        r["hw"] = json!("mi355x");
+    }
+    std::fs::write(dir.path().join("other.json"), other.to_string()).unwrap();
+    let o = output_in(dir.path(), &["baseline", "import", "other.json"]);
+    assert!(o.status.success(), "{}", out(&o));
+    std::fs::write(
+        dir.path().join("slow.json"),
+        scenario_candidate(1.313).to_string(),
+    )
+    .unwrap();
+    let o = output_in(
+        dir.path(),
+        &[
+            "compare",
+            "--baseline",
+            "latest-baseline",
+            "--candidate",
+            "slow.json",
+        ],
+    );
+    let s = out(&o);
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    assert!(
+        s.contains(
+            "note: --baseline latest-baseline: run 1, the newest of the 2 baseline runs with a \
+             point matching the candidate (1 newer baseline run(s) hold other configurations)"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("Verdict: regression, exit 2 (baseline run 1,"),
+        "{s}"
+    );
+    // a candidate no baseline run matches: the newest is used, and one line says so
+    let mut none = scenario_candidate(1.0);
+    for r in none.as_array_mut().unwrap() {
+        r["hw"] = json!("gb200");
+    }
+    std::fs::write(dir.path().join("none.json"), none.to_string()).unwrap();
+    let o = output_in(
+        dir.path(),
+        &[
+            "compare",
+            "--baseline",
+            "latest-baseline",
+            "--candidate",
+            "none.json",
+        ],
+    );
+    let s = out(&o);
+    assert!(
+        s.contains(
+            "warning: --baseline latest-baseline: none of the 2 baseline runs has a point \
+             matching the candidate (gb200 · sglang · qwen3.8next · fp4 · mtp · AgentX · TP1/EP1 \
+             · conc 1, 4, 8, 16); comparing with the newest, run 2, so nothing is compared"
+        ),
+        "{s}"
+    );
+}
+
 #[test]
 fn b18_and_b20_through_the_cli() {
     let dir = tempfile::tempdir().unwrap();
