@@ -50,9 +50,13 @@ async fn run_async(
 ) -> Result<SweepOutcome> {
     c.check_modes()?;
     c.check_store_args()?;
+    // --tokenizer and --traces exist (and the traces hold a trace; new-user F11/F16): checked
+    // before the store, the output directory or the simulator exist, so a bad path leaves
+    // nothing behind
+    if let Some(t) = &c.tokenizer {
+        servebench_workload::LocalTokenizer::file_of(t).map_err(PipelineError::Workload)?;
+    }
     if let Some(ax) = c.workload.agentx() {
-        // --traces exists and holds a trace (new-user F11/F16): checked before the store, the
-        // output directory or the simulator exist, so a bad path leaves nothing behind
         servebench_agentx::trace::TraceSource::check(&ax.traces).map_err(|e| {
             PipelineError::Traces {
                 path: ax.traces.clone(),

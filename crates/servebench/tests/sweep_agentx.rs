@@ -241,4 +241,20 @@ fn traces_without_a_trace_are_refused_before_anything_is_made() {
         assert!(!d.join("o").exists(), "{arg}: an output directory was made");
         assert!(!d.join("s.db").exists(), "{arg}: a store was made");
     }
+    // a missing --tokenizer too (it was found only after the simulator had started)
+    let t = common::agentx_traces(d, &["trace_0092.json"]);
+    let o = servebench_in(d)
+        .args(["sweep", "--conc", "1", "--duration", "5", "--traces"])
+        .arg(&t)
+        .args(["--tokenizer", "no-tok", "--out", "o", "--db", "s.db"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("tokenizer file no-tok does not exist"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("embedded simulator"));
+    assert!(!d.join("o").exists() && !d.join("s.db").exists());
 }

@@ -33,10 +33,12 @@ impl std::fmt::Debug for LocalTokenizer {
 }
 
 impl LocalTokenizer {
-    /// Loads `path` (a `tokenizer.json`, or a directory containing one).
+    /// The `tokenizer.json` that `path` names (the file, or the one inside a directory), checked
+    /// to exist without loading it (a command's up-front check).
     ///
-    /// Errors: missing file or a file the `tokenizers` crate cannot parse (the message names it).
-    pub fn from_path(path: &Path) -> Result<Self> {
+    /// # Errors
+    /// [`WorkloadError::TokenizerMissing`] naming the file looked for.
+    pub fn file_of(path: &Path) -> Result<PathBuf> {
         let file = if path.is_dir() {
             path.join("tokenizer.json")
         } else {
@@ -45,6 +47,14 @@ impl LocalTokenizer {
         if !file.exists() {
             return Err(WorkloadError::TokenizerMissing { file });
         }
+        Ok(file)
+    }
+
+    /// Loads `path` (a `tokenizer.json`, or a directory containing one).
+    ///
+    /// Errors: missing file or a file the `tokenizers` crate cannot parse (the message names it).
+    pub fn from_path(path: &Path) -> Result<Self> {
+        let file = Self::file_of(path)?;
         let tok = tokenizers::Tokenizer::from_file(&file).map_err(|error| {
             WorkloadError::TokenizerLoad {
                 file: file.clone(),
