@@ -52,8 +52,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub emission_log: Option<PathBuf>,
     /// Replay a recorded model's GSM8K solutions for GSM8K prompts: 6b_finetuning,
-    /// 6b_verification, 175b_finetuning or 175b_verification (data from ../shared/data/gsm8k or
-    /// $SERVEBENCH_GSM8K_DIR).
+    /// 6b_verification, 175b_finetuning or 175b_verification (data from $SERVEBENCH_GSM8K_DIR,
+    /// else data/gsm8k of the shared data folder: $SERVEBENCH_SHARED, ../shared, or shared/
+    /// beside the checkout).
     #[arg(long, value_name = "NAME")]
     pub sim_answers: Option<String>,
     /// The served model's tokenizer (`tokenizer.json` or its directory): prompt tokens in
