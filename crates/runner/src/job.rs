@@ -347,6 +347,24 @@ pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, S
 }
 
 /// The measurement's argv (after the binary): `sweep …` or `eval gsm8k …`, storing into
+/// Whether the sweep's store `db` holds a finished (`ok`) run with stored points that is flagged
+/// invalid: an AgentX point that is not a valid InferenceX submission, for which the sweep
+/// exits 1 although it measured and stored the point (measurement.md §13.1).
+fn stored_but_invalid(db: &Path) -> bool {
+    if !db.is_file() {
+        return false;
+    }
+    let Ok(store) = servebench_store::Store::open(db) else {
+        return false;
+    };
+    matches!(
+        store.latest_run(None),
+        Ok(Some(r)) if r.status == servebench_store::RunStatus::Ok
+            && r.n_points > 0
+            && r.invalid_reason.is_some()
+    )
+}
+
 /// `point.db` of the attempt directory.
 pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
     let p = &spec.point;
@@ -819,8 +837,12 @@ fn measure(
         log.line(&format!("ERROR: {}", st.message));
     } else {
         let code = st.measure_exit.unwrap_or(-1);
-        // eval: 2 = below the threshold, a result all the same
-        measured = code == 0 || (p.eval_only && code == 2);
+        // eval: 2 = below the threshold, a result all the same; sweep: 1 for a point that was
+        // measured and stored but is not a valid InferenceX submission (the run rolls it up
+        // as `invalid`)
+        measured = code == 0
+            || (p.eval_only && code == 2)
+            || (!p.eval_only && code == 1 && stored_but_invalid(&spec.dir.join("point.db")));
         st.message = if measured {
             format!(
                 "measured ({} exit {code})",
