@@ -1,6 +1,6 @@
 //! The checked-in JSON schema of the agg row is the one generated from `AggRow`'s key table.
 //! To regenerate after changing the type: `SERVEBENCH_UPDATE_SCHEMA=1 cargo test -p
-//! servebench-contracts --test schema`.
+//! servebench-contracts --test contracts_tests schema::`.
 
 use std::path::PathBuf;
 
