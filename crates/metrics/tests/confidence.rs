@@ -135,3 +135,40 @@ fn point_bootstrap_keys_and_small_sample_flags() {
     let itl = cis.iter().find(|c| c.key == "p99_itl_ms").unwrap();
     assert_eq!((itl.samples, itl.small_sample), (180, false));
 }
+
+/// `named_stat` finds a percentile by selection, not a sort: the same value, bit for bit, as
+/// the linear percentile of the sorted sample, for every statistic, sample size 1..=60 and
+/// samples with ties, negative values and zeros (a wrong neighbour or rank would differ).
+#[test]
+fn named_stat_by_selection_equals_the_sorted_percentile() {
+    let mut rng = SplitMix64::new(11);
+    for n in 1..=60usize {
+        for round in 0..20 {
+            let v: Vec<f64> = (0..n)
+                .map(|_| {
+                    let u = rng.index(1000) as f64;
+                    match round % 3 {
+                        0 => u / 7.0,
+                        1 => (u / 100.0).floor() - 4.0, // many ties, negatives, zeros
+                        _ => (u * 1e-3).sqrt(),
+                    }
+                })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_by(|a, b| a.total_cmp(b));
+            for (name, p) in [
+                ("median", 50.0),
+                ("p50", 50.0),
+                ("p90", 90.0),
+                ("p95", 95.0),
+                ("p99", 99.0),
+                ("p99.9", 99.9),
+            ] {
+                let want = servebench_metrics::stats::percentile(&sorted, p).unwrap();
+                let got = named_stat(name, &mut v.clone()).unwrap();
+                assert_eq!(got.to_bits(), want.to_bits(), "{name} of {v:?}");
+            }
+        }
+    }
+    assert_eq!(named_stat("p90", &mut []), None);
+}

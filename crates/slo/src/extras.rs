@@ -494,6 +494,16 @@ pub fn summary_extras(
 
 impl Observer for ExtrasObserver {
     fn point_done(&mut self, p: &PointOutput) -> Result<(), ObserverError> {
+        if self.opts.confidence {
+            // the bootstrap is the slow part of a point's extras (seconds in a debug build):
+            // say it starts, so the pause after the measurement does not look like a hang
+            self.console.line(&format!(
+                "  {}: bootstrapping 95 % CIs: {} resamples × {} statistics of TTFT, TPOT, ITL, E2EL…",
+                p.spec.label(),
+                self.opts.resamples,
+                servebench_metrics::confidence::CI_STATS.len() * 4
+            ));
+        }
         let e = point_extras(&self.opts, self.open_loop, p, &p.records);
         if let Some(g) = &e.goodput {
             self.console.line(&format!(
@@ -663,14 +673,19 @@ mod tests {
         let mut obs = ExtrasObserver::new(opts.clone(), false).with_console(lines.clone());
         obs.point_done(&point(1)).unwrap();
         obs.point_done(&point(2)).unwrap();
-        // per point: its goodput line and its steady-window line, through the console
+        // per point: the bootstrap's start line (--ci), its goodput line and its
+        // steady-window line, through the console
         let said = lines.0.lock().unwrap().clone();
-        assert_eq!(said.len(), 4, "{said:?}");
+        assert_eq!(said.len(), 6, "{said:?}");
+        assert_eq!(
+            said[0],
+            "  conc 4 repeat 1/2: bootstrapping 95 % CIs: 200 resamples × 16 statistics of TTFT, TPOT, ITL, E2EL…"
+        );
         assert!(
-            said[0].starts_with("  goodput (ttft=12ms,e2el=1000ms@p90): "),
+            said[1].starts_with("  goodput (ttft=12ms,e2el=1000ms@p90): "),
             "{said:?}"
         );
-        assert!(said[1].starts_with("  ") && !said[1].contains("goodput"));
+        assert!(said[2].starts_with("  ") && !said[2].contains("goodput"));
         let repeats = repeat_intervals(obs.points());
         assert_eq!(repeats.len(), 1);
         assert!(obs.points()[0].goodput.is_some() && obs.points()[0].steady.is_some());
