@@ -30,7 +30,9 @@ use servebench_review::attempt::{input, AttemptRequest};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The frozen baseline: a baseline table file (`baseline.json` shape), an InferenceX
-    /// `agg_bmk.json`/`agg_eval_all.json` file, or a run id in the store.
+    /// `agg_bmk.json`/`agg_eval_all.json` file, InferenceX dashboard API rows
+    /// (`benchmarks.json`, `benchmarks-history.json`), or a run id in the store
+    /// (`latest-baseline`: the newest baseline run with a point matching the candidate).
     #[arg(long, value_name = "FILE|RUN")]
     pub baseline: String,
     /// The attempt's results: a run id in the store (`latest` = newest non-baseline run) or a
@@ -49,8 +51,11 @@ pub struct Args {
     /// Which attempt: `initial`, `repair N` (or `repair-N`), `retry N`, `final`.
     #[arg(long, value_name = "KIND", default_value = "initial", value_parser = parse_kind)]
     pub kind: AttemptKind,
-    /// Override the status (default: `failed` when a row or eval failed, else `passed`):
-    /// passed, failed, running, queued, cancelled, not-dispatched, blocked.
+    /// Override the status. Default: `failed` when a point failed, is invalid or is not a
+    /// valid InferenceX submission, an eval failed or is under its threshold, or the
+    /// comparison's verdict is a regression; else `not comparable` when no candidate point was
+    /// compared with the baseline; else `passed`. Values: passed, failed, running, queued,
+    /// cancelled, not-dispatched, blocked.
     #[arg(long, value_name = "STATUS", value_parser = parse_status)]
     pub status: Option<AttemptStatus>,
     /// Image provenance of the change (`images.json` shape: `{"old": {...}, "new": {...}}`).
