@@ -7,40 +7,11 @@
 //! its profile): a change that copies every scalar twice, clones each row to build a grouping
 //! key, or regrows every row's map shows up here as tens of thousands of allocations.
 //!
-//! Counted per thread (the test harness runs tests in parallel).
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! Counted per thread by `allocation_counter::measure` (the test harness runs tests in
+//! parallel), the counting allocator of the `allocation-counter` crate.
 
 use crate::matrix::{generate, Common, FullSweep, Mode};
 use crate::{Catalog, Runners};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
 
 const DATA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -60,15 +31,20 @@ fn whole_catalog_allocations_stay_bounded() {
     let (runners_file, runners_text) = read("runners.yaml");
     let source_lines: usize = sources.iter().map(|(_, t)| t.lines().count()).sum();
 
-    let a0 = allocations();
-    let catalog = Catalog::from_sources(&sources).expect("the real catalog is valid");
-    let runners = Runners::from_source(&runners_file, &runners_text).expect("runners.yaml");
-    let load = allocations() - a0;
+    let (mut catalog, mut runners) = (None, None);
+    let load = allocation_counter::measure(|| {
+        catalog = Some(Catalog::from_sources(&sources).expect("the real catalog is valid"));
+        runners = Some(Runners::from_source(&runners_file, &runners_text).expect("runners.yaml"));
+    })
+    .count_total;
+    let (catalog, runners) = (catalog.unwrap(), runners.unwrap());
 
-    let a1 = allocations();
-    let mode = Mode::FullSweep(FullSweep::default());
-    let rows = generate(&mode, &Common::default(), &catalog, &runners).expect("full sweep");
-    let expand = allocations() - a1;
+    let mut rows = Vec::new();
+    let expand = allocation_counter::measure(|| {
+        let mode = Mode::FullSweep(FullSweep::default());
+        rows = generate(&mode, &Common::default(), &catalog, &runners).expect("full sweep");
+    })
+    .count_total;
 
     // The whole catalog: ~11,700 source lines, 1,820 rows today (a much smaller count means the
     // data or the generator changed, and the bounds below need a fresh look).

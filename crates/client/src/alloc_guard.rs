@@ -8,37 +8,8 @@
 //! per line, an owned `serde_json::Value` per chunk, a `Vec` per read) shows up here as
 //! thousands.
 //!
-//! Counted per thread (the test harness runs tests in parallel).
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
+//! Counted per thread by `allocation_counter::measure` (the test harness runs tests in
+//! parallel), the counting allocator of the `allocation-counter` crate.
 
 /// A vLLM-shaped streamed completions body: `n` one-token events, a usage event, `[DONE]`.
 fn completions_body(n: usize) -> Vec<Vec<u8>> {
@@ -67,9 +38,17 @@ fn per_chunk_path_allocates_less_than_once_per_50_token_events() {
     let warm = parse_stream(feed(), Api::Completions, Compat::Servebench, false);
     assert_eq!(warm.token_times.len(), N);
 
-    let before = allocations();
-    let st = parse_stream(feed(), Api::Completions, Compat::Servebench, false);
-    let n = allocations() - before;
+    let mut st = None;
+    let n = allocation_counter::measure(|| {
+        st = Some(parse_stream(
+            feed(),
+            Api::Completions,
+            Compat::Servebench,
+            false,
+        ));
+    })
+    .count_total;
+    let st = st.unwrap();
     assert_eq!(st.token_times.len(), N, "every token event counted");
     assert_eq!(st.usage_completion, Some(N as u64));
     assert!(st.done);

@@ -3,37 +3,8 @@
 //! borrows every valid UTF-8 line; a change that allocates per line (a `String` per line, a
 //! regex capture per prefix, a match set per line) shows up here as thousands of allocations.
 //!
-//! Counted per thread (the test harness runs tests in parallel).
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
+//! Counted per thread by `allocation_counter::measure` (the test harness runs tests in
+//! parallel), the counting allocator of the `allocation-counter` crate.
 
 /// Lines of the benchmark's noise mix (crates/triage/examples/triage_bench.rs), plus a
 /// non-ASCII line and shell traces.
@@ -66,9 +37,12 @@ fn scanning_noise_allocates_nothing_per_line() {
     let warm = crate::scan_reader(log.as_bytes(), "warm.log", table).unwrap();
     assert_eq!(warm.first_error.unwrap().category, "removed_cli_alias");
 
-    let before = allocations();
-    let r = crate::scan_reader(log.as_bytes(), "job.log", table).unwrap();
-    let n = allocations() - before;
+    let mut r = None;
+    let n = allocation_counter::measure(|| {
+        r = Some(crate::scan_reader(log.as_bytes(), "job.log", table).unwrap());
+    })
+    .count_total;
+    let r = r.unwrap();
     assert_eq!(r.lines, 22_002);
     assert_eq!(r.first_error.as_ref().unwrap().line_no, 22_001);
     // Fixed costs only (the line buffer, the first error and its marks, the secondary
