@@ -1,7 +1,7 @@
 //! `append-only: true` change-log entries (AUTOMATION.md §3.3 step 5): only added concurrency
 //! points of existing curves are emitted; every other edit is rejected with the reference's words.
 
-mod common;
+use crate::common;
 
 use common::DATA;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! and prefixes of it cut at entry boundaries; entries have random keys, flags, links and
 //! descriptions full of YAML-hostile characters.
 
-mod common;
+use crate::common;
 
 use common::DATA;
 use proptest::prelude::*;

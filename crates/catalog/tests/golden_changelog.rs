@@ -1,7 +1,7 @@
 //! Parity with InferenceX's change-log processor on every golden case in
 //! `shared/data/inferencex/golden/changelog/` (stdout byte for byte; errors by message).
 
-mod common;
+use crate::common;
 
 use common::{cases, DATA};
 use servebench_catalog::changelog::{process, ProcessOptions};

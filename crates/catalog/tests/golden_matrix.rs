@@ -1,7 +1,7 @@
 //! Parity with InferenceX's sweep generator on every golden case in
 //! `shared/data/inferencex/golden/matrix/` (stdout byte for byte; argument errors by message).
 
-mod common;
+use crate::common;
 
 use common::{cases, parse_argv, DATA};
 use servebench_catalog::matrix::{check_args, generate, to_stdout};

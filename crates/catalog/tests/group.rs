@@ -2,6 +2,9 @@
 //! stays where it was and becomes a module here, so `cargo test -p servebench-catalog --test
 //! catalog_tests <file>::` runs one file's tests. A new test file must be listed here.
 
+/// Helpers the files share, compiled once for the binary (each file: `use crate::common;`).
+mod common;
+
 #[path = "canonical_json_python.rs"]
 mod canonical_json_python;
 #[path = "changelog_append_only.rs"]

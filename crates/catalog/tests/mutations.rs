@@ -1,7 +1,7 @@
 //! Mutation tests: for each validation rule V1–V16 (AUTOMATION.md §2.1), a minimal edit of a
 //! real catalog entry that violates it, and the exact error line expected.
 
-mod common;
+use crate::common;
 
 use common::DATA;
 use servebench_catalog::{Catalog, CatalogError};

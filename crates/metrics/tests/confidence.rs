@@ -104,7 +104,7 @@ fn small_sample_rule() {
     assert_eq!(mark_small("12.3".into(), "p90", 50), "12.3");
 }
 
-mod support;
+use crate::support;
 
 #[test]
 fn point_bootstrap_keys_and_small_sample_flags() {

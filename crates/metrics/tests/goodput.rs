@@ -1,6 +1,6 @@
 //! `--slo` parsing and goodput with failures, every value computed by hand.
 
-mod support;
+use crate::support;
 
 use servebench_metrics::goodput::{goodput, Slo};
 use support::{failed, ok};

@@ -2,6 +2,9 @@
 //! each file stays where it was and becomes a module here, so `cargo test -p servebench-metrics
 //! --test metrics_tests <file>::` runs one file's tests. A new test file must be listed here.
 
+/// Helpers the files share, compiled once for the binary (each file: `use crate::support;`).
+mod support;
+
 #[path = "cases.rs"]
 mod cases;
 #[path = "confidence.rs"]

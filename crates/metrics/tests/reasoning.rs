@@ -1,6 +1,6 @@
 //! Reasoning span, thinking time and time to first tool call over a point, by hand.
 
-mod support;
+use crate::support;
 
 use servebench_client::OutputPhases;
 use servebench_metrics::reasoning::reasoning_stats;

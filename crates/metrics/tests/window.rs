@@ -1,6 +1,6 @@
 //! Steady-state window bounds, inside/outside counts and in-window throughput, by hand.
 
-mod support;
+use crate::support;
 
 use servebench_client::{Compat, RequestRecord};
 use servebench_metrics::window::{steady_point, steady_window, token_arrivals, WindowError};

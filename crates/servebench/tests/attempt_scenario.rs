@@ -3,7 +3,7 @@
 //! the failed initial attempt. The whole comment is compared exactly (every element the
 //! scenario README lists), then the HTML and JSON forms and the error lines.
 
-mod common;
+use crate::common;
 use common::{run_in, SCENARIO};
 
 fn scenario_args() -> Vec<String> {

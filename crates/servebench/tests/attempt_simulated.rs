@@ -3,7 +3,7 @@
 //! and in the Chinese block), as `servebench report` does, even when `--image` names a real
 //! image. A run from a file (no stored endpoint) says nothing of the kind.
 
-mod common;
+use crate::common;
 use common::{run_in, SCENARIO};
 
 #[test]

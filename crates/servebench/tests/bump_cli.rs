@@ -1,6 +1,6 @@
 //! `servebench bump` options and one-line errors.
 
-mod common;
+use crate::common;
 use common::{make_writable, run_scratch, SCENARIO as SCEN};
 
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";

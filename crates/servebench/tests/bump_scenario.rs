@@ -5,7 +5,7 @@
 //! then `servebench triage` of both job logs (first error, launcher layer, deterministic,
 //! identical on two runners, readiness-blocked, phase targeted, repairs 0).
 
-mod common;
+use crate::common;
 use common::{copy_rw, run_scratch, SCENARIO as SCEN};
 
 const CHANGELOG: &str = concat!(

@@ -9,7 +9,7 @@
 //! binary is `$SERVEBENCH_REAL_ENGINE_MODEL_DIR/../bin/llama-server`, where `setup.sh` puts it);
 //! without them the tests print `skipped: …`, or fail when `SERVEBENCH_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 use common::read_json;
 
 use std::net::TcpListener;

@@ -1,7 +1,7 @@
 //! `servebench changelog process|validate|append`: the golden processor cases through real git
 //! refs (the reference's own setup), file mode, and an append → validate round trip.
 
-mod common;
+use crate::common;
 use common::output_in;
 
 use std::path::Path;

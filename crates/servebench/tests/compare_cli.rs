@@ -1,7 +1,7 @@
 //! `servebench compare` through the binary: stored baseline vs candidate files, exit codes,
 //! JSON output, B18 and B20 end to end.
 
-mod common;
+use crate::common;
 use common::{output_in, SHARED};
 
 use std::process::Output;

@@ -12,7 +12,7 @@
 //! points (samples) finished before the kill unchanged, the same eval score as the reference.
 //! `CRASH_REPORT=FILE` appends the loop's figures (docs/reliability.md).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

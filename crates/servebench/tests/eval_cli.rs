@@ -2,7 +2,7 @@
 //! the result files, the threshold gate's exit codes, one-line errors, the default data path,
 //! and a run against the real engine (llama.cpp, `SERVEBENCH_REAL_ENGINE_URL`).
 
-mod common;
+use crate::common;
 use common::{output_scratch, scratch_in, GSM8K};
 
 use std::path::{Path, PathBuf};

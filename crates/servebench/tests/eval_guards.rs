@@ -2,7 +2,7 @@
 //! bounded readiness wait in one line naming the URL (not after timeout × retries), and bad
 //! flags are refused in one line naming the flag.
 
-mod common;
+use crate::common;
 use common::{dead_url, err_lines, output_in};
 
 use std::time::{Duration, Instant};

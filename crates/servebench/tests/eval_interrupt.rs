@@ -3,7 +3,7 @@
 //! far marked partial, finishes the stored run as `interrupted` and exits 130; in
 //! `sweep --eval gsm8k` the interrupt stops the eval (not a point) and says so.
 
-mod common;
+use crate::common;
 use common::{piped_in, read_json, sigint, wait_lines};
 
 use std::time::{Duration, Instant};

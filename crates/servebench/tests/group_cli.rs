@@ -4,6 +4,9 @@
 //! where it was and becomes a module here, so `cargo test -p servebench --test group_cli <file>::`
 //! runs one file's tests.
 
+/// Helpers the files share, compiled once for the binary (each file: `use crate::common;`).
+mod common;
+
 #[path = "attempt_scenario.rs"]
 mod attempt_scenario;
 #[path = "attempt_simulated.rs"]

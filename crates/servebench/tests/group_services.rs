@@ -4,6 +4,9 @@
 //! where it was and becomes a module here, so `cargo test -p servebench --test group_services <file>::`
 //! runs one file's tests.
 
+/// Helpers the files share, compiled once for the binary (each file: `use crate::common;`).
+mod common;
+
 #[path = "cache_real_engine.rs"]
 mod cache_real_engine;
 #[path = "eval_cli.rs"]

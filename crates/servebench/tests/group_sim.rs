@@ -4,6 +4,9 @@
 //! where it was and becomes a module here, so `cargo test -p servebench --test group_sim <file>::`
 //! runs one file's tests.
 
+/// Helpers the files share, compiled once for the binary (each file: `use crate::common;`).
+mod common;
+
 #[path = "crash_safety.rs"]
 mod crash_safety;
 #[path = "eval_guards.rs"]

@@ -2,7 +2,7 @@
 //! files written byte-identical to InferenceX's, the reference's invocation (environment only,
 //! `<RESULT_FILENAME>.json` in the working directory), stdout mode, and errors as one line.
 
-mod common;
+use crate::common;
 use common::stderr;
 
 use std::collections::BTreeMap;

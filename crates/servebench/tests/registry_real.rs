@@ -5,7 +5,7 @@
 //! `skopeo copy --all --preserve-digests`, and checks servebench resolves exactly the digests it
 //! wrote. Also: the 404 line for a missing tag and the unreachable-registry line.
 
-mod common;
+use crate::common;
 use common::run_in;
 
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! and not blank, `--dump-dom` has the charts' SVG); with `SERVEBENCH_SCREENSHOT_DIR=docs` each
 //! new chart is also screenshotted alone into `docs/report-{cdf,goodput,pareto}.png`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,9 +2,9 @@
 //! (equal to the report crate's snapshot), a candidate against the baseline file and against the
 //! baseline imported into a store, in every format.
 
-use std::path::Path;
-mod common;
+use crate::common;
 use common::{run_in, SCENARIO};
+use std::path::Path;
 
 use serde_json::{json, Value};
 use servebench_compare::{parse_baseline, IdentityOverrides};

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{read_json, run_in};
 
 const LIB: &str = r#"#!/usr/bin/env bash

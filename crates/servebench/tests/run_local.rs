@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{run_in, BIN};
 
 const KEY: &str = "tiny-bf16-h200-vllm";

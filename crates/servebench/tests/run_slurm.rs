@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{copy_rw, run_in, BIN, SCENARIO as SCEN};
 
 const CHANGELOG: &str = concat!(

@@ -14,7 +14,7 @@
 //! Needs `SERVEBENCH_REAL_ENGINE_URL` and `SERVEBENCH_REAL_ENGINE_MODEL_DIR`; without them the
 //! test prints `skipped: …`, or fails when `SERVEBENCH_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 use common::{read_json, read_jsonl};
 
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! `servebench baseline import` and `servebench runs` through the binary, on real SQLite files.
 
-mod common;
+use crate::common;
 use common::{output_in, run_in, BIN, SHARED};
 
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! files are written, a context-overflow rejection ends only that session (the lane recycles and
 //! keeps measuring), and the result is matched against the scenario's AgentX baseline table.
 
-mod common;
+use crate::common;
 
 use common::{agentx_traces as traces, read_json, read_jsonl, servebench_in, shared};
 

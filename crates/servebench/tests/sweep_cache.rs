@@ -4,8 +4,8 @@
 //! predicted from the block arithmetic) and warned about; with `--flush-cache auto` every
 //! measured phase starts cold and the simulator counts one reset per point.
 
-mod common;
-use common::{agentx_traces, ok, read_json, servebench_in, stderr, stdout};
+use crate::common;
+use common::{agentx_traces, read_json, servebench_in, stderr, stdout};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,7 +1,7 @@
 //! The README command `servebench sweep` (no arguments) finishes in under 60 s against the
 //! embedded simulator and writes every file of the output layout (contract.md).
 
-mod common;
+use crate::common;
 use common::{check_schema, read_json, read_jsonl};
 
 use std::process::Command;

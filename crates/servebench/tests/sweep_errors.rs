@@ -2,7 +2,7 @@
 //! unreachable endpoint, a server rejecting optional body fields (`transformers serve` style),
 //! `--lenient`, and a point with more than 5 % failed requests.
 
-mod common;
+use crate::common;
 use common::{output_scratch_async, read_json, scratch_in, sigint};
 
 use std::path::Path;

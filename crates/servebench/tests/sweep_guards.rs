@@ -3,7 +3,7 @@
 //! leave no empty output directory, and bad flags are refused in one line naming the flag
 //! before the simulator or any I/O starts.
 
-mod common;
+use crate::common;
 use common::{err_lines, output_in, stderr};
 
 /// A tiny simulator sweep (one point, 2 prompts of 16 → 4 tokens).

@@ -3,7 +3,7 @@
 //! with usage on a chunk that has choices; TPOT 0.00 because every token arrived in one read)
 //! gets a note line under the table and in summary.json, and the warnings say what happened.
 
-mod common;
+use crate::common;
 use common::{blocking, read_json, servebench_in};
 
 use std::path::Path;

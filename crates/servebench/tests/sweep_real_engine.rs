@@ -4,7 +4,7 @@
 //! Needs `SERVEBENCH_REAL_ENGINE_URL` and `SERVEBENCH_REAL_ENGINE_MODEL_DIR`; without them the
 //! tests print `skipped: …`, or fail when `SERVEBENCH_REQUIRE_SERVICES=1`.
 
-mod common;
+use crate::common;
 use common::{read_json, read_jsonl, scratch_in};
 
 use std::path::Path;

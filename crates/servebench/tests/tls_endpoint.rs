@@ -4,7 +4,7 @@
 //! server that answers 401 without it, for both commands; an untrusted certificate is a
 //! one-line error naming the URL.
 
-mod common;
+use crate::common;
 use common::{output_in_async, GSM8K};
 
 #[path = "../../endpoint/tests/common/tls_proxy.rs"]

@@ -6,7 +6,7 @@
 //! the files hold (spot checks against the untyped JSON), so a field read into the wrong
 //! place cannot pass.
 
-mod common;
+use crate::common;
 use common::{agentx_traces, ok, read_json, servebench_in, stderr, stdout};
 
 use std::path::Path;

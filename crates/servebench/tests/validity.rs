@@ -9,7 +9,7 @@
 //! a word-level `tokenizer.json` written here (`w0`…`w99`, unknown words → `w0`), so client and
 //! server counts agree exactly unless the fault inflates them.
 
-mod common;
+use crate::common;
 use common::{json_reply, read_json, read_jsonl, servebench_in};
 
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! addition to provenance.json, and a later sweep of that image records those digests with its
 //! run. Runs on copies of shared/data/scenario in a temp dir; digests come from its images.json.
 
-mod common;
+use crate::common;
 use common::{copy_rw, ok, servebench_in, SCENARIO as SCEN};
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! `/v1/tokenize`), said once; `$OPENAI_API_KEY` is the fallback of `$SERVEBENCH_API_KEY` in
 //! both `bench` and `eval`.
 
-mod common;
+use crate::common;
 use common::{blocking, json_reply, servebench_in, GSM8K};
 
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //! Workloads are tiny (ISL ≤ 128, OSL ≤ 64, a few prompts, simulator speedup ×20): the CI
 //! machine has 2 shared cores.
 
-mod common;
+use crate::common;
 use common::{gsm8k_in, ok, read_json};
 
 use std::path::{Path, PathBuf};
