@@ -22,39 +22,32 @@ pub(crate) fn scan(data: &[u8], cap: &mut Capture<'_>) -> Option<ChunkInfo> {
     let mut s = Scanner { b: data, i: 0 };
     let mut info = ChunkInfo::default();
     s.ws();
-    s.eat(b'{')?;
-    s.ws();
-    if !s.eat(b'}').is_some() {
-        loop {
-            let key = s.key()?;
-            match key {
-                b"choices" => s.choices(&mut info)?,
-                b"usage" | b"timings" | b"error" => s.null()?,
-                b"message" | b"code" => return None,
-                b"object" => {
-                    // `"object": "error"` makes the chunk an error: the serde scan reads it
-                    if s.simple()? == Simple::Str(b"error") {
-                        return None;
-                    }
+    s.members(|s, key| {
+        match key {
+            b"choices" => s.choices(&mut info)?,
+            b"usage" | b"timings" | b"error" => s.null()?,
+            b"message" | b"code" => return None,
+            b"object" => {
+                // `"object": "error"` makes the chunk an error: the serde scan reads it
+                if s.simple()? == Simple::Str(b"error") {
+                    return None;
                 }
-                b"id" => match cap.id.as_deref_mut() {
-                    Some(slot @ None) => {
-                        let v = s.string()?;
-                        *slot = Some(String::from_utf8_lossy(v).into_owned());
-                    }
-                    _ => {
-                        s.simple()?;
-                    }
-                },
+            }
+            b"id" => match cap.id.as_deref_mut() {
+                Some(slot @ None) => {
+                    let v = s.string()?;
+                    *slot = Some(String::from_utf8_lossy(v).into_owned());
+                }
                 _ => {
                     s.simple()?;
                 }
-            }
-            if !s.next_member(b'}')? {
-                break;
+            },
+            _ => {
+                s.simple()?;
             }
         }
-    }
+        Some(())
+    })?;
     s.ws();
     (s.i == s.b.len()).then_some(info)
 }
@@ -138,6 +131,23 @@ impl<'a> Scanner<'a> {
 
     /// An object key (ASCII) and its `:`.
     #[inline]
+    /// An object `{ "key": value, … }` at the cursor: `member` reads each value (its key given)
+    /// and must leave the cursor after it; `None` from it or from the syntax declines the chunk.
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let key = self.key()?;
+            member(self, key)?;
+            if !self.next_member(b'}')? {
+                return Some(());
+            }
+        }
+    }
+
     fn key(&mut self) -> Option<&'a [u8]> {
         let (k, ascii) = self.string_ascii()?;
         if !ascii {
@@ -234,65 +244,51 @@ impl<'a> Scanner<'a> {
     }
 
     fn choice(&mut self, info: &mut ChunkInfo) -> Option<()> {
-        self.eat(b'{')?;
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            match self.key()? {
+        self.members(|s, key| {
+            match key {
                 b"text" => {
-                    if self.text()? {
+                    if s.text()? {
                         info.token_event = true;
                         info.content = true;
                     }
                 }
                 b"delta" => {
-                    if self.b.get(self.i) == Some(&b'n') {
-                        self.null()?;
+                    if s.b.get(s.i) == Some(&b'n') {
+                        s.null()?;
                     } else {
-                        self.delta(info)?;
+                        s.delta(info)?;
                     }
                 }
                 _ => {
-                    self.simple()?;
+                    s.simple()?;
                 }
             }
-            if !self.next_member(b'}')? {
-                return Some(());
-            }
-        }
+            Some(())
+        })
     }
 
     fn delta(&mut self, info: &mut ChunkInfo) -> Option<()> {
-        self.eat(b'{')?;
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            match self.key()? {
+        self.members(|s, key| {
+            match key {
                 b"content" => {
-                    if self.text()? {
+                    if s.text()? {
                         info.token_event = true;
                         info.content = true;
                     }
                 }
                 b"reasoning_content" | b"reasoning" => {
-                    if self.text()? {
+                    if s.text()? {
                         info.token_event = true;
                         info.reasoning = true;
                     }
                 }
-                b"tool_calls" => self.null()?,
+                b"tool_calls" => s.null()?,
                 _ => {
-                    self.simple()?;
+                    s.simple()?;
                 }
             }
-            if !self.next_member(b'}')? {
-                return Some(());
-            }
-        }
+            Some(())
+        })
     }
 }
 
