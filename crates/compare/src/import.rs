@@ -306,31 +306,13 @@ pub fn source_links<'a>(points: impl IntoIterator<Item = &'a Point>) -> Vec<crat
     out
 }
 
-/// Key of a servebench AgentX agg row saying whether InferenceX would accept the point.
-pub const SUBMISSION_VALID_KEY: &str = "agentx_submission_valid";
-/// Key of the harness's reason codes when it would not.
-pub const SUBMISSION_REASONS_KEY: &str = "agentx_submission_invalid_reasons";
+pub use servebench_contracts::agg::{SUBMISSION_REASONS_KEY, SUBMISSION_VALID_KEY};
 
-/// The reason codes of a point InferenceX would not accept: empty unless `valid` is `false`
-/// (JSON boolean or `"false"`); then the `reasons` array's strings, or
-/// `agentx_submission_valid false` when it names none.
+/// [`servebench_contracts::agg::submission_invalid_reasons`] with `valid` as an imported row
+/// writes it (JSON boolean or `"false"`).
 pub(crate) fn submission_invalid_of(valid: Option<&Value>, reasons: Option<&Value>) -> Vec<String> {
-    if bool_of(SUBMISSION_VALID_KEY, valid).ok().flatten() != Some(false) {
-        return Vec::new();
-    }
-    let r: Vec<String> = reasons
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    if r.is_empty() {
-        vec![format!("{SUBMISSION_VALID_KEY} false")]
-    } else {
-        r
-    }
+    let valid = bool_of(SUBMISSION_VALID_KEY, valid).ok().flatten();
+    servebench_contracts::agg::submission_invalid_reasons(valid, reasons)
 }
 
 /// Whether a row is an InferenceX dashboard API row (`/api/v1/benchmarks`,

@@ -206,6 +206,35 @@ fn num(x: Option<f64>) -> Value {
     }
 }
 
+/// Key of a servebench AgentX agg row saying whether InferenceX would accept the point.
+pub const SUBMISSION_VALID_KEY: &str = "agentx_submission_valid";
+/// Key of the harness's reason codes when it would not.
+pub const SUBMISSION_REASONS_KEY: &str = "agentx_submission_invalid_reasons";
+
+/// The reason codes of a point InferenceX would not accept: empty unless `valid` is
+/// `Some(false)`; then the `reasons` array's strings (`unsafe_override`,
+/// `context_overflow_rate_exceeded`, `run_cancelled`), or `["agentx_submission_valid false"]`
+/// when it names none. The one rule for servebench agg rows ([`AggRow::submission_invalid_reasons`])
+/// and imported foreign rows (compare's importer).
+pub fn submission_invalid_reasons(valid: Option<bool>, reasons: Option<&Value>) -> Vec<String> {
+    if valid != Some(false) {
+        return Vec::new();
+    }
+    let r: Vec<String> = reasons
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if r.is_empty() {
+        vec![format!("{SUBMISSION_VALID_KEY} false")]
+    } else {
+        r
+    }
+}
+
 impl AggRow {
     /// Why InferenceX would not accept this (AgentX) point as a submission: empty unless the
     /// row says `agentx_submission_valid: false`; then the harness's reason codes
@@ -214,24 +243,12 @@ impl AggRow {
     /// [`AggRow::invalid_reasons`] the point's numbers stand (compare still compares it), but
     /// the run is not a valid submission.
     pub fn submission_invalid_reasons(&self) -> Vec<String> {
-        if self.extra.get("agentx_submission_valid") != Some(&Value::Bool(false)) {
-            return Vec::new();
-        }
-        let r: Vec<String> = self
-            .extra
-            .get("agentx_submission_invalid_reasons")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if r.is_empty() {
-            vec!["agentx_submission_valid false".into()]
-        } else {
-            r
-        }
+        submission_invalid_reasons(
+            self.extra
+                .get(SUBMISSION_VALID_KEY)
+                .and_then(Value::as_bool),
+            self.extra.get(SUBMISSION_REASONS_KEY),
+        )
     }
 
     /// The row as an ordered JSON object: the InferenceX keys, the latency families (each
