@@ -182,6 +182,8 @@ pub fn check(
         output_tput_per_gpu: None,
         median_tpot_s: None,
         median_ttft_s: None,
+        date: String::new(),
+        image: String::new(),
     };
     modelable(&row).ok()?;
     let pred: Prediction = predict(&row, None).ok()?;

@@ -131,6 +131,12 @@ pub struct RealRow {
     pub median_tpot_s: Option<f64>,
     /// `median_ttft_s`, s.
     pub median_ttft_s: Option<f64>,
+    /// `date` of the run, `YYYY-MM-DD` (empty: not recorded; also empty when the file has no
+    /// `date` column). Its month stands for the software generation ([`by_generation`]).
+    pub date: String,
+    /// `image`: the engine's container image (e.g. `lmsysorg/sglang:v0.5.9-rocm700-mi30x`);
+    /// empty where the source does not record it or the file has no `image` column.
+    pub image: String,
 }
 
 /// Reading rows.csv failed: the file, line and what is wrong, in one line.
@@ -241,6 +247,9 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
         "median_ttft_s",
     ];
     let idx: Vec<usize> = names.iter().map(|n| col(n)).collect::<Result<_, _>>()?;
+    // optional columns (a file without them reads as "not recorded")
+    let date_col = header.iter().position(|h| h == "date");
+    let image_col = header.iter().position(|h| h == "image");
     let mut rows = Vec::new();
     for rec in recs {
         let (line, r) = rec?;
@@ -279,6 +288,15 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
             }
         };
         let flag = |i: usize| get(i).eq_ignore_ascii_case("true");
+        let opt = |c: Option<usize>| c.and_then(|c| r.get(c)).map_or("", |v| v.trim());
+        let date = opt(date_col);
+        if !date.is_empty() && !is_iso_date(date) {
+            return Err(ValidateError::Parse {
+                path: p.clone(),
+                line,
+                message: format!("column `date`: not a YYYY-MM-DD date: `{date}`"),
+            });
+        }
         rows.push(RealRow {
             row_id: get(0).to_string(),
             source_id: get(1).to_string(),
@@ -298,10 +316,39 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
             output_tput_per_gpu: num(15)?,
             median_tpot_s: num(16)?,
             median_ttft_s: num(17)?,
+            date: date.to_string(),
+            image: opt(image_col).to_string(),
         });
     }
     Ok(rows)
 }
+
+/// Whether `s` is `YYYY-MM-DD` (digits in those places, month 01–12, day 01–31).
+fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' || !digits(0..4) {
+        return false;
+    }
+    if !digits(5..7) || !digits(8..10) {
+        return false;
+    }
+    let month: u32 = s[5..7].parse().unwrap_or(0);
+    let day: u32 = s[8..10].parse().unwrap_or(0);
+    (1..=12).contains(&month) && (1..=31).contains(&day)
+}
+
+/// The month (`YYYY-MM`) of a row's `date`, or [`UNKNOWN_MONTH`] where no date is recorded.
+pub fn month_of(date: &str) -> &str {
+    if date.len() >= 7 {
+        &date[..7]
+    } else {
+        UNKNOWN_MONTH
+    }
+}
+
+/// The month key of rows without a `date`.
+pub const UNKNOWN_MONTH: &str = "unknown";
 
 /// The model preset key for a row's model and precision (`None`: no preset).
 pub fn model_key(row: &RealRow) -> Option<&'static str> {
@@ -490,6 +537,10 @@ pub struct RowResult {
     pub isl_osl: String,
     /// Concurrency.
     pub conc: u32,
+    /// Date of the run, `YYYY-MM-DD` (empty: not recorded).
+    pub date: String,
+    /// Container image of the engine (`None`: not recorded).
+    pub image: Option<String>,
     /// Predicted.
     pub predicted: Prediction,
     /// Measured (NaN where the row has no value).
@@ -530,10 +581,123 @@ pub struct Validation {
     pub by_hardware: BTreeMap<String, BTreeMap<&'static str, ErrorStats>>,
     /// Per hardware, per ISL/OSL, per metric key.
     pub by_hardware_isl_osl: BTreeMap<String, BTreeMap<String, BTreeMap<&'static str, ErrorStats>>>,
+    /// Per hardware, per software generation (month of the row's date × framework × image),
+    /// oldest month first ([`by_generation`]).
+    pub by_hardware_month: BTreeMap<String, Vec<GenerationErrors>>,
+    /// Per hardware, the errors on its newest month's rows only ([`newest_month`]).
+    pub newest_month: BTreeMap<String, MonthErrors>,
     /// Every modelled row.
     pub rows: Vec<RowResult>,
     /// Rows not modelled, counted by reason.
     pub skipped: BTreeMap<String, usize>,
+}
+
+/// The errors of one software generation of one GPU: the modelled rows measured in one month
+/// (of rows.csv's `date`) with one framework and one container image (`image`, where the
+/// source records it). The datasheet model knows nothing of software versions, so the same
+/// GPU and recipe measured on another image is another population; this is how the
+/// validation shows it (docs/simulator.md, "Where the targets are missed").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GenerationErrors {
+    /// `YYYY-MM`, or [`UNKNOWN_MONTH`] for rows without a date.
+    pub month: String,
+    /// Framework (`sglang`, `trt`, `atom`, …).
+    pub framework: String,
+    /// Container image (`None`: not recorded for these rows).
+    pub image: Option<String>,
+    /// Modelled rows in the group (a metric's `n` can be smaller where a row lacks it).
+    pub n_rows: usize,
+    /// Per metric key ([`Metric::key`]): n, median / p90 |error| and median signed error, %.
+    pub errors: BTreeMap<&'static str, ErrorStats>,
+}
+
+/// The errors of one GPU's rows of one month (all frameworks and images of that month).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MonthErrors {
+    /// `YYYY-MM` (the newest month with a date; [`UNKNOWN_MONTH`] only when no row has one).
+    pub month: String,
+    /// Modelled rows of the month.
+    pub n_rows: usize,
+    /// Per metric key: n, median / p90 |error| and median signed error, %.
+    pub errors: BTreeMap<&'static str, ErrorStats>,
+}
+
+/// Per-metric error statistics of `rows` (metrics a row lacks are left out of that metric).
+fn errors_of<'a>(
+    rows: impl IntoIterator<Item = &'a RowResult>,
+) -> (usize, BTreeMap<&'static str, ErrorStats>) {
+    let mut n = 0;
+    let mut per: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    for r in rows {
+        n += 1;
+        for m in Metric::ALL {
+            if let Some(e) = r.error_pct.get(m.key()) {
+                per.entry(m.key()).or_default().push(*e);
+            }
+        }
+    }
+    (n, per.into_iter().map(|(k, e)| (k, stats(&e))).collect())
+}
+
+/// Groups modelled rows by hardware and software generation — month of the date
+/// ([`month_of`]) × framework × image — and gives each group's error statistics. Per hardware
+/// the groups are ordered by month, then framework, then image (no image first).
+pub fn by_generation(rows: &[RowResult]) -> BTreeMap<String, Vec<GenerationErrors>> {
+    let mut groups: BTreeMap<(&str, &str, &str, Option<&str>), Vec<&RowResult>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((
+                r.hardware.as_str(),
+                month_of(&r.date),
+                r.framework.as_str(),
+                r.image.as_deref(),
+            ))
+            .or_default()
+            .push(r);
+    }
+    let mut out: BTreeMap<String, Vec<GenerationErrors>> = BTreeMap::new();
+    for ((hw, month, framework, image), rs) in groups {
+        let (n_rows, errors) = errors_of(rs);
+        out.entry(hw.to_string())
+            .or_default()
+            .push(GenerationErrors {
+                month: month.to_string(),
+                framework: framework.to_string(),
+                image: image.map(str::to_string),
+                n_rows,
+                errors,
+            });
+    }
+    out
+}
+
+/// Per hardware, the error statistics of its rows from the newest month that has a date
+/// (rows without a date count only where no row of that hardware has one): the model against
+/// the software each GPU runs now rather than the mix of a year of releases.
+pub fn newest_month(rows: &[RowResult]) -> BTreeMap<String, MonthErrors> {
+    let mut newest: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in rows {
+        let m = month_of(&r.date);
+        let e = newest.entry(r.hardware.as_str()).or_insert(m);
+        if *e == UNKNOWN_MONTH || (m != UNKNOWN_MONTH && m > *e) {
+            *e = m;
+        }
+    }
+    newest
+        .into_iter()
+        .map(|(hw, month)| {
+            let (n_rows, errors) = errors_of(
+                rows.iter()
+                    .filter(|r| r.hardware == hw && month_of(&r.date) == month),
+            );
+            let m = MonthErrors {
+                month: month.to_string(),
+                n_rows,
+                errors,
+            };
+            (hw.to_string(), m)
+        })
+        .collect()
 }
 
 /// Predicts every modelable row of `rows` (with `calibration` instead of the presets' when
@@ -543,6 +707,8 @@ pub fn validate(rows: &[RealRow], calibration: Option<&Calibration>) -> Validati
         fit: FIT_HARDWARE.iter().map(|s| s.to_string()).collect(),
         by_hardware: BTreeMap::new(),
         by_hardware_isl_osl: BTreeMap::new(),
+        by_hardware_month: BTreeMap::new(),
+        newest_month: BTreeMap::new(),
         rows: Vec::new(),
         skipped: BTreeMap::new(),
     };
@@ -605,6 +771,8 @@ pub fn validate(rows: &[RealRow], calibration: Option<&Calibration>) -> Validati
             dp_attention: row.dp_attention,
             isl_osl,
             conc: row.conc,
+            date: row.date.clone(),
+            image: (!row.image.is_empty()).then(|| row.image.clone()),
             predicted: pred,
             measured: Prediction {
                 output_tput_per_gpu: measured(row, Metric::OutputTputPerGpu).unwrap_or(f64::NAN),
@@ -633,6 +801,8 @@ pub fn validate(rows: &[RealRow], calibration: Option<&Calibration>) -> Validati
             .or_default()
             .insert(m.key(), stats(&e));
     }
+    out.by_hardware_month = by_generation(&out.rows);
+    out.newest_month = newest_month(&out.rows);
     out
 }
 
@@ -753,6 +923,93 @@ pub fn table(v: &Validation) -> String {
     s
 }
 
+/// `median |error|` and median signed error of `m` in `errors` as two columns (`-` where the
+/// group has no value for `m`).
+fn two_cols(errors: &BTreeMap<&'static str, ErrorStats>, m: Metric) -> String {
+    match errors.get(m.key()) {
+        Some(st) => format!(
+            "{:>9.1} {:>+8.1}",
+            st.median_abs_pct_error, st.median_pct_error
+        ),
+        None => format!("{:>9} {:>8}", "-", "-"),
+    }
+}
+
+/// The software-generation breakdown as a text table ([`Validation::by_hardware_month`]): per
+/// hardware × month × framework × image the rows, and per metric the median |error| and the
+/// median signed error, percent (`image` last, `-` where not recorded).
+pub fn generation_table(v: &Validation) -> String {
+    let mut s = format!(
+        "{:<8} {:<7} {:<6} {:>4} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8}  image\n",
+        "hardware",
+        "month",
+        "fw",
+        "n",
+        "tput|e|%",
+        "tput e%",
+        "TPOT|e|%",
+        "TPOT e%",
+        "TTFT|e|%",
+        "TTFT e%"
+    );
+    for (hw, groups) in &v.by_hardware_month {
+        for g in groups {
+            s.push_str(&format!(
+                "{:<8} {:<7} {:<6} {:>4} {} {} {}  {}\n",
+                hw,
+                g.month,
+                g.framework,
+                g.n_rows,
+                two_cols(&g.errors, Metric::OutputTputPerGpu),
+                two_cols(&g.errors, Metric::MedianTpot),
+                two_cols(&g.errors, Metric::MedianTtft),
+                g.image.as_deref().unwrap_or("-")
+            ));
+        }
+    }
+    s
+}
+
+/// Per hardware, the median |error| on its newest month only beside all months, percent
+/// ([`Validation::newest_month`], [`Validation::by_hardware`]); one line per hardware.
+pub fn newest_month_table(v: &Validation) -> String {
+    let mut s = format!(
+        "{:<8} {:<5} {:<7} {:>4} {:>15} {:>15} {:>15}\n",
+        "hardware", "set", "newest", "n", "tput |e|% (all)", "TPOT |e|% (all)", "TTFT |e|% (all)"
+    );
+    let cell =
+        |newest: &MonthErrors, all: Option<&BTreeMap<&'static str, ErrorStats>>, m: Metric| {
+            let med = |e: Option<&ErrorStats>| {
+                e.map_or("-".to_string(), |st| {
+                    format!("{:.1}", st.median_abs_pct_error)
+                })
+            };
+            format!(
+                "{:>15}",
+                format!(
+                    "{} ({})",
+                    med(newest.errors.get(m.key())),
+                    med(all.and_then(|a| a.get(m.key())))
+                )
+            )
+        };
+    for (hw, nm) in &v.newest_month {
+        let set = if v.fit.contains(hw) { "fit" } else { "test" };
+        let all = v.by_hardware.get(hw);
+        s.push_str(&format!(
+            "{:<8} {:<5} {:<7} {:>4} {} {} {}\n",
+            hw,
+            set,
+            nm.month,
+            nm.n_rows,
+            cell(nm, all, Metric::OutputTputPerGpu),
+            cell(nm, all, Metric::MedianTpot),
+            cell(nm, all, Metric::MedianTtft)
+        ));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -846,6 +1103,8 @@ spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_
             output_tput_per_gpu: None,
             median_tpot_s: None,
             median_ttft_s: None,
+            date: String::new(),
+            image: String::new(),
         };
         let r =
             |hw, fw, prec, tp, conc, dpa| recipe_recv_interval(&row(hw, fw, prec, tp, conc, dpa));
@@ -869,6 +1128,292 @@ spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_
         let mean = l.iter().map(|x| x.0 as f64).sum::<f64>() / l.len() as f64;
         assert!((mean - 921.5).abs() < 5.0, "{mean}");
         assert!(l.iter().any(|x| x.0 == 819) && l.iter().any(|x| x.0 == 1024));
+    }
+
+    /// A modelled row with the given signed errors (tput, TPOT, TTFT; `None`: not measured).
+    fn result(
+        hw: &str,
+        date: &str,
+        fw: &str,
+        image: Option<&str>,
+        e: [Option<f64>; 3],
+    ) -> RowResult {
+        let nan = Prediction {
+            output_tput_per_gpu: f64::NAN,
+            median_tpot_s: f64::NAN,
+            median_ttft_s: f64::NAN,
+        };
+        RowResult {
+            row_id: String::new(),
+            hardware: hw.into(),
+            framework: fw.into(),
+            precision: "fp8".into(),
+            tp: 8,
+            ep: 1,
+            dp_attention: false,
+            isl_osl: "1024/1024".into(),
+            conc: 4,
+            date: date.into(),
+            image: image.map(str::to_string),
+            predicted: nan,
+            measured: nan,
+            error_pct: Metric::ALL
+                .iter()
+                .zip(e)
+                .filter_map(|(m, e)| Some((m.key(), e?)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_generation_breakdown_groups_by_month_framework_and_image() {
+        let img = Some("lmsysorg/sglang:v0.5.9-rocm700-mi30x");
+        let rows = [
+            result(
+                "mi300x",
+                "2025-12-10",
+                "sglang",
+                None,
+                [Some(10.0), Some(-30.0), Some(5.0)],
+            ),
+            result(
+                "mi300x",
+                "2025-12-31",
+                "sglang",
+                None,
+                [Some(-30.0), Some(20.0), None],
+            ),
+            result(
+                "mi300x",
+                "2025-12-15",
+                "sglang",
+                None,
+                [Some(50.0), Some(-10.0), Some(-7.0)],
+            ),
+            result(
+                "mi300x",
+                "2026-02-12",
+                "sglang",
+                None,
+                [Some(90.0), Some(-45.0), Some(1.0)],
+            ),
+            result(
+                "mi300x",
+                "2026-02-27",
+                "sglang",
+                img,
+                [Some(80.0), Some(-40.0), Some(2.0)],
+            ),
+            result(
+                "mi300x",
+                "2026-02-27",
+                "sglang",
+                img,
+                [Some(-60.0), Some(44.0), Some(4.0)],
+            ),
+            result(
+                "mi300x",
+                "",
+                "sglang",
+                None,
+                [Some(1.0), Some(1.0), Some(1.0)],
+            ),
+            result(
+                "h200",
+                "2026-05-17",
+                "trt",
+                None,
+                [Some(3.0), Some(4.0), Some(5.0)],
+            ),
+            result(
+                "h200",
+                "2026-05-01",
+                "sglang",
+                None,
+                [Some(-6.0), Some(2.0), Some(9.0)],
+            ),
+            result(
+                "h200",
+                "2026-03-25",
+                "sglang",
+                None,
+                [Some(100.0), Some(100.0), Some(100.0)],
+            ),
+        ];
+        let g = by_generation(&rows);
+        let keys: Vec<(&str, &str, Option<&str>, usize)> = g["mi300x"]
+            .iter()
+            .map(|x| {
+                (
+                    x.month.as_str(),
+                    x.framework.as_str(),
+                    x.image.as_deref(),
+                    x.n_rows,
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("2025-12", "sglang", None, 3),
+                ("2026-02", "sglang", None, 1),
+                ("2026-02", "sglang", img, 2),
+                (UNKNOWN_MONTH, "sglang", None, 1),
+            ]
+        );
+        let dec = &g["mi300x"][0].errors;
+        // tput |e| 10, 30, 50 → 30; signed 10, −30, 50 → 10
+        assert_eq!(dec["output_tput_per_gpu"].median_abs_pct_error, 30.0);
+        assert_eq!(dec["output_tput_per_gpu"].median_pct_error, 10.0);
+        // TPOT |e| 30, 20, 10 → 20; signed −30, 20, −10 → −10
+        assert_eq!(dec["median_tpot"].median_abs_pct_error, 20.0);
+        assert_eq!(dec["median_tpot"].median_pct_error, -10.0);
+        // TTFT measured on 2 of the 3 rows: |e| 5, 7 → 6
+        assert_eq!(
+            (
+                dec["median_ttft"].n,
+                dec["median_ttft"].median_abs_pct_error
+            ),
+            (2, 6.0)
+        );
+        let feb_img = &g["mi300x"][2].errors;
+        assert_eq!(feb_img["output_tput_per_gpu"].median_abs_pct_error, 70.0);
+        assert_eq!(feb_img["output_tput_per_gpu"].median_pct_error, 10.0);
+        assert_eq!(g["h200"].len(), 3, "{:?}", g["h200"]);
+
+        let newest = newest_month(&rows);
+        // mi300x: February is its newest dated month (the undated row is not newer)
+        let n = &newest["mi300x"];
+        assert_eq!((n.month.as_str(), n.n_rows), ("2026-02", 3));
+        // tput |e| 90, 80, 60 → 80; TPOT |e| 45, 40, 44 → 44
+        assert_eq!(n.errors["output_tput_per_gpu"].median_abs_pct_error, 80.0);
+        assert_eq!(n.errors["median_tpot"].median_abs_pct_error, 44.0);
+        // h200: May across both frameworks: tput |e| 3, 6 → 4.5
+        let n = &newest["h200"];
+        assert_eq!((n.month.as_str(), n.n_rows), ("2026-05", 2));
+        assert_eq!(n.errors["output_tput_per_gpu"].median_abs_pct_error, 4.5);
+        // a hardware with undated rows only keeps them as its newest
+        let only = newest_month(&rows[6..7]);
+        assert_eq!(
+            (only["mi300x"].month.as_str(), only["mi300x"].n_rows),
+            (UNKNOWN_MONTH, 1)
+        );
+    }
+
+    #[test]
+    fn validate_fills_the_breakdown_from_the_rows_date_and_image() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("rows.csv");
+        let header = "row_id,source_id,scenario,hardware,model_prefix,precision,framework,\
+spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_tpot_s,median_ttft_s,date,image\n";
+        let row = |id: u32, hw: &str, tpot: &str, date: &str, image: &str| {
+            format!("{id},S1,fixed_seq,{hw},dsr1,fp8,sglang,none,false,8,1,false,1024,1024,4,30,{tpot},0.15,{date},{image}\n")
+        };
+        let body = [
+            row(1, "mi300x", "0.0213", "2025-12-10", ""),
+            row(2, "mi300x", "0.0266", "2026-01-05", ""),
+            row(
+                3,
+                "mi300x",
+                "0.0244",
+                "2026-02-27",
+                "lmsysorg/sglang:v0.5.9-rocm700-mi30x",
+            ),
+            row(
+                4,
+                "mi300x",
+                "0.0146",
+                "2026-05-18",
+                "lmsysorg/sglang:v0.5.12-rocm700-mi30x",
+            ),
+            row(
+                5,
+                "mi300x",
+                "0.0150",
+                "2026-05-19",
+                "lmsysorg/sglang:v0.5.12-rocm700-mi30x",
+            ),
+            row(6, "h200", "0.0117", "2025-12-10", ""),
+        ]
+        .concat();
+        std::fs::write(&p, format!("{header}{body}")).unwrap();
+        let rows = read_rows(&p).unwrap();
+        assert_eq!(
+            (rows[3].date.as_str(), rows[3].image.as_str()),
+            ("2026-05-18", "lmsysorg/sglang:v0.5.12-rocm700-mi30x")
+        );
+        let v = validate(&rows, None);
+        assert_eq!(v.rows.len(), 6);
+        let months: Vec<(&str, usize)> = v.by_hardware_month["mi300x"]
+            .iter()
+            .map(|g| (g.month.as_str(), g.n_rows))
+            .collect();
+        assert_eq!(
+            months,
+            [
+                ("2025-12", 1),
+                ("2026-01", 1),
+                ("2026-02", 1),
+                ("2026-05", 2)
+            ]
+        );
+        // the same recipe and GPU: one prediction, so each month's TPOT error is that of its
+        // measurement, and the May group's median is the mean of its two rows' errors
+        let pred = v.rows[0].predicted.median_tpot_s;
+        let e = |meas: f64| (pred / meas - 1.0) * 100.0;
+        let may = &v.by_hardware_month["mi300x"][3].errors["median_tpot"];
+        assert!(
+            (may.median_pct_error - (e(0.0146) + e(0.0150)) / 2.0).abs() < 1e-9,
+            "{may:?}"
+        );
+        let dec = &v.by_hardware_month["mi300x"][0].errors["median_tpot"];
+        assert!(
+            (dec.median_abs_pct_error - e(0.0213).abs()).abs() < 1e-9,
+            "{dec:?}"
+        );
+        assert_eq!(v.newest_month["mi300x"].month, "2026-05");
+        assert_eq!(v.newest_month["mi300x"].n_rows, 2);
+        assert_eq!(v.newest_month["h200"].month, "2025-12");
+        let t = generation_table(&v);
+        assert_eq!(t.lines().count(), 1 + 5, "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("mi300x   2026-05 sglang    2 ")
+                    && l.ends_with("lmsysorg/sglang:v0.5.12-rocm700-mi30x")),
+            "{t}"
+        );
+        let n = newest_month_table(&v);
+        assert!(
+            n.lines()
+                .any(|l| l.starts_with("mi300x   test  2026-05    2 ")),
+            "{n}"
+        );
+        // a file without date/image columns reads as "not recorded"
+        let (_d, p) = rows_file(GOOD);
+        let r = read_rows(&p).unwrap();
+        assert_eq!((r[0].date.as_str(), r[0].image.as_str()), ("", ""));
+    }
+
+    #[test]
+    fn a_malformed_date_is_an_error_naming_file_line_and_column() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("rows.csv");
+        let header = "row_id,source_id,scenario,hardware,model_prefix,precision,framework,\
+spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_tpot_s,median_ttft_s,date\n";
+        let good = GOOD.replace('\n', ",2026-02-27\n");
+        for bad in ["2026-2-27", "27.02.2026", "2026-13-01"] {
+            let body = format!("{good}{}", GOOD.replace('\n', &format!(",{bad}\n")));
+            std::fs::write(&p, format!("{header}{body}")).unwrap();
+            let e = read_rows(&p).unwrap_err().to_string();
+            assert!(
+                e.ends_with(&format!(
+                    "rows.csv:3: column `date`: not a YYYY-MM-DD date: `{bad}`"
+                )),
+                "{e}"
+            );
+        }
+        std::fs::write(&p, format!("{header}{good}")).unwrap();
+        assert_eq!(read_rows(&p).unwrap()[0].date, "2026-02-27");
     }
 
     #[test]
