@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use servebench_sim::validate::{read_rows, table, validate};
+use servebench_sim::validate::{generation_table, newest_month_table, read_rows, table, validate};
 
 /// Arguments of `servebench sim validate`.
 #[derive(clap::Args, Debug)]
@@ -14,9 +14,15 @@ pub struct Args {
     #[arg(long, value_name = "CSV")]
     pub against: PathBuf,
     /// Print the whole comparison as JSON ({"fit": [...], "by_hardware": {...},
-    /// "by_hardware_isl_osl": {...}, "rows": [...], "skipped": {...}}; percent values).
+    /// "by_hardware_isl_osl": {...}, "by_hardware_month": {...}, "newest_month": {...},
+    /// "rows": [...], "skipped": {...}}; percent values).
     #[arg(long)]
     pub json: bool,
+    /// Also print the errors per software generation: per hardware × month of the row's date
+    /// × framework × container image (where recorded), n and median |error| / median signed
+    /// error of each metric.
+    #[arg(long)]
+    pub by_date: bool,
     /// Also print every modelled row (prediction beside measurement) in the text output.
     #[arg(long)]
     pub rows: bool,
@@ -76,6 +82,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!();
     }
     print!("{}", table(&v));
+    println!("\nnewest month per hardware: median |error| % on it (on all months)");
+    print!("{}", newest_month_table(&v));
+    if args.by_date {
+        println!("\nper software generation (month of the row's date × framework × image): median |error| % and median signed error %");
+        print!("{}", generation_table(&v));
+    }
     let skipped: usize = v.skipped.values().sum();
     println!(
         "{} rows modelled in {secs:.1} s, {skipped} not modelled (--json lists why); fitted on {}, the rest is the test set",
