@@ -119,6 +119,45 @@ fn test_set_errors_stay_within_targets_or_recorded_ceilings_and_p90s_are_current
         }
     }
     assert!(seen >= 30, "only {seen} hardware × ISL/OSL × metric groups");
+    // the software-generation breakdown partitions each hardware's rows: every modelled row is
+    // in exactly one month × framework × image group, and each metric's n adds up to the
+    // hardware's (docs/simulator.md's per-date table comes from it)
+    for (hw, per_m) in &v.by_hardware {
+        let groups = v.by_hardware_month.get(hw).map_or(&[][..], Vec::as_slice);
+        let rows = v.rows.iter().filter(|r| &r.hardware == hw).count();
+        let in_groups: usize = groups.iter().map(|g| g.n_rows).sum();
+        if in_groups != rows {
+            failures.push(format!(
+                "{hw}: by_hardware_month holds {in_groups} rows, the validation modelled {rows}"
+            ));
+        }
+        for (m, st) in per_m {
+            let n: usize = groups
+                .iter()
+                .filter_map(|g| g.errors.get(m))
+                .map(|s| s.n)
+                .sum();
+            if n != st.n {
+                failures.push(format!(
+                    "{hw} {m}: by_hardware_month counts {n}, by_hardware {}",
+                    st.n
+                ));
+            }
+        }
+        let newest = &v.newest_month[hw];
+        let latest = v
+            .rows
+            .iter()
+            .filter(|r| &r.hardware == hw && r.date.len() == 10)
+            .map(|r| &r.date[..7])
+            .max();
+        if latest.is_some_and(|l| l != newest.month) {
+            failures.push(format!(
+                "{hw}: newest_month says {}, the newest row is from {latest:?}",
+                newest.month
+            ));
+        }
+    }
     // the p90 |errors| the reports' plausibility check uses are this validation's
     for (hw, p90) in servebench_sim::plausibility::P90_ABS_PCT_ERROR {
         for (i, m) in Metric::ALL.iter().enumerate() {
