@@ -60,3 +60,160 @@ fn per_chunk_path_allocates_less_than_once_per_50_token_events() {
         "{n} allocations for {N} token events on the per-chunk path"
     );
 }
+
+/// A `servebench sim`-shaped streamed body (completions or chat, no per-chunk usage): `n`
+/// one-token events (plain and non-ASCII tokens), the finish chunk, the usage chunk, `[DONE]`;
+/// as events, each `data: …\n\n`.
+fn sim_events(n: usize, chat: bool) -> Vec<Vec<u8>> {
+    let toks = [" every", "é", "中", "😀", " a b", "x", " the", "1"];
+    let o = if chat {
+        "chat.completion.chunk"
+    } else {
+        "text_completion"
+    };
+    let head = format!("data: {{\"id\":\"cmpl-00f3a9c2b4e1d7a8\",\"object\":\"{o}\",\"created\":1796197963,\"model\":\"Qwen/Qwen3-8B\",\"choices\":[");
+    let mut events = Vec::with_capacity(n + 3);
+    if chat {
+        events.push(format!("{head}{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"));
+    }
+    for i in 0..n {
+        let fin = if i + 1 == n { "\"length\"" } else { "null" };
+        let t = toks[i % toks.len()];
+        events.push(if chat {
+            format!("{head}{{\"index\":0,\"delta\":{{\"content\":\"{t}\"}},\"logprobs\":null,\"finish_reason\":{fin}}}]}}\n\n")
+        } else {
+            format!("{head}{{\"index\":0,\"text\":\"{t}\",\"logprobs\":null,\"finish_reason\":{fin},\"stop_reason\":null}}]}}\n\n")
+        });
+    }
+    events.push(format!(
+        "{head}],\"usage\":{{\"prompt_tokens\":128,\"total_tokens\":{},\"completion_tokens\":{n}}}}}\n\n",
+        128 + n
+    ));
+    events.push("data: [DONE]\n\n".into());
+    events.into_iter().map(String::into_bytes).collect()
+}
+
+/// The template path (issue 21), counted: in a 1,024-token stream shaped as the simulator
+/// sends it, every token chunk after the first (completions) or after the role chunk and the
+/// first content chunk (chat) is answered from the stream's chunk template; the full byte-level
+/// scan reads at most 3 chunks (first, the role chunk, the finish chunk) and serde only the usage
+/// chunk. Allocations stay below one per 25 token events on this path too.
+#[test]
+fn template_answers_all_but_a_handful_of_chunks() {
+    use crate::chunk::counts;
+    use crate::{parse_stream, Api, Compat};
+    const N: usize = 1024;
+    for (chat, compat) in [
+        (false, Compat::Servebench),
+        (true, Compat::Servebench),
+        (false, Compat::InferenceX),
+        (true, Compat::InferenceX),
+    ] {
+        let events = sim_events(N, chat);
+        let reads: Vec<Vec<u8>> = events.chunks(64).map(|c| c.concat()).collect();
+        let feed = || reads.iter().map(|r| (r.as_slice(), 1_000u64));
+        let api = if chat { Api::Chat } else { Api::Completions };
+        let _ = parse_stream(feed(), api, compat, false);
+        counts::take();
+        let mut st = None;
+        let allocs = allocation_counter::measure(|| {
+            st = Some(parse_stream(feed(), api, compat, false));
+        })
+        .count_total;
+        let [template, fast, serde] = counts::take();
+        let st = st.unwrap();
+        let want_events = if compat == Compat::InferenceX && chat {
+            N + 1 // InferenceX counts the role chunk (non-empty choices)
+        } else {
+            N
+        };
+        assert_eq!(st.token_times.len(), want_events, "{api:?} {compat:?}");
+        assert_eq!(st.usage_completion, Some(N as u64));
+        assert_eq!(st.response_id.as_deref(), Some("cmpl-00f3a9c2b4e1d7a8"));
+        eprintln!(
+            "{api:?} {compat:?}: template {template}, full scan {fast}, serde {serde}, {allocs} allocations"
+        );
+        assert!(fast <= 3 && serde <= 1, "full scan {fast}, serde {serde}");
+        assert_eq!(
+            template + fast + serde,
+            events.len() as u64 - 1,
+            "every chunk but [DONE]"
+        );
+        // growth of up to three per-request vectors (~11 doublings each), the id, the framer's
+        // buffer, the template's buffer: far fewer than one per 25 events (1,024 if per event)
+        assert!((allocs as usize) < N / 25, "{allocs} allocations");
+    }
+}
+
+/// The same count through the live client: a mock server sends the 1,024-token simulator-shaped
+/// stream in writes of 64 events; the request goes through the driver, our HTTP/1.1 transport
+/// and the stream rules (`execute_with` → `StreamState::on_item`), on this test's thread (the
+/// current-thread runtime), where the per-thread counts are kept.
+#[tokio::test]
+async fn template_answers_the_live_path() {
+    use crate::chunk::counts;
+    use crate::mock::{Captured, MockServer, Reply, Step};
+    use crate::{
+        run_phase, Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine, Load,
+        Phase, RequestRecord,
+    };
+    use servebench_workload::{DatasetSource, Prompt, RequestSpec};
+    use std::sync::Arc;
+    use std::time::Duration;
+    const N: usize = 1024;
+    for chat in [false, true] {
+        let events = sim_events(N, chat);
+        let steps: Vec<Step> = events
+            .chunks(64)
+            .map(|c| Step {
+                at_ms: 0,
+                bytes: c.concat(),
+            })
+            .collect();
+        let srv = MockServer::start(
+            Arc::new(move |_: &Captured| Reply::Stream {
+                status: 200,
+                steps: steps.clone(),
+            }),
+            false,
+        )
+        .await
+        .unwrap();
+        let api = if chat { Api::Chat } else { Api::Completions };
+        let ctx = ClientCtx {
+            endpoint: Endpoint::parse(&srv.base_url()).unwrap(),
+            builder: BodyBuilder::new("m", api, Engine::Vllm, Compat::Servebench, false),
+            compat: Compat::Servebench,
+            new_connection_per_request: false,
+            timeout: Duration::from_secs(30),
+            clock: Clock::start(),
+            capture_text: false,
+            api_key: None,
+        };
+        let specs = vec![RequestSpec {
+            id: 0,
+            session: None,
+            prompt: Prompt::Text(Arc::from("hello world")),
+            prompt_tokens: Some(2),
+            max_tokens: N as u32,
+            delay: Duration::ZERO,
+        }];
+        counts::take();
+        let res = run_phase(
+            ctx,
+            Phase::Measured,
+            Box::new(DatasetSource::new(specs)),
+            Load::Closed { concurrency: 1 },
+            Arc::new(|_: &RequestRecord| {}),
+            Cancel::never(),
+        )
+        .await;
+        let [template, fast, serde] = counts::take();
+        let r = &res.records[0];
+        assert!(r.success, "{:?}", r.error);
+        assert_eq!(r.token_events, N as u32);
+        eprintln!("live {api:?}: template {template}, full scan {fast}, serde {serde}");
+        assert!(fast <= 3 && serde <= 1, "full scan {fast}, serde {serde}");
+        assert!(template >= N as u64 - 2, "template {template}");
+    }
+}

@@ -112,11 +112,65 @@ pub struct Capture<'c> {
 /// The common shapes are read by a byte-level scan (`chunk_fast`, same answers; issue 21);
 /// everything else, errors included, by the serde scan.
 #[inline]
-pub fn scan_chunk(data: &[u8], mut capture: Capture<'_>) -> Result<ChunkInfo, serde_json::Error> {
-    if let Some(info) = crate::chunk_fast::scan(data, &mut capture) {
+pub fn scan_chunk(data: &[u8], capture: Capture<'_>) -> Result<ChunkInfo, serde_json::Error> {
+    scan_chunk_templated(data, capture, &mut ChunkTemplate::default())
+}
+
+/// One stream's chunk template: consecutive chunks of a stream that differ only in their text
+/// string are answered from it (prefix and suffix compared, the text body checked) instead of
+/// being scanned again; see `chunk_fast::Template`. One per stream ([`crate::StreamState`]
+/// keeps it); one heap buffer, reused.
+pub(crate) type ChunkTemplate = crate::chunk_fast::Template;
+
+/// [`scan_chunk`] with the stream's [`ChunkTemplate`] (same answers and errors: the template
+/// answers only where the byte-level scan would give the same answer).
+#[inline]
+pub(crate) fn scan_chunk_templated(
+    data: &[u8],
+    mut capture: Capture<'_>,
+    tpl: &mut ChunkTemplate,
+) -> Result<ChunkInfo, serde_json::Error> {
+    if let Some(info) = crate::chunk_fast::scan_templated(data, &mut capture, tpl) {
         return Ok(info);
     }
+    #[cfg(test)]
+    counts::bump(counts::Path::Serde);
     scan_serde(data, capture)
+}
+
+/// Test-only counts of which scan answered each chunk, per thread (the counted CI guards of
+/// the template path; a `#[tokio::test]` runtime runs its tasks on the test's thread).
+#[cfg(test)]
+pub(crate) mod counts {
+    use std::cell::Cell;
+
+    /// Which scan answered.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum Path {
+        /// The stream's template.
+        Template = 0,
+        /// The full byte-level scan.
+        Fast = 1,
+        /// The serde scan (an answer or an error).
+        Serde = 2,
+    }
+
+    thread_local! {
+        static N: Cell<[u64; 3]> = const { Cell::new([0; 3]) };
+    }
+
+    pub(crate) fn bump(p: Path) {
+        N.with(|n| {
+            let mut a = n.get();
+            a[p as usize] += 1;
+            n.set(a);
+        });
+    }
+
+    /// `[template, fast, serde]` answers on this thread since the last call; resets them.
+    pub(crate) fn take() -> [u64; 3] {
+        N.with(|n| n.replace([0; 3]))
+    }
 }
 
 /// The serde scan of one event's data (every shape; the reference the fast scan is tested

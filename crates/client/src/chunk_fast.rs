@@ -15,12 +15,158 @@ use crate::chunk::{Capture, ChunkInfo};
 
 /// The chunk's [`ChunkInfo`], or `None` where the serde scan must decide (see the module docs).
 /// Never used when text capture is asked for.
+#[cfg(test)]
 pub(crate) fn scan(data: &[u8], cap: &mut Capture<'_>) -> Option<ChunkInfo> {
+    scan_full(data, cap, None)
+}
+
+/// [`scan`] through a stream's [`Template`]: answered from the template when the chunk is the
+/// template's prefix, a plain string body and its suffix; otherwise the full byte-level scan,
+/// which refreshes the template when it answers and the chunk has exactly one text string.
+/// `None` where the serde scan must decide, as [`scan`].
+#[inline]
+pub(crate) fn scan_templated(
+    data: &[u8],
+    cap: &mut Capture<'_>,
+    tpl: &mut Template,
+) -> Option<ChunkInfo> {
+    if let Some(info) = tpl.apply(data, cap) {
+        #[cfg(test)]
+        crate::chunk::counts::bump(crate::chunk::counts::Path::Template);
+        return Some(info);
+    }
+    scan_full(data, cap, Some(tpl))
+}
+
+/// Which flags a non-empty text string sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum TextKind {
+    /// `text` or `delta.content`: token event, content.
+    #[default]
+    Content,
+    /// `delta.reasoning_content` or `delta.reasoning`: token event, reasoning.
+    Reasoning,
+}
+
+impl TextKind {
+    #[inline]
+    fn apply(self, info: &mut ChunkInfo) {
+        info.token_event = true;
+        match self {
+            TextKind::Content => info.content = true,
+            TextKind::Reasoning => info.reasoning = true,
+        }
+    }
+}
+
+/// One stream's chunk template (issue 21): consecutive chunks of a stream are byte-identical
+/// but for the one text string they carry. After the full scan answered a chunk with exactly one
+/// text string (`text`, `delta.content`, `delta.reasoning_content` or `delta.reasoning`), this
+/// keeps the bytes before that string's body (its opening quote included), the bytes after it
+/// (from its closing quote) and the facts the rest implies. A later chunk made of the same
+/// prefix, a string body the full scan would read in one step (no quote, no backslash, no control
+/// character, valid UTF-8) and the same suffix gets the same answer as the full scan: the scan
+/// reads left to right and looks at no byte outside the value it is reading, so identical prefix
+/// bytes leave it in an identical state, the body ends exactly at the suffix's quote, and the
+/// suffix is then read as before. Only the body's emptiness changes the answer.
+///
+/// Holds one heap buffer per stream (the prefix and suffix, reused); the per-chunk path does not
+/// allocate.
+#[derive(Debug, Default)]
+pub(crate) struct Template {
+    /// The prefix bytes, then the suffix bytes; empty while there is no template.
+    bytes: Vec<u8>,
+    /// Length of the prefix within `bytes`.
+    prefix: usize,
+    /// The answer with an empty body: `choices` and the flags set by the other strings.
+    choices: u32,
+    token_event: bool,
+    content: bool,
+    reasoning: bool,
+    /// What a non-empty body adds.
+    kind: TextKind,
+    /// The chunk has a top-level `id` (the caller may still want it captured).
+    has_id: bool,
+    /// Whether `bytes` holds a template.
+    valid: bool,
+}
+
+impl Template {
+    /// The template's answer for `data`, or `None` when it does not fit (see the type's docs).
+    #[inline]
+    fn apply(&self, data: &[u8], cap: &Capture<'_>) -> Option<ChunkInfo> {
+        if !self.valid || cap.text.is_some() {
+            return None;
+        }
+        // an id still to be captured is read by the full scan
+        if self.has_id && cap.id.as_deref().is_some_and(Option::is_none) {
+            return None;
+        }
+        let (p, s) = self.bytes.split_at(self.prefix);
+        if data.len() < p.len() + s.len() || !data.starts_with(p) || !data.ends_with(s) {
+            return None;
+        }
+        let body = &data[p.len()..data.len() - s.len()];
+        let mut high = 0u8;
+        for &c in body {
+            if c == b'"' || c == b'\\' || c < 0x20 {
+                return None;
+            }
+            high |= c;
+        }
+        if high >= 0x80 && std::str::from_utf8(body).is_err() {
+            return None;
+        }
+        let mut info = ChunkInfo {
+            choices: self.choices,
+            token_event: self.token_event,
+            content: self.content,
+            reasoning: self.reasoning,
+            ..ChunkInfo::default()
+        };
+        if !body.is_empty() {
+            self.kind.apply(&mut info);
+        }
+        Some(info)
+    }
+
+    /// Makes `data` with the text body `span` the template, `base` the answer without the body.
+    fn set(&mut self, data: &[u8], span: Span, base: &ChunkInfo, has_id: bool) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&data[..span.start]);
+        self.bytes.extend_from_slice(&data[span.end..]);
+        self.prefix = span.start;
+        self.choices = base.choices;
+        self.token_event = base.token_event;
+        self.content = base.content;
+        self.reasoning = base.reasoning;
+        self.kind = span.kind;
+        self.has_id = has_id;
+        self.valid = true;
+    }
+}
+
+/// Where a text string's body lies in the chunk (`start..end`, quotes excluded), and its kind.
+#[derive(Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    kind: TextKind,
+}
+
+/// The full byte-level scan; with `tpl`, refreshes it when the chunk has exactly one text string.
+fn scan_full(data: &[u8], cap: &mut Capture<'_>, tpl: Option<&mut Template>) -> Option<ChunkInfo> {
     if cap.text.is_some() {
         return None;
     }
-    let mut s = Scanner { b: data, i: 0 };
+    let mut s = Scanner {
+        b: data,
+        i: 0,
+        span: None,
+        texts: 0,
+    };
     let mut info = ChunkInfo::default();
+    let mut has_id = false;
     s.ws();
     s.members(|s, key| {
         match key {
@@ -33,15 +179,18 @@ pub(crate) fn scan(data: &[u8], cap: &mut Capture<'_>) -> Option<ChunkInfo> {
                     return None;
                 }
             }
-            b"id" => match cap.id.as_deref_mut() {
-                Some(slot @ None) => {
-                    let v = s.string()?;
-                    *slot = Some(String::from_utf8_lossy(v).into_owned());
+            b"id" => {
+                has_id = true;
+                match cap.id.as_deref_mut() {
+                    Some(slot @ None) => {
+                        let v = s.string()?;
+                        *slot = Some(String::from_utf8_lossy(v).into_owned());
+                    }
+                    _ => {
+                        s.simple()?;
+                    }
                 }
-                _ => {
-                    s.simple()?;
-                }
-            },
+            }
             _ => {
                 s.simple()?;
             }
@@ -49,7 +198,21 @@ pub(crate) fn scan(data: &[u8], cap: &mut Capture<'_>) -> Option<ChunkInfo> {
         Some(())
     })?;
     s.ws();
-    (s.i == s.b.len()).then_some(info)
+    if s.i != s.b.len() {
+        return None;
+    }
+    #[cfg(test)]
+    crate::chunk::counts::bump(crate::chunk::counts::Path::Fast);
+    // the first text string's flags were held back: `info` is the answer without its body
+    if let Some(span) = s.span {
+        if let (Some(tpl), 1) = (tpl, s.texts) {
+            tpl.set(data, span, &info, has_id);
+        }
+        if span.end > span.start {
+            span.kind.apply(&mut info);
+        }
+    }
+    Some(info)
 }
 
 #[derive(PartialEq, Eq)]
@@ -61,6 +224,10 @@ enum Simple<'a> {
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
+    /// The first text string (its flags are applied by [`scan_full`] at the end).
+    span: Option<Span>,
+    /// Text strings seen (null values not counted).
+    texts: u32,
 }
 
 impl<'a> Scanner<'a> {
@@ -213,12 +380,26 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A text value: a string (non-empty → true) or null (false).
-    fn text(&mut self) -> Option<bool> {
+    /// A text value: a string or null. A non-empty string sets `kind`'s flags in `info`, but
+    /// the first string of the chunk is only remembered as [`Self::span`] (the template's
+    /// varying body) and applied by [`scan_full`].
+    fn text(&mut self, info: &mut ChunkInfo, kind: TextKind) -> Option<()> {
         if self.b.get(self.i) == Some(&b'n') {
-            return self.null().map(|()| false);
+            return self.null();
         }
-        Some(!self.string()?.is_empty())
+        let start = self.i + 1;
+        let v = self.string()?;
+        self.texts += 1;
+        if self.span.is_none() {
+            self.span = Some(Span {
+                start,
+                end: start + v.len(),
+                kind,
+            });
+        } else if !v.is_empty() {
+            kind.apply(info);
+        }
+        Some(())
     }
 
     fn choices(&mut self, info: &mut ChunkInfo) -> Option<()> {
@@ -246,12 +427,7 @@ impl<'a> Scanner<'a> {
     fn choice(&mut self, info: &mut ChunkInfo) -> Option<()> {
         self.members(|s, key| {
             match key {
-                b"text" => {
-                    if s.text()? {
-                        info.token_event = true;
-                        info.content = true;
-                    }
-                }
+                b"text" => s.text(info, TextKind::Content)?,
                 b"delta" => {
                     if s.b.get(s.i) == Some(&b'n') {
                         s.null()?;
@@ -270,18 +446,8 @@ impl<'a> Scanner<'a> {
     fn delta(&mut self, info: &mut ChunkInfo) -> Option<()> {
         self.members(|s, key| {
             match key {
-                b"content" => {
-                    if s.text()? {
-                        info.token_event = true;
-                        info.content = true;
-                    }
-                }
-                b"reasoning_content" | b"reasoning" => {
-                    if s.text()? {
-                        info.token_event = true;
-                        info.reasoning = true;
-                    }
-                }
+                b"content" => s.text(info, TextKind::Content)?,
+                b"reasoning_content" | b"reasoning" => s.text(info, TextKind::Reasoning)?,
                 b"tool_calls" => s.null()?,
                 _ => {
                     s.simple()?;
@@ -425,5 +591,272 @@ mod tests {
         let (f, _, id) = both(br#"{"id":"cmpl-1","choices":[{"text":"a"}]}"#);
         assert!(f.is_some_and(|f| f.token_event && f.content && f.choices == 1));
         assert_eq!(id.as_deref(), Some("cmpl-1"));
+    }
+
+    // ---- the per-stream template -------------------------------------------------------------
+
+    use crate::chunk::{counts, scan_chunk, scan_chunk_templated};
+
+    /// The answer without a template (fast or serde scan): info or error text, and the id slot
+    /// after the scan (starting as `id`).
+    fn full(s: &[u8], id: Option<&str>) -> (Result<ChunkInfo, String>, Option<String>) {
+        let mut slot = id.map(str::to_string);
+        let r = scan_chunk(
+            s,
+            Capture {
+                text: None,
+                id: Some(&mut slot),
+            },
+        )
+        .map_err(|e| e.to_string());
+        (r, slot)
+    }
+
+    /// The answer through `tpl`, the id slot after it, and whether the template answered.
+    fn templated(
+        s: &[u8],
+        id: Option<&str>,
+        tpl: &mut Template,
+    ) -> (Result<ChunkInfo, String>, Option<String>, bool) {
+        let mut slot = id.map(str::to_string);
+        counts::take();
+        let r = scan_chunk_templated(
+            s,
+            Capture {
+                text: None,
+                id: Some(&mut slot),
+            },
+            tpl,
+        )
+        .map_err(|e| e.to_string());
+        let by_template = counts::take()[0] == 1;
+        (r, slot, by_template)
+    }
+
+    /// Text bodies (raw JSON string bytes) a template must judge exactly as the full scan:
+    /// plain, non-ASCII, escapes, quotes, control characters, invalid UTF-8 (a lone lead byte,
+    /// a cut sequence, a UTF-8-encoded surrogate, a code point past U+10FFFF, an overlong form),
+    /// and bodies that close the string and go on.
+    const BODIES: &[&[u8]] = &[
+        b"",
+        b"x",
+        b" every",
+        "é中😀".as_bytes(),
+        b"\"",
+        b"a\"b",
+        b"\\",
+        b"a\\",
+        b"\\n",
+        b"\\\"",
+        b"\\u00e9",
+        b"\\ud800",
+        b"\x01",
+        b"a\x1f",
+        b"\x7f",
+        b"\xff",
+        b"\xc3",
+        b"\xc3(",
+        b"\xe4\xb8",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xc0\xaf",
+        b"\"}]}",
+        b"\",\"x\":\"",
+        b"\"},{\"text\":\"y",
+        b"\",\"text\":\"y",
+        b"  ",
+    ];
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// One or two byte edits (replace, remove, insert) at positions in `lo..=hi`.
+    fn mutate(m: &mut Vec<u8>, rng: &mut Rng, lo: usize, hi: usize) {
+        const ALPHABET: &[u8] = b"{}[]\":,\\ 0-9.eE+ntfaluxr\x01\x1f\xff\xc3\xa9\xe4";
+        for _ in 0..(1 + rng.below(2)) {
+            let hi = hi.min(m.len());
+            let at = lo.min(hi) + rng.below(hi - lo.min(hi) + 1);
+            let ch = ALPHABET[rng.below(ALPHABET.len())];
+            match rng.below(3) {
+                0 if at < m.len() => m[at] = ch,
+                1 if at < m.len() => {
+                    m.remove(at);
+                }
+                _ => m.insert(at, ch),
+            }
+        }
+    }
+
+    /// Streams as engines send them (the JSON of each event): the simulator's completions and
+    /// chat shapes (role chunk, content, finish chunk, usage chunk), vLLM's reasoning then
+    /// content deltas (and a chunk with both), llama.cpp with `timings` (serde only), tokens
+    /// with escapes and non-ASCII text.
+    fn streams() -> Vec<Vec<String>> {
+        let toks = [
+            " every", "é", "中", "😀", "\\n", "\\\"", "", " a b", "x", "\\u00e9", "1", " the",
+        ];
+        let tok = |i: usize| toks[i % toks.len()];
+        let n = 30;
+        let head = |o: &str| {
+            format!(
+                r#"{{"id":"cmpl-5a1f","object":"{o}","created":1796197963,"model":"Qwen/Qwen3-8B","choices":["#
+            )
+        };
+        let mut out = Vec::new();
+        let h = head("text_completion");
+        let mut v: Vec<String> = (0..n)
+            .map(|i| {
+                let fin = if i + 1 == n { r#""length""# } else { "null" };
+                format!(
+                    r#"{h}{{"index":0,"text":"{}","logprobs":null,"finish_reason":{fin},"stop_reason":null}}]}}"#,
+                    tok(i)
+                )
+            })
+            .collect();
+        v.push(format!(
+            r#"{h}],"usage":{{"prompt_tokens":128,"total_tokens":{},"completion_tokens":{n}}}}}"#,
+            128 + n
+        ));
+        out.push(v);
+        let h = head("chat.completion.chunk");
+        let mut v = vec![format!(
+            r#"{h}{{"index":0,"delta":{{"role":"assistant","content":""}},"logprobs":null,"finish_reason":null}}]}}"#
+        )];
+        v.extend((0..n).map(|i| {
+            let fin = if i + 1 == n { r#""stop""# } else { "null" };
+            format!(
+                r#"{h}{{"index":0,"delta":{{"content":"{}"}},"logprobs":null,"finish_reason":{fin}}}]}}"#,
+                tok(i + 3)
+            )
+        }));
+        v.push(format!(r#"{h}],"usage":null}}"#));
+        out.push(v);
+        // vLLM reasoning parser: reasoning deltas, one with both, then content; no id
+        let mut v: Vec<String> = (0..n)
+            .map(|i| match i * 3 / n {
+                0 => format!(
+                    r#"{{"choices":[{{"index":0,"delta":{{"reasoning_content":"{}"}},"finish_reason":null}}]}}"#,
+                    tok(i)
+                ),
+                1 if i % 5 == 0 => format!(
+                    r#"{{"choices":[{{"index":0,"delta":{{"reasoning_content":"{}","content":"{}"}},"finish_reason":null}}]}}"#,
+                    tok(i),
+                    tok(i + 1)
+                ),
+                _ => format!(
+                    r#"{{"choices":[{{"index":0,"delta":{{"content":"{}","reasoning_content":null}},"finish_reason":null}}]}}"#,
+                    tok(i)
+                ),
+            })
+            .collect();
+        v.push(r#"{"choices":[{"text":"a"},{"text":""},null]}"#.into());
+        out.push(v);
+        // llama.cpp with timings_per_token: every chunk goes to serde
+        out.push(
+            (0..n)
+                .map(|i| {
+                    format!(
+                        r#"{{"choices":[{{"finish_reason":null,"index":0,"delta":{{"content":"{}"}}}}],"created":1,"id":"chatcmpl-q","object":"chat.completion.chunk","timings":{{"predicted_n":{i}}}}}"#,
+                        tok(i)
+                    )
+                })
+                .collect(),
+        );
+        out
+    }
+
+    /// The template path gives exactly the answer of the full scan (fast or serde), errors and
+    /// captured ids included: over the corpus (each chunk primes a template; the same chunk with
+    /// each of [`BODIES`] in its text, then with byte edits anywhere or near the body), and over
+    /// streams (the template primed by chunks 0..=k as the live path does; chunk k+1 as sent, with
+    /// other bodies, and with byte edits), each with the id slot empty and already filled.
+    #[test]
+    fn template_agrees_with_full_scan() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut cases, mut by_template, mut edited_by_template) = (0u64, 0u64, 0u64);
+        let mut check = |target: &[u8], tpl: &Template, edited: bool| {
+            for id in [None, Some("pre")] {
+                let mut t = Template {
+                    bytes: tpl.bytes.clone(),
+                    ..*tpl
+                };
+                let (r, slot, hit) = templated(target, id, &mut t);
+                let (want, want_slot) = full(target, id);
+                assert_eq!(
+                    r,
+                    want,
+                    "template {:?}+{:?}, chunk {:?}",
+                    String::from_utf8_lossy(&tpl.bytes[..tpl.prefix]),
+                    String::from_utf8_lossy(&tpl.bytes[tpl.prefix..]),
+                    String::from_utf8_lossy(target)
+                );
+                assert_eq!(
+                    slot,
+                    want_slot,
+                    "id of {:?}",
+                    String::from_utf8_lossy(target)
+                );
+                cases += 1;
+                by_template += u64::from(hit);
+                edited_by_template += u64::from(hit && edited);
+            }
+        };
+        // the targets for one primed template: `next` as is, other bodies, byte edits
+        let targets = |tpl: &Template, next: &[u8], rng: &mut Rng| -> Vec<(Vec<u8>, bool)> {
+            let mut v = vec![(next.to_vec(), false)];
+            for _ in 0..60 {
+                let mut m = next.to_vec();
+                mutate(&mut m, rng, 0, usize::MAX);
+                v.push((m, true));
+            }
+            if tpl.valid {
+                let (p, s) = tpl.bytes.split_at(tpl.prefix);
+                for b in BODIES {
+                    let t = [p, b, s].concat();
+                    for k in 0..8 {
+                        // edits inside the body, or across its quotes
+                        let (lo, hi) = match k % 2 {
+                            0 => (p.len(), p.len() + b.len()),
+                            _ => (p.len().saturating_sub(3), p.len() + b.len() + 3),
+                        };
+                        let mut m = t.clone();
+                        mutate(&mut m, rng, lo, hi);
+                        v.push((m, true));
+                    }
+                    v.push((t, true));
+                }
+            }
+            v
+        };
+        for c in CORPUS {
+            let mut tpl = Template::default();
+            let _ = templated(c.as_bytes(), None, &mut tpl);
+            for (t, edited) in targets(&tpl, c.as_bytes(), &mut rng) {
+                check(&t, &tpl, edited);
+            }
+        }
+        for stream in streams() {
+            let mut tpl = Template::default();
+            for k in 0..stream.len() - 1 {
+                let _ = templated(stream[k].as_bytes(), None, &mut tpl);
+                for (t, edited) in targets(&tpl, stream[k + 1].as_bytes(), &mut rng) {
+                    check(&t, &tpl, edited);
+                }
+            }
+        }
+        eprintln!("template: {by_template} of {cases} answered ({edited_by_template} edited)");
+        // the template path is exercised, on edited chunks too
+        assert!(by_template > 3_000, "{by_template} of {cases}");
+        assert!(edited_by_template > 2_500, "{edited_by_template}");
     }
 }

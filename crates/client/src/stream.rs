@@ -15,7 +15,7 @@
 //! Times are ns on the run clock, taken when the network read that completed the event returned
 //! (before JSON parsing).
 
-use crate::chunk::{scan_chunk, Capture, StreamErrorInfo};
+use crate::chunk::{scan_chunk_templated, Capture, ChunkTemplate, StreamErrorInfo};
 use crate::sse::SseItem;
 use servebench_contracts::FailureKind;
 
@@ -119,6 +119,8 @@ pub struct StreamState {
     ix_gaps: Vec<u64>,
     ix_last_line: Option<u64>,
     ix_exception: Option<String>,
+    /// This stream's chunk template (issue 21: most chunks are answered from it).
+    template: ChunkTemplate,
 }
 
 impl StreamState {
@@ -152,6 +154,7 @@ impl StreamState {
             ix_gaps: Vec::new(),
             ix_last_line: None,
             ix_exception: None,
+            template: ChunkTemplate::default(),
         }
     }
 
@@ -182,12 +185,13 @@ impl StreamState {
             self.done = true;
             return;
         }
-        let info = match scan_chunk(
+        let info = match scan_chunk_templated(
             data,
             Capture {
                 text: self.text.as_mut(),
                 id: Some(&mut self.response_id),
             },
+            &mut self.template,
         ) {
             Ok(i) => i,
             Err(e) => {
@@ -268,12 +272,13 @@ impl StreamState {
             self.done = true;
             return;
         }
-        let info = match scan_chunk(
+        let info = match scan_chunk_templated(
             data,
             Capture {
                 text: self.text.as_mut(),
                 id: Some(&mut self.response_id),
             },
+            &mut self.template,
         ) {
             Ok(i) => i,
             Err(e) => {
