@@ -1,6 +1,6 @@
-//! The emission log: one record per finished generation request, stamped when the response
-//! bytes are handed to the HTTP connection (the body's frame is returned to hyper, which writes
-//! it to the socket in the same task poll).
+//! The emission log: one record per finished generation request. Its token times are taken at
+//! the socket (when the write carrying the frame returned; see [`crate::wire`]), with the older
+//! frame times (when the frame was handed to hyper) kept next to them.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -19,13 +19,26 @@ use serde::{Deserialize, Serialize};
 pub struct EmissionRecord {
     /// The `id` field of every response chunk (`cmpl-…` / `chatcmpl-…`).
     pub id: String,
+    /// When the first socket read returning this request's bytes returned, ns (the request
+    /// had been in the kernel's receive buffer since some time before). `None` when unknown.
+    #[serde(default)]
+    pub request_read_ns: Option<u64>,
     /// When the request's headers had been parsed (handler entry), ns.
     pub received_ns: u64,
-    /// When the first chunk carrying non-empty text was handed to the connection, ns
-    /// (non-streaming: when the whole body was). `None` if none was sent.
+    /// When the socket write that emptied hyper's buffer holding the first chunk with
+    /// non-empty text returned — the chunk is then in the kernel's send buffer — ns
+    /// (non-streaming: the whole body). `None` if none reached the socket.
     pub first_token_ns: Option<u64>,
-    /// When the chunk with the last non-empty text was handed to the connection, ns.
+    /// The same for the chunk with the last non-empty text, ns.
     pub last_token_ns: Option<u64>,
+    /// When the first chunk with non-empty text was handed to hyper (its body frame
+    /// returned), ns — what `first_token_ns` meant before it was stamped at the socket. The
+    /// gap to `first_token_ns` is hyper's encoding plus any wait for a full socket.
+    #[serde(default)]
+    pub first_token_frame_ns: Option<u64>,
+    /// When the chunk with the last non-empty text was handed to hyper, ns.
+    #[serde(default)]
+    pub last_token_frame_ns: Option<u64>,
     /// Prompt tokens charged (`usage.prompt_tokens`).
     pub prompt_tokens: u32,
     /// Tokens sent (`usage.completion_tokens`; fewer if the client went away).

@@ -38,6 +38,7 @@ pub mod plausibility;
 pub mod presets;
 mod runtime;
 mod server;
+mod wire;
 pub mod text;
 pub mod validate;
 pub mod validate_plot;

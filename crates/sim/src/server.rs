@@ -28,6 +28,7 @@ use crate::model::MetricsDialect;
 use crate::plan::OutputPlan;
 use crate::runtime::{Msg, ReqShared, Stats, Submission, ABORTED, FINISHED};
 use crate::text;
+use crate::wire::{Wire, WireIo};
 use crate::AnswerBook;
 
 /// Largest request body accepted, bytes.
@@ -58,10 +59,6 @@ pub(crate) struct AppState {
 impl AppState {
     pub(crate) fn ns(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.epoch).as_nanos() as u64
-    }
-
-    fn now_ns(&self) -> u64 {
-        self.ns(Instant::now())
     }
 
     fn next_id(&self, api: Api) -> String {
@@ -130,19 +127,25 @@ fn error_response(e: &ApiError) -> Response<SimBody> {
     )
 }
 
-/// What is known of a request for its emission record.
-struct RecordState {
-    id: String,
-    received_ns: u64,
-    first: Option<u64>,
-    last: Option<u64>,
-    prompt: u32,
-    completion: u32,
-    chunks: u32,
+/// What is known of a request for its emission record (times: ns since the epoch).
+pub(crate) struct RecordState {
+    pub(crate) id: String,
+    pub(crate) read: Option<u64>,
+    pub(crate) received_ns: u64,
+    /// On the socket (stamped by [`crate::wire`]).
+    pub(crate) first: Option<u64>,
+    pub(crate) last: Option<u64>,
+    /// Handed to hyper.
+    pub(crate) first_frame: Option<u64>,
+    pub(crate) last_frame: Option<u64>,
+    pub(crate) prompt: u32,
+    pub(crate) completion: u32,
+    pub(crate) chunks: u32,
 }
 
 impl RecordState {
-    fn finalize(self, st: &AppState, reason: &str) {
+    /// Counts the request as finished and pushes its emission record.
+    pub(crate) fn finalize(self, st: &AppState, reason: &str) {
         let s = &st.stats;
         s.http_in_flight.fetch_sub(1, Ordering::Relaxed);
         match reason {
@@ -159,9 +162,12 @@ impl RecordState {
         }
         st.emission.push(EmissionRecord {
             id: self.id,
+            request_read_ns: self.read,
             received_ns: self.received_ns,
             first_token_ns: self.first,
             last_token_ns: self.last,
+            first_token_frame_ns: self.first_frame,
+            last_token_frame_ns: self.last_frame,
             prompt_tokens: self.prompt,
             completion_tokens: self.completion,
             chunks: self.chunks,
@@ -173,7 +179,6 @@ impl RecordState {
 /// An SSE response: pulls published tokens from its [`ReqShared`] and formats one event per
 /// token from pre-serialized prefix/suffix bytes.
 pub(crate) struct SseBody {
-    st: Arc<AppState>,
     shared: Arc<ReqShared>,
     plan: OutputPlan,
     prefix: Vec<u8>,
@@ -188,7 +193,10 @@ pub(crate) struct SseBody {
     n: u32,
     events_per_frame: u32,
     done: bool,
-    rec: Option<RecordState>,
+    /// The connection's cell holding this response's record.
+    wire: Arc<Wire>,
+    /// The record in `wire` is still this body's (not finished or aborted).
+    open: bool,
     scratch: String,
 }
 
@@ -212,8 +220,8 @@ impl SseBody {
             {
                 // Engine stopped (or finished without tokens for us): end without [DONE].
                 self.done = true;
-                if let Some(r) = self.rec.take() {
-                    r.finalize(&self.st, "abort");
+                if std::mem::take(&mut self.open) {
+                    self.wire.finish("abort");
                 }
                 return Poll::Ready(None);
             }
@@ -252,14 +260,8 @@ impl SseBody {
             }
         }
         self.sent = upto;
-        let now = self.st.now_ns();
-        if let Some(rec) = self.rec.as_mut() {
-            if texts > 0 {
-                rec.first.get_or_insert(now);
-                rec.last = Some(now);
-                rec.chunks += texts;
-            }
-            rec.completion = self.sent;
+        if self.open {
+            self.wire.handed(texts, self.sent);
         }
         if self.sent == self.n {
             if let Some(u) = &self.usage {
@@ -269,8 +271,8 @@ impl SseBody {
             }
             buf.extend_from_slice(b"data: [DONE]\n\n");
             self.done = true;
-            if let Some(r) = self.rec.take() {
-                r.finalize(&self.st, self.plan.finish_reason.as_str());
+            if std::mem::take(&mut self.open) {
+                self.wire.finish(self.plan.finish_reason.as_str());
             }
         }
         Bytes::from(buf)
@@ -279,9 +281,9 @@ impl SseBody {
 
 impl Drop for SseBody {
     fn drop(&mut self) {
-        if let Some(r) = self.rec.take() {
+        if self.open {
             self.shared.cancelled.store(true, Ordering::Relaxed);
-            r.finalize(&self.st, "abort");
+            self.wire.abort();
         }
     }
 }
@@ -405,7 +407,9 @@ async fn generate(
     req: Request<Incoming>,
     api: Api,
     received: Instant,
+    wire: Arc<Wire>,
 ) -> Response<SimBody> {
+    let read = wire.take_read();
     let body = match read_json(req).await {
         Ok(v) => v,
         Err(e) => return error_response(&e),
@@ -446,9 +450,12 @@ async fn generate(
     st.stats.http_in_flight.fetch_add(1, Ordering::Relaxed);
     let rec = RecordState {
         id: id.clone(),
+        read,
         received_ns: st.ns(received),
         first: None,
         last: None,
+        first_frame: None,
+        last_frame: None,
         prompt: gr.prompt_tokens,
         completion: 0,
         chunks: 0,
@@ -495,8 +502,8 @@ async fn generate(
                 gr.prompt_tokens as u64 + n as u64
             )
         });
+        wire.begin(rec);
         let body = SseBody {
-            st: st.clone(),
             shared,
             plan,
             prefix: prefix.into_bytes(),
@@ -512,7 +519,8 @@ async fn generate(
                 u32::MAX
             },
             done: false,
-            rec: Some(rec),
+            wire,
+            open: true,
             scratch: String::new(),
         };
         return Response::builder()
@@ -539,7 +547,7 @@ async fn generate(
         }
     })
     .await;
-    let mut rec = guard.rec.take().expect("record present");
+    let rec = guard.rec.take().expect("record present");
     if state == ABORTED {
         rec.finalize(&st, "abort");
         return error_response(&ApiError {
@@ -569,14 +577,11 @@ async fn generate(
         }),
     };
     let resp = json_response(StatusCode::OK, &v);
-    let now = st.now_ns();
-    if !text_out.is_empty() {
-        rec.first = Some(now);
-        rec.last = Some(now);
-        rec.chunks = 1;
-    }
-    rec.completion = n;
-    rec.finalize(&st, plan.finish_reason.as_str());
+    // The whole body is handed to hyper when this handler returns; its record waits in the
+    // connection's cell for the socket write.
+    wire.begin(rec);
+    wire.handed(u32::from(!text_out.is_empty()), n);
+    wire.finish(plan.finish_reason.as_str());
     drop(guard);
     resp
 }
@@ -998,7 +1003,14 @@ const ROUTES: &[&str] = &[
 ];
 
 /// Routes one request.
-pub(crate) async fn handle(st: Arc<AppState>, req: Request<Incoming>) -> Response<SimBody> {
+///
+/// `wire` is the connection's cell: generation requests take their socket read time from it and
+/// leave their record there until the response is on the socket.
+pub(crate) async fn handle(
+    st: Arc<AppState>,
+    req: Request<Incoming>,
+    wire: Arc<Wire>,
+) -> Response<SimBody> {
     let received = Instant::now();
     let path = req.uri().path().to_string();
     let method = req.method().clone();
@@ -1014,8 +1026,8 @@ pub(crate) async fn handle(st: Arc<AppState>, req: Request<Incoming>) -> Respons
         ),
         "/v1/models" if get => models(&st),
         "/metrics" if get => metrics(&st),
-        "/v1/completions" if post => generate(st, req, Api::Completions, received).await,
-        "/v1/chat/completions" if post => generate(st, req, Api::Chat, received).await,
+        "/v1/completions" if post => generate(st, req, Api::Completions, received, wire).await,
+        "/v1/chat/completions" if post => generate(st, req, Api::Chat, received, wire).await,
         "/tokenize" if post => tokenize(st, req).await,
         "/detokenize" if post => detokenize(st, req).await,
         "/reset_prefix_cache" if post => reset_prefix_cache(&st).await,
@@ -1046,6 +1058,47 @@ impl Drop for ConnGuard {
     }
 }
 
+/// Serves one accepted connection (HTTP/1.1 keep-alive) through a [`WireIo`] until the
+/// client closes it or `shutdown` turns true (then closes it gracefully).
+pub(crate) async fn serve_connection<S>(
+    st: Arc<AppState>,
+    stream: S,
+    mut shutdown: watch::Receiver<bool>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    st.stats.connections_open.fetch_add(1, Ordering::Relaxed);
+    st.stats.connections_total.fetch_add(1, Ordering::Relaxed);
+    let _guard = ConnGuard(st.stats.clone());
+    let wire = Wire::new(st.clone());
+    let io = WireIo::new(stream, wire.clone());
+    let svc = service_fn(move |req| {
+        let st = st.clone();
+        let wire = wire.clone();
+        async move {
+            let resp = handle(st, req, wire.clone()).await;
+            // Reads so far were this request's (its body included).
+            wire.clear_read();
+            Ok::<_, Infallible>(resp)
+        }
+    });
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .keep_alive(true)
+        // Caps hyper's per-connection read and write buffers (default ~400 KB) so 10,000
+        // idle-ish connections stay cheap.
+        .max_buf_size(MAX_CONN_BUF)
+        .serve_connection(TokioIo::new(io), svc);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = stopped(&mut shutdown) => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+}
+
 /// Accepts connections until `shutdown` turns true, then closes them gracefully (2 s at most).
 pub(crate) async fn serve(
     listener: TcpListener,
@@ -1058,33 +1111,7 @@ pub(crate) async fn serve(
             r = listener.accept() => match r {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
-                    st.stats.connections_open.fetch_add(1, Ordering::Relaxed);
-                    st.stats.connections_total.fetch_add(1, Ordering::Relaxed);
-                    let guard = ConnGuard(st.stats.clone());
-                    let st2 = st.clone();
-                    let mut sd = shutdown.clone();
-                    conns.spawn(async move {
-                        let _guard = guard;
-                        let svc = service_fn(move |req| {
-                            let st = st2.clone();
-                            async move { Ok::<_, Infallible>(handle(st, req).await) }
-                        });
-                        let conn = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .keep_alive(true)
-                            // Caps hyper's per-connection read and write buffers (default
-                            // ~400 KB) so 10,000 idle-ish connections stay cheap.
-                            .max_buf_size(MAX_CONN_BUF)
-                            .serve_connection(TokioIo::new(stream), svc);
-                        tokio::pin!(conn);
-                        tokio::select! {
-                            _ = conn.as_mut() => {}
-                            _ = stopped(&mut sd) => {
-                                conn.as_mut().graceful_shutdown();
-                                let _ = conn.await;
-                            }
-                        }
-                    });
+                    conns.spawn(serve_connection(st.clone(), stream, shutdown.clone()));
                 }
                 Err(e) => {
                     tracing::warn!("simulator accept failed: {e}");

@@ -58,6 +58,19 @@ async fn sse(client: &reqwest::Client, url: &str, body: Value) -> (u16, Vec<Even
     (status, events, t0)
 }
 
+/// The emission log once it holds `n` records (2 s at most): a record is pushed when its last
+/// bytes are written to the socket, which can be just after the client has read them.
+async fn settled_log(s: &SimServer, n: usize) -> Vec<servebench_sim::EmissionRecord> {
+    for _ in 0..200 {
+        let v = s.emission_log();
+        if v.len() >= n {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    s.emission_log()
+}
+
 fn json_events(events: &[Event]) -> Vec<Value> {
     events
         .iter()
@@ -557,7 +570,7 @@ async fn emission_log_matches_client_timing_and_the_model() {
         let tpot = (tok[tok.len() - 1].at - tok[0].at).as_secs_f64() * 1e3 / (tok.len() - 1) as f64;
         client_side.push((js[0]["id"].as_str().unwrap().to_string(), ttft, tpot));
     }
-    let recs = s.emission_log();
+    let recs = settled_log(&s, 3).await;
     assert_eq!(recs.len(), 3);
     let file: Vec<servebench_sim::EmissionRecord> = std::fs::read_to_string(&log)
         .unwrap()
@@ -585,6 +598,10 @@ async fn emission_log_matches_client_timing_and_the_model() {
         assert_eq!(r.finish_reason, "length");
         let first = r.first_token_ns.unwrap();
         let last = r.last_token_ns.unwrap();
+        // Socket times follow the frames' handing; the socket read precedes the parsed head.
+        assert!(r.first_token_frame_ns.unwrap() <= first, "{r:?}");
+        assert!(r.last_token_frame_ns.unwrap() <= last, "{r:?}");
+        assert!(r.request_read_ns.unwrap() <= r.received_ns, "{r:?}");
         let sim_ttft = (first - r.received_ns) as f64 / 1e6;
         let sim_tpot = (last - first) as f64 / 1e6 / 63.0;
         // The client sees the server's stamps plus loopback and parsing delays.
@@ -703,7 +720,7 @@ async fn zero_delay_serves_many_concurrent_streams() {
         assert_eq!(t.await.unwrap(), 201);
     }
     assert!(t.elapsed() < Duration::from_secs(60));
-    let recs = s.emission_log();
+    let recs = settled_log(&s, 500).await;
     assert_eq!(recs.len(), 500);
     assert!(recs
         .iter()
