@@ -200,7 +200,7 @@ impl FastCounter {
 
 /// GPT-2's byte-level alphabet: printable Latin-1 bytes map to themselves, the other bytes to
 /// U+0100 onwards in byte order (as `tokenizers::pre_tokenizers::byte_level::bytes_char`).
-fn byte_chars() -> [char; 256] {
+pub(crate) fn byte_chars() -> [char; 256] {
     let keep = |b: u32| (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || b >= 0xAE;
     let mut out = ['\0'; 256];
     let mut n = 0;

@@ -14,6 +14,7 @@
 
 pub mod error;
 pub mod fast_count;
+pub mod fast_decode;
 pub mod numpy_rng;
 pub mod random;
 pub mod source;

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Result, WorkloadError};
+use crate::fast_decode::ByteLevelDecoder;
 use crate::numpy_rng::NumpyLegacyRng;
 use crate::source::{Prompt, RequestSpec};
 use crate::tokenizer::{ChatTemplate, LocalTokenizer, TokenCounter};
@@ -219,33 +220,38 @@ pub fn build_with_tokenizer(
     let mut entries = Vec::with_capacity(cfg.num_prompts);
     let mut exact = 0;
     let mut lc = LengthCheck::new(tok);
+    let mut ids: Vec<u32> = Vec::with_capacity(cfg.input_len as usize + 1);
     for i in 0..cfg.num_prompts {
         let target = ins[i] as usize;
-        let ids: Vec<u32> = (0..target)
-            .map(|j| ((u64::from(offs[i]) + i as u64 + j as u64) % u64::from(vocab)) as u32)
-            .collect();
-        let mut text = tok.decode(&ids)?;
+        ids.clear();
+        ids.extend(
+            (0..target)
+                .map(|j| ((u64::from(offs[i]) + i as u64 + j as u64) % u64::from(vocab)) as u32),
+        );
+        let mut text = lc.decode(&ids)?;
         let mut hit = false;
         // token count of `text` as it is now (known after every encode of it; saves the final
         // re-encode when no template wraps the text)
         let mut text_len = None;
         for _ in 0..10 {
-            if lc.count(&text)? == target {
+            // the ids of `text`: their number is the length check, and a text off its length
+            // is padded or truncated by id (one encode serves both)
+            lc.encode_into(&text, &mut ids)?;
+            if ids.len() == target {
                 hit = true;
                 text_len = Some(target);
                 break;
             }
-            // off by some tokens: the ids themselves are padded or truncated
-            let mut enc = lc.encode(&text)?;
-            if enc.len() < target {
+            lc.stats.id_encodes += 1;
+            if ids.len() < target {
                 let pad = pad_rng
-                    .randint(0, i64::from(vocab), target - enc.len())
+                    .randint(0, i64::from(vocab), target - ids.len())
                     .map_err(WorkloadError::Draw)?;
-                enc.extend(pad.into_iter().map(|x| x as u32));
+                ids.extend(pad.into_iter().map(|x| x as u32));
             } else {
-                enc.truncate(target);
+                ids.truncate(target);
             }
-            text = tok.decode(&enc)?;
+            text = lc.decode(&ids)?;
         }
         if !hit {
             let n = lc.count(&text)?;
@@ -285,33 +291,47 @@ pub fn build_with_tokenizer(
     })
 }
 
-/// How the dataset build counted tokens (a counted CI guard of its cost: the full encodes are
-/// what made the build ~⅓ of a whole `servebench bench` process).
+/// How the dataset build counted tokens and decoded ids (a counted CI guard of its cost: the
+/// full encodes made the build ~⅓ of a whole `servebench bench` process, and then its decodes
+/// and BPE ~22 %).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CountStats {
-    /// Token counts asked for (one per length check of a prompt's text, plus templated texts).
+    /// Texts tokenized (one per length check of a prompt's text, plus templated texts); each
+    /// yields the ids, so a check that misses needs no second encode.
     pub counts: usize,
-    /// Ids asked for (one per check that missed: the ids are then padded or truncated).
+    /// Length checks that missed (their ids, from the same encode, were then padded or
+    /// truncated).
     pub id_encodes: usize,
-    /// Full `tokenizers` encodes made: cross-checks, and counts or ids the fast counter could
-    /// not answer.
+    /// Full `tokenizers` encodes made: cross-checks, and texts the fast counter could not
+    /// answer.
     pub full_encodes: usize,
-    /// Counts and ids answered by [`crate::fast_count::FastCounter`].
+    /// Texts answered by [`crate::fast_count::FastCounter`].
     pub fast: usize,
-    /// Cross-checks of the fast count against the full encode that disagreed (any disables the
+    /// Cross-checks of the fast counter against the full encode that disagreed (any disables the
     /// fast counter for the rest of the build).
     pub mismatches: usize,
+    /// Id lists decoded to text.
+    pub decodes: usize,
+    /// Decodes made by `tokenizers`' own `decode`: cross-checks, and every decode when the
+    /// tokenizer's decoder is not `ByteLevel` (the others by
+    /// [`crate::fast_decode::ByteLevelDecoder`]).
+    pub full_decodes: usize,
+    /// Cross-checks of the fast decode against the library's that disagreed (any disables the
+    /// fast decode for the rest of the build).
+    pub decode_mismatches: usize,
 }
 
-/// The fast counter's first answers (counts or ids) checked against the full encode.
+/// The fast counter's first answers (counts or ids) checked against the full encode, and the
+/// fast decoder's first texts against the library's decode.
 pub const FAST_COUNT_CROSS_CHECKS: usize = 16;
 
-/// Counts tokens (and encodes, where ids are needed) for the dataset build: the fast counter
-/// where it answers (its first [`FAST_COUNT_CROSS_CHECKS`] answers checked against the full
-/// encode; any disagreement turns it off), else the full encode.
+/// Tokenizes and decodes for the dataset build: the fast counter and the fast decoder where they
+/// answer (the first [`FAST_COUNT_CROSS_CHECKS`] answers of each checked against the library;
+/// any disagreement turns that fast path off), else the library.
 struct LengthCheck<'t> {
     tok: &'t LocalTokenizer,
     use_fast: bool,
+    decoder: Option<ByteLevelDecoder>,
     stats: CountStats,
 }
 
@@ -320,29 +340,50 @@ impl<'t> LengthCheck<'t> {
         Self {
             tok,
             use_fast: tok.has_fast_count(),
+            decoder: tok.byte_level_decoder(),
             stats: CountStats::default(),
         }
     }
 
-    /// Ids of `text` (a prompt off its length is padded or truncated by id).
-    fn encode(&mut self, text: &str) -> Result<Vec<u32>> {
-        self.stats.id_encodes += 1;
-        if self.use_fast {
-            let mut ids = Vec::with_capacity(text.len() / 2);
-            if self.tok.fast_encode_into(text, &mut ids)?.is_some() {
-                self.stats.fast += 1;
-                if self.stats.fast <= FAST_COUNT_CROSS_CHECKS {
-                    let full = self.full(text)?;
-                    if full != ids {
-                        self.stats.mismatches += 1;
-                        self.use_fast = false;
-                    }
-                    return Ok(full);
-                }
-                return Ok(ids);
+    /// Text of `ids` (as [`LocalTokenizer::decode`]).
+    fn decode(&mut self, ids: &[u32]) -> Result<String> {
+        self.stats.decodes += 1;
+        let Some(dec) = self.decoder.as_mut() else {
+            self.stats.full_decodes += 1;
+            return self.tok.decode(ids);
+        };
+        let text = self.tok.decode_with(dec, ids);
+        if self.stats.decodes <= FAST_COUNT_CROSS_CHECKS {
+            self.stats.full_decodes += 1;
+            let full = self.tok.decode(ids)?;
+            if full != text {
+                self.stats.decode_mismatches += 1;
+                self.decoder = None;
             }
+            return Ok(full);
         }
-        self.full(text)
+        Ok(text)
+    }
+
+    /// Ids of `text` into `ids` (replacing its contents); their number is the token count.
+    fn encode_into(&mut self, text: &str, ids: &mut Vec<u32>) -> Result<()> {
+        self.stats.counts += 1;
+        ids.clear();
+        if self.use_fast && self.tok.fast_encode_into(text, ids)?.is_some() {
+            self.stats.fast += 1;
+            if self.stats.fast <= FAST_COUNT_CROSS_CHECKS {
+                let full = self.full(text)?;
+                if full != *ids {
+                    self.stats.mismatches += 1;
+                    self.use_fast = false;
+                    *ids = full;
+                }
+            }
+            return Ok(());
+        }
+        ids.clear();
+        *ids = self.full(text)?;
+        Ok(())
     }
 
     fn full(&mut self, text: &str) -> Result<Vec<u32>> {
@@ -535,18 +576,21 @@ mod tests {
             );
         }
         let c = d.counts;
-        assert_eq!(c.mismatches, 0, "{c:?}");
+        assert_eq!((c.mismatches, c.decode_mismatches), (0, 0), "{c:?}");
         assert_eq!(
-            c.fast,
-            c.counts + c.id_encodes,
-            "every count and id list answered by the fast counter: {c:?}"
+            c.fast, c.counts,
+            "every text tokenized by the fast counter: {c:?}"
         );
         assert!(
             c.counts >= 200 && c.id_encodes > 0,
             "misses happen here: {c:?}"
         );
-        // the only full encodes left are the cross-checks
+        // a miss reuses the ids of its length check: one tokenization per check, none more
+        assert_eq!(c.counts, 200 + c.id_encodes, "{c:?}");
+        assert_eq!(c.decodes, 200 + c.id_encodes, "{c:?}");
+        // the only full encodes and decodes left are the cross-checks
         assert_eq!(c.full_encodes, FAST_COUNT_CROSS_CHECKS, "{c:?}");
+        assert_eq!(c.full_decodes, FAST_COUNT_CROSS_CHECKS, "{c:?}");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Result, WorkloadError};
 use crate::fast_count::FastCounter;
+use crate::fast_decode::ByteLevelDecoder;
 
 /// Counts tokens of a text. Implemented by [`LocalTokenizer`] (exact, offline) and by the client
 /// crate's server-side counter (`/tokenize`), so prompt building never depends on HTTP itself.
@@ -125,6 +126,18 @@ impl LocalTokenizer {
     /// Whether [`Self::fast_count`] can answer for this tokenizer's shape.
     pub fn has_fast_count(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// A [`ByteLevelDecoder`] for this tokenizer (exact `decode` without the library's
+    /// per-id strings), or `None` when its decoder is not `ByteLevel`.
+    pub fn byte_level_decoder(&self) -> Option<ByteLevelDecoder> {
+        ByteLevelDecoder::for_tokenizer(&self.tok)
+    }
+
+    /// Text of `ids` by `dec` (made by [`Self::byte_level_decoder`] of this tokenizer), equal
+    /// to [`Self::decode`].
+    pub fn decode_with(&self, dec: &mut ByteLevelDecoder, ids: &[u32]) -> String {
+        dec.decode(&self.tok, ids)
     }
 
     /// Text of `ids` (special tokens kept, HF `decode` default).

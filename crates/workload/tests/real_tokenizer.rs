@@ -148,12 +148,51 @@ fn fast_count_equals_encode_and_build_skips_full_encodes() {
     }
     let c = d.counts;
     assert_eq!(
-        (c.mismatches, c.fast),
-        (0, c.counts + c.id_encodes),
+        (c.mismatches, c.decode_mismatches, c.fast),
+        (0, 0, c.counts),
+        "{c:?}"
+    );
+    // a check that misses reuses its own ids: one tokenization and one decode per check
+    assert_eq!(
+        (c.counts, c.decodes),
+        (1024 + c.id_encodes, 1024 + c.id_encodes),
         "{c:?}"
     );
     assert_eq!(
-        c.full_encodes, 16,
-        "only the cross-checks encode in full: {c:?}"
+        (c.full_encodes, c.full_decodes),
+        (16, 16),
+        "only the cross-checks encode or decode in full: {c:?}"
+    );
+}
+
+/// The fast decode (issue 21: the library's decode was ~29 % of the dataset build) equals the
+/// library's `decode(ids, false)` on this tokenizer: random ids over the whole id range (the 3
+/// special tokens, byte tokens that split UTF-8 characters, ids past the vocabulary).
+#[test]
+fn fast_decode_equals_library_decode() {
+    let Some(dir) = model_dir() else { return };
+    let tok = LocalTokenizer::from_path(&dir).unwrap();
+    let mut dec = tok.byte_level_decoder().expect("ByteLevel decoder");
+    let top = tok.vocab_size() as u64 + 3 + 2;
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let (mut lossy, mut special, mut non_ascii) = (0, 0, 0);
+    for k in 0..3000usize {
+        let ids: Vec<u32> = (0..1 + k % 150)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % top) as u32
+            })
+            .collect();
+        let want = tok.decode(&ids).unwrap();
+        assert_eq!(tok.decode_with(&mut dec, &ids), want, "ids {ids:?}");
+        lossy += usize::from(want.contains('\u{FFFD}'));
+        special += usize::from(want.contains("<|im_") || want.contains("<|endoftext|>"));
+        non_ascii += usize::from(!want.is_ascii());
+    }
+    assert!(
+        lossy > 100 && special > 40 && non_ascii > 100,
+        "covered: {lossy} lossy, {special} special, {non_ascii} non-ASCII"
     );
 }
