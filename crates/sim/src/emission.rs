@@ -19,8 +19,14 @@ use serde::{Deserialize, Serialize};
 pub struct EmissionRecord {
     /// The `id` field of every response chunk (`cmpl-…` / `chatcmpl-…`).
     pub id: String,
-    /// When the first socket read returning this request's bytes returned, ns (the request
-    /// had been in the kernel's receive buffer since some time before). `None` when unknown.
+    /// When the kernel received the request's first bytes (Linux `SO_TIMESTAMPNS` on the
+    /// read below; CLOCK_REALTIME mapped onto the epoch when the connection was accepted), ns.
+    /// `request_read_ns − request_arrived_ns` is how long they waited for the simulator to read
+    /// them. `None` when the kernel gave no stamp.
+    #[serde(default)]
+    pub request_arrived_ns: Option<u64>,
+    /// When the first socket read returning this request's bytes returned, ns. `None` when
+    /// unknown.
     #[serde(default)]
     pub request_read_ns: Option<u64>,
     /// When the request's headers had been parsed (handler entry), ns.

@@ -130,6 +130,9 @@ fn error_response(e: &ApiError) -> Response<SimBody> {
 /// What is known of a request for its emission record (times: ns since the epoch).
 pub(crate) struct RecordState {
     pub(crate) id: String,
+    /// The kernel's receive time of the request's first bytes.
+    pub(crate) arrived: Option<u64>,
+    /// The first socket read of them.
     pub(crate) read: Option<u64>,
     pub(crate) received_ns: u64,
     /// On the socket (stamped by [`crate::wire`]).
@@ -162,6 +165,7 @@ impl RecordState {
         }
         st.emission.push(EmissionRecord {
             id: self.id,
+            request_arrived_ns: self.arrived,
             request_read_ns: self.read,
             received_ns: self.received_ns,
             first_token_ns: self.first,
@@ -409,7 +413,7 @@ async fn generate(
     received: Instant,
     wire: Arc<Wire>,
 ) -> Response<SimBody> {
-    let read = wire.take_read();
+    let (read, arrived) = wire.take_read();
     let body = match read_json(req).await {
         Ok(v) => v,
         Err(e) => return error_response(&e),
@@ -450,6 +454,7 @@ async fn generate(
     st.stats.http_in_flight.fetch_add(1, Ordering::Relaxed);
     let rec = RecordState {
         id: id.clone(),
+        arrived,
         read,
         received_ns: st.ns(received),
         first: None,
@@ -1065,7 +1070,7 @@ pub(crate) async fn serve_connection<S>(
     stream: S,
     mut shutdown: watch::Receiver<bool>,
 ) where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: crate::wire::StampedRead + tokio::io::AsyncWrite + Send + 'static,
 {
     st.stats.connections_open.fetch_add(1, Ordering::Relaxed);
     st.stats.connections_total.fetch_add(1, Ordering::Relaxed);
@@ -1111,6 +1116,10 @@ pub(crate) async fn serve(
             r = listener.accept() => match r {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
+                    #[cfg(target_os = "linux")]
+                    if let Err(e) = crate::wire::rx::enable(std::os::fd::AsRawFd::as_raw_fd(&stream)) {
+                        tracing::debug!("SO_TIMESTAMPNS: {e} (no request_arrived_ns)");
+                    }
                     conns.spawn(serve_connection(st.clone(), stream, shutdown.clone()));
                 }
                 Err(e) => {

@@ -5,7 +5,10 @@
 //! connection, so the cell holds at most one response's [`RecordState`]:
 //!
 //! - `poll_read` notes the time of the first read that returned bytes since the last request
-//!   claimed it ([`Wire::take_read`] at handler entry): the request's `request_read_ns`.
+//!   claimed it ([`Wire::take_read`] at handler entry): the request's `request_read_ns`. On
+//!   Linux that read is a `recvmsg` on a socket with `SO_TIMESTAMPNS`, and the kernel's receive
+//!   timestamp of those bytes (CLOCK_REALTIME, mapped onto the simulator's epoch) becomes
+//!   `request_arrived_ns`: the time the request waited before the simulator read it.
 //! - The response body *marks* each frame it hands to hyper ([`Wire::handed`]): the number of
 //!   successful socket writes so far.
 //! - hyper writes its buffer in order and calls the IO's `poll_flush` only once that buffer is
@@ -28,6 +31,8 @@ use crate::server::{AppState, RecordState};
 /// One connection's shared cell (see the module docs).
 pub(crate) struct Wire {
     st: Arc<AppState>,
+    /// CLOCK_REALTIME ns minus epoch ns, read back to back when the connection was accepted.
+    realtime_offset: i128,
     s: Mutex<WireState>,
 }
 
@@ -39,6 +44,8 @@ struct WireState {
     last_write_ns: u64,
     /// The first read with bytes not yet claimed by a request, ns.
     read_ns: Option<u64>,
+    /// The kernel's receive time of that read's bytes, ns since the epoch.
+    arrived_ns: Option<u64>,
     /// The response being written, if any.
     pending: Option<Pending>,
 }
@@ -55,8 +62,14 @@ struct Pending {
 
 impl Wire {
     pub(crate) fn new(st: Arc<AppState>) -> Arc<Wire> {
+        let now = st.ns(Instant::now()) as i128;
+        let rt = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0);
         Arc::new(Wire {
             st,
+            realtime_offset: rt - now,
             s: Mutex::new(WireState::default()),
         })
     }
@@ -70,15 +83,23 @@ impl Wire {
         self.st.ns(Instant::now())
     }
 
-    /// The first socket read holding this request's bytes, ns (claimed: the next read starts
-    /// the next request). `None` when no read was seen (not through a [`WireIo`]).
-    pub(crate) fn take_read(&self) -> Option<u64> {
-        self.lock().read_ns.take()
+    /// The first socket read holding this request's bytes and the kernel's receive time of
+    /// those bytes, ns (claimed: the next read starts the next request). `None` when unknown.
+    pub(crate) fn take_read(&self) -> (Option<u64>, Option<u64>) {
+        let mut s = self.lock();
+        (s.read_ns.take(), s.arrived_ns.take())
     }
 
     /// Forgets reads of the request just handled (its body, read after the headers).
     pub(crate) fn clear_read(&self) {
-        self.lock().read_ns = None;
+        let mut s = self.lock();
+        s.read_ns = None;
+        s.arrived_ns = None;
+    }
+
+    /// No read is waiting to be claimed: the next read starts a request.
+    fn wants_read_stamp(&self) -> bool {
+        self.lock().read_ns.is_none()
     }
 
     /// Starts a response's record (an earlier unfinished one is pushed as it stands).
@@ -140,11 +161,13 @@ impl Wire {
         }
     }
 
-    fn on_read(&self) {
+    /// Bytes were read; `kernel_rt` is their receive time (CLOCK_REALTIME ns) when known.
+    fn on_read(&self, kernel_rt: Option<u64>) {
         let now = self.now();
         let mut s = self.lock();
         if s.read_ns.is_none() {
             s.read_ns = Some(now);
+            s.arrived_ns = kernel_rt.map(|t| (t as i128 - self.realtime_offset).max(0) as u64);
         }
     }
 
@@ -205,6 +228,114 @@ impl Drop for Wire {
     }
 }
 
+/// A stream whose reads can also report the kernel's receive time of the bytes.
+pub(crate) trait StampedRead: AsyncRead + Unpin {
+    /// Like `poll_read`; also returns the receive time (CLOCK_REALTIME ns) when known. The
+    /// default knows none.
+    fn poll_read_stamped(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<Option<u64>>> {
+        Pin::new(self).poll_read(cx, buf).map_ok(|()| None)
+    }
+}
+
+impl StampedRead for tokio::io::DuplexStream {}
+
+#[cfg(not(target_os = "linux"))]
+impl StampedRead for tokio::net::TcpStream {}
+
+#[cfg(target_os = "linux")]
+impl StampedRead for tokio::net::TcpStream {
+    fn poll_read_stamped(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<Option<u64>>> {
+        use std::os::fd::AsRawFd;
+        loop {
+            std::task::ready!(self.poll_read_ready(cx))?;
+            let fd = self.as_raw_fd();
+            let dst = buf.initialize_unfilled();
+            match self.try_io(tokio::io::Interest::READABLE, || rx::recv_stamped(fd, dst)) {
+                Ok((n, ts)) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(ts));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+/// Kernel receive timestamps (Linux `SO_TIMESTAMPNS`, socket(7)).
+#[cfg(target_os = "linux")]
+pub(crate) mod rx {
+    use std::io;
+    use std::os::fd::RawFd;
+
+    /// Asks the kernel to timestamp received data on `fd`.
+    ///
+    /// Errors: the `setsockopt` error.
+    pub(crate) fn enable(fd: RawFd) -> io::Result<()> {
+        let on: libc::c_int = 1;
+        // SAFETY: a valid option value of the size given.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// One `recvmsg` into `dst`: bytes read and the `SCM_TIMESTAMPNS` receive time
+    /// (CLOCK_REALTIME ns) when the kernel attached one.
+    pub(crate) fn recv_stamped(fd: RawFd, dst: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+        let mut iov = libc::iovec {
+            iov_base: dst.as_mut_ptr().cast(),
+            iov_len: dst.len(),
+        };
+        let mut control = [0u64; 16];
+        // SAFETY: msghdr is plain data; every pointer set below outlives the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: fd is an open socket; msg points at live buffers of the sizes given.
+        let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut ts = None;
+        // SAFETY: the CMSG_* walk stays within msg_controllen as the kernel set it.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    let t: libc::timespec =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                    if t.tv_sec > 0 {
+                        ts = Some(t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64);
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        Ok((n as usize, ts))
+    }
+}
+
 /// An accepted stream (a `TcpStream`; in tests an in-memory pipe) that reports its reads,
 /// writes and flushes to its [`Wire`].
 pub(crate) struct WireIo<S> {
@@ -218,18 +349,28 @@ impl<S> WireIo<S> {
     }
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for WireIo<S> {
+impl<S: StampedRead> AsyncRead for WireIo<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
-        let r = Pin::new(&mut self.io).poll_read(cx, buf);
-        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            self.wire.on_read();
+        // Only a request's first read needs the kernel's stamp (a `recvmsg`).
+        if self.wire.wants_read_stamp() {
+            let r = self.io.poll_read_stamped(cx, buf);
+            return match r {
+                Poll::Ready(Ok(ts)) => {
+                    if buf.filled().len() > before {
+                        self.wire.on_read(ts);
+                    }
+                    Poll::Ready(Ok(()))
+                }
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Pending => Poll::Pending,
+            };
         }
-        r
+        Pin::new(&mut self.io).poll_read(cx, buf)
     }
 }
 

@@ -602,6 +602,11 @@ async fn emission_log_matches_client_timing_and_the_model() {
         assert!(r.first_token_frame_ns.unwrap() <= first, "{r:?}");
         assert!(r.last_token_frame_ns.unwrap() <= last, "{r:?}");
         assert!(r.request_read_ns.unwrap() <= r.received_ns, "{r:?}");
+        if cfg!(target_os = "linux") {
+            // The kernel's receive time of the request: before the read, and close to it.
+            let (arrived, read) = (r.request_arrived_ns.unwrap(), r.request_read_ns.unwrap());
+            assert!(arrived <= read && read - arrived < 1_000_000_000, "{r:?}");
+        }
         let sim_ttft = (first - r.received_ns) as f64 / 1e6;
         let sim_tpot = (last - first) as f64 / 1e6 / 63.0;
         // The client sees the server's stamps plus loopback and parsing delays.
