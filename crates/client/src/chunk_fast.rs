@@ -296,10 +296,9 @@ impl<'a> Scanner<'a> {
         self.string_ascii().map(|(v, _)| v)
     }
 
-    /// An object key (ASCII) and its `:`.
-    #[inline]
     /// An object `{ "key": value, … }` at the cursor: `member` reads each value (its key given)
     /// and must leave the cursor after it; `None` from it or from the syntax declines the chunk.
+    #[inline]
     fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
@@ -315,6 +314,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// An object key (ASCII) and its `:`.
     fn key(&mut self) -> Option<&'a [u8]> {
         let (k, ascii) = self.string_ascii()?;
         if !ascii {
