@@ -8,7 +8,8 @@
 //! ~⅓ of a whole `servebench bench` process's CPU (docs/benchmarks-client.md, Update 6).
 //!
 //! How: the split pattern `P|\s+(?!\S)|\s+` is searched as `P|\s+` with the `regex` crate (a
-//! DFA); a whitespace-only match that `P` itself does not match, that has at least two chars and
+//! DFA; first anchored at the current position, which needs only the forward scan, then
+//! unanchored where the pattern leaves a gap); a whitespace-only match that `P` itself does not match, that has at least two chars and
 //! is followed by more text, is shortened by its last char — exactly what the backtracking
 //! `\s+(?!\S)` alternative yields (its greedy run backs off one char, where the next char is
 //! whitespace). Pieces (matches and the gaps between them, `Isolated`) are mapped to GPT-2's
@@ -31,6 +32,9 @@ const WS_TAIL: &str = r"|\s+(?!\S)|\s+";
 pub struct FastCounter {
     /// `P|\s+` — the split pattern without the lookahead alternative.
     split: regex::Regex,
+    /// `^(?:P|\s+)` — the same, anchored: where a piece starts right at the search position
+    /// (always, for the Llama-3/Qwen patterns) the match is found by a forward scan alone.
+    anchored: regex::Regex,
     /// `^(?:P)` — does the pattern's prefix match at a position?
     prefix: regex::Regex,
     /// Any added token's content (these are split out before pre-tokenization).
@@ -114,6 +118,11 @@ impl FastCounter {
             return None;
         }
         let split = regex::Regex::new(&format!(r"(?:{p})|\s+")).ok()?;
+        if split.is_match("") {
+            // an empty piece: the library's split handles it, this loop would not advance
+            return None;
+        }
+        let anchored = regex::Regex::new(&format!(r"^(?:(?:{p})|\s+)")).ok()?;
         let prefix = regex::Regex::new(&format!(r"^(?:{p})")).ok()?;
         let contents: Vec<String> = tok
             .get_added_tokens_decoder()
@@ -127,6 +136,7 @@ impl FastCounter {
         };
         Some(Self {
             split,
+            anchored,
             prefix,
             added,
             byte_char: byte_chars(),
@@ -174,24 +184,32 @@ impl FastCounter {
         };
         let mut p = 0;
         while p < text.len() {
-            let Some(m) = self.split.find_at(text, p) else {
-                piece(&text[p..], &mut buf)?;
-                break;
+            // a piece starting at `p` (the leftmost match, found without the reverse scan an
+            // unanchored search needs for its start), else the next match after a gap
+            let (start, m_end) = match self.anchored.find(&text[p..]) {
+                Some(m) => (p, p + m.end()),
+                None => match self.split.find_at(text, p) {
+                    Some(m) => (m.start(), m.end()),
+                    None => {
+                        piece(&text[p..], &mut buf)?;
+                        break;
+                    }
+                },
             };
-            if m.start() > p {
-                piece(&text[p..m.start()], &mut buf)?;
+            if start > p {
+                piece(&text[p..start], &mut buf)?;
             }
-            let mut end = m.end();
-            let s = m.as_str();
+            let mut end = m_end;
+            let s = &text[start..m_end];
             if end < text.len()
                 && s.chars().all(char::is_whitespace)
                 && s.chars().nth(1).is_some()
-                && !self.prefix.is_match(&text[m.start()..])
+                && !self.prefix.is_match(&text[start..])
             {
                 // the backtracking `\s+(?!\S)` keeps the run's last char for the next piece
                 end -= s.chars().next_back().map_or(0, char::len_utf8);
             }
-            piece(&text[m.start()..end], &mut buf)?;
+            piece(&text[start..end], &mut buf)?;
             p = end;
         }
         Ok(Some(()))
@@ -222,6 +240,13 @@ pub(crate) mod tests {
     /// A tiny byte-level BPE tokenizer with the Llama-3 split pattern: every byte is a token,
     /// plus a few merges, so words and whitespace runs merge into multi-byte tokens.
     pub(crate) fn llama3_like() -> Tokenizer {
+        llama3_like_with(LLAMA3_PATTERN)
+    }
+
+    const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+    /// [`llama3_like`] with another split pattern.
+    pub(crate) fn llama3_like_with(pattern: &str) -> Tokenizer {
         let bc = byte_chars();
         let mut vocab = serde_json::Map::new();
         for b in 0..256usize {
@@ -252,7 +277,6 @@ pub(crate) mod tests {
             }
             ms.push(format!("{a} {b}"));
         }
-        let pattern = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
         let json = serde_json::json!({
             "version": "1.0",
             "truncation": null, "padding": null,
@@ -285,7 +309,12 @@ pub(crate) mod tests {
     /// whitespace runs before words, digits, punctuation, newlines and the end of the text.
     #[test]
     fn counts_equal_full_encode() {
-        let tok = llama3_like();
+        counts_equal_full_encode_with(llama3_like());
+        // a pattern whose matches leave gaps (digits, punctuation): the unanchored search
+        counts_equal_full_encode_with(llama3_like_with(r"\p{L}+|\s+(?!\S)|\s+"));
+    }
+
+    fn counts_equal_full_encode_with(tok: Tokenizer) {
         let fast = FastCounter::for_tokenizer(&tok).expect("supported shape");
         let alphabet = [
             " ",
@@ -345,6 +374,7 @@ pub(crate) mod tests {
             }
         }
         assert_eq!(diffs, 0, "{diffs} of {n_texts} texts differ");
+
         // the lookahead case itself: "a   b" splits as "a", "  ", " b"
         let ids = tok.encode_fast("a   b", false).unwrap().len();
         assert_eq!(fast.count(&tok, "a   b").unwrap(), Some(ids));
