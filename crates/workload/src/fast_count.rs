@@ -281,6 +281,9 @@ pub(crate) mod tests {
             "version": "1.0",
             "truncation": null, "padding": null,
             "added_tokens": [{"id": next, "content": "<|eot|>", "single_word": false,
+                "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+                // chars outside the byte alphabet (a space, U+2581): decoded as its own UTF-8
+                {"id": next + 1, "content": "<|end of\u{2581}turn|>", "single_word": false,
                 "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
             "normalizer": null,
             "pre_tokenizer": {"type": "Sequence", "pretokenizers": [

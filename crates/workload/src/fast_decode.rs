@@ -167,6 +167,11 @@ pub(crate) mod tests {
         ];
         assert_eq!(dec.decode(&tok, &ids), "a<|eot|>é ");
         assert_eq!(dec.decode(&tok, &ids), tok.decode(&ids, false).unwrap());
+        let eot2 = tok.token_to_id("<|end of\u{2581}turn|>").unwrap();
+        assert_eq!(
+            dec.decode(&tok, &[eot2, 0xC3]),
+            "<|end of\u{2581}turn|>\u{FFFD}"
+        );
     }
 
     #[test]
