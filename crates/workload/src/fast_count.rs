@@ -41,6 +41,74 @@ pub struct FastCounter {
     added: Option<regex::Regex>,
     /// GPT-2 byte → char table (`tokenizers`' `bytes_char`).
     byte_char: [char; 256],
+    /// Ids of pieces already tokenized by the model (see [`PieceMemo`]).
+    memo: std::sync::Mutex<PieceMemo>,
+}
+
+/// Most pieces [`PieceMemo`] holds (then it stops adding, as `tokenizers`' own BPE cache does).
+const MEMO_MAX_PIECES: usize = 1 << 16;
+/// Longest piece (bytes) [`PieceMemo`] keeps.
+const MEMO_MAX_PIECE_BYTES: usize = 128;
+
+/// A memo of the BPE model's `tokenize` per piece (raw bytes → ids). Without dropout the
+/// model's answer is a function of the piece alone, so a hit is the model's own answer; it
+/// saves what a hit of the library's cache still costs (a `String` per token, the lock, the
+/// char-level piece). Random-id prompts repeat pieces often (neighbouring prompts decode
+/// overlapping id ranges).
+#[derive(Default)]
+struct PieceMemo {
+    /// Piece bytes → (start, len) in `ids`.
+    map: std::collections::HashMap<Box<[u8]>, (u32, u32), BytesHash>,
+    /// The ids of every kept piece, back to back.
+    ids: Vec<u32>,
+    /// Pieces answered from the memo.
+    hits: u64,
+    /// Pieces tokenized by the model.
+    misses: u64,
+}
+
+/// A cheap hasher for short byte strings (FxHash-style word mixing; keys come from the
+/// prompts being built, not from an adversary).
+#[derive(Default, Clone, Copy)]
+struct BytesHash;
+
+impl std::hash::BuildHasher for BytesHash {
+    type Hasher = BytesHasher;
+    fn build_hasher(&self) -> BytesHasher {
+        BytesHasher(0)
+    }
+}
+
+/// The [`BytesHash`] state.
+struct BytesHasher(u64);
+
+impl BytesHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for BytesHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.mix(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(w));
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.mix(n as u64);
+    }
 }
 
 impl std::fmt::Debug for FastCounter {
@@ -140,6 +208,7 @@ impl FastCounter {
             prefix,
             added,
             byte_char: byte_chars(),
+            memo: std::sync::Mutex::new(PieceMemo::default()),
         })
     }
 
@@ -163,6 +232,16 @@ impl FastCounter {
         self.each_token(tok, text, |id| ids.push(id))
     }
 
+    /// Pieces answered so far from the memo of the model's `tokenize` and pieces the model
+    /// tokenized: `(hits, misses)` (a counted guard of the memo's use).
+    pub fn memo_stats(&self) -> (u64, u64) {
+        let m = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (m.hits, m.misses)
+    }
+
     fn each_token(
         &self,
         tok: &Tokenizer,
@@ -174,10 +253,32 @@ impl FastCounter {
         }
         let model = tok.get_model();
         let mut buf = String::with_capacity(64);
+        let mut memo = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut piece = |s: &str, buf: &mut String| -> tokenizers::Result<()> {
+            let memo = &mut *memo;
+            if let Some(&(start, len)) = memo.map.get(s.as_bytes()) {
+                memo.hits += 1;
+                for &id in &memo.ids[start as usize..(start + len) as usize] {
+                    f(id);
+                }
+                return Ok(());
+            }
+            memo.misses += 1;
             buf.clear();
             buf.extend(s.bytes().map(|b| self.byte_char[b as usize]));
-            for t in model.tokenize(buf)? {
+            let tokens = model.tokenize(buf)?;
+            if memo.map.len() < MEMO_MAX_PIECES && s.len() <= MEMO_MAX_PIECE_BYTES {
+                if let (Ok(start), Ok(len)) =
+                    (u32::try_from(memo.ids.len()), u32::try_from(tokens.len()))
+                {
+                    memo.ids.extend(tokens.iter().map(|t| t.id));
+                    memo.map.insert(s.as_bytes().into(), (start, len));
+                }
+            }
+            for t in tokens {
                 f(t.id);
             }
             Ok(())

@@ -281,13 +281,18 @@ pub fn build_with_tokenizer(
             max_tokens: outs[i],
         });
     }
+    let mut counts = lc.stats;
+    if let (Some((h0, m0)), Some((h1, m1))) = (lc.memo_at_start, tok.fast_memo_stats()) {
+        counts.memo_pieces = h1 - h0;
+        counts.model_pieces = m1 - m0;
+    }
     Ok(Dataset {
         entries,
         token_source: TokenCountSource::LocalTokenizer(tok.path().display().to_string()),
         exact,
         template_overhead: overhead,
         config: cfg.clone(),
-        counts: lc.stats,
+        counts,
     })
 }
 
@@ -319,6 +324,10 @@ pub struct CountStats {
     /// Cross-checks of the fast decode against the library's that disagreed (any disables the
     /// fast decode for the rest of the build).
     pub decode_mismatches: usize,
+    /// Pre-tokenized pieces the fast counter answered from its memo of the BPE model.
+    pub memo_pieces: u64,
+    /// Pieces the fast counter had the BPE model tokenize.
+    pub model_pieces: u64,
 }
 
 /// The fast counter's first answers (counts or ids) checked against the full encode, and the
@@ -333,6 +342,8 @@ struct LengthCheck<'t> {
     use_fast: bool,
     decoder: Option<ByteLevelDecoder>,
     stats: CountStats,
+    /// The fast counter's memo statistics when the build started.
+    memo_at_start: Option<(u64, u64)>,
 }
 
 impl<'t> LengthCheck<'t> {
@@ -342,6 +353,7 @@ impl<'t> LengthCheck<'t> {
             use_fast: tok.has_fast_count(),
             decoder: tok.byte_level_decoder(),
             stats: CountStats::default(),
+            memo_at_start: tok.fast_memo_stats(),
         }
     }
 
@@ -591,6 +603,11 @@ mod tests {
         // the only full encodes and decodes left are the cross-checks
         assert_eq!(c.full_encodes, FAST_COUNT_CROSS_CHECKS, "{c:?}");
         assert_eq!(c.full_decodes, FAST_COUNT_CROSS_CHECKS, "{c:?}");
+        // pieces repeat: the BPE model is asked only for new ones (382 of 7,093 here)
+        assert!(
+            c.model_pieces > 0 && c.model_pieces * 5 < c.memo_pieces,
+            "{c:?}"
+        );
     }
 
     #[test]

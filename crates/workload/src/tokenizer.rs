@@ -123,6 +123,12 @@ impl LocalTokenizer {
         }
     }
 
+    /// The fast counter's pieces so far, `(answered from its memo, tokenized by the model)`,
+    /// or `None` without a fast counter (see [`FastCounter::memo_stats`]).
+    pub fn fast_memo_stats(&self) -> Option<(u64, u64)> {
+        self.fast.as_ref().map(FastCounter::memo_stats)
+    }
+
     /// Whether [`Self::fast_count`] can answer for this tokenizer's shape.
     pub fn has_fast_count(&self) -> bool {
         self.fast.is_some()

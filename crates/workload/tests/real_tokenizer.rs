@@ -163,6 +163,11 @@ fn fast_count_equals_encode_and_build_skips_full_encodes() {
         (16, 16),
         "only the cross-checks encode or decode in full: {c:?}"
     );
+    // the BPE model is asked only for pieces not seen before (~3 % here)
+    assert!(
+        c.model_pieces * 10 < c.memo_pieces,
+        "pieces mostly answered from the memo: {c:?}"
+    );
 }
 
 /// The fast decode (issue 21: the library's decode was ~29 % of the dataset build) equals the
