@@ -60,10 +60,10 @@ pub struct EmissionRecord {
 /// Collects records in memory (up to a cap) and appends them as JSON lines to a file.
 ///
 /// The file is written by its own thread: `push` serializes the record and hands the line over
-/// a channel, so the simulator's async workers never wait on a file write or on each other (a
-/// shared file lock and a write + flush per record stalled the workers for ~8–19 ms when ~1,000
-/// requests finished in one step at conc 4,096; docs/benchmarks-client.md, Update 7). The
-/// writer flushes whenever it has nothing more to write, so the file trails by milliseconds.
+/// a channel, so the simulator's async workers never block on a file write or on each other
+/// (before, each record took a shared file lock and a write + flush on the worker that
+/// finished it). The writer flushes whenever it has nothing more to write, so the file trails
+/// by milliseconds.
 pub(crate) struct EmissionSink {
     records: Mutex<Vec<EmissionRecord>>,
     tx: Option<Sender<Line>>,
