@@ -30,8 +30,11 @@ const WS_TAIL: &str = r"|\s+(?!\S)|\s+";
 
 /// Exact token counter for one byte-level BPE tokenizer (see the module docs).
 pub struct FastCounter {
-    /// `P|\s+` — the split pattern without the lookahead alternative.
-    split: regex::Regex,
+    /// `P|\s+` — the split pattern without the lookahead alternative (compiled on first use:
+    /// only a pattern that leaves gaps needs it).
+    split: std::sync::OnceLock<regex::Regex>,
+    /// `(?:P)|\s+`, the source of `split`.
+    split_src: String,
     /// `^(?:P|\s+)` — the same, anchored: where a piece starts right at the search position
     /// (always, for the Llama-3/Qwen patterns) the match is found by a forward scan alone.
     anchored: regex::Regex,
@@ -113,7 +116,7 @@ impl std::hash::Hasher for BytesHasher {
 
 impl std::fmt::Debug for FastCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FastCounter({})", self.split.as_str())
+        write!(f, "FastCounter({})", self.split_src)
     }
 }
 
@@ -185,12 +188,12 @@ impl FastCounter {
         {
             return None;
         }
-        let split = regex::Regex::new(&format!(r"(?:{p})|\s+")).ok()?;
-        if split.is_match("") {
+        let split_src = format!(r"(?:{p})|\s+");
+        let anchored = regex::Regex::new(&format!(r"^(?:{split_src})")).ok()?;
+        if anchored.is_match("") {
             // an empty piece: the library's split handles it, this loop would not advance
             return None;
         }
-        let anchored = regex::Regex::new(&format!(r"^(?:(?:{p})|\s+)")).ok()?;
         let prefix = regex::Regex::new(&format!(r"^(?:{p})")).ok()?;
         let contents: Vec<String> = tok
             .get_added_tokens_decoder()
@@ -203,7 +206,8 @@ impl FastCounter {
             Some(regex::Regex::new(&contents.join("|")).ok()?)
         };
         Some(Self {
-            split,
+            split: std::sync::OnceLock::new(),
+            split_src,
             anchored,
             prefix,
             added,
@@ -240,6 +244,16 @@ impl FastCounter {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         (m.hits, m.misses)
+    }
+
+    /// The unanchored split regex (compiled on first use; its source compiled once already,
+    /// anchored, so an error here is not expected).
+    fn split(&self) -> tokenizers::Result<&regex::Regex> {
+        if let Some(r) = self.split.get() {
+            return Ok(r);
+        }
+        let r = regex::Regex::new(&self.split_src)?;
+        Ok(self.split.get_or_init(|| r))
     }
 
     fn each_token(
@@ -289,7 +303,7 @@ impl FastCounter {
             // unanchored search needs for its start), else the next match after a gap
             let (start, m_end) = match self.anchored.find(&text[p..]) {
                 Some(m) => (p, p + m.end()),
-                None => match self.split.find_at(text, p) {
+                None => match self.split()?.find_at(text, p) {
                     Some(m) => (m.start(), m.end()),
                     None => {
                         piece(&text[p..], &mut buf)?;
