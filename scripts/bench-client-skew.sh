@@ -9,7 +9,7 @@
 # first token's way out (written to the server's socket → parsed by the client). A client that
 # falls behind its sockets shows up here first. Target: p50 < 1 ms, p99 < 5 ms at every
 # concurrency. `first_token_ns` is taken when the socket write carrying the first token returned
-# (since aab3e83; before, when hyper pulled the frame: `first_token_frame_ns` now).
+# (since 20b3488; before, when hyper pulled the frame: `first_token_frame_ns` now).
 #
 # The skew splits three ways with the simulator's kernel receive stamp `request_arrived_ns`
 # (Linux SO_TIMESTAMPNS). The two processes' clocks are aligned by off = min over requests of
