@@ -22,8 +22,8 @@ pub mod tokenizer;
 
 pub use error::WorkloadError;
 pub use random::{
-    build_calibrated, build_with_tokenizer, CountStats, Dataset, DatasetEntry, RandomDatasetConfig,
-    TokenCountSource,
+    build_calibrated, build_with_tokenizer, build_with_tokenizer_library_only, CountStats, Dataset,
+    DatasetEntry, RandomDatasetConfig, TokenCountSource,
 };
 pub use source::{ChatMessage, DatasetSource, Prompt, RequestSource, RequestSpec, TurnOutcome};
 pub use tokenizer::{ChatTemplate, LocalTokenizer, TokenCounter};

@@ -200,6 +200,28 @@ pub fn build_with_tokenizer(
     tok: &LocalTokenizer,
     template: Option<&ChatTemplate>,
 ) -> Result<Dataset> {
+    build(cfg, tok, template, true)
+}
+
+/// [`build_with_tokenizer`] with every encode and decode made by `tokenizers` itself (no fast
+/// counter, no fast decoder): the reference the fast paths must equal prompt for prompt (tests
+/// compare the two; slower, otherwise unused).
+///
+/// Errors: as [`build_with_tokenizer`].
+pub fn build_with_tokenizer_library_only(
+    cfg: &RandomDatasetConfig,
+    tok: &LocalTokenizer,
+    template: Option<&ChatTemplate>,
+) -> Result<Dataset> {
+    build(cfg, tok, template, false)
+}
+
+fn build(
+    cfg: &RandomDatasetConfig,
+    tok: &LocalTokenizer,
+    template: Option<&ChatTemplate>,
+    fast: bool,
+) -> Result<Dataset> {
     let vocab = tok.vocab_size();
     let overhead = match template {
         Some(t) => (tok.encode(&t.render_user("a")?)?.len() as u32).saturating_sub(1),
@@ -219,7 +241,7 @@ pub fn build_with_tokenizer(
     let mut pad_rng = NumpyLegacyRng::with_key(&[cfg.seed, 0x9ad5_eed5]);
     let mut entries = Vec::with_capacity(cfg.num_prompts);
     let mut exact = 0;
-    let mut lc = LengthCheck::new(tok);
+    let mut lc = LengthCheck::new(tok, fast);
     let mut ids: Vec<u32> = Vec::with_capacity(cfg.input_len as usize + 1);
     for i in 0..cfg.num_prompts {
         let target = ins[i] as usize;
@@ -347,11 +369,12 @@ struct LengthCheck<'t> {
 }
 
 impl<'t> LengthCheck<'t> {
-    fn new(tok: &'t LocalTokenizer) -> Self {
+    /// `fast`: use the fast counter and decoder where the tokenizer's shape allows.
+    fn new(tok: &'t LocalTokenizer, fast: bool) -> Self {
         Self {
             tok,
-            use_fast: tok.has_fast_count(),
-            decoder: tok.byte_level_decoder(),
+            use_fast: fast && tok.has_fast_count(),
+            decoder: tok.byte_level_decoder().filter(|_| fast),
             stats: CountStats::default(),
             memo_at_start: tok.fast_memo_stats(),
         }
@@ -586,6 +609,22 @@ mod tests {
                 e.prompt_tokens as usize,
                 local.encode(&e.text).unwrap().len()
             );
+        }
+        // prompt for prompt what the library alone builds
+        let lib = build_with_tokenizer_library_only(&cfg, &local, None).unwrap();
+        assert_eq!(
+            lib.counts.full_encodes, lib.counts.counts,
+            "{:?}",
+            lib.counts
+        );
+        assert_eq!(
+            lib.counts.full_decodes, lib.counts.decodes,
+            "{:?}",
+            lib.counts
+        );
+        assert_eq!(lib.exact, d.exact);
+        for (a, b) in d.entries.iter().zip(&lib.entries) {
+            assert_eq!((&a.text, a.prompt_tokens), (&b.text, b.prompt_tokens));
         }
         let c = d.counts;
         assert_eq!((c.mismatches, c.decode_mismatches), (0, 0), "{c:?}");

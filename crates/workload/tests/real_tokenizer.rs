@@ -146,6 +146,20 @@ fn fast_count_equals_encode_and_build_skips_full_encodes() {
     for e in d.entries.iter().step_by(7) {
         assert_eq!(e.prompt_tokens as usize, tok.encode(&e.text).unwrap().len());
     }
+    // all 1,024 prompts byte for byte what the library alone builds
+    let lib = servebench_workload::build_with_tokenizer_library_only(&cfg, &tok, None).unwrap();
+    assert_eq!(lib.counts.full_decodes, lib.counts.decodes);
+    assert_eq!(lib.exact, d.exact);
+    let differ = d
+        .entries
+        .iter()
+        .zip(&lib.entries)
+        .filter(|(a, b)| (&a.text, a.prompt_tokens) != (&b.text, b.prompt_tokens))
+        .count();
+    assert_eq!(
+        differ, 0,
+        "{differ} of 1,024 prompts differ from the library's build"
+    );
     let c = d.counts;
     assert_eq!(
         (c.mismatches, c.decode_mismatches, c.fast),
