@@ -77,6 +77,9 @@ for conc in "${CONCS[@]}"; do
     --isl "$ISL" --osl "$OSL" --range-ratio 0.8 --num-prompts "$n" "${WARM[@]}" --no-store \
     --out "$d/out" >"$d/client.log" 2>&1 || true
   find "$d/out" -name records.jsonl | grep -q . || die "conc $conc: no records.jsonl: $(tail -3 "$d/client.log")"
+  # The simulator writes its emission log every 20 ms and all of it on a graceful stop (Ctrl-C).
+  sleep 0.2; kill -INT "$SIM" 2>/dev/null
+  for _ in $(seq 30); do kill -0 "$SIM" 2>/dev/null || break; sleep 0.1; done
   kill "$SIM" 2>/dev/null; wait "$SIM" 2>/dev/null || true; SIM=
 done
 python3 - "$OUT" "${CONCS[@]}" <<'PY'
