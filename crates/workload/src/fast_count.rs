@@ -364,8 +364,8 @@ pub(crate) mod tests {
     pub(crate) fn llama3_like_with(pattern: &str) -> Tokenizer {
         let bc = byte_chars();
         let mut vocab = serde_json::Map::new();
-        for b in 0..256usize {
-            vocab.insert(bc[b].to_string(), serde_json::json!(b));
+        for (b, c) in bc.iter().enumerate() {
+            vocab.insert(c.to_string(), serde_json::json!(b));
         }
         let sp = bc[b' ' as usize];
         let nl = bc[b'\n' as usize];
