@@ -13,8 +13,8 @@
 //! is followed by more text, is shortened by its last char — exactly what the backtracking
 //! `\s+(?!\S)` alternative yields (its greedy run backs off one char, where the next char is
 //! whitespace). Pieces (matches and the gaps between them, `Isolated`) are mapped to GPT-2's
-//! byte-level alphabet and tokenized by the tokenizer's own BPE model (its cache included), so
-//! ids are the library's own; only their number is used.
+//! byte-level alphabet and tokenized by the tokenizer's own BPE model (each piece's answer kept
+//! in a memo: without dropout it is a function of the piece alone), so ids are the library's own.
 //!
 //! Used only when the tokenizer has exactly this shape (no normalizer; pre-tokenizer
 //! `Sequence[Split(Regex P|\s+(?!\S)|\s+, Isolated), ByteLevel(no prefix space, no regex)]`;
