@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use servebench_sim::{Presets, SimOptions, SimServer};
+use servebench_sim::{EngineConfig, Presets, SimOptions, SimServer};
 
 pub mod plausible;
 mod validate;
@@ -65,6 +65,10 @@ pub struct Args {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long, value_name = "SECS")]
     pub exit_after: Option<f64>,
+    /// Accept prompt + completion up to this many tokens instead of the model's own context
+    /// (at most the KV budget), e.g. 1048576 to replay AgentX's 700k-token histories.
+    #[arg(long, value_name = "TOKENS")]
+    pub max_model_len: Option<u32>,
     /// List the GPU and model presets and exit.
     #[arg(long)]
     pub list: bool,
@@ -119,21 +123,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             None => None,
         };
-        let server = SimServer::start(SimOptions {
-            gpu: args.gpu.clone(),
-            model: args.model.clone(),
-            host: args.host,
-            port: args.port,
-            tp: args.tp,
-            speedup: args.speedup,
-            zero_delay: args.zero_delay,
-            answers,
-            emission_log: args.emission_log.clone(),
-            tokenizer: args.tokenizer.clone(),
-        })
+        let mut cfg = EngineConfig::from_presets(&args.gpu, &args.model, args.tp)?;
+        if let Some(n) = args.max_model_len {
+            let kv = cfg.kv_capacity_tokens();
+            anyhow::ensure!(
+                n >= 1 && u64::from(n) <= kv,
+                "--max-model-len: must be 1..={kv} (the KV budget of this GPU/model/TP), got {n}"
+            );
+            cfg.max_model_len = n;
+        }
+        let server = SimServer::start_with_config(
+            SimOptions {
+                gpu: args.gpu.clone(),
+                model: args.model.clone(),
+                host: args.host,
+                port: args.port,
+                tp: args.tp,
+                speedup: args.speedup,
+                zero_delay: args.zero_delay,
+                answers,
+                emission_log: args.emission_log.clone(),
+                tokenizer: args.tokenizer.clone(),
+            },
+            cfg,
+        )
         .await?;
         println!("{}", server.describe());
         println!("{}", server.token_counting());
+        if let Some(n) = args.max_model_len {
+            println!("context: {n} tokens (--max-model-len)");
+        }
         if let Some(name) = &args.sim_answers {
             println!("answers: recorded GSM8K solutions of `{name}`");
         }
