@@ -56,16 +56,12 @@ impl LocalTokenizer {
     /// Errors: missing file or a file the `tokenizers` crate cannot parse (the message names it).
     pub fn from_path(path: &Path) -> Result<Self> {
         let file = Self::file_of(path)?;
-        let tok = std::fs::read_to_string(&file)
-            .map_err(|e| -> tokenizers::Error { Box::new(e) })
-            .and_then(|content| match load_bpe_direct(&content) {
-                Some(tok) => Ok(tok),
-                None => content.parse::<tokenizers::Tokenizer>(),
-            })
-            .map_err(|error| WorkloadError::TokenizerLoad {
+        let tok = tokenizers::Tokenizer::from_file(&file).map_err(|error| {
+            WorkloadError::TokenizerLoad {
                 file: file.clone(),
                 error,
-            })?;
+            }
+        })?;
         let fast = FastCounter::for_tokenizer(&tok);
         Ok(Self {
             tok,
@@ -159,70 +155,6 @@ impl LocalTokenizer {
                 error,
             })
     }
-}
-
-/// `tokenizer.json` with a BPE model, read as `tokenizers`' own `TokenizerVisitor` reads it
-/// (the same fields, the same builder, the added tokens added in file order after the model)
-/// but with the model deserialized by `BPE`'s own visitor straight from the text — the library
-/// reads `"model"` into a buffered `Content`, then a `serde_json::Value`, then the `BPE` (75 M of
-/// the 92 M instructions of loading the 8k-token test tokenizer). `None` for anything else (not
-/// BPE, a duplicated or malformed field, another version): the caller then parses with the
-/// library, whose error is the one reported. Tests compare both loads' serializations.
-pub fn load_bpe_direct(content: &str) -> Option<tokenizers::Tokenizer> {
-    use tokenizers::{
-        models::bpe::BPE, AddedToken, DecoderWrapper, ModelWrapper, NormalizerWrapper,
-        PaddingParams, PostProcessorWrapper, PreTokenizerWrapper, TokenizerBuilder,
-        TruncationParams,
-    };
-    #[derive(serde::Deserialize)]
-    struct AddedWithId {
-        #[allow(dead_code)]
-        id: u32,
-        #[serde(flatten)]
-        token: AddedToken,
-    }
-    #[derive(serde::Deserialize)]
-    struct Parts {
-        version: String,
-        #[serde(default)]
-        truncation: Option<TruncationParams>,
-        #[serde(default)]
-        padding: Option<PaddingParams>,
-        #[serde(default)]
-        added_tokens: Vec<AddedWithId>,
-        #[serde(default)]
-        normalizer: Option<NormalizerWrapper>,
-        #[serde(default)]
-        pre_tokenizer: Option<PreTokenizerWrapper>,
-        model: BPE,
-        #[serde(default)]
-        decoder: Option<DecoderWrapper>,
-        #[serde(default)]
-        post_processor: Option<PostProcessorWrapper>,
-    }
-    let parts: Parts = serde_json::from_str(content).ok()?;
-    if parts.version != "1.0" {
-        return None;
-    }
-    let mut tok = TokenizerBuilder::<
-        ModelWrapper,
-        NormalizerWrapper,
-        PreTokenizerWrapper,
-        PostProcessorWrapper,
-        DecoderWrapper,
-    >::new()
-    .with_truncation(parts.truncation)
-    .with_padding(parts.padding)
-    .with_normalizer(parts.normalizer)
-    .with_pre_tokenizer(parts.pre_tokenizer)
-    .with_model(ModelWrapper::BPE(parts.model))
-    .with_decoder(parts.decoder)
-    .with_post_processor(parts.post_processor)
-    .build()
-    .ok()?;
-    let added: Vec<AddedToken> = parts.added_tokens.into_iter().map(|t| t.token).collect();
-    tok.add_tokens(&added);
-    Some(tok.into())
 }
 
 impl TokenCounter for LocalTokenizer {
@@ -465,53 +397,6 @@ mod tests {
         .unwrap();
         let e = bad.render_user("a").unwrap_err().to_string();
         assert!(e.contains("x.json") && e.contains("only system"), "{e}");
-    }
-
-    /// The direct BPE load builds the tokenizer the library's `from_str` builds (equal
-    /// serializations: model, added tokens, normalizer, pre-tokenizer, decoder, …), and declines
-    /// what it does not read exactly.
-    #[test]
-    fn direct_bpe_load_equals_library_load() {
-        let tok = crate::fast_count::tests::llama3_like();
-        let json = tok.to_string(false).unwrap();
-        let lib: tokenizers::Tokenizer = json.parse().unwrap();
-        let direct = load_bpe_direct(&json).expect("a BPE tokenizer.json");
-        assert_eq!(
-            direct.to_string(false).unwrap(),
-            lib.to_string(false).unwrap()
-        );
-        let text = "the <|eot|> 12 éé  x<|end of\u{2581}turn|>";
-        assert_eq!(
-            direct.encode_fast(text, false).unwrap().get_ids(),
-            lib.encode_fast(text, false).unwrap().get_ids()
-        );
-        // legacy merges ("a b" strings) and fields in another order
-        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let merges: Vec<serde_json::Value> = v["model"]["merges"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| format!("{} {}", m[0].as_str().unwrap(), m[1].as_str().unwrap()).into())
-            .collect();
-        v["model"]["merges"] = merges.into();
-        let model = v.as_object_mut().unwrap().remove("model").unwrap();
-        let mut reordered = serde_json::Map::new();
-        reordered.insert("model".into(), model);
-        reordered.extend(v.as_object().unwrap().clone());
-        let json2 = serde_json::Value::Object(reordered).to_string();
-        let lib2: tokenizers::Tokenizer = json2.parse().unwrap();
-        let direct2 = load_bpe_direct(&json2).expect("legacy merges");
-        assert_eq!(
-            direct2.to_string(false).unwrap(),
-            lib2.to_string(false).unwrap()
-        );
-        // declined: another version, another model
-        assert!(load_bpe_direct(&json.replacen("\"1.0\"", "\"2.0\"", 1)).is_none());
-        let wl = r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
-            "normalizer":null,"pre_tokenizer":{"type":"Whitespace"},"post_processor":null,
-            "decoder":null,"model":{"type":"WordLevel","vocab":{"a":0,"b":1},"unk_token":"a"}}"#;
-        assert!(wl.parse::<tokenizers::Tokenizer>().is_ok());
-        assert!(load_bpe_direct(wl).is_none());
     }
 
     #[test]

@@ -215,20 +215,3 @@ fn fast_decode_equals_library_decode() {
         "covered: {lossy} lossy, {special} special, {non_ascii} non-ASCII"
     );
 }
-
-/// The direct BPE load (`tokenizer::load_bpe_direct`, what `LocalTokenizer::from_path` uses)
-/// builds exactly the tokenizer `tokenizers` itself loads from this file: equal serializations
-/// (vocabulary, merges in rank order, added tokens, pre-tokenizer, decoder, …).
-#[test]
-fn direct_bpe_load_equals_library_load() {
-    let Some(dir) = model_dir() else { return };
-    let file = dir.join("tokenizer.json");
-    let content = std::fs::read_to_string(&file).unwrap();
-    let direct = servebench_workload::tokenizer::load_bpe_direct(&content).expect("BPE file");
-    let lib = tokenizers::Tokenizer::from_file(&file).unwrap();
-    assert_eq!(
-        direct.to_string(false).unwrap(),
-        lib.to_string(false).unwrap()
-    );
-    assert_eq!(direct.get_vocab_size(true), lib.get_vocab_size(true));
-}
