@@ -68,6 +68,84 @@ impl TokenCodec for servebench_workload::LocalTokenizer {
     }
 }
 
+/// How many of [`FastTokenizer`]'s first decodes are also made by the library and compared.
+pub const DECODE_CROSS_CHECKS: u32 = 16;
+
+/// The served model's tokenizer with a cheaper exact decode. For a `ByteLevel` decoder
+/// (DeepSeek, Llama-3, Qwen) decodes go through `servebench_workload`'s
+/// [`ByteLevelDecoder`](servebench_workload::fast_decode::ByteLevelDecoder): each id's bytes
+/// are computed once and a text is their concatenation through the same `from_utf8_lossy`, equal
+/// to `tokenizers`' `decode(ids, false)` (which clones a `String` per id and maps it char by
+/// char: most of reconstructing the traces, docs/benchmarks.md §6.3). Its first
+/// [`DECODE_CROSS_CHECKS`] decodes are also made by the library and compared; a difference turns
+/// the fast path off for good (the library's text is used). Other decoders: the library.
+pub struct FastTokenizer {
+    tok: servebench_workload::LocalTokenizer,
+    dec: std::sync::Mutex<Option<servebench_workload::fast_decode::ByteLevelDecoder>>,
+    checks_left: std::sync::atomic::AtomicU32,
+    library_decodes: std::sync::atomic::AtomicU64,
+    fast_decodes: std::sync::atomic::AtomicU64,
+}
+
+impl FastTokenizer {
+    /// Wraps `tok` (the fast path only when its decoder is `ByteLevel`).
+    pub fn new(tok: servebench_workload::LocalTokenizer) -> Self {
+        let dec = tok.byte_level_decoder();
+        FastTokenizer {
+            tok,
+            dec: std::sync::Mutex::new(dec),
+            checks_left: std::sync::atomic::AtomicU32::new(DECODE_CROSS_CHECKS),
+            library_decodes: Default::default(),
+            fast_decodes: Default::default(),
+        }
+    }
+    /// Decodes made by the library (cross-checks, fallbacks) so far.
+    pub fn library_decodes(&self) -> u64 {
+        self.library_decodes
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// Decodes answered by the byte table so far (cross-checked ones included).
+    pub fn fast_decodes(&self) -> u64 {
+        self.fast_decodes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn library(&self, ids: &[u32]) -> String {
+        self.library_decodes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.tok.decode(ids).unwrap_or_default()
+    }
+}
+
+impl TokenCodec for FastTokenizer {
+    fn encode(&self, text: &str) -> Vec<u32> {
+        self.tok.encode(text).unwrap_or_default()
+    }
+    fn decode(&self, ids: &[u32]) -> String {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut guard = self.dec.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(dec) = guard.as_mut() else {
+            drop(guard);
+            return self.library(ids);
+        };
+        let text = self.tok.decode_with(dec, ids);
+        self.fast_decodes.fetch_add(1, Relaxed);
+        let checking = self
+            .checks_left
+            .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1))
+            .is_ok();
+        if checking {
+            let lib = self.library(ids);
+            if lib != text {
+                *guard = None;
+                return lib;
+            }
+        }
+        text
+    }
+    fn describe(&self) -> String {
+        format!("tokenizer {}", self.tok.path().display())
+    }
+}
+
 /// A tokenizer-free codec: one token = one 4-byte word (`"w123"`-style ids rendered as
 /// fixed-width text). Used only when no tokenizer is given; counts are then "words", which is
 /// what the simulator without `--tokenizer` also counts (≈ chars/4).
@@ -644,6 +722,96 @@ fn advance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A byte-level BPE `tokenizer.json` (GPT-2's 256-char alphabet, a few merges, a special
+    /// added token and one whose chars are outside the alphabet) written to a temp dir.
+    fn byte_level_tokenizer(dir: &std::path::Path) -> std::path::PathBuf {
+        let keep = |b: u32| (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || b >= 0xAE;
+        let mut n = 0;
+        let mut vocab = serde_json::Map::new();
+        for b in 0..256u32 {
+            let c = if keep(b) {
+                char::from_u32(b).unwrap()
+            } else {
+                n += 1;
+                char::from_u32(255 + n).unwrap()
+            };
+            vocab.insert(c.to_string(), b.into());
+        }
+        let merges = [
+            ("Ġ", "t"),
+            ("Ġt", "h"),
+            ("Ġth", "e"),
+            ("i", "n"),
+            ("Ã", "©"),
+        ];
+        let mut next = 256u32;
+        for (a, b) in merges {
+            vocab.insert(format!("{a}{b}"), next.into());
+            next += 1;
+        }
+        let bl = serde_json::json!({"type": "ByteLevel", "add_prefix_space": false,
+            "trim_offsets": true, "use_regex": true});
+        let added = |id: u32, content: &str, special: bool| {
+            serde_json::json!({"id": id, "content": content, "single_word": false,
+                "lstrip": false, "rstrip": false, "normalized": false, "special": special})
+        };
+        let j = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null,
+            "added_tokens": [added(next, "<|sp|>", true), added(next + 1, "\u{2581}x y", false)],
+            "normalizer": null, "pre_tokenizer": bl, "post_processor": null, "decoder": bl,
+            "model": {"type": "BPE", "dropout": null, "unk_token": null,
+                "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
+                "byte_fallback": false, "vocab": vocab,
+                "merges": merges.iter().map(|(a, b)| format!("{a} {b}")).collect::<Vec<_>>()}
+        });
+        let file = dir.join("tokenizer.json");
+        std::fs::write(&file, serde_json::to_vec(&j).unwrap()).unwrap();
+        file
+    }
+
+    /// Counted guard (issue 21 target 2): reconstructing with a byte-level tokenizer decodes
+    /// through the byte table, the library only for the first [`DECODE_CROSS_CHECKS`]
+    /// cross-checks; and every decode equals the library's, lossy splits and added tokens
+    /// included (a wrong table or a skipped cross-check fails it).
+    #[test]
+    fn fast_tokenizer_decodes_like_the_library_and_counts_its_library_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = byte_level_tokenizer(dir.path());
+        let lib = servebench_workload::LocalTokenizer::from_path(&file).unwrap();
+        let fast =
+            FastTokenizer::new(servebench_workload::LocalTokenizer::from_path(&file).unwrap());
+        let vocab = 256 + 5 + 2;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..2_000u32 {
+            let len = (round % 40) as usize;
+            let ids: Vec<u32> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % vocab) as u32
+                })
+                .collect();
+            assert_eq!(fast.decode(&ids), lib.decode(&ids).unwrap(), "ids {ids:?}");
+        }
+        // a character split across two tokens, a lone lead byte, both added tokens
+        let e_acute = [0xC3u32, 0xA9];
+        for ids in [&e_acute[..], &[0xC3], &[256 + 5, 104, 256 + 6, 0xC3]] {
+            assert_eq!(fast.decode(ids), lib.decode(ids).unwrap(), "ids {ids:?}");
+        }
+        let text = "the thin élan of the theme";
+        assert_eq!(fast.decode(&fast.encode(text)), text);
+        // the corpus build decodes every corpus token on its own: all through the table
+        let before = fast.fast_decodes();
+        let _ = Corpus::build(&fast);
+        assert!(
+            fast.fast_decodes() - before > 10_000,
+            "{}",
+            fast.fast_decodes() - before
+        );
+        assert_eq!(fast.library_decodes(), u64::from(DECODE_CROSS_CHECKS));
+    }
 
     fn shape(h: &[u64], input: usize, output: usize) -> TurnShape<'_> {
         TurnShape {

@@ -30,6 +30,7 @@ use serde_json::Value;
 use servebench_agentx::aggregate::{aggregate, AgentxRecord, AggInputs, RecordPhase};
 use servebench_agentx::point::load_plans;
 use servebench_agentx::replay::{run, ReplayConfig};
+use servebench_agentx::synth::{FastTokenizer, DECODE_CROSS_CHECKS};
 use servebench_client::{Api, BodyBuilder, Cancel, ClientCtx, Clock, Compat, Endpoint, Engine};
 
 const TRACES: [&str; 5] = ["0157", "0167", "0282", "0473", "0504"];
@@ -410,6 +411,48 @@ fn same_dependencies_as_the_harness(
     eprintln!("dependency graph as the harness's: {edges} barrier edges, {branches} branches");
 }
 
+/// The byte-table decode `servebench sweep` reconstructs with ([`FastTokenizer`]) builds every
+/// message of every turn of all 20 shared traces byte for byte as the library's decode does,
+/// with the real DeepSeek-V4 tokenizer; and only its cross-checks reach the library.
+#[test]
+fn fast_decode_builds_the_plans_of_the_library_decode() {
+    let Some(e) = env() else { return };
+    let traces = e.shared.join("data/agentx-traces");
+    let lib = servebench_workload::LocalTokenizer::from_path(&e.tokenizer).unwrap();
+    let fast =
+        FastTokenizer::new(servebench_workload::LocalTokenizer::from_path(&e.tokenizer).unwrap());
+    let a = load_plans(&traces, &lib).unwrap();
+    let b = load_plans(&traces, &fast).unwrap();
+    assert_eq!(a.len(), b.len());
+    let mut messages = 0usize;
+    for (pa, pb) in a.iter().zip(&b) {
+        assert_eq!(pa.convs.len(), pb.convs.len());
+        for (ca, cb) in pa.convs.iter().zip(&pb.convs) {
+            assert_eq!(ca.id, cb.id);
+            assert_eq!(ca.turns.len(), cb.turns.len(), "{}", ca.id);
+            for (k, (ta, tb)) in ca.turns.iter().zip(&cb.turns).enumerate() {
+                assert_eq!(ta.messages.len(), tb.messages.len(), "{} turn {k}", ca.id);
+                for (ma, mb) in ta.messages.iter().zip(&tb.messages) {
+                    assert_eq!(
+                        ma.json_with_comma(),
+                        mb.json_with_comma(),
+                        "{} turn {k}",
+                        ca.id
+                    );
+                    messages += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{messages} messages equal; {} fast decodes",
+        fast.fast_decodes()
+    );
+    assert!(messages > 1_000, "{messages}");
+    assert!(fast.fast_decodes() > 10_000, "{}", fast.fast_decodes());
+    assert_eq!(fast.library_decodes(), u64::from(DECODE_CROSS_CHECKS));
+}
+
 #[test]
 fn agentx_replay_matches_the_reference_harness() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -481,8 +524,9 @@ fn parity(names: &[&str], child: &str) {
         .spawn()
         .unwrap();
 
-    // servebench, same settings
-    let tok = servebench_workload::LocalTokenizer::from_path(&e.tokenizer).unwrap();
+    // servebench, same settings (and the same codec `servebench sweep` uses)
+    let tok =
+        FastTokenizer::new(servebench_workload::LocalTokenizer::from_path(&e.tokenizer).unwrap());
     let plans = load_plans(&traces, &tok).unwrap();
     let cfg = ReplayConfig {
         conc: 2,

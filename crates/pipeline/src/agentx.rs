@@ -16,7 +16,7 @@ use serde_json::json;
 use servebench_agentx::aggregate::{to_rounded_value, AggIdentity};
 use servebench_agentx::plan::TracePlan;
 use servebench_agentx::point::{load_plans, run_point, PointConfig};
-use servebench_agentx::synth::{TokenCodec, WordCodec};
+use servebench_agentx::synth::{FastTokenizer, TokenCodec, WordCodec};
 use servebench_agentx::ReplayConfig;
 use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, JsonlWriter};
 use servebench_contracts::{AgentxResultDoc, AgentxServebench};
@@ -54,7 +54,9 @@ impl AgentxExecutor {
             return Err(flag!("--scenario agentx needs --traces PATH (a folder of Weka trace_*.json files or a traces.jsonl)"));
         }
         let codec: Arc<dyn TokenCodec> = match &plan.tokenizer {
-            Some(p) => Arc::new(LocalTokenizer::from_path(p).map_err(PipelineError::Workload)?),
+            Some(p) => Arc::new(FastTokenizer::new(
+                LocalTokenizer::from_path(p).map_err(PipelineError::Workload)?,
+            )),
             None => {
                 console.line("no --tokenizer: AgentX prompts are sized in 4-character words, not the served model's tokens (pass --tokenizer DIR for token-exact prompts)");
                 Arc::new(WordCodec)
