@@ -38,10 +38,10 @@ pub mod plausibility;
 pub mod presets;
 mod runtime;
 mod server;
-mod wire;
 pub mod text;
 pub mod validate;
 pub mod validate_plot;
+mod wire;
 
 pub use emission::EmissionRecord;
 pub use engine::{simulate_closed_loop, SimSummary, Workload};
