@@ -313,7 +313,18 @@ fn listen(bind: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     };
     sock.set_reuseaddr(true)?;
     sock.bind(bind)?;
-    sock.listen(LISTEN_BACKLOG)
+    let listener = sock.listen(LISTEN_BACKLOG)?;
+    // Kernel receive timestamps on the listener too: accepted sockets inherit the flag from
+    // birth, and the kernel keeps its global timestamping switch on for as long as one socket
+    // asks for it. With the flag only on accepted sockets, the switch went off whenever the last
+    // of them closed and came back only after a deferred re-enable, so requests on the next
+    // fresh connections arrived unstamped (no `request_arrived_ns`: 0–7 % of a run's requests,
+    // in one ~10 ms window, in docs/benchmarks-client.md Update 7).
+    #[cfg(target_os = "linux")]
+    if let Err(e) = crate::wire::rx::enable(std::os::fd::AsRawFd::as_raw_fd(&listener)) {
+        tracing::debug!("SO_TIMESTAMPNS on the listener: {e}");
+    }
+    Ok(listener)
 }
 
 #[cfg(test)]
