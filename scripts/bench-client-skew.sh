@@ -20,7 +20,8 @@
 # and skew = way in + server wait + way out exactly. The client's part = way in + way out
 # (its own PASS/FAIL against the same bounds); server wait is server time the skew counts.
 # Requests whose bytes came without a kernel stamp are left out of the split (the count is
-# shown; seen: 0–7 % of a run, all in one ~10 ms window).
+# shown; seen: 0–7 % of a run, all in one ~10 ms window, until b921496 set the stamp flag on the
+# listener as well: the kernel's global switch went off whenever the last stamped socket closed).
 #
 # Prints per concurrency: requests joined, client worker threads (the client's own line), the
 # client's CPU use (user+sys over wall: > 1.0 means more than one core), peak requests in flight,
@@ -80,7 +81,7 @@ for conc in "${CONCS[@]}"; do
   # The simulator writes its emission log every 20 ms and all of it on a graceful stop (Ctrl-C).
   sleep 0.2; kill -INT "$SIM" 2>/dev/null
   for _ in $(seq 30); do kill -0 "$SIM" 2>/dev/null || break; sleep 0.1; done
-  kill "$SIM" 2>/dev/null; wait "$SIM" 2>/dev/null || true; SIM=
+  kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; SIM=
 done
 python3 - "$OUT" "${CONCS[@]}" <<'PY'
 import glob, json, re, sys
