@@ -323,7 +323,8 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
     Ok(rows)
 }
 
-/// Whether `s` is `YYYY-MM-DD` (digits in those places, month 01–12, day 01–31).
+/// Whether `s` is a calendar date written `YYYY-MM-DD` (digits in those places, month 01–12,
+/// day within the month: 2026-02-29 and 2026-04-31 are refused, 2024-02-29 is not; year ≥ 1).
 fn is_iso_date(s: &str) -> bool {
     let b = s.as_bytes();
     let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
@@ -333,9 +334,18 @@ fn is_iso_date(s: &str) -> bool {
     if !digits(5..7) || !digits(8..10) {
         return false;
     }
+    let year: u32 = s[0..4].parse().unwrap_or(0);
     let month: u32 = s[5..7].parse().unwrap_or(0);
     let day: u32 = s[8..10].parse().unwrap_or(0);
-    (1..=12).contains(&month) && (1..=31).contains(&day)
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    year >= 1 && (1..=days).contains(&day)
 }
 
 /// The month (`YYYY-MM`) of a row's `date`, or [`UNKNOWN_MONTH`] where no date is recorded.
@@ -1395,13 +1405,36 @@ spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_
     }
 
     #[test]
+    fn calendar_dates_only() {
+        for ok in ["2024-02-29", "2000-02-29", "2026-12-31", "2026-04-30"] {
+            assert!(is_iso_date(ok), "{ok}");
+        }
+        for bad in [
+            "1900-02-29",
+            "2026-02-29",
+            "2026-06-31",
+            "2026-00-10",
+            "2026-01-00",
+        ] {
+            assert!(!is_iso_date(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_malformed_date_is_an_error_naming_file_line_and_column() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("rows.csv");
         let header = "row_id,source_id,scenario,hardware,model_prefix,precision,framework,\
 spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_tpot_s,median_ttft_s,date\n";
         let good = GOOD.replace('\n', ",2026-02-27\n");
-        for bad in ["2026-2-27", "27.02.2026", "2026-13-01"] {
+        for bad in [
+            "2026-2-27",
+            "27.02.2026",
+            "2026-13-01",
+            "2026-02-29",
+            "2026-04-31",
+            "0000-01-01",
+        ] {
             let body = format!("{good}{}", GOOD.replace('\n', &format!(",{bad}\n")));
             std::fs::write(&p, format!("{header}{body}")).unwrap();
             let e = read_rows(&p).unwrap_err().to_string();

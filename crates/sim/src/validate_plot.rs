@@ -19,8 +19,12 @@ const COLOURS: [RGBColor; 8] = [
 
 /// Draws the chart as an SVG document (1500 × 500 px).
 ///
-/// Errors: plotters' drawing error, as text.
+/// Errors: no modelled row to plot (`nothing to plot: 0 rows modelled`); plotters' drawing
+/// error, as text.
 pub fn svg(v: &Validation) -> Result<String, String> {
+    if v.rows.is_empty() {
+        return Err("nothing to plot: 0 rows modelled".to_string());
+    }
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (1500, 500)).into_drawing_area();
@@ -55,7 +59,13 @@ pub fn svg(v: &Validation) -> Result<String, String> {
                 .iter()
                 .flat_map(|p| [p.2, p.3])
                 .fold(lo * 10.0, f64::max);
-            let (lo, hi) = (lo / 1.2, hi * 1.2);
+            // A metric no row has (an empty panel) gets a plain 1–10 axis: a log axis over an
+            // infinite range asks plotters for unbounded tick memory.
+            let (lo, hi) = if pts.is_empty() {
+                (1.0, 10.0)
+            } else {
+                (lo / 1.2, hi * 1.2)
+            };
             let mut c = ChartBuilder::on(panel)
                 .caption(format!("{} ({unit})", m.key()), ("sans-serif", 18))
                 .margin(12)
@@ -103,4 +113,18 @@ pub fn svg(v: &Validation) -> Result<String, String> {
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::{validate, RealRow};
+
+    /// No modelled row: a one-line error, not a plot over an infinite log range (which made
+    /// plotters allocate without bound and the process die for memory).
+    #[test]
+    fn nothing_modelled_is_an_error_not_an_unbounded_axis() {
+        let v = validate(&Vec::<RealRow>::new(), None);
+        assert_eq!(svg(&v).unwrap_err(), "nothing to plot: 0 rows modelled");
+    }
 }

@@ -48,7 +48,9 @@ pub struct Args {
     /// Emit every token at once, without the engine model (client ceiling benchmarks).
     #[arg(long)]
     pub zero_delay: bool,
-    /// Write one JSON line per finished request (id, received/first/last token ns, tokens).
+    /// Write one JSON line per finished request (an existing FILE is replaced): id, the
+    /// request's kernel arrival / socket read / parsed times, first and last token on the socket
+    /// and handed to the HTTP layer (ns), tokens, chunks, finish reason (docs/simulator.md).
     #[arg(long, value_name = "FILE")]
     pub emission_log: Option<PathBuf>,
     /// Replay a recorded model's GSM8K solutions for GSM8K prompts: 6b_finetuning,
@@ -167,8 +169,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         match args.exit_after {
             Some(s) if s.is_finite() && s >= 0.0 => {
+                // Past what a Duration holds (~5.8e11 years) means "until Ctrl-C".
+                let wait = Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX);
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs_f64(s)) => {}
+                    _ = tokio::time::sleep(wait) => {}
                     _ = tokio::signal::ctrl_c() => {}
                 }
             }
