@@ -198,11 +198,27 @@ impl Observer for ConsoleOutput {
                     format!("  → POINT INVALID: {}", m.invalid_reasons.join("; ")),
             }
         ));
+        if m.failed > 0 {
+            if let Some(e) = first_error(&p.records) {
+                self.console.line(&format!("  first error: {e}"));
+            }
+        }
         for w in &m.warnings {
             self.console.line(&format!("  warning: {w}"));
         }
         Ok(())
     }
+}
+
+/// The first failed request's error text (the server's message or the transport error), on one
+/// line and cut to 300 characters, so a failed point says why without opening records.jsonl.
+fn first_error(records: &[servebench_contracts::RequestRecord]) -> Option<String> {
+    let e = records.iter().find(|r| !r.success)?.error.as_deref()?;
+    let one_line = e.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(match one_line.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    })
 }
 
 /// Note lines under the table for points whose numbers would otherwise mislead silently

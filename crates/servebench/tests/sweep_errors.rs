@@ -227,6 +227,12 @@ async fn more_than_5_percent_failed_marks_the_point_failed_and_still_writes_file
         stdout.contains("POINT FAILED (more than 5 % of requests failed)"),
         "{stdout}"
     );
+    // why it failed, without opening records.jsonl: the first failed request's error text
+    let why = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("  first error: "))
+        .unwrap_or_else(|| panic!("no first-error line: {stdout}"));
+    assert!(why.contains("Service Unavailable"), "{why}");
     let agg = read_json(&out.join("conc2/agg.json"));
     assert_eq!(agg["point_status"], "failed");
     assert_eq!(agg["num_requests_failed"], 2);
