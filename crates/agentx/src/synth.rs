@@ -68,50 +68,43 @@ impl TokenCodec for servebench_workload::LocalTokenizer {
     }
 }
 
-/// How many of [`FastTokenizer`]'s first decodes are also made by the library and compared.
-pub const DECODE_CROSS_CHECKS: u32 = 16;
+/// How many of [`FastTokenizer`]'s first decodes are also made by the library and compared
+/// (`servebench_workload`'s [`CheckedDecoder`](servebench_workload::tokenizer::CheckedDecoder)).
+pub const DECODE_CROSS_CHECKS: u32 = servebench_workload::tokenizer::DECODE_CROSS_CHECKS as u32;
 
 /// The served model's tokenizer with a cheaper exact decode. For a `ByteLevel` decoder
 /// (DeepSeek, Llama-3, Qwen) decodes go through `servebench_workload`'s
 /// [`ByteLevelDecoder`](servebench_workload::fast_decode::ByteLevelDecoder): each id's bytes
 /// are computed once and a text is their concatenation through the same `from_utf8_lossy`, equal
 /// to `tokenizers`' `decode(ids, false)` (which clones a `String` per id and maps it char by
-/// char: most of reconstructing the traces, docs/benchmarks.md §6.3). Its first
+/// char: most of reconstructing the traces, docs/benchmarks.md §6.3). The cross-check rule is
+/// [`CheckedDecoder`](servebench_workload::tokenizer::CheckedDecoder)'s: its first
 /// [`DECODE_CROSS_CHECKS`] decodes are also made by the library and compared; a difference turns
 /// the fast path off for good (the library's text is used). Other decoders: the library.
 pub struct FastTokenizer {
     tok: servebench_workload::LocalTokenizer,
-    dec: std::sync::Mutex<Option<servebench_workload::fast_decode::ByteLevelDecoder>>,
-    checks_left: std::sync::atomic::AtomicU32,
-    library_decodes: std::sync::atomic::AtomicU64,
-    fast_decodes: std::sync::atomic::AtomicU64,
+    dec: std::sync::Mutex<servebench_workload::tokenizer::CheckedDecoder>,
 }
 
 impl FastTokenizer {
     /// Wraps `tok` (the fast path only when its decoder is `ByteLevel`).
     pub fn new(tok: servebench_workload::LocalTokenizer) -> Self {
-        let dec = tok.byte_level_decoder();
+        let dec = servebench_workload::tokenizer::CheckedDecoder::new(&tok, true);
         FastTokenizer {
             tok,
             dec: std::sync::Mutex::new(dec),
-            checks_left: std::sync::atomic::AtomicU32::new(DECODE_CROSS_CHECKS),
-            library_decodes: Default::default(),
-            fast_decodes: Default::default(),
         }
+    }
+    fn stats(&self) -> servebench_workload::tokenizer::DecodeStats {
+        self.dec.lock().unwrap_or_else(|p| p.into_inner()).stats
     }
     /// Decodes made by the library (cross-checks, fallbacks) so far.
     pub fn library_decodes(&self) -> u64 {
-        self.library_decodes
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.stats().library as u64
     }
     /// Decodes answered by the byte table so far (cross-checked ones included).
     pub fn fast_decodes(&self) -> u64 {
-        self.fast_decodes.load(std::sync::atomic::Ordering::Relaxed)
-    }
-    fn library(&self, ids: &[u32]) -> String {
-        self.library_decodes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.tok.decode(ids).unwrap_or_default()
+        self.stats().table as u64
     }
 }
 
@@ -120,26 +113,8 @@ impl TokenCodec for FastTokenizer {
         self.tok.encode(text).unwrap_or_default()
     }
     fn decode(&self, ids: &[u32]) -> String {
-        use std::sync::atomic::Ordering::Relaxed;
-        let mut guard = self.dec.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(dec) = guard.as_mut() else {
-            drop(guard);
-            return self.library(ids);
-        };
-        let text = self.tok.decode_with(dec, ids);
-        self.fast_decodes.fetch_add(1, Relaxed);
-        let checking = self
-            .checks_left
-            .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1))
-            .is_ok();
-        if checking {
-            let lib = self.library(ids);
-            if lib != text {
-                *guard = None;
-                return lib;
-            }
-        }
-        text
+        let mut dec = self.dec.lock().unwrap_or_else(|p| p.into_inner());
+        dec.decode(&self.tok, ids).unwrap_or_default()
     }
     fn describe(&self) -> String {
         format!("tokenizer {}", self.tok.path().display())

@@ -19,7 +19,8 @@
 //! `from_utf8_lossy` to the same byte string. Every other decoder (none, `Sequence`,
 //! `Metaspace`, `ByteFallback`, …) is declined: [`ByteLevelDecoder::for_tokenizer`] answers
 //! `None` and the caller decodes with the library. The dataset build also cross-checks its
-//! first decodes against the library (`random::build_with_tokenizer`).
+//! first decodes against the library ([`crate::tokenizer::CheckedDecoder`], used by the dataset
+//! build and by AgentX trace reconstruction).
 
 use tokenizers::Tokenizer;
 

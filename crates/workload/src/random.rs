@@ -27,10 +27,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Result, WorkloadError};
-use crate::fast_decode::ByteLevelDecoder;
 use crate::numpy_rng::NumpyLegacyRng;
 use crate::source::{Prompt, RequestSpec};
-use crate::tokenizer::{ChatTemplate, LocalTokenizer, TokenCounter};
+use crate::tokenizer::{ChatTemplate, CheckedDecoder, LocalTokenizer, TokenCounter};
 
 /// Parameters of the random dataset (InferenceX defaults noted per field).
 #[derive(Debug, Clone)]
@@ -304,6 +303,12 @@ fn build(
         });
     }
     let mut counts = lc.stats;
+    let d = lc.decoder.stats;
+    (
+        counts.decodes,
+        counts.full_decodes,
+        counts.decode_mismatches,
+    ) = (d.decodes, d.library, d.mismatches);
     if let (Some((h0, m0)), Some((h1, m1))) = (lc.memo_at_start, tok.fast_memo_stats()) {
         counts.memo_pieces = h1 - h0;
         counts.model_pieces = m1 - m0;
@@ -352,8 +357,8 @@ pub struct CountStats {
     pub model_pieces: u64,
 }
 
-/// The fast counter's first answers (counts or ids) checked against the full encode, and the
-/// fast decoder's first texts against the library's decode.
+/// The fast counter's first answers (counts or ids) checked against the full encode (the fast
+/// decoder's are [`crate::tokenizer::DECODE_CROSS_CHECKS`], also 16).
 pub const FAST_COUNT_CROSS_CHECKS: usize = 16;
 
 /// Tokenizes and decodes for the dataset build: the fast counter and the fast decoder where they
@@ -362,7 +367,7 @@ pub const FAST_COUNT_CROSS_CHECKS: usize = 16;
 struct LengthCheck<'t> {
     tok: &'t LocalTokenizer,
     use_fast: bool,
-    decoder: Option<ByteLevelDecoder>,
+    decoder: CheckedDecoder,
     stats: CountStats,
     /// The fast counter's memo statistics when the build started.
     memo_at_start: Option<(u64, u64)>,
@@ -374,30 +379,15 @@ impl<'t> LengthCheck<'t> {
         Self {
             tok,
             use_fast: fast && tok.has_fast_count(),
-            decoder: tok.byte_level_decoder().filter(|_| fast),
+            decoder: CheckedDecoder::new(tok, fast),
             stats: CountStats::default(),
             memo_at_start: tok.fast_memo_stats(),
         }
     }
 
-    /// Text of `ids` (as [`LocalTokenizer::decode`]).
+    /// Text of `ids` (as [`LocalTokenizer::decode`]): [`CheckedDecoder`]'s rule.
     fn decode(&mut self, ids: &[u32]) -> Result<String> {
-        self.stats.decodes += 1;
-        let Some(dec) = self.decoder.as_mut() else {
-            self.stats.full_decodes += 1;
-            return self.tok.decode(ids);
-        };
-        let text = self.tok.decode_with(dec, ids);
-        if self.stats.decodes <= FAST_COUNT_CROSS_CHECKS {
-            self.stats.full_decodes += 1;
-            let full = self.tok.decode(ids)?;
-            if full != text {
-                self.stats.decode_mismatches += 1;
-                self.decoder = None;
-            }
-            return Ok(full);
-        }
-        Ok(text)
+        self.decoder.decode(self.tok, ids)
     }
 
     /// Ids of `text` into `ids` (replacing its contents); their number is the token count.

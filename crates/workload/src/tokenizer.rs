@@ -157,6 +157,68 @@ impl LocalTokenizer {
     }
 }
 
+/// How many of a [`CheckedDecoder`]'s first byte-table texts are also decoded by the library
+/// and compared.
+pub const DECODE_CROSS_CHECKS: usize = 16;
+
+/// Counts of a [`CheckedDecoder`]: every decode, those the library made (cross-checks and
+/// fallbacks), those the byte table answered (cross-checked ones included), and disagreements.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Every `decode` call.
+    pub decodes: usize,
+    /// Texts made by the library.
+    pub library: usize,
+    /// Texts made by the byte table.
+    pub table: usize,
+    /// Cross-checks where the table and the library differed (each turns the table off).
+    pub mismatches: usize,
+}
+
+/// The one rule for decoding with the byte table ([`ByteLevelDecoder`]) of a
+/// [`LocalTokenizer`]: the first [`DECODE_CROSS_CHECKS`] table texts are also decoded by the
+/// library and the library's text is returned; a difference turns the table off for good.
+/// Without a `ByteLevel` decoder (or with `enabled` false) every text is the library's. Used by
+/// the random dataset build and by AgentX's trace reconstruction.
+pub struct CheckedDecoder {
+    dec: Option<ByteLevelDecoder>,
+    /// Decode counts so far.
+    pub stats: DecodeStats,
+}
+
+impl CheckedDecoder {
+    /// For `tok`; the table only when `enabled` and its decoder is `ByteLevel`.
+    pub fn new(tok: &LocalTokenizer, enabled: bool) -> Self {
+        CheckedDecoder {
+            dec: tok.byte_level_decoder().filter(|_| enabled),
+            stats: DecodeStats::default(),
+        }
+    }
+
+    /// Text of `ids`, equal to [`LocalTokenizer::decode`].
+    ///
+    /// Errors: the library's decode error (fallback and cross-checks only).
+    pub fn decode(&mut self, tok: &LocalTokenizer, ids: &[u32]) -> Result<String> {
+        self.stats.decodes += 1;
+        let Some(dec) = self.dec.as_mut() else {
+            self.stats.library += 1;
+            return tok.decode(ids);
+        };
+        let text = tok.decode_with(dec, ids);
+        self.stats.table += 1;
+        if self.stats.table <= DECODE_CROSS_CHECKS {
+            self.stats.library += 1;
+            let full = tok.decode(ids)?;
+            if full != text {
+                self.stats.mismatches += 1;
+                self.dec = None;
+            }
+            return Ok(full);
+        }
+        Ok(text)
+    }
+}
+
 impl TokenCounter for LocalTokenizer {
     fn count(&mut self, text: &str) -> Result<u32> {
         Ok(self.encode(text)?.len() as u32)
