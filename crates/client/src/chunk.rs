@@ -113,7 +113,13 @@ pub struct Capture<'c> {
 /// everything else, errors included, by the serde scan.
 #[inline]
 pub fn scan_chunk(data: &[u8], capture: Capture<'_>) -> Result<ChunkInfo, serde_json::Error> {
-    scan_chunk_templated(data, capture, &mut ChunkTemplate::default())
+    let mut capture = capture;
+    if let Some(info) = crate::chunk_fast::scan(data, &mut capture) {
+        return Ok(info);
+    }
+    #[cfg(test)]
+    counts::bump(counts::Path::Serde);
+    scan_serde(data, capture)
 }
 
 /// One stream's chunk template: consecutive chunks of a stream that differ only in their text

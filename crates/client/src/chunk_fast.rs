@@ -14,8 +14,8 @@
 use crate::chunk::{Capture, ChunkInfo};
 
 /// The chunk's [`ChunkInfo`], or `None` where the serde scan must decide (see the module docs).
-/// Never used when text capture is asked for.
-#[cfg(test)]
+/// Never used when text capture is asked for. No template: one chunk on its own
+/// ([`crate::chunk::scan_chunk`]); a stream's chunks go through [`scan_templated`].
 pub(crate) fn scan(data: &[u8], cap: &mut Capture<'_>) -> Option<ChunkInfo> {
     scan_full(data, cap, None)
 }
