@@ -10,7 +10,9 @@
 //! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], an
 //! imported foreign row [`ForeignRow`] (InferenceX rows a baseline import stores), and the
 //! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]), and the
-//! `{:#}` cause-chain text the libraries' error types share ([`chain`]).
+//! `{:#}` cause-chain text the libraries' error types share ([`chain`]), and the stage of a
+//! job at its first error ([`JobStage`], one wording for triage's evidence and the attempt
+//! comment).
 //!
 //! The sweep's own files are typed too: a point's raw result [`ResultDoc`] (`result.json`)
 //! and the sweep summary [`SummaryDoc`] (`summary.json`) are serde structs whose field order
@@ -27,6 +29,7 @@ pub mod eval;
 pub mod failure;
 pub mod foreign;
 pub mod identity;
+pub mod job_stage;
 pub mod labels;
 pub mod record;
 pub mod result;
@@ -41,6 +44,7 @@ pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use foreign::ForeignRow;
 pub use identity::Identity;
+pub use job_stage::JobStage;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{
     AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, ReportedCache, RequestRate,

@@ -259,6 +259,11 @@ pub struct AttemptPoint {
     /// Measured values (display units).
     #[serde(default)]
     pub values: BaselinePoint,
+    /// The point's topology (`TP8/EP1`), when known (the job line of its log): rows of two
+    /// topologies are labelled with it, and a baseline point of another topology is not its
+    /// baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<String>,
 }
 
 /// One candidate eval row of the attempt.
@@ -527,9 +532,9 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         .filter(|b| !b.statistic.eq_ignore_ascii_case(&a.statistic))
         .map(|b| format!("baseline {}, candidate {}", b.statistic, a.statistic));
     if let Some(c) = &a.comparison {
-        let (mut rows, curves, _) =
+        let (mut rows, curves, labelled) =
             crate::comparison::point_rows(c, &columns, crate::comparison::Remarks::GatesOnly);
-        submission_remarks(c, &mut rows);
+        submission_remarks(c, labelled, &mut rows);
         let mut evals = crate::comparison::eval_rows(c);
         mark_failed_eval_jobs(&a.failed_jobs, &mut evals);
         return attempt_document(a, columns, rows, evals, curves);
@@ -537,9 +542,26 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
     let mut rows = Vec::new();
     let mut cand_curve = Vec::new();
     let mut points = a.points.clone();
-    points.sort_by_key(|p| p.conc);
+    // Points of two topologies (TP4 and TP8 at conc 4): each row's label carries its
+    // topology, rows grouped by it.
+    let mut topologies: Vec<&str> = points
+        .iter()
+        .filter_map(|p| p.topology.as_deref())
+        .collect();
+    topologies.sort();
+    topologies.dedup();
+    let labelled = topologies.len() > 1;
+    points.sort_by(|x, y| (&x.topology, x.conc).cmp(&(&y.topology, y.conc)));
     for p in &points {
-        let bp = base.and_then(|b| b.points.iter().find(|x| x.conc == p.conc));
+        // the baseline's point at this concurrency, unless the baseline is another topology
+        let same_topology = |b: &BaselineTable| {
+            p.topology
+                .as_deref()
+                .is_none_or(|t| t == b.topology.label())
+        };
+        let bp = base
+            .filter(|b| same_topology(b))
+            .and_then(|b| b.points.iter().find(|x| x.conc == p.conc));
         let usable = matches!(p.status, PointStatus::Passed | PointStatus::Partial);
         let cells = columns
             .iter()
@@ -566,7 +588,9 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         rows.push(Row {
             conc: p.conc,
             status: p.status,
-            label: None,
+            label: labelled
+                .then(|| p.topology.as_ref().map(|t| format!("{t} · c{}", p.conc)))
+                .flatten(),
             first_error: p.first_error.clone(),
             request_errors: p.request_errors,
             request_error_reasons: vec![],
@@ -719,7 +743,9 @@ fn attempt_document(
             image: Some(a.image.clone()),
             head: a.head.clone(),
             workload: Some(a.workload.clone()),
-            topology: Some(a.topology.clone()),
+            // the run's own topology (empty: unknown, said by nothing rather than borrowed
+            // from the baseline)
+            topology: (!a.topology.is_empty()).then(|| a.topology.clone()),
             statistic: Some(a.statistic.clone()),
             extra: sim.into_iter().collect(),
         },
@@ -736,13 +762,19 @@ fn attempt_document(
 
 /// Each row whose candidate point is not a valid InferenceX submission (AgentX rules) gets
 /// the reason as a remark, so the notes say it (`All rows: not a valid InferenceX submission:
-/// …`) — unless a remark already says it (the comparison's own gate remark).
-fn submission_remarks(c: &servebench_compare::Comparison, rows: &mut [Row]) {
+/// …`) — unless a remark already says it (the comparison's own gate remark). The row is found
+/// by its label ([`crate::comparison::candidate_row_label`], `labelled` as `point_rows` said),
+/// never by concurrency alone: a baseline-only row or another topology's row at the same
+/// concurrency is not that point.
+fn submission_remarks(c: &servebench_compare::Comparison, labelled: bool, rows: &mut [Row]) {
     for pc in &c.points {
         let Some(text) = pc.candidate.submission_invalid_text() else {
             continue;
         };
-        for row in rows.iter_mut().filter(|r| r.conc == pc.identity.conc) {
+        let label = crate::comparison::candidate_row_label(c, pc, labelled);
+        for row in rows.iter_mut().filter(|r| {
+            r.conc == pc.identity.conc && r.status != PointStatus::BaselineOnly && r.label == label
+        }) {
             let key = "not a valid InferenceX submission";
             let said = row.remarks.iter().any(|r| r.en.contains(key))
                 || row.first_error.as_deref().is_some_and(|e| e.contains(key))

@@ -332,7 +332,6 @@ pub fn point_rows(
         )
         .collect();
     let uniform = |v: &[String]| v.windows(2).all(|w| w[0] == w[1]);
-    let any_unmatched = !c.unmatched_baseline.is_empty() || !c.unmatched_candidate.is_empty();
     let labelled = !(uniform(&wl) && uniform(&topo));
     let mut rows = Vec::new();
     let mut curves = Curves::default();
@@ -401,14 +400,9 @@ pub fn point_rows(
             }
         }
         remarks.extend(crate::plausibility::remark(cand));
-        let cand_only = pc.baseline.is_none() && any_unmatched;
         rows.push(Row {
             conc: pc.identity.conc,
-            label: row_label(
-                &pc.identity,
-                labelled,
-                cand_only.then_some("candidate only"),
-            ),
+            label: candidate_row_label(c, pc, labelled),
             status: status(cand.status),
             first_error: invalid_note(cand),
             request_errors: cand.num_requests_failed,
@@ -462,6 +456,22 @@ pub fn point_rows(
     curves.baseline.sort_by_key(|p| p.conc);
     curves.candidate.sort_by_key(|p| p.conc);
     (rows, curves, labelled)
+}
+
+/// The label of candidate point `pc`'s row in [`point_rows`] (`labelled`: its third
+/// result): the same label finds the row again (the attempt's validity remarks).
+pub fn candidate_row_label(
+    c: &cmp::Comparison,
+    pc: &cmp::PointComparison,
+    labelled: bool,
+) -> Option<String> {
+    let any_unmatched = !c.unmatched_baseline.is_empty() || !c.unmatched_candidate.is_empty();
+    let cand_only = pc.baseline.is_none() && any_unmatched;
+    row_label(
+        &pc.identity,
+        labelled,
+        cand_only.then_some("candidate only"),
+    )
 }
 
 /// A row's label: `8k/1k · TP1/EP1 · c4` when the table mixes workloads/topologies, plus

@@ -402,10 +402,9 @@ pub fn failure_en(f: &FailureSummary) -> String {
             crate::format::fmt_value_dp(sec, 1)
         ));
     }
-    match (f.before_image_import, f.before_engine_start) {
-        (Some(true), _) => s.push_str(", before any image import or server start"),
-        (_, Some(true)) => s.push_str(", before the server started"),
-        _ => {}
+    if let Some(words) = f.stage.and_then(|st| st.en()) {
+        s.push_str(", ");
+        s.push_str(words);
     }
     if !f.not_layers.is_empty() {
         s.push_str(&format!(": not the {}", join_or(&f.not_layers)));
@@ -465,10 +464,9 @@ pub fn failure_zh(f: &FailureSummary) -> String {
     let quoted: Vec<String> = f.first_error.iter().map(|l| code_md(l.trim())).collect();
     let mut s = format!("作业日志中的第一个错误是 {}，", quoted.join(" / "));
     s.push_str(&format!("由{}报出", words::layer_zh(&f.layer)));
-    match (f.before_image_import, f.before_engine_start) {
-        (Some(true), _) => s.push_str("，发生在镜像导入和服务启动之前"),
-        (_, Some(true)) => s.push_str("，发生在服务启动之前"),
-        _ => {}
+    if let Some(words) = f.stage.and_then(words::job_stage_zh) {
+        s.push('，');
+        s.push_str(words);
     }
     if !f.not_layers.is_empty() {
         let nl: Vec<String> = f.not_layers.iter().map(|l| words::layer_zh(l)).collect();

@@ -492,12 +492,12 @@ pub struct FailureSummary {
     /// Seconds from the job log's first line to the error, when the log has timestamps.
     #[serde(default)]
     pub seconds_after_start: Option<f64>,
-    /// Raised before any image import / container start (`Some(true)`), after (`Some(false)`).
-    #[serde(default)]
-    pub before_image_import: Option<bool>,
-    /// Raised before the engine started.
-    #[serde(default)]
-    pub before_engine_start: Option<bool>,
+    /// Where the error sits among the job's stages, as triage decided it from the log
+    /// (`before any image import or server start`, `during engine start-up …`): worded by
+    /// [`servebench_contracts::JobStage::en`] and [`crate::words::job_stage_zh`], the same
+    /// words as triage's evidence. `None`: not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<servebench_contracts::JobStage>,
     /// Failure class, worded (`launcher environment check`), with its id when known (`F3`).
     pub class: Option<String>,
     /// `Some(true)` deterministic, `Some(false)` transient, `None` mixed/unknown.

@@ -154,6 +154,22 @@ pub fn statistic_zh(stat: &str) -> String {
     }
 }
 
+/// Chinese of [`servebench_contracts::JobStage::en`] (the stage at a job's first error, as
+/// triage words it); `None` for `Unknown`, which claims nothing.
+pub fn job_stage_zh(s: servebench_contracts::JobStage) -> Option<&'static str> {
+    use servebench_contracts::JobStage as S;
+    Some(match s {
+        S::BeforeImportOrServerStart => "发生在镜像导入和服务启动之前",
+        S::AfterImageImport => "发生在镜像导入之后、服务启动之前",
+        S::EngineStartUp => "发生在推理引擎启动过程中，此前没有模型加载完成或服务就绪的日志",
+        S::EngineStartUpAfterModelLoad => {
+            "发生在推理引擎启动过程中，模型已加载，此前没有服务就绪的日志"
+        }
+        S::AfterServerReady => "发生在服务报告就绪之后",
+        S::Unknown => return None,
+    })
+}
+
 /// Chinese name of a failure layer; unknown layers stay as they are.
 pub fn layer_zh(layer: &str) -> String {
     let l = layer.to_ascii_lowercase();

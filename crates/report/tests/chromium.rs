@@ -151,6 +151,7 @@ fn report_doc() -> Document {
                     tpot_ms: Some(tpot),
                     ..Default::default()
                 },
+                topology: None,
             })
             .collect(),
         evals: vec![AttemptEval {

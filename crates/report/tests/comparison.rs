@@ -159,3 +159,134 @@ fn comparison_report_words_the_compare_verdicts() {
     let j: Value = serde_json::from_str(&servebench_report::to_json(&doc)).unwrap();
     assert_eq!(j["points"]["rows"][0]["cells"][2]["delta"]["kind"], "pct");
 }
+
+/// Issue 27: a run at TP4 and TP8 (conc 4, not valid submissions) against the scenario
+/// baseline (TP1/EP1): nothing matches, so the baseline's points are listed as `baseline only`.
+/// The candidate's validity remark belongs to the candidate's rows only — a baseline-only row
+/// at the same concurrency was marked invalid too — and the two candidate rows, which differ
+/// only by TP, carry it in their labels.
+#[test]
+fn an_attempt_against_another_topology_marks_no_baseline_only_row_invalid() {
+    use servebench_report::attempt::{build_attempt, AttemptInput};
+    use servebench_report::model::{AttemptKind, AttemptStatus, PointStatus};
+    let text = std::fs::read_to_string(BASELINE).unwrap();
+    let imp = parse_baseline(&text, "baseline.json", &IdentityOverrides::default()).unwrap();
+    let base: Vec<Point> = imp
+        .points
+        .iter()
+        .map(|r| Point::from_foreign(r).unwrap())
+        .collect();
+    let row4 = imp
+        .points
+        .iter()
+        .map(|r| r.to_value())
+        .find(|r| r["conc"] == 4)
+        .unwrap();
+    let cand: Vec<Point> = [4, 8]
+        .iter()
+        .map(|tp| {
+            let mut c = row4.clone();
+            c["tp"] = json!(tp);
+            c["image"] = json!("lmsysorg/sglang:new");
+            c["agentx_submission_valid"] = json!(false);
+            c["agentx_submission_invalid_reasons"] = json!(["unsafe_override"]);
+            Point::from_agg_row(&c).unwrap()
+        })
+        .collect();
+    let c = compare(
+        RunInfo {
+            label: "baseline.json".into(),
+            ..Default::default()
+        },
+        base,
+        vec![],
+        RunInfo {
+            run_id: Some(3),
+            label: "run 3".into(),
+            ..Default::default()
+        },
+        cand,
+        vec![],
+        &CompareOptions::default(),
+    );
+    assert_eq!(c.unmatched_baseline.len(), 4, "nothing matched");
+    let inp = AttemptInput {
+        title_prefix: None,
+        kind: AttemptKind::Initial,
+        status: AttemptStatus::Failed,
+        run: None,
+        time: None,
+        image: "lmsysorg/sglang:new".into(),
+        head: None,
+        workload: "AgentX".into(),
+        topology: "TP4/EP1, TP8/EP1".into(),
+        statistic: "mean".into(),
+        change: None,
+        baseline: None,
+        points: vec![],
+        evals: vec![],
+        failure: None,
+        next: None,
+        columns: vec![],
+        comparison: Some(c),
+        failed_jobs: vec![],
+    };
+    let doc = build_attempt(&inp);
+    let rows = &doc.points.rows;
+    let invalid = |r: &servebench_report::model::Row| {
+        r.remarks
+            .iter()
+            .any(|m| m.en.contains("not a valid InferenceX submission"))
+            || r.first_error
+                .as_deref()
+                .is_some_and(|e| e.contains("valid"))
+    };
+    let baseline_only: Vec<_> = rows
+        .iter()
+        .filter(|r| r.status == PointStatus::BaselineOnly)
+        .collect();
+    assert_eq!(baseline_only.len(), 4);
+    for r in &baseline_only {
+        assert!(
+            !invalid(r),
+            "baseline-only row {} marked invalid: {:?}",
+            r.name(),
+            r.remarks
+        );
+    }
+    let cand: Vec<_> = rows
+        .iter()
+        .filter(|r| r.status != PointStatus::BaselineOnly)
+        .collect();
+    assert_eq!(cand.len(), 2);
+    assert!(cand.iter().all(|r| invalid(r)), "{cand:?}");
+    let names: Vec<String> = cand.iter().map(|r| r.name()).collect();
+    assert_ne!(names[0], names[1], "two TPs at one conc labelled alike");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.contains("TP4/EP1") && n.contains("c4")),
+        "{names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|n| n.contains("TP8/EP1") && n.contains("c4")),
+        "{names:?}"
+    );
+    // the notes say the same in both languages: no note puts a baseline-only row among the
+    // invalid ones
+    let md = markdown::render(&doc, Lang::EnZh);
+    for line in md
+        .lines()
+        .filter(|l| l.contains("not a valid InferenceX submission"))
+    {
+        assert!(!line.contains("baseline only"), "{line}");
+    }
+    for line in md
+        .lines()
+        .filter(|l| l.contains("不是有效的 InferenceX 提交结果"))
+    {
+        assert!(!line.contains("TP1/EP1"), "{line}");
+    }
+}

@@ -117,6 +117,7 @@ fn failed_attempt() -> AttemptInput {
             request_errors: None,
             first_error: None,
             values: BaselinePoint::default(),
+            topology: None,
         }],
         evals: vec![AttemptEval {
             task: "gsm8k".into(),
@@ -137,8 +138,7 @@ fn failed_attempt() -> AttemptInput {
             layer: "launcher".into(),
             not_layers: vec!["recipe".into(), "image".into(), "engine".into()],
             seconds_after_start: Some(2.819),
-            before_image_import: Some(true),
-            before_engine_start: Some(true),
+            stage: Some(servebench_contracts::JobStage::BeforeImportOrServerStart),
             class: Some("required environment variable not set (F3)".into()),
             deterministic: Some(true),
             same_on: vec!["b200-nscale-slurm_00".into(), "b200-nscale-slurm_01".into()],
@@ -250,6 +250,7 @@ fn passing_attempt() -> AttemptInput {
                 tpot_ms: Some(tpot),
                 ..Default::default()
             },
+            topology: None,
         })
         .collect();
     a.evals = vec![AttemptEval {

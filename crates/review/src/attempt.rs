@@ -14,8 +14,8 @@ use servebench_report::model::{AttemptKind, AttemptStatus, PointStatus, RunRef};
 use servebench_triage::{Persistence, TriageOptions};
 
 use crate::attempt_logs::{
-    change_from_record, failure_summary, image_from_logs, job_point, launcher_from_logs, next_step,
-    recipe_edit,
+    change_from_record, failure_summary, image_from_logs, job_point, job_topology,
+    launcher_from_logs, next_step, recipe_edit,
 };
 use crate::error::{flag, io, Context, IoOp, Result, ReviewError};
 use crate::sides::load_side;
@@ -327,6 +327,8 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
         url: args.run_url.clone(),
     });
     let mut comparison = None;
+    // the topologies the run's jobs name (job lines `tp8 ep1 conc4`), in order
+    let mut log_topologies: Vec<String> = Vec::new();
     if let Some(c) = &args.candidate {
         comparison = from_candidate(
             args,
@@ -358,6 +360,12 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
                     log.file
                 ))
             })?;
+            let topology = job_topology(job);
+            if let Some(t) = &topology {
+                if !log_topologies.contains(t) {
+                    log_topologies.push(t.clone());
+                }
+            }
             let failed = log.first_error.is_some();
             let own_error = log
                 .first_error
@@ -397,6 +405,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
                         conc,
                         ..Default::default()
                     },
+                    topology,
                 }),
             }
         }
@@ -421,15 +430,21 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
         }
     }
     let status = decide_status(args, comparison.as_ref(), &points, &evals);
-    // The candidate's own workload and topology (uniform over its points), else the baseline's.
-    let uniform = |f: &dyn Fn(&servebench_compare::Identity) -> String| -> Option<String> {
+    // The candidate's own workload and topology: every distinct one of its points, in order
+    // (`TP4/EP1, TP8/EP1`); never the baseline's, which may be another configuration.
+    let distinct = |f: &dyn Fn(&servebench_compare::Identity) -> String| -> Option<String> {
         let c = comparison.as_ref()?;
-        let mut labels = c.points.iter().map(|p| f(&p.identity));
-        let first = labels.next()?;
-        labels.all(|l| l == first).then_some(first)
+        let mut labels: Vec<String> = Vec::new();
+        for l in c.points.iter().map(|p| f(&p.identity)) {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+        (!labels.is_empty()).then(|| labels.join(", "))
     };
-    let cand_workload = uniform(&|i| i.workload_label());
-    let cand_topology = uniform(&|i| i.topology_label());
+    let cand_workload = distinct(&|i| i.workload_label());
+    let cand_topology = distinct(&|i| i.topology_label())
+        .or_else(|| (!log_topologies.is_empty()).then(|| log_topologies.join(", ")));
     Ok(AttemptInput {
         title_prefix: args.title_prefix.clone(),
         kind: args.kind,
@@ -445,11 +460,9 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
             .clone()
             .or(cand_workload)
             .unwrap_or_else(|| baseline.workload.clone()),
-        topology: args
-            .topology
-            .clone()
-            .or(cand_topology)
-            .unwrap_or_else(|| baseline.topology.label()),
+        // unknown (no point, no job line names one): said by nothing rather than the
+        // baseline's topology
+        topology: args.topology.clone().or(cand_topology).unwrap_or_default(),
         statistic: stat.to_string(),
         change,
         baseline: Some(baseline),
@@ -505,6 +518,7 @@ fn from_candidate(
                 e2el_ms: p.value(CMetric::E2el, stat),
                 interactivity: p.value(CMetric::Intvty, stat),
             },
+            topology: Some(p.identity.topology_label()),
         });
     }
     for e in &side.evals {

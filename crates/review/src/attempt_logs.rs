@@ -157,6 +157,15 @@ pub(crate) fn job_point(job: &str) -> Option<(u32, Option<String>)> {
     Some((conc, eval))
 }
 
+/// What a job line says about its topology: `tp8 ep1` → `TP8/EP1` (the label the report uses).
+pub(crate) fn job_topology(job: &str) -> Option<String> {
+    let word = |prefix: &str| {
+        job.split(|c: char| !c.is_ascii_alphanumeric())
+            .find_map(|w| w.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()))
+    };
+    Some(words::topology_label(word("tp")?, word("ep").unwrap_or(1)))
+}
+
 /// First `+ IMAGE=…` (launcher trace) or `IMAGE=…` line of the logs.
 pub(crate) fn image_from_logs(paths: &[PathBuf]) -> Option<String> {
     for p in paths {
@@ -204,15 +213,13 @@ pub fn failure_summary(r: &TriageReport, repairs_used: u32) -> Option<FailureSum
     let fe = r.first_error.as_ref()?;
     let mut lines = vec![fe.line.clone()];
     lines.extend(fe.continuation.iter().cloned());
-    // "before …" is claimed only when the log shows the job start (triage's evidence rule):
-    // a log that starts mid-job says nothing about what ran before it.
-    let shown = fe.marks.job_start.is_some();
-    let before_import = shown && !fe.after_image_import;
-    let before_engine = shown && !fe.after_engine_start;
+    // Triage's own stage (and words): "before …" is claimed only when the log shows the job
+    // start; an engine launched without an image import (the local executor) is "during
+    // engine start-up", never "before any server start".
+    let stage = fe.job_stage();
     // Before the image was imported and the engine started, neither the recipe nor the image
     // nor the engine had run: the owning layer is elsewhere.
-    let not_layers = if before_import
-        && before_engine
+    let not_layers = if stage.before_any_start()
         && matches!(
             r.layer,
             Layer::Launcher | Layer::Node | Layer::Network | Layer::Scheduler | Layer::Config
@@ -239,8 +246,7 @@ pub fn failure_summary(r: &TriageReport, repairs_used: u32) -> Option<FailureSum
         layer: r.layer.as_str().to_string(),
         not_layers,
         seconds_after_start: fe.seconds_after_log_start,
-        before_image_import: Some(before_import),
-        before_engine_start: Some(before_engine),
+        stage: Some(stage),
         class: Some(class),
         deterministic,
         same_on: r.same_first_error_runners.clone(),

@@ -4,10 +4,11 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
+use servebench_contracts::JobStage;
 
 use crate::normalise::group_key;
 use crate::scan::{FirstError, LogMark, LogTriage, SecondaryError};
-use crate::signatures::{render_template, LayerSpec, Signature, SignatureTable};
+use crate::signatures::{render_with_defaults, LayerSpec, Signature, SignatureTable};
 use crate::types::{
     Action, Layer, Outcome, Persistence, Phase, MAX_INFRA_RETRIES_PER_ATTEMPT, MAX_REPAIRS,
 };
@@ -259,7 +260,7 @@ pub fn build_report(
         .expect("best has a first error");
     let agreement = Agreement::of(&logs, &fe);
     let sig = fe.signature_id.as_deref().and_then(|id| table.get(id));
-    let verdict = Verdict::of(sig, &fe);
+    let verdict = Verdict::of(sig, &fe, table);
     let phase = sig.and_then(|s| s.phase).unwrap_or(opts.phase);
     let deterministic = match verdict.persistence {
         Persistence::Deterministic => true,
@@ -268,6 +269,9 @@ pub fn build_report(
     };
     let mut evidence = log_evidence(&fe, &logs, &agreement, verdict.persistence);
     let mut reasoning = table_reasoning(&fe, verdict.persistence);
+    if let Some(why) = &verdict.layer_reason {
+        reasoning.insert(0, why.clone());
+    }
     let next = NextStep::within_budget(&verdict, &fe, opts);
     if next.action == Action::Stop && verdict.persistence.is_deterministic() {
         if let Some(outcome) = next.outcome {
@@ -281,6 +285,7 @@ pub fn build_report(
     evidence.extend(unreadable);
     let logs_agreeing = agreement.logs.len();
     let same_first_error_runners = agreement.runners;
+    let fix = verdict.render(&verdict.fix, &fe.fields);
 
     TriageReport {
         signature_id: fe.signature_id.clone(),
@@ -293,7 +298,7 @@ pub fn build_report(
         retry: next.action == Action::Retry,
         evidence,
         reasoning,
-        fix: render_template(&verdict.fix, &fe.fields, verdict.layer),
+        fix,
         next_step: next.text,
         action: next.action,
         outcome: next.outcome,
@@ -418,21 +423,43 @@ struct Verdict {
     outcome: Option<Outcome>,
     /// The AUTOMATION.md §5.4 class, when there is one.
     section_class: Option<String>,
-    /// The fix template ([`render_template`]).
+    /// The fix template ([`crate::signatures::render_template`]).
     fix: String,
-    /// The next-step template ([`render_template`]).
+    /// The next-step template ([`crate::signatures::render_template`]).
     next: String,
+    /// Words for template fields the log did not give ([`Signature::defaults`]).
+    defaults: std::collections::BTreeMap<String, String>,
+    /// Why the layer is not the stage the log was in (a `layer = "env"` row whose variables
+    /// are the launcher's contract), for the reasoning.
+    layer_reason: Option<String>,
 }
 
 impl Verdict {
-    /// The verdict of signature `sig` for `fe` (an unclassified line when `None`).
-    fn of(sig: Option<&Signature>, fe: &FirstError) -> Self {
+    /// The verdict of signature `sig` for `fe` (an unclassified line when `None`); `table`
+    /// holds the launcher's environment contract for `layer = "env"` rows.
+    fn of(sig: Option<&Signature>, fe: &FirstError, table: &SignatureTable) -> Self {
         let Some(s) = sig else {
             return Self::unclassified(fe);
         };
+        let mut layer_reason = None;
         let layer = match s.layer {
             LayerSpec::Fixed(l) => l,
             LayerSpec::Context { fallback } => fe.stage.unwrap_or(fallback),
+            LayerSpec::Env { fallback } => {
+                let vars = fe.fields.get("var").map(String::as_str).unwrap_or("");
+                match table.env_owner(vars) {
+                    Some(owner) => {
+                        if fe.stage.is_some_and(|st| st != owner) {
+                            layer_reason = Some(format!(
+                                "{vars} belongs to the launcher's environment contract (InferenceX's workflow env passes it to the launcher, which passes it on): the {} only checks it, the launcher must set it",
+                                fe.stage.map_or("recipe", |st| st.as_str())
+                            ));
+                        }
+                        owner
+                    }
+                    None => fe.stage.unwrap_or(fallback),
+                }
+            }
             LayerSpec::Shell => fe.attributed_layer.or(fe.stage).unwrap_or(Layer::Unknown),
         };
         let mut v = Verdict {
@@ -449,6 +476,8 @@ impl Verdict {
             },
             fix: s.fix.clone(),
             next: s.next.clone(),
+            defaults: s.defaults.clone(),
+            layer_reason,
         };
         if s.layer == LayerSpec::Shell {
             v.scope_shell_repair();
@@ -471,7 +500,19 @@ impl Verdict {
                 "Read about 50 lines around {}:{} and state the root cause; add a signature to signatures.toml if it recurs.",
                 fe.file, fe.line_no
             ),
+            defaults: Default::default(),
+            layer_reason: None,
         }
+    }
+
+    /// `template` with `fields`, this verdict's defaults for the fields the log did not give,
+    /// and the layer (never a placeholder: [`crate::signatures::render_template`]).
+    fn render(
+        &self,
+        template: &str,
+        fields: &std::collections::BTreeMap<String, String>,
+    ) -> String {
+        render_with_defaults(template, fields, &self.defaults, self.layer)
     }
 
     /// Shell rows: the repair happens in the attributed layer; outside the candidate's scope
@@ -511,7 +552,7 @@ impl NextStep {
             } else {
                 None
             },
-            text: render_template(&v.next, &fe.fields, v.layer),
+            text: v.render(&v.next, &fe.fields),
         };
         if next.action == Action::Repair && opts.repairs_used >= MAX_REPAIRS {
             next.outcome = Some(Outcome::Failed);
@@ -672,41 +713,43 @@ fn stage_evidence(fe: &FirstError) -> String {
     if let Some(s) = fe.seconds_after_log_start {
         parts.push(format!("{s:.1} s after the log's first line"));
     }
-    parts.push(match (&m.engine_launch, &m.image_import) {
-        (Some(launch), _) => match (&m.server_ready, &m.model_loaded) {
-            (Some(ready), _) => format!(
-                "after the server reported ready at {} (engine launched at {}:{})",
-                at(f, ready),
-                f,
-                launch.line_no
-            ),
-            (None, Some(loaded)) => format!(
-                "during engine start-up: after model loading at {}, before any server-ready line (engine launched at {}:{})",
-                at(f, loaded),
-                f,
-                launch.line_no
-            ),
-            (None, None) => format!(
-                "during engine start-up, before any model-loaded or server-ready line (engine launched at {})",
-                at(f, launch)
-            ),
-        },
-        (None, Some(import)) => format!(
-            "after the image import at {}, before any server start line",
-            at(f, import)
+    // The words are JobStage's (the attempt comment says the same); the evidence adds the
+    // lines they rest on.
+    let stage = fe.job_stage();
+    let words = stage.en().unwrap_or_default();
+    parts.push(match (stage, &m.engine_launch, &m.model_loaded, &m.server_ready) {
+        (JobStage::AfterServerReady, Some(launch), _, Some(ready)) => format!(
+            "{words} (ready at {}; engine launched at {}:{})",
+            at(f, ready),
+            f,
+            launch.line_no
         ),
-        (None, None) => match &m.job_start {
+        (JobStage::EngineStartUpAfterModelLoad, Some(launch), Some(loaded), _) => format!(
+            "{words} (model loaded at {}; engine launched at {}:{})",
+            at(f, loaded),
+            f,
+            launch.line_no
+        ),
+        (JobStage::EngineStartUp, Some(launch), _, _) => {
+            format!("{words} (engine launched at {})", at(f, launch))
+        }
+        (JobStage::AfterImageImport, _, _, _) => match &m.image_import {
+            Some(import) => format!("{words} (image imported at {})", at(f, import)),
+            None => words.to_string(),
+        },
+        (JobStage::BeforeImportOrServerStart, _, _, _) => match &m.job_start {
             Some(start) => format!(
-                "before any image import or server start: the job starts at {} and lines {}–{} hold no import or launch line",
+                "{words}: the job starts at {} and lines {}–{} hold no import or launch line",
                 at(f, start),
                 start.line_no,
                 fe.line_no.saturating_sub(1).max(start.line_no)
             ),
-            None => format!(
-                "no image import or server start line in lines 1–{}, but the log does not show the job start (an earlier part may be in another log): no claim on the stage",
-                fe.line_no.saturating_sub(1)
-            ),
+            None => words.to_string(),
         },
+        _ => format!(
+            "no image import or server start line in lines 1–{}, but the log does not show the job start (an earlier part may be in another log): no claim on the stage",
+            fe.line_no.saturating_sub(1)
+        ),
     });
     let stage = match (fe.stage, &m.stage) {
         (Some(st), Some(mk)) => {

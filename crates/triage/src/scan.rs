@@ -14,10 +14,14 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use servebench_contracts::JobStage;
 
 use crate::normalise::normalise_ephemeral;
 use crate::prefix::{bare_prefix, level_prefix};
-use crate::shell::{attribute, template_fields, trace_is_not_a_set_e_candidate, ShellContext};
+use crate::shell::{
+    attribute, template_fields, trace_command, trace_is_not_a_set_e_candidate,
+    trace_starts_nothing, ShellContext,
+};
 use crate::signatures::{LayerSpec, LineMatch, Signature, SignatureTable};
 use crate::types::Layer;
 
@@ -133,6 +137,25 @@ pub struct FirstError {
     /// quotes).
     #[serde(default)]
     pub marks: StageMarks,
+}
+
+impl FirstError {
+    /// Where the error sits among the job's stages, from the markers before it: the one
+    /// wording of triage's evidence and the attempt comment ([`JobStage::en`]). "Before any
+    /// image import or server start" only when the log shows the job start.
+    pub fn job_stage(&self) -> JobStage {
+        let m = &self.marks;
+        match (&m.engine_launch, &m.image_import) {
+            (Some(_), _) => match (&m.server_ready, &m.model_loaded) {
+                (Some(_), _) => JobStage::AfterServerReady,
+                (None, Some(_)) => JobStage::EngineStartUpAfterModelLoad,
+                (None, None) => JobStage::EngineStartUp,
+            },
+            (None, Some(_)) => JobStage::AfterImageImport,
+            (None, None) if m.job_start.is_some() => JobStage::BeforeImportOrServerStart,
+            (None, None) => JobStage::Unknown,
+        }
+    }
 }
 
 /// Another error line, reported as secondary (downstream symptom or later failure).
@@ -1054,15 +1077,22 @@ impl<'a> Scanner<'a> {
         };
         let sp = &line.split;
         self.seen.job.note_timestamp(sp.ts);
-        // Continuation lines of the candidate just found.
-        if self.found.continue_with(self.table.signatures(), sp.body) {
+        let trace = trace_command(sp.body);
+        // Continuation lines of the candidate just found. A `set -x` trace between them (`+
+        // echo '  - DURATION'`, `+ for var in …`) neither belongs to the error nor ends it.
+        if trace.is_none() && self.found.continue_with(self.table.signatures(), sp.body) {
             return;
         }
         // Context: runner, job, stage markers (every line, noise included). Markers never lie
-        // in the CI timestamp: search after it.
+        // in the CI timestamp: search after it. A trace that starts no program (`++
+        // AIPERF_DIR=/workspace/utils/aiperf`, `+ echo …`, `+ [[ … ]]`) is no evidence of a
+        // stage: only a traced command that runs something (`+ srun --container-image=…`, `+
+        // python3 -m sglang.launch_server …`, `+ source …/benchmark_lib.sh`) is.
         self.seen.job.note_names(line.no, sp.body);
-        let after_ts = sp.ts.map_or(raw, |ts| &raw[ts.len()..]);
-        self.seen.stages.apply_markers(line.no, after_ts, sp.body);
+        if !trace.is_some_and(trace_starts_nothing) {
+            let after_ts = sp.ts.map_or(raw, |ts| &raw[ts.len()..]);
+            self.seen.stages.apply_markers(line.no, after_ts, sp.body);
+        }
         if self.is_not_an_error_line(&line) {
             return;
         }
@@ -1083,7 +1113,7 @@ impl<'a> Scanner<'a> {
         if line.split.level.is_some_and(is_noise_level) {
             return true;
         }
-        if body.starts_with("+ ") || body.starts_with("++") {
+        if trace_command(body).is_some() {
             self.trace.record(
                 line.no,
                 body,

@@ -394,6 +394,119 @@ pub fn template_fields(
     ]
 }
 
+/// The command of a bash `set -x` trace line: `+ cmd` → `cmd`, at any depth (`++ cmd`, `+++
+/// cmd`: bash repeats the first character of `PS4` once per level of indirection); `None` for
+/// any other line. A bare `+` (an empty traced command) gives `Some("")`.
+pub fn trace_command(body: &str) -> Option<&str> {
+    let rest = body.trim_start_matches('+');
+    let depth = body.len() - rest.len();
+    if depth == 0 {
+        return None;
+    }
+    if rest.is_empty() {
+        return Some("");
+    }
+    rest.strip_prefix(' ').map(str::trim)
+}
+
+/// True when a traced command starts no program and so says nothing about which stage is
+/// running: a variable assignment (`AIPERF_DIR=/workspace/utils/aiperf`, `missing_vars+=(…)`,
+/// `PYTHONNOUSERSITE=1` before a command, which bash traces on a line of its own), a shell
+/// builtin or keyword that only tests, prints or declares (`echo`, `printf`, `[[`, `test`,
+/// `export`, `local`, `for`, `case`, `shift` …), or a command that only reads or makes paths
+/// (`dirname`, `basename`, `mkdir`, `cat` …). `source`/`.` of a script and every other
+/// command start something and stay evidence.
+pub fn trace_starts_nothing(command: &str) -> bool {
+    let first = command.split_whitespace().next().unwrap_or("");
+    if first.is_empty() {
+        return true;
+    }
+    // `NAME=…`, `NAME+=…`, `NAME[i]=…`
+    let name_end = first
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(first.len());
+    let after = &first[name_end..];
+    if name_end > 0
+        && !first.as_bytes()[0].is_ascii_digit()
+        && (after.starts_with('=') || after.starts_with("+=") || after.starts_with('['))
+    {
+        return true;
+    }
+    matches!(
+        first,
+        "echo"
+            | "printf"
+            | "[["
+            | "["
+            | "test"
+            | "true"
+            | "false"
+            | ":"
+            | "export"
+            | "local"
+            | "declare"
+            | "typeset"
+            | "readonly"
+            | "unset"
+            | "for"
+            | "case"
+            | "select"
+            | "while"
+            | "until"
+            | "if"
+            | "shift"
+            | "set"
+            | "let"
+            | "read"
+            | "return"
+            | "exit"
+            | "trap"
+            | "wait"
+            | "sleep"
+            | "cd"
+            | "pushd"
+            | "popd"
+            | "pwd"
+            | "dirname"
+            | "basename"
+            | "realpath"
+            | "readlink"
+            | "mkdir"
+            | "touch"
+            | "rm"
+            | "cp"
+            | "mv"
+            | "ln"
+            | "ls"
+            | "cat"
+            | "tee"
+            | "head"
+            | "tail"
+            | "grep"
+            | "sed"
+            | "awk"
+            | "cut"
+            | "tr"
+            | "sort"
+            | "uniq"
+            | "wc"
+            | "date"
+            | "hostname"
+            | "id"
+            | "whoami"
+            | "nproc"
+            | "command"
+            | "type"
+            | "hash"
+            | "getopts"
+            | "mapfile"
+            | "readarray"
+            | "kill"
+            | "chmod"
+            | "chown"
+    )
+}
+
 /// True when a `set -x` trace line (`+ cmd`, `++ cmd`) shows a command whose failure is not a
 /// `set -e` stop of interest: an explicit `exit`/`return` (the script chose to stop; its
 /// message comes before), `wait`, or an engine launch (its death is the engine's, read

@@ -27,6 +27,14 @@ pub enum LayerSpec {
     /// command or path and what the log showed before the line (`layer = "shell"`). Such a
     /// row counts as the first error only before the log's first generic wrapper line.
     Shell,
+    /// A required-variable check (`layer = "env"`): the launcher when every variable the check
+    /// names (field `var`, `, `-separated) belongs to the launcher's environment contract
+    /// ([`SignatureTable::launcher_env`]: whatever stage ran the check, the launcher is the
+    /// one that must pass it); otherwise the stage the log was in, else `fallback`.
+    Env {
+        /// Layer used when a variable is outside the contract and no stage marker was seen.
+        fallback: Layer,
+    },
 }
 
 /// One compiled signature (a row of the table).
@@ -65,6 +73,12 @@ pub struct Signature {
     pub fix: String,
     /// The next step (template: `{field}`, `{layer}`).
     pub next: String,
+    /// Words for a template field the log may not give (e.g. `var` of check_env_vars' header
+    /// when its list is not in the log): used when the field was not extracted, so no
+    /// rendered text ever shows a placeholder. Every `{field}` of `fix`/`next` is either
+    /// captured by every pattern, given by the rules (`layer`, the shell rows' fields) or has
+    /// a default here (checked when the table loads).
+    pub defaults: BTreeMap<String, String>,
     /// A real-shaped example line (self-test).
     pub example: String,
     /// Where the error text comes from: an `https://` address (issue, pull request or the
@@ -87,11 +101,108 @@ impl Signature {
     pub fn is_section_class(&self) -> bool {
         matches!(self.group.as_str(), "A" | "B" | "C" | "D" | "E" | "F")
     }
+
+    /// Renders `template` (this row's `fix` or `next`) with the extracted `fields`, this row's
+    /// [`Signature::defaults`] for the fields the log did not give, and `layer`.
+    pub fn render(
+        &self,
+        template: &str,
+        fields: &BTreeMap<String, String>,
+        layer: Layer,
+    ) -> String {
+        render_with_defaults(template, fields, &self.defaults, layer)
+    }
+
+    /// The fields a line of this row always carries: the named groups common to every
+    /// pattern, plus what the scanner adds (the shell rules' template fields for a shell
+    /// row, the traced `command` and `exit_status` of the synthetic `set -e` row).
+    pub fn guaranteed_fields(&self) -> HashSet<String> {
+        let mut out: Option<HashSet<String>> = None;
+        for re in self.patterns.iter().chain(&self.traceback_patterns) {
+            let names: HashSet<String> = re.capture_names().flatten().map(String::from).collect();
+            out = Some(match out {
+                None => names,
+                Some(o) => o.intersection(&names).cloned().collect(),
+            });
+        }
+        let mut out = out.unwrap_or_default();
+        if self.layer == LayerSpec::Shell {
+            out.extend(crate::shell::TEMPLATE_FIELDS.iter().map(|s| s.to_string()));
+        }
+        if self.synthetic {
+            out.extend(["command".to_string(), "exit_status".to_string()]);
+        }
+        out
+    }
+
+    /// A `{field}` of `fix` or `next` that a log line of this row may not give and that has
+    /// no default: `Some(problem)` (the table is refused), `None` when every field is filled.
+    fn unfilled_template_field(&self) -> Option<String> {
+        let have = self.guaranteed_fields();
+        for (which, t) in [("fix", &self.fix), ("next", &self.next)] {
+            for name in template_fields(t) {
+                if name != "layer" && !have.contains(name) && !self.defaults.contains_key(name) {
+                    return Some(format!(
+                        "`{which}` uses {{{name}}}, which not every pattern captures: capture it in every pattern or give it in `defaults`"
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// [`render_template`] with `defaults` for the fields missing from `fields` (or empty there).
+pub fn render_with_defaults(
+    template: &str,
+    fields: &BTreeMap<String, String>,
+    defaults: &BTreeMap<String, String>,
+    layer: Layer,
+) -> String {
+    if defaults.is_empty() {
+        return render_template(template, fields, layer);
+    }
+    let mut all = defaults.clone();
+    all.extend(
+        fields
+            .iter()
+            .filter(|(_, v)| !v.trim().is_empty())
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    render_template(template, &all, layer)
+}
+
+/// What a pattern refers to the launcher's environment contract as (`(?P<var>{launcher_env})`).
+pub const LAUNCHER_ENV_REF: &str = "{launcher_env}";
+
+/// The `{name}` fields a template refers to, in order (the same parse as [`render_template`]).
+pub fn template_fields(t: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = t;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) if is_field_name(&after[..close]) => {
+                out.push(&after[..close]);
+                rest = &after[close + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+fn is_field_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTable {
+    /// The launcher's environment contract (see [`SignatureTable::launcher_env`]); patterns
+    /// refer to it as `{launcher_env}`.
+    #[serde(default)]
+    launcher_env: Vec<String>,
     signature: Vec<RawSignature>,
 }
 
@@ -122,6 +233,8 @@ struct RawSignature {
     continuation: Option<String>,
     fix: String,
     next: String,
+    #[serde(default)]
+    defaults: BTreeMap<String, String>,
     example: String,
     source: String,
     #[serde(default)]
@@ -145,6 +258,8 @@ pub struct LineMatch {
 #[derive(Debug)]
 pub struct SignatureTable {
     sigs: Vec<Signature>,
+    /// Variable names of the launcher's environment contract.
+    launcher_env: Vec<String>,
     set: RegexSet,
     /// pattern index in `set` → (signature index, pattern index in the signature, whether it
     /// is a traceback pattern that needs the signature's traceback context).
@@ -172,6 +287,12 @@ impl SignatureTable {
             file: source.to_string(),
             message: e.to_string().trim().to_string(),
         })?;
+        let launcher_env_alt = raw
+            .launcher_env
+            .iter()
+            .map(|v| regex::escape(v))
+            .collect::<Vec<_>>()
+            .join("|");
         let mut seen = HashSet::new();
         let mut sigs = Vec::with_capacity(raw.signature.len());
         let mut all_patterns = Vec::new();
@@ -194,10 +315,13 @@ impl SignatureTable {
             }
             let layer = if r.layer == "shell" {
                 LayerSpec::Shell
-            } else if r.layer == "context" {
+            } else if r.layer == "context" || r.layer == "env" {
                 let fb = r.fallback_layer.as_deref().unwrap_or("unknown");
-                LayerSpec::Context {
-                    fallback: fb.parse().map_err(|e: String| ctx(&e))?,
+                let fallback = fb.parse().map_err(|e: String| ctx(&e))?;
+                if r.layer == "env" {
+                    LayerSpec::Env { fallback }
+                } else {
+                    LayerSpec::Context { fallback }
                 }
             } else {
                 LayerSpec::Fixed(r.layer.parse().map_err(|e: String| ctx(&e))?)
@@ -230,7 +354,7 @@ impl SignatureTable {
             let sig_idx = sigs.len();
             let mut patterns = Vec::new();
             for (pi, p) in r.patterns.iter().enumerate() {
-                let ascii = ascii_word_boundaries(p);
+                let ascii = ascii_word_boundaries(&p.replace(LAUNCHER_ENV_REF, &launcher_env_alt));
                 let re = Regex::new(&ascii).map_err(|e| ctx(&format!("pattern `{p}`: {e}")))?;
                 patterns.push(re);
                 all_patterns.push(ascii);
@@ -263,8 +387,8 @@ impl SignatureTable {
                         .map_err(|e| ctx(&format!("continuation `{p}`: {e}")))?,
                 ),
             };
-            sigs.push(Signature {
-                id: r.id,
+            let sig = Signature {
+                id: r.id.clone(),
                 group: r.group,
                 category: r.category,
                 class: r.class,
@@ -280,18 +404,50 @@ impl SignatureTable {
                 continuation,
                 fix: r.fix,
                 next: r.next,
+                defaults: r.defaults,
                 example: r.example,
                 source,
                 source_text: r.source_text,
                 traceback_patterns,
                 traceback_context,
-            });
+            };
+            if let Some(problem) = sig.unfilled_template_field() {
+                return Err(ctx(&problem));
+            }
+            sigs.push(sig);
         }
         let set = RegexSet::new(&all_patterns).map_err(|error| TriageError::PatternSet {
             file: source.to_string(),
             error,
         })?;
-        Ok(SignatureTable { sigs, set, owner })
+        Ok(SignatureTable {
+            sigs,
+            launcher_env: raw.launcher_env,
+            set,
+            owner,
+        })
+    }
+
+    /// The launcher's environment contract: the variables InferenceX's workflows pass to the
+    /// launcher and from it to the recipe (`env:` of benchmark-tmpl.yml and
+    /// benchmark-multinode-tmpl.yml, the launch step's own `RUNNER_NAME`, `RESULT_FILENAME`,
+    /// `PORT`) and `MODEL_PATH` (the launcher's weights staging). A recipe check that finds
+    /// one of them missing is the launcher's to fix (`layer = "env"`).
+    pub fn launcher_env(&self) -> &[String] {
+        &self.launcher_env
+    }
+
+    /// The owning layer of a `layer = "env"` row for the variables `vars` (`, `-separated,
+    /// as the continuation collects them): the launcher when every one is in
+    /// [`Self::launcher_env`], else `None` (the caller takes the stage).
+    pub fn env_owner(&self, vars: &str) -> Option<Layer> {
+        let mut names = vars.split(',').map(str::trim).filter(|v| !v.is_empty());
+        let mut any = false;
+        let all = names.all(|v| {
+            any = true;
+            self.launcher_env.iter().any(|c| c == v)
+        });
+        (any && all).then_some(Layer::Launcher)
     }
 
     /// All signatures, in table order (the order is the tie-break: first listed wins).
@@ -390,8 +546,10 @@ pub fn ascii_word_boundaries(pattern: &str) -> String {
     out
 }
 
-/// Replaces `{name}` with `fields[name]` (and `{layer}` with the layer); unknown names are
-/// written as `<name>`.
+/// Replaces `{name}` with `fields[name]` (and `{layer}` with the layer). A name with no field
+/// is written in words (`{var}` → `the var named in the log`), never as a placeholder; a
+/// table row gives its own words for such fields ([`Signature::defaults`],
+/// [`Signature::render`]), so this is the last resort of a caller without a row.
 pub fn render_template(t: &str, fields: &BTreeMap<String, String>, layer: Layer) -> String {
     let mut out = String::with_capacity(t.len() + 16);
     let mut rest = t;
@@ -399,21 +557,16 @@ pub fn render_template(t: &str, fields: &BTreeMap<String, String>, layer: Layer)
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
         match after.find('}') {
-            Some(close)
-                if after[..close]
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    && close > 0 =>
-            {
+            Some(close) if is_field_name(&after[..close]) => {
                 let name = &after[..close];
                 if name == "layer" {
                     out.push_str(layer.as_str());
-                } else if let Some(v) = fields.get(name) {
+                } else if let Some(v) = fields.get(name).filter(|v| !v.trim().is_empty()) {
                     out.push_str(v);
                 } else {
-                    out.push('<');
-                    out.push_str(name);
-                    out.push('>');
+                    out.push_str("the ");
+                    out.push_str(&name.replace('_', " "));
+                    out.push_str(" named in the log");
                 }
                 rest = &after[close + 1..];
             }
@@ -581,7 +734,7 @@ mod tests {
         f.insert("var".to_string(), "MODEL_PATH".to_string());
         assert_eq!(
             render_template("set {var} in the {layer} {x} {}", &f, Layer::Launcher),
-            "set MODEL_PATH in the launcher <x> {}"
+            "set MODEL_PATH in the launcher the x named in the log {}"
         );
     }
 }

@@ -8,6 +8,10 @@ mod cases;
 mod classes;
 #[path = "fuzz_reader.rs"]
 mod fuzz_reader;
+#[path = "placeholders.rs"]
+mod placeholders;
+#[path = "real_logs.rs"]
+mod real_logs;
 #[path = "real_text.rs"]
 mod real_text;
 #[path = "scenario_logs.rs"]

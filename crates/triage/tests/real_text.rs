@@ -384,7 +384,7 @@ fn an_error_after_model_loading_is_during_engine_start_up() {
         "{s}"
     );
     assert!(
-        s.contains("during engine start-up: after model loading at job.log:3 `Model loading took 18.1450 GiB and 40.766484 seconds`"),
+        s.contains("during engine start-up, after model loading, before any server-ready line (model loaded at job.log:3 `Model loading took 18.1450 GiB and 40.766484 seconds`"),
         "{s}"
     );
     assert!(!s.contains("before any image import"), "{s}");
@@ -403,7 +403,7 @@ fn an_error_after_the_server_reported_ready_says_so() {
     let r = triage(log);
     let s = stage_line(&r);
     assert!(
-        s.contains("after the server reported ready at job.log:3 `The server is fired up and ready to roll!` (engine launched at job.log:1)"),
+        s.contains("after the server reported ready (ready at job.log:3 `The server is fired up and ready to roll!`; engine launched at job.log:1)"),
         "{s}"
     );
 }
@@ -414,7 +414,7 @@ fn an_error_after_the_image_import_cites_the_import_line() {
     let r = triage(log);
     let s = stage_line(&r);
     assert!(
-        s.contains("after the image import at job.log:2 `+ enroot import"),
+        s.contains("after the image import, before any server start (image imported at job.log:2 `+ enroot import"),
         "{s}"
     );
     assert_eq!(r.signature_id.as_deref(), Some("C1"));
