@@ -10,7 +10,8 @@
 //! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], an
 //! imported foreign row [`ForeignRow`] (InferenceX rows a baseline import stores), and the
 //! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]), and the
-//! `{:#}` cause-chain text the libraries' error types share ([`chain`]), and the stage of a
+//! `{:#}` cause-chain text the libraries' error types share ([`chain`]), the secret
+//! redaction every recorded command line and URL goes through ([`redact`]), and the stage of a
 //! job at its first error ([`JobStage`], one wording for triage's evidence and the attempt
 //! comment).
 //!
@@ -32,6 +33,7 @@ pub mod identity;
 pub mod job_stage;
 pub mod labels;
 pub mod record;
+pub mod redact;
 pub mod result;
 pub mod schema;
 pub mod stat;
@@ -43,7 +45,7 @@ pub use agg::{AggRow, AggRowError, StatRow};
 pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use foreign::ForeignRow;
-pub use identity::Identity;
+pub use identity::{BenchmarkType, Identity};
 pub use job_stage::JobStage;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{
