@@ -14,6 +14,8 @@
 #
 #   bash scripts/bench-verdict.sh                 # N=200 A/A pairs, SLOW=30 per slowdown
 #   N=20 SLOW=10 bash scripts/bench-verdict.sh    # quick look
+#   JOBS=8 bash scripts/bench-verdict.sh          # 8 independent chains side by side (each
+#                                                 # N/8 pairs; the machine loads itself)
 #
 # Workload per sweep: --conc $CONC (default 1,4,16) at --isl $ISL --osl $OSL (256/64), the
 # default sample sizes (10 × conc requests per point), --sim-speedup $SPEEDUP (20), --no-store.
@@ -29,6 +31,9 @@ OSL="${OSL:-64}"
 SPEEDUP="${SPEEDUP:-20}"
 LOAD_BURNERS="${LOAD_BURNERS:-2}"
 OUT="${OUT:-$(mktemp -d /tmp/bench-verdict.XXXXXX)}"
+JOBS="${JOBS:-1}"
+JOBS_TOTAL="${JOBS_TOTAL:-$JOBS}"
+SEED0="${SEED0:-1000}"
 bin="${SERVEBENCH_BIN:-}"
 if [ -z "$bin" ]; then
   if [ -x target/release/servebench ]; then bin=target/release/servebench
@@ -39,7 +44,21 @@ if [ -z "$bin" ]; then
 fi
 mkdir -p "$OUT"
 res="$OUT/results.tsv"
-: > "$res"
+if [ "$JOBS" -gt 1 ]; then
+  # independent chains with their own seeds, then one table over all of them
+  pids=()
+  t_start=$(date +%s)
+  for j in $(seq 1 "$JOBS"); do
+    N=$(( (N + JOBS - 1) / JOBS )) SLOW=$(( (SLOW + JOBS - 1) / JOBS )) JOBS=1 \
+      SEED0=$(( SEED0 + 100000 * j )) OUT="$OUT/chain$j" SERVEBENCH_BIN="$bin" TABLE=0 \
+      bash "$0" >"$OUT/chain$j.log" 2>&1 &
+    pids+=("$!")
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+  cat "$OUT"/chain*/results.tsv > "$res"
+  JOBS_TOTAL="$JOBS" ELAPSED=$(( $(date +%s) - t_start )) SKIP_RUN=1 JOBS=1 bash "$0"
+  exit 0
+fi
 
 burners=()
 start_load() {
@@ -86,24 +105,29 @@ PY
 }
 
 t0=$(date +%s)
-sweep "$OUT/a0" 1000 1 0
+if [ "${SKIP_RUN:-0}" != 1 ]; then
+: > "$res"
+sweep "$OUT/a0" "$SEED0" 1 0
 for i in $(seq 1 "$N"); do
   loaded=$((i % 2))
-  sweep "$OUT/a$i" $((1000 + i)) 1 "$loaded"
+  sweep "$OUT/a$i" $((SEED0 + i)) 1 "$loaded"
   compare aa "$i" "$loaded" "$OUT/a$((i - 1))" "$OUT/a$i"
 done
 for f in 1.10 1.15; do
   for i in $(seq 1 "$SLOW"); do
     loaded=$((i % 2))
-    sweep "$OUT/s$f-$i" $((5000 + i)) "$f" "$loaded"
+    sweep "$OUT/s$f-$i" $((SEED0 + 5000 + i)) "$f" "$loaded"
     compare "slow$f" "$i" "$loaded" "$OUT/a$i" "$OUT/s$f-$i"
   done
 done
+fi
 t1=$(date +%s)
+[ "${TABLE:-1}" = 0 ] && exit 0
+elapsed="${ELAPSED:-$((t1 - t0))}"
 
-python3 - "$res" "$N" "$SLOW" "$CONC" "$ISL" "$OSL" "$SPEEDUP" "$LOAD_BURNERS" "$((t1 - t0))" <<'PY'
+python3 - "$res" "$N" "$SLOW" "$CONC" "$ISL" "$OSL" "$SPEEDUP" "$LOAD_BURNERS" "$elapsed" "$JOBS_TOTAL" <<'PY'
 import sys
-path, n, slow, conc, isl, osl, speedup, burners, secs = sys.argv[1:]
+path, n, slow, conc, isl, osl, speedup, burners, secs, jobs = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
 def summary(kind, loaded=None):
     r = [x for x in rows if x[0] == kind and (loaded is None or x[2] == loaded)]
@@ -117,7 +141,7 @@ def summary(kind, loaded=None):
     return runs, any_reg, exit2, inc, pts
 print(f"Workload: sweep --conc {conc} --isl {isl} --osl {osl} (10 × conc requests per point), "
       f"--sim-speedup {speedup}; loaded = {burners} busy-loop processes beside the sweep; "
-      f"{secs} s in all.\n")
+      f"{jobs} chain(s) side by side; {secs} s in all.\n")
 print("| comparison | host | runs | runs with any regression | exit 2 | inconclusive points / points |")
 print("|---|---|---:|---:|---:|---:|")
 for kind, label in [("aa", "A/A (same engine, other seed)"), ("slow1.10", "planted 10 % slowdown"),

@@ -62,9 +62,11 @@ pub struct Samples {
     /// Client/host lag per request: `t0 − scheduled` (`queue_ms`, wall ms), how late the
     /// client sent a request after it was due: a loaded host shows here.
     pub lag_ms: Vec<f64>,
-    /// The simulator's read lag per request (embedded simulator only, from its emission log):
-    /// `received − request_arrived`, how long the request's bytes waited in the kernel before
-    /// the simulator parsed them, wall ms. On a starved host this is where the time goes.
+    /// The simulator's lag per request (embedded simulator only, from its emission log): its
+    /// read lag `received − request_arrived` (the request's bytes waiting before the simulator
+    /// parsed them) plus its engine loop's lateness (the latest one of the request's steps was
+    /// published after its wall-clock target), wall ms. On a starved host this is where the
+    /// time goes.
     #[serde(default)]
     pub server_lag_ms: Vec<f64>,
     /// Modelled time per wall time (the simulator's speedup; 1 for an engine): a wall lag of
@@ -127,16 +129,19 @@ impl Samples {
             .collect()
     }
 
-    /// The 99th percentile of the host lag in modelled ms (`host_lag_wall × time_scale`): how
-    /// much a loaded host could have lengthened one of its requests; 0 without requests.
-    pub fn host_lag_modelled_p99(&self) -> f64 {
+    /// The host lag in modelled ms (`host_lag_wall × time_scale`) at a statistic: its mean
+    /// bounds how much a loaded host could have moved a mean (each request is lengthened by at
+    /// most its own lag), its p99 how much it could have moved a percentile; 0 without
+    /// requests.
+    pub fn host_lag_modelled(&self, stat: Stat) -> f64 {
         let mut v = self.host_lag_wall();
         let ts = if self.time_scale > 0.0 {
             self.time_scale
         } else {
             1.0
         };
-        named_stat("p99", &mut v).map_or(0.0, |x| x * ts)
+        let name = if stat == Stat::Mean { "mean" } else { "p99" };
+        named_stat(name, &mut v).map_or(0.0, |x| x * ts)
     }
 }
 
@@ -178,9 +183,9 @@ pub struct Evidence {
     /// Hypotheses in the family the FDR was controlled over.
     pub family: usize,
     /// How much of the metric the host lag could account for, % of the baseline (the larger
-    /// p99 host lag × time scale of the two sides over the baseline's mean TTFT/E2EL; 0 for
-    /// TPOT and ITL, which a late request read does not lengthen). A change is a regression
-    /// only when it clears the gate by more than this (said in the line).
+    /// host lag × time scale of the two sides — mean for a mean, p99 for a percentile — over
+    /// the baseline's mean TTFT, E2EL or decode time). A change is a regression only when it
+    /// clears the gate by more than this (said in the line).
     #[serde(default)]
     pub host_lag_pct: f64,
 }
@@ -485,7 +490,7 @@ pub fn evidence(
         small_sample: small,
         fdr_dropped: false,
         family: 1,
-        host_lag_pct: host_lag_share(base, cand, metric),
+        host_lag_pct: host_lag_share(base, cand, metric, stat),
     };
     if e.call() == Call::Unsure && !small {
         let h = (hi - lo) / 2.0;
@@ -503,11 +508,12 @@ pub fn evidence(
     Some(e)
 }
 
-/// The share (%) of a metric the host lag could account for: the larger of the two sides' p99
-/// host lag in modelled ms over the baseline's mean TTFT (TTFT) or E2EL (E2EL and, by Little's
-/// law, the throughputs); 0 for TPOT, ITL and interactivity, which a late read does not
-/// lengthen.
-fn host_lag_share(base: &Samples, cand: &Samples, metric: Metric) -> f64 {
+/// The share (%) of a metric the host lag could account for: the larger of the two sides' host
+/// lag in modelled ms ([`Samples::host_lag_modelled`]: mean for `--stat mean`, else p99) over
+/// the baseline's mean of the time it can lengthen: TTFT (TTFT), E2EL (E2EL and, by Little's
+/// law, the throughputs), the decode time E2EL − TTFT (TPOT, ITL, interactivity: a step
+/// published late delays the tokens after it).
+fn host_lag_share(base: &Samples, cand: &Samples, metric: Metric, stat: Stat) -> f64 {
     let mean = |f: &dyn Fn(&RequestSample) -> Option<f64>| -> Option<f64> {
         let v: Vec<f64> = base.requests.iter().filter_map(f).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
@@ -518,12 +524,12 @@ fn host_lag_share(base: &Samples, cand: &Samples, metric: Metric) -> f64 {
         | Metric::TotalTputPerGpu
         | Metric::OutputTputPerGpu
         | Metric::InputTputPerGpu => mean(&|r| r.e2el),
-        Metric::Tpot | Metric::Itl | Metric::Intvty => None,
+        Metric::Tpot | Metric::Itl | Metric::Intvty => mean(&|r| Some(r.e2el? - r.ttft?)),
     };
     match denom.filter(|d| *d > 0.0) {
         Some(d) => {
-            base.host_lag_modelled_p99()
-                .max(cand.host_lag_modelled_p99())
+            base.host_lag_modelled(stat)
+                .max(cand.host_lag_modelled(stat))
                 / d
                 * 100.0
         }

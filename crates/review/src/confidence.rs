@@ -82,10 +82,11 @@ pub fn attach_samples(
     notes
 }
 
-/// The embedded simulator's read lag per response id, wall ms: `received_ns −
-/// request_arrived_ns` of `out_dir/sim-emission.jsonl` (how long a request's bytes waited in
-/// the kernel before the simulator parsed them; a starved host shows here). Empty without the
-/// log.
+/// The embedded simulator's lag per response id, wall ms, from `out_dir/sim-emission.jsonl`:
+/// its read lag `received_ns − request_arrived_ns` (how long the request's bytes waited in the
+/// kernel before the simulator parsed them) plus `engine_late_ns` (the latest its engine loop
+/// published one of the request's steps after the step's wall-clock target). A starved host
+/// shows in both. Empty without the log.
 fn simulator_read_lag(out_dir: &Path) -> BTreeMap<String, f64> {
     let Ok(text) = std::fs::read_to_string(out_dir.join("sim-emission.jsonl")) else {
         return BTreeMap::new();
@@ -96,7 +97,8 @@ fn simulator_read_lag(out_dir: &Path) -> BTreeMap<String, f64> {
             let id = v["id"].as_str()?.to_string();
             let arrived = v["request_arrived_ns"].as_u64()?;
             let received = v["received_ns"].as_u64()?;
-            Some((id, received.saturating_sub(arrived) as f64 / 1e6))
+            let late = v["engine_late_ns"].as_u64().unwrap_or(0);
+            Some((id, (received.saturating_sub(arrived) + late) as f64 / 1e6))
         })
         .collect()
 }

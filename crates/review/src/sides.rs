@@ -601,7 +601,7 @@ pub fn lag_line(c: &Comparison) -> Option<String> {
     let k = worst(&|p| Some(&p.candidate))?;
     Some(format!(
         "Host lag (wall ms per request, worst point: the client sending it after it was due + \
-         the simulator reading it late): baseline p50 {:.2}, p99 {:.2}, max {:.2}; candidate \
+         the simulator reading it or publishing its steps late): baseline p50 {:.2}, p99 {:.2}, max {:.2}; candidate \
          p50 {:.2}, p99 {:.2}, max {:.2} — the numbers are not corrected for it; a change it \
          could account for (× the simulator's speedup) is inconclusive, not a regression",
         b.0, b.1, b.2, k.0, k.1, k.2
