@@ -24,7 +24,7 @@ pub struct StoreRecorder {
     /// Store writes that failed (each reported on stderr).
     pub errors: u32,
     /// Where its warnings go (the session's reporter).
-    console: std::sync::Arc<dyn crate::observe::Console>,
+    console: std::sync::Arc<dyn crate::console::Console>,
 }
 
 impl StoreRecorder {
@@ -35,7 +35,7 @@ impl StoreRecorder {
         db: &Path,
         mut meta: RunMeta,
         plan: &SweepPlan,
-        console: std::sync::Arc<dyn crate::observe::Console>,
+        console: std::sync::Arc<dyn crate::console::Console>,
     ) -> Result<Self> {
         let mut facts: Vec<(String, String)> = Vec::new();
         if let Some(image) = &plan.identity.image {
@@ -92,7 +92,7 @@ impl StoreRecorder {
         mut store: Store,
         db: &Path,
         run: RunId,
-        console: std::sync::Arc<dyn crate::observe::Console>,
+        console: std::sync::Arc<dyn crate::console::Console>,
     ) -> Result<Self> {
         store.reopen_run(run)?;
         Ok(StoreRecorder {
@@ -200,7 +200,10 @@ pub fn run_meta(
     for (k, v) in w2 {
         put(k, v);
     }
-    put("endpoint_url", json!(target.endpoint.base_url));
+    put(
+        "endpoint_url",
+        json!(servebench_contracts::redact::url(&target.endpoint.base_url)),
+    );
     put("simulator", target.simulator_json());
     put(
         "eval",
@@ -210,7 +213,7 @@ pub fn run_meta(
     );
     put(
         "command",
-        json!(std::env::args().collect::<Vec<_>>().join(" ")),
+        json!(servebench_contracts::redact::command_line(std::env::args())),
     );
     m.meta = Value::Object(meta);
     m
