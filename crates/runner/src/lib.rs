@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod coverage;
 pub mod dryrun;
 pub mod error;
 pub mod executor;
@@ -30,8 +31,10 @@ pub mod recipe;
 pub mod run;
 pub mod shim;
 pub mod signal;
+pub mod smi;
 pub mod state;
 pub mod status;
+pub mod workspace;
 
 pub use error::RunnerError;
 pub use executor::{Executor, JobHandle, JobState, LocalExecutor, SlurmExecutor};
