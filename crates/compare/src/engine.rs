@@ -223,7 +223,7 @@ pub fn gates(base: &Point, cand: &Point, opts: &CompareOptions) -> Vec<GateCheck
     let limit = opts
         .max_failure_rate
         .unwrap_or(match cand.identity.benchmark_type {
-            BenchmarkType::SingleTurn => 0.05,
+            BenchmarkType::SingleTurn | BenchmarkType::MultiTurn => 0.05,
             BenchmarkType::AgenticTraces => 0.10,
         });
     out.push(failure_gate(

@@ -1124,6 +1124,8 @@ impl Identity {
         };
         let benchmark_type = if is_agentic(m) {
             BenchmarkType::AgenticTraces
+        } else if get_str(m, "benchmark_type").as_deref() == Some("multi_turn") {
+            BenchmarkType::MultiTurn
         } else {
             BenchmarkType::SingleTurn
         };
@@ -1135,7 +1137,9 @@ impl Identity {
             .unwrap_or_else(|| "none".into());
         let (isl, osl) = match benchmark_type {
             BenchmarkType::AgenticTraces => (None, None),
-            BenchmarkType::SingleTurn => (get_u32(m, "isl")?, get_u32(m, "osl")?),
+            BenchmarkType::SingleTurn | BenchmarkType::MultiTurn => {
+                (get_u32(m, "isl")?, get_u32(m, "osl")?)
+            }
         };
         Ok(Identity {
             hw: normalize_hw(&req_str(m, "hw")?),

@@ -21,12 +21,14 @@ use crate::{
 
 impl Identity {
     /// The match identity of a row servebench wrote (single-node: `tp`, `ep`, `dp_attention`
-    /// for both pools; `isl`/`osl` cleared for `agentic_traces`). Same rules as
+    /// for both pools; `benchmark_type` as the row says it, `isl`/`osl` cleared for
+    /// `agentic_traces`). Same rules as
     /// [`Identity::from_row`]: `hw` normalised, framework and precision lowercased, an empty
     /// `spec_decoding` is `"none"`.
     ///
-    /// Errors: no `conc` (or one over 2^32), or `is_multinode` (servebench writes single-node
-    /// rows only; a multinode row is a foreign one, read by [`Identity::from_row`]).
+    /// Errors: no `conc` (or one over 2^32), a `benchmark_type` other than `single_turn`,
+    /// `agentic_traces`, `multi_turn`, or `is_multinode` (servebench writes single-node rows
+    /// only; a multinode row is a foreign one, read by [`Identity::from_row`]).
     pub fn from_agg(row: &AggRow) -> Result<Identity> {
         if row.is_multinode {
             fail!("field `is_multinode` is true: a servebench agg row is single-node");
@@ -36,7 +38,13 @@ impl Identity {
             ep: row.ep,
             dp_attention: row.dp_attention,
         };
-        let agentic = row.benchmark_type == "agentic_traces";
+        let benchmark_type = BenchmarkType::parse(&row.benchmark_type).ok_or_else(|| {
+            err!(
+                "field `benchmark_type` is {:?}: expected single_turn, agentic_traces or multi_turn",
+                row.benchmark_type
+            )
+        })?;
+        let agentic = benchmark_type == BenchmarkType::AgenticTraces;
         let conc = row.conc.ok_or_else(|| err!("missing field `conc`"))?;
         Ok(Identity {
             hw: normalize_hw(&row.hw),
@@ -52,11 +60,7 @@ impl Identity {
                 prefill_workers: None,
                 decode_workers: None,
             },
-            benchmark_type: if agentic {
-                BenchmarkType::AgenticTraces
-            } else {
-                BenchmarkType::SingleTurn
-            },
+            benchmark_type,
             isl: if agentic { None } else { row.isl },
             osl: if agentic { None } else { row.osl },
             conc: u32::try_from(conc).map_err(|_| err!("field `conc` is {conc}, too large"))?,

@@ -21,15 +21,9 @@ pub enum Side {
     Candidate,
 }
 
-/// Kind of benchmark a point ran (InferenceX-app `benchmark_type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BenchmarkType {
-    /// Fixed-sequence single-turn requests (`isl`/`osl` set, e.g. 8192/1024).
-    SingleTurn,
-    /// AgentX agentic-coding trace replay (`scenario_type: agentic-coding`; `isl`/`osl` null).
-    AgenticTraces,
-}
+/// Kind of benchmark a point ran (InferenceX-app `benchmark_type`): defined in contracts, the
+/// agg row's own type.
+pub use servebench_contracts::BenchmarkType;
 
 /// One side of a topology: tensor parallel, expert parallel, DP-attention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

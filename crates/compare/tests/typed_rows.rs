@@ -163,6 +163,31 @@ fn servebench_agg_rows_read_as_their_json() {
     }
 }
 
+/// A multi-turn row (`sweep --scenario multiturn`) is filed as multi-turn, its ISL/OSL kept,
+/// read the same from its JSON, and never matches the single-turn point of the same
+/// model, hardware, lengths and concurrency (it used to be filed as single-turn).
+#[test]
+fn multi_turn_rows_are_multi_turn_and_do_not_match_single_turn() {
+    let single = same_point(&row(8));
+    let mut r = row(8);
+    r.benchmark_type = "multi_turn".into();
+    let multi = same_point(&r);
+    assert_eq!(multi.identity.benchmark_type, BenchmarkType::MultiTurn);
+    assert_eq!(
+        (multi.identity.isl, multi.identity.osl),
+        (Some(8192), Some(1024))
+    );
+    assert_eq!(single.identity.benchmark_type, BenchmarkType::SingleTurn);
+    assert_ne!(multi.identity.match_key(), single.identity.match_key());
+    let mut r = row(8);
+    r.benchmark_type = "two_turn".into();
+    let e = Point::from_agg(&r).unwrap_err().to_string();
+    assert!(
+        e.contains("`benchmark_type`") && e.contains("two_turn"),
+        "{e}"
+    );
+}
+
 #[test]
 fn rows_the_typed_reader_refuses_are_named() {
     let mut r = row(1);
