@@ -544,3 +544,149 @@ fn real_recipes_run_under_simulate_on_slurm() {
     );
     assert!(a.join("results/after-client.txt").is_file());
 }
+
+/// Issue 27: the REAL InferenceX repository (`shared/data/inferencex/repo-843c6254f.tar.gz`,
+/// unmodified) under `servebench coverage`: a sample of its single-node configs — both vendors,
+/// both scenarios, a KV-offload (HiCache DRAM) point, an ATOM recipe that requires AIPerf's
+/// `atom:` server-metrics export — runs from its own recipes with the simulator behind the
+/// shims, each in its own `/workspace` (bubblewrap), and stores rows with the point's identity.
+#[test]
+fn the_real_inferencex_recipes_store_rows_under_simulate() {
+    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
+    let required = std::env::var_os("SERVEBENCH_REQUIRE_SERVICES").is_some();
+    let bwrap = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()));
+    if !tarball.is_file() || !bwrap {
+        assert!(
+            !required,
+            "needs {} and bwrap (scripts/services/bubblewrap.sh)",
+            tarball.display()
+        );
+        eprintln!("skipped: no {} or no bwrap", tarball.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let st = std::process::Command::new("tar")
+        .arg("xzf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(d)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let ix = d.join("InferenceX");
+    let keys = [
+        "qwen3.5-fp8-b200-sglang",            // fixed-seq, NVIDIA, SGLang
+        "dsr1-fp8-mi300x-sglang",             // fixed-seq, AMD (rocm-smi, amd-smi)
+        "glm5.2-fp4-b200-sglang-agentic-mtp", // agentic, NVIDIA, KV offload (HiCache DRAM)
+        "kimik3-fp4-mi355x-atom-agentic-mtp", // agentic, AMD, ATOM, requires `atom:` export
+    ];
+    let mut args: Vec<String> = vec!["coverage".into()];
+    args.extend(keys.iter().map(|k| k.to_string()));
+    for a in [
+        "--catalog",
+        "InferenceX/configs/nvidia-master.yaml",
+        "InferenceX/configs/amd-master.yaml",
+        "--runners",
+        "InferenceX/configs/runners.yaml",
+        "--recipes",
+        "InferenceX",
+        "--duration",
+        "3",
+        "--jobs",
+        "4",
+        "--out",
+        "cov",
+        "--db",
+        "cov.db",
+        "--json",
+    ] {
+        args.push(a.into());
+    }
+    let (rc, out, err) = run_in(d, &args);
+    let rep: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert_eq!(
+        (rep["run"].as_u64(), rep["stored"].as_u64()),
+        (Some(4), Some(4)),
+        "{out}"
+    );
+    let rows = rep["rows"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap(), r["vendor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("fixed-seq", "nvidia"),
+            ("fixed-seq", "amd"),
+            ("agentic", "nvidia"),
+            ("agentic", "amd")
+        ]
+    );
+    // the checkout was not written: every point's /workspace was its own copy
+    assert!(!ix.join("server.log").exists());
+    let points = d.join("cov/points");
+    let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&points)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("attempt-1"))
+        .collect();
+    let find = |key: &str| {
+        dirs.iter()
+            .find(|p| {
+                p.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{key}_"))
+            })
+            .unwrap_or_else(|| panic!("{key}: no point in {dirs:?}"))
+            .clone()
+    };
+    // fixed-seq: /workspace/server.log and the result file the recipe put in /workspace/
+    let q = find("qwen3.5-fp8-b200-sglang");
+    assert!(q.join("workspace/server.log").is_file());
+    let agg = read_json(&walk(&q.join("sweep"), "agg.json").unwrap());
+    assert_eq!(agg["hw"], "b200", "{agg}");
+    assert_eq!(agg["framework"], "sglang");
+    assert_eq!(agg["precision"], "fp8");
+    // AMD: the GPU tools speak for the MI300X
+    let m = find("dsr1-fp8-mi300x-sglang");
+    let log = std::fs::read_to_string(m.join("job.log")).unwrap();
+    // start_gpu_monitor picks the vendor by `command -v nvidia-smi`: an AMD host has amd-smi
+    assert!(log.contains("[GPU Monitor] Started AMD"), "{log}");
+    assert!(
+        !log.contains("NVIDIA"),
+        "an AMD runner's tools name no NVIDIA GPU"
+    );
+    // the KV-offload point ran with its DRAM arm, and an AgentX row was stored
+    let g = find("glm5.2-fp4-b200-sglang-agentic-mtp");
+    assert!(g.parent().unwrap().to_string_lossy().contains("_kv-dram_"));
+    assert!(walk(&g.join("sweep"), "agentx.json").is_some());
+    let ax = read_json(&walk(&g.join("sweep"), "agg.json").unwrap());
+    assert_eq!(ax["benchmark_type"], "agentic_traces", "{ax}");
+    assert_eq!(ax["framework"], "sglang", "{ax}");
+    // ATOM: AIPerf's export with the `atom:` series the recipe requires
+    let k = find("kimik3-fp4-mi355x-atom-agentic-mtp");
+    let export = walk(&k.join("results"), "server_metrics_export.json").unwrap();
+    assert!(std::fs::read_to_string(export).unwrap().contains("\"atom:"));
+}
+
+fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for e in std::fs::read_dir(dir).ok()? {
+        let p = e.ok()?.path();
+        if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+        if p.is_dir() {
+            if let Some(f) = walk(&p, name) {
+                return Some(f);
+            }
+        }
+    }
+    None
+}
