@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use servebench_catalog::matrix::ScenarioType;
 use servebench_catalog::{Catalog, Runners};
 
+use crate::backend::LocalBackend;
 use crate::error::Result;
-use crate::executor::LocalExecutor;
 use crate::job::MeasureSpec;
 use crate::plan::{build_plan, EvalSelection, PlanOptions, Point, Workload};
 use crate::run::{PointState, RunOptions, RunSummary, Runner};
@@ -105,7 +105,7 @@ pub fn run(req: &CoverageRequest, cases: &[Case]) -> Result<CoverageReport> {
         overwrite: req.overwrite,
         progress_stderr: req.progress_stderr,
     };
-    let mut runner = Runner::new(opts, Box::new(LocalExecutor::with_parallel(req.jobs)));
+    let mut runner = Runner::new(opts, Box::new(LocalBackend::with_parallel(req.jobs)));
     let mut cases = cases.to_vec();
     for c in &mut cases {
         if let Some(p) = &c.point {

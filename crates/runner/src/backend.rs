@@ -1,5 +1,5 @@
-//! Executors: where a point's job runs. [`LocalExecutor`] runs the job script on this machine
-//! as its own process group (one point at a time); [`SlurmExecutor`] submits one `sbatch` job
+//! Job backends ([`JobBackend`]): where a point's job runs (`--executor local|slurm`). [`LocalBackend`] runs the job script on this machine
+//! as its own process group (one point at a time); [`SlurmBackend`] submits one `sbatch` job
 //! per point with `--gpus`, reads its state from `scontrol`/`squeue` (and `sacct -c` once the
 //! controller has forgotten it) and cancels with `scancel`.
 
@@ -45,7 +45,7 @@ pub enum JobState {
 }
 
 /// Where jobs run.
-pub trait Executor {
+pub trait JobBackend {
     /// `local` or `slurm`.
     fn name(&self) -> &'static str;
     /// Jobs that may run at once (local: 1; Slurm: the scheduler decides).
@@ -61,28 +61,28 @@ pub trait Executor {
 /// Runs jobs on this machine, one at a time (or `parallel` at a time), each as its own process
 /// group.
 #[derive(Default)]
-pub struct LocalExecutor {
+pub struct LocalBackend {
     children: Vec<(String, Child)>,
     parallel: usize,
 }
 
-impl LocalExecutor {
-    /// A local executor (one job at a time).
-    pub fn new() -> LocalExecutor {
-        LocalExecutor::default()
+impl LocalBackend {
+    /// A local backend (one job at a time).
+    pub fn new() -> LocalBackend {
+        LocalBackend::default()
     }
 
     /// A local executor running up to `n` jobs at once (`servebench coverage --jobs N`; each
     /// job picks its own free port).
-    pub fn with_parallel(n: usize) -> LocalExecutor {
-        LocalExecutor {
+    pub fn with_parallel(n: usize) -> LocalBackend {
+        LocalBackend {
             parallel: n.max(1),
-            ..LocalExecutor::default()
+            ..LocalBackend::default()
         }
     }
 }
 
-impl Executor for LocalExecutor {
+impl JobBackend for LocalBackend {
     fn name(&self) -> &'static str {
         "local"
     }
@@ -165,7 +165,7 @@ pub fn kill_engine_of(dir: &Path) -> bool {
 
 /// Submits one Slurm job per point through `sbatch`.
 #[derive(Debug, Clone, Default)]
-pub struct SlurmExecutor {
+pub struct SlurmBackend {
     /// Extra `sbatch` flags (`--partition` is in the job script).
     pub sbatch_args: Vec<String>,
 }
@@ -232,7 +232,7 @@ fn done_from(state: &str, exit: &str) -> Option<JobState> {
     }
 }
 
-impl Executor for SlurmExecutor {
+impl JobBackend for SlurmBackend {
     fn name(&self) -> &'static str {
         "slurm"
     }
