@@ -83,6 +83,7 @@ pub fn run(req: &CoverageRequest, cases: &[Case]) -> Result<CoverageReport> {
         simulate: true,
         sim_model: None,
         sim_speedup: None,
+        sim_slowdown: None,
         runner_nodes: req.runner_nodes.clone(),
         partition: None,
         time_limit_min: None,
