@@ -3,12 +3,14 @@
 //! scripts that run `servebench engine-shim TOOL ARGS…`). Everything else in the recipe — its
 //! `benchmark_lib.sh`, env checks, `set -euo pipefail`, result naming — runs for real.
 //!
-//! What each shim does ([`SHIMMED`], docs/run.md §Real recipes under `--simulate`):
+//! What each shim does ([`shimmed`], docs/run.md §Real recipes under `--simulate`):
 //! * `hf download`, `huggingface-cli download`: make the model (or dataset) directory, print it,
 //!   succeed. Other `hf` subcommands fail with one line.
-//! * `python3 -m sglang.launch_server`, `sglang serve`, `vllm serve`,
-//!   `python3 -m vllm.entrypoints.openai.api_server`, `trtllm-serve`: check argv against the
-//!   image's flag table (`servebench-engineflags`; a refused argv fails like the engine's
+//! * an engine launch (`servebench_engines::Engine::from_launch`: `python3 -m
+//!   sglang.launch_server`, `sglang serve`, `vllm serve`, `python3 -m
+//!   vllm.entrypoints.openai.api_server`, `trtllm-serve`, `python3 -m
+//!   atom.entrypoints.openai_server`, …): check argv against the
+//!   image's flag table (`servebench-engines`; a refused argv fails like the engine's
 //!   argparse, exit 2) and serve the embedded simulator with the recipe's host, port, model,
 //!   served model name, TP, context length and max running requests ([`EngineLaunch`]).
 //! * `mpirun [OPTIONS] CMD ARGS…` (how every InferenceX TensorRT-LLM recipe starts
@@ -31,16 +33,14 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RunnerError};
+use servebench_engines::{Engine, LaunchArgs};
 
-/// Commands shimmed on the recipe's `PATH`.
-pub const SHIMMED: &[&str] = &[
+/// Host tools shimmed on the recipe's `PATH` besides the engines' launch programs.
+const TOOLS: &[&str] = &[
     "hf",
     "huggingface-cli",
     "python3",
     "python",
-    "sglang",
-    "vllm",
-    "trtllm-serve",
     "mpirun",
     "nvidia-smi",
     "rocm-smi",
@@ -49,6 +49,14 @@ pub const SHIMMED: &[&str] = &[
     "lm_eval",
     "lm-eval",
 ];
+
+/// Commands shimmed on the recipe's `PATH`: the host tools and every engine launch program
+/// (`servebench_engines::Engine::launch_programs`).
+pub fn shimmed() -> Vec<&'static str> {
+    let mut v = TOOLS.to_vec();
+    v.extend(Engine::launch_programs());
+    v
+}
 
 /// Environment variable: the attempt directory the shims report into (`engine.json`,
 /// `client.json`) and read the measurement's outcome from (`measure-done.json`).
@@ -73,7 +81,7 @@ pub const SAY: &str = "servebench-shim:";
 pub fn install(dir: &Path, exe: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir).map_err(|e| RunnerError::io(dir, e))?;
-    for name in SHIMMED {
+    for name in shimmed() {
         let p = dir.join(name);
         let text = format!(
             "#!/bin/sh\n# servebench --simulate shim (docs/run.md)\nexec {} engine-shim {} \"$@\"\n",
@@ -87,35 +95,12 @@ pub fn install(dir: &Path, exe: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Which engine a launch is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    /// SGLang (`sglang.launch_server`, `sglang serve`).
-    Sglang,
-    /// vLLM (`vllm serve`, `vllm.entrypoints.openai.api_server`).
-    Vllm,
-    /// TensorRT-LLM (`trtllm-serve`).
-    Trtllm,
-}
-
-impl EngineKind {
-    /// `sglang`, `vllm`, `trtllm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sglang => "sglang",
-            EngineKind::Vllm => "vllm",
-            EngineKind::Trtllm => "trtllm",
-        }
-    }
-}
-
 /// An engine launch as the recipe wrote it: what the simulator honours. Written as
 /// `engine.json` in the attempt directory once the simulator listens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineLaunch {
-    /// The engine.
-    pub engine: EngineKind,
+    /// The engine (its profile name in `engine.json`).
+    pub engine: Engine,
     /// The engine's own argv (after `-m MODULE` / `serve`).
     pub argv: Vec<String>,
     /// `--host` (default 127.0.0.1 for SGLang, 0.0.0.0 for vLLM, as the engines do).
@@ -226,65 +211,22 @@ pub fn flag_value(args: &[String], names: &[&str]) -> Option<String> {
     out
 }
 
-fn num(args: &[String], names: &[&str]) -> Option<u32> {
-    flag_value(args, names).and_then(|v| v.trim().parse().ok())
-}
-
-/// Reads an engine launch from its argv (after the module / `serve`).
-pub fn engine_launch(engine: EngineKind, argv: &[String]) -> EngineLaunch {
-    let positional_model = || {
-        argv.first()
-            .filter(|a| !a.starts_with('-'))
-            .map(|s| s.to_string())
-    };
-    let model = match engine {
-        EngineKind::Sglang => flag_value(argv, &["--model-path", "--model"]),
-        EngineKind::Vllm => flag_value(argv, &["--model"]).or_else(positional_model),
-        EngineKind::Trtllm => positional_model().or_else(|| flag_value(argv, &["--model"])),
-    };
-    let (host_default, port_default) = match engine {
-        EngineKind::Sglang => ("127.0.0.1", 30000),
-        EngineKind::Vllm => ("0.0.0.0", 8000),
-        EngineKind::Trtllm => ("localhost", 8000),
-    };
+/// Reads an engine launch from its argv (after the module / `serve`): the engine's argument
+/// spellings and defaults are its profile's (`servebench_engines::LaunchArgs`).
+pub fn engine_launch(engine: Engine, argv: &[String]) -> EngineLaunch {
+    let l = LaunchArgs::parse(engine, argv);
     EngineLaunch {
         engine,
         argv: argv.to_vec(),
-        host: flag_value(argv, &["--host"]).unwrap_or_else(|| host_default.into()),
-        port: num(argv, &["--port"])
-            .map(|p| p as u16)
-            .unwrap_or(port_default),
-        served_model_name: flag_value(argv, &["--served-model-name"]),
-        model,
-        tp: num(
-            argv,
-            &[
-                "--tp",
-                "--tp-size",
-                "--tensor-parallel-size",
-                "-tp",
-                "--tp_size",
-            ],
-        )
-        .unwrap_or(1),
-        ep: num(
-            argv,
-            &["--ep", "--ep-size", "--expert-parallel-size", "--ep_size"],
-        )
-        .unwrap_or(1),
-        dp: num(argv, &["--dp", "--dp-size", "--data-parallel-size", "-dp"]).unwrap_or(1),
-        context_length: num(
-            argv,
-            &["--context-length", "--max-model-len", "--max_seq_len"],
-        ),
-        max_running_requests: num(
-            argv,
-            &[
-                "--max-running-requests",
-                "--max-num-seqs",
-                "--max_batch_size",
-            ],
-        ),
+        host: l.host,
+        port: l.port,
+        served_model_name: l.served_model_name,
+        model: l.model,
+        tp: l.tp,
+        ep: l.ep,
+        dp: l.dp,
+        context_length: l.context_length,
+        max_running_requests: l.max_running_requests,
         describe: None,
     }
 }
@@ -299,6 +241,9 @@ fn module_arg(args: &[String]) -> Option<(&str, &[String])> {
 
 /// Classifies a shim call: `tool` is the shimmed command's name, `args` its arguments.
 pub fn classify(tool: &str, args: &[String]) -> Invocation {
+    if let Some((engine, rest)) = Engine::from_launch(tool, args) {
+        return Invocation::Engine(engine_launch(engine, rest));
+    }
     let sub = args.first().map(String::as_str);
     match tool {
         "hf" | "huggingface-cli" => match sub {
@@ -328,20 +273,6 @@ pub fn classify(tool: &str, args: &[String]) -> Invocation {
             tool: tool.into(),
             args: args.to_vec(),
         },
-        "sglang" if sub == Some("serve") => {
-            Invocation::Engine(engine_launch(EngineKind::Sglang, &args[1..]))
-        }
-        "vllm" if sub == Some("serve") => {
-            Invocation::Engine(engine_launch(EngineKind::Vllm, &args[1..]))
-        }
-        "trtllm-serve" => {
-            let rest = if sub == Some("serve") {
-                &args[1..]
-            } else {
-                args
-            };
-            Invocation::Engine(engine_launch(EngineKind::Trtllm, rest))
-        }
         "aiperf" if sub == Some("profile") => Invocation::Client(ClientStep {
             kind: "aiperf".into(),
             result_dir: flag_value(args, &["--output-artifact-dir"]),
@@ -455,10 +386,6 @@ fn takes_value(flag: &str) -> bool {
 fn classify_python(tool: &str, args: &[String]) -> Invocation {
     if let Some((m, rest)) = module_arg(args) {
         return match m {
-            "sglang.launch_server" => Invocation::Engine(engine_launch(EngineKind::Sglang, rest)),
-            "vllm.entrypoints.openai.api_server" => {
-                Invocation::Engine(engine_launch(EngineKind::Vllm, rest))
-            }
             "lm_eval" => Invocation::Client(ClientStep {
                 kind: "lm_eval".into(),
                 result_dir: flag_value(rest, &["--output_path", "--output-path"]),
@@ -861,13 +788,13 @@ pub fn check_engine_flags(
     launch: &EngineLaunch,
     image: &str,
 ) -> std::result::Result<String, String> {
-    let engine = launch.engine.name();
-    if launch.engine == EngineKind::Trtllm {
+    let Some(engine) = launch.engine.profile().flag_tables else {
         return Ok(format!(
-            "{SAY} no trtllm flag table (image {image}): the engine flags are not checked"
+            "{SAY} no {} flag table (image {image}): the engine flags are not checked",
+            launch.engine.name()
         ));
-    }
-    match servebench_engineflags::table_for_image(engine, image) {
+    };
+    match servebench_engines::table_for_image(engine, image) {
         Ok(t) => match t.parse(&launch.argv) {
             Ok(_) => Ok(format!(
                 "{SAY} {} flags checked against the {} {} table ({})",
@@ -922,7 +849,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(e.engine, EngineKind::Sglang);
+        assert_eq!(e.engine, Engine::Sglang);
         assert_eq!((e.port, e.tp, e.ep, e.dp), (8123, 8, 2, 1));
         assert_eq!(e.model.as_deref(), Some("/m"));
         assert_eq!(e.served_model_name.as_deref(), Some("Q/M"));
@@ -934,7 +861,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(v.engine, EngineKind::Vllm);
+        assert_eq!(v.engine, Engine::Vllm);
         assert_eq!((v.port, v.tp), (9000, 4));
         assert_eq!(v.model.as_deref(), Some("org/m"));
         assert_eq!(v.context_length, Some(9472));
@@ -963,8 +890,8 @@ mod tests {
         let Invocation::Engine(e) = classify(&argv[0], &argv[1..]) else {
             panic!()
         };
-        assert_eq!((e.engine, e.port, e.tp), (EngineKind::Trtllm, 8888, 8));
-        assert!(SHIMMED.contains(&"mpirun"));
+        assert_eq!((e.engine, e.port, e.tp), (Engine::Trtllm, 8888, 8));
+        assert!(shimmed().contains(&"mpirun") && shimmed().contains(&"trtllm-serve"));
         assert!(matches!(
             classify("mpirun", &a("-n 2")),
             Invocation::Fail { status: 1, .. }
