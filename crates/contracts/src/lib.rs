@@ -10,7 +10,8 @@
 //! [`RequestRecord`] (one line of `records.jsonl`), the eval result row [`EvalRow`], an
 //! imported foreign row [`ForeignRow`] (InferenceX rows a baseline import stores), and the
 //! generated schemas of `records.jsonl`, `result.json` and `summary.json` ([`schema`]), and the
-//! `{:#}` cause-chain text the libraries' error types share ([`chain`]).
+//! `{:#}` cause-chain text the libraries' error types share ([`chain`]), and the secret
+//! redaction every recorded command line and URL goes through ([`redact`]).
 //!
 //! The sweep's own files are typed too: a point's raw result [`ResultDoc`] (`result.json`)
 //! and the sweep summary [`SummaryDoc`] (`summary.json`) are serde structs whose field order
@@ -29,6 +30,7 @@ pub mod foreign;
 pub mod identity;
 pub mod labels;
 pub mod record;
+pub mod redact;
 pub mod result;
 pub mod schema;
 pub mod stat;

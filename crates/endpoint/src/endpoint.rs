@@ -40,13 +40,31 @@ impl Endpoint {
     /// `https` URL.
     ///
     /// # Errors
-    /// [`EndpointError::Url`] naming the URL; [`EndpointError::CaCert`] naming the file.
+    /// [`EndpointError::Url`] naming the URL (also for a URL with user-info, which would be
+    /// recorded and never sent; its password is redacted in the message);
+    /// [`EndpointError::CaCert`] naming the file.
     pub fn new(
         url: &str,
         api_key: Option<String>,
         tls: &TlsConfig,
     ) -> Result<Endpoint, EndpointError> {
         let base = normalise_base_url(url.trim());
+        // User-info would be recorded with the URL (result.json, the store) and is never sent:
+        // the client authenticates with the API key only. Refuse it rather than leak it.
+        let authority = base
+            .split("://")
+            .nth(1)
+            .unwrap_or("")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        if authority.contains('@') {
+            return Err(EndpointError::Url(format!(
+                "--endpoint {}: a user name or password in the URL is not supported \
+                 (servebench authenticates with --api-key, sent as `Authorization: Bearer`); remove it",
+                servebench_contracts::redact::url(url)
+            )));
+        }
         let mut http = servebench_client::Endpoint::parse(&base)
             .map_err(|e| EndpointError::Url(e.to_string()))?;
         if http.host.is_empty() {
@@ -165,5 +183,22 @@ mod tests {
             assert!(e.contains(want), "{url}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn user_info_in_the_url_is_refused_without_echoing_the_password() {
+        let t = TlsConfig::default();
+        let e = Endpoint::new("https://bench:hunter2@api.example.com/v1", None, &t)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("user name or password in the URL is not supported"),
+            "{e}"
+        );
+        assert!(e.contains("https://bench:***@api.example.com/v1"), "{e}");
+        assert!(!e.contains("hunter2"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        // An '@' later in the path is not user-info.
+        assert!(Endpoint::new("http://h:8/proxy@x", None, &t).is_ok());
     }
 }

@@ -200,7 +200,10 @@ pub fn run_meta(
     for (k, v) in w2 {
         put(k, v);
     }
-    put("endpoint_url", json!(target.endpoint.base_url));
+    put(
+        "endpoint_url",
+        json!(servebench_contracts::redact::url(&target.endpoint.base_url)),
+    );
     put("simulator", target.simulator_json());
     put(
         "eval",
@@ -210,7 +213,7 @@ pub fn run_meta(
     );
     put(
         "command",
-        json!(std::env::args().collect::<Vec<_>>().join(" ")),
+        json!(servebench_contracts::redact::command_line(std::env::args())),
     );
     m.meta = Value::Object(meta);
     m

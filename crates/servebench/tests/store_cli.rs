@@ -267,3 +267,60 @@ fn dashboard_history_imports_one_run_per_ci_run() {
         "{out}"
     );
 }
+
+/// A shared store holds no secrets: a sweep given `--api-key` records its command line with the
+/// key replaced, and neither the SQLite file nor any file of the run holds the key's bytes.
+#[test]
+fn api_key_is_redacted_in_the_store_and_run_files() {
+    const KEY: &str = "sk-servebench-test-0123456789abcdef";
+    let dir = tempfile::tempdir().unwrap();
+    let o = output_in(
+        dir.path(),
+        &[
+            "sweep",
+            "--isl",
+            "64",
+            "--osl",
+            "8",
+            "--conc",
+            "1",
+            "--num-prompts",
+            "2",
+            "--warmups",
+            "0",
+            "--api-key",
+            KEY,
+            "--db",
+            "s.db",
+            "--out",
+            "out",
+        ],
+    );
+    let (out, err) = (common::stdout(&o), common::stderr(&o));
+    assert!(o.status.success(), "{out}{err}");
+    let o = output_in(dir.path(), &["runs", "--db", "s.db", "--json"]);
+    let runs: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    let command = runs[0]["meta"]["meta"]["command"].as_str().unwrap();
+    assert!(command.contains("--api-key ***"), "{command}");
+    let mut files = vec![dir.path().join("s.db")];
+    let mut stack = vec![dir.path().join("out")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 3, "the run wrote its files: {files:?}");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "{} holds the API key",
+            f.display()
+        );
+    }
+}

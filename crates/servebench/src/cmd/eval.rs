@@ -106,7 +106,7 @@ fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
             "gpu": args.sim_gpu, "model": args.sim_model, "answers": args.sim_answers,
             "speedup": args.sim_speedup, "zero_delay": args.sim_zero_delay,
         })),
-        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "command": servebench_contracts::redact::command_line(std::env::args()),
     });
     m
 }
