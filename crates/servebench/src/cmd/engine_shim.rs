@@ -142,7 +142,7 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         cfg.max_num_seqs = n;
     }
     // the simulator stands in for this engine: its /metrics names are the engine's own
-    if l.engine == servebench_engines::Engine::Sglang {
+    if l.engine == servebench_client::Engine::Sglang {
         cfg.metrics_dialect = servebench_sim::MetricsDialect::Sglang;
     }
     if let Some(c) = l.context_length {
