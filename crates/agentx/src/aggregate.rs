@@ -1201,12 +1201,14 @@ mod tests {
         // The real InferenceX CI aggregates of ../shared/data/real-results/raw/S7-* (runs
         // 29003473063, 29337493492): every key they carry is in servebench's agentx.json, typed
         // (null where servebench has no value). Error categories are the run's own names.
-        let dir = concat!(
+        let Some(dir) = servebench_testkit::shared_path(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/real-results/raw/S7-ix-kimik2.7-mi355x-agentic"
-        );
+            "data/real-results/raw/S7-ix-kimik2.7-mi355x-agentic",
+        ) else {
+            return;
+        };
         let mut files = Vec::new();
-        let mut stack = vec![std::path::PathBuf::from(dir)];
+        let mut stack = vec![dir.clone()];
         while let Some(d) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else {
                 continue;
@@ -1220,11 +1222,7 @@ mod tests {
                 }
             }
         }
-        if files.is_empty() {
-            eprintln!("skipped: {dir} not present");
-            return;
-        }
-        assert_eq!(files.len(), 10);
+        assert_eq!(files.len(), 10, "{}", dir.display());
         // an aggregate with what a vLLM scrape gives: by-source counters and one source
         let rs: Vec<AgentxRecord> = (0..3)
             .map(|i| rec(i, RecordPhase::Profiling, None))

@@ -623,14 +623,11 @@ mod tests {
 
     #[test]
     fn shared_corpus_loads() {
-        let shared = std::env::var("SERVEBENCH_SHARED")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-        let dir = shared.join("data/agentx-traces");
-        if !dir.exists() {
-            eprintln!("skip: {} missing", dir.display());
+        let Some(dir) =
+            servebench_testkit::shared_path(env!("CARGO_MANIFEST_DIR"), "data/agentx-traces")
+        else {
             return;
-        }
+        };
         let all = TraceSource::open(&dir).unwrap().load_all().unwrap();
         assert_eq!(all.len(), 20);
         let t = all.iter().find(|t| t.id == "trace_0282").unwrap();

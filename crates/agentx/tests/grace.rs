@@ -163,8 +163,18 @@ fn ctrl_c_ends_the_replay_without_waiting_for_think_times_or_the_window() {
             out_dir: dir.path().join("out"),
         };
         let u = user.clone();
+        // Ctrl-C once turn 0 is answered: its record is in agentx_records.jsonl (flushed per
+        // record), the lane now waits out the 120 s think time before turn 1
+        let records = cfg.out_dir.join("agentx_records.jsonl");
         let stopper = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while std::fs::read_to_string(&records).map_or(0, |s| s.lines().count()) < 1 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "turn 0 never answered"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             u.cancel();
             std::time::Instant::now()
         });

@@ -91,6 +91,27 @@ struct Mock {
     dump: PathBuf,
 }
 
+impl Mock {
+    /// Stops the server gracefully (SIGTERM) and waits for it to exit (90 s at most: aiohttp's
+    /// shutdown gives handlers 60 s): every request it served is then in its log.
+    fn stop(&mut self) {
+        let st = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success(), "kill -TERM mock server");
+        let t0 = std::time::Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(90),
+                "mock server on port {} did not exit after SIGTERM",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for Mock {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -456,40 +477,45 @@ fn fast_decode_builds_the_plans_of_the_library_decode() {
 #[test]
 fn agentx_replay_matches_the_reference_harness() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    parity_in_one_of_three(&TRACES, "::sa:");
+    parity_with_timing_reruns(&TRACES, "::sa:");
 }
 
 #[test]
 fn split_off_agents_replay_like_the_harness() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    parity_in_one_of_three(&SPLIT_TRACES, "::fa:");
+    parity_with_timing_reruns(&SPLIT_TRACES, "::fa:");
 }
 
-/// [`parity`] must hold in one of three runs. Both clients and the harness's worker processes
-/// share a 2-core CI machine during a run, and a starved timer then fires 100+ ms late on
-/// either side (seen in the full suite: servebench +120 ms once, the harness +89 and +177 ms in
-/// one run); the structural checks are deterministic and fail the same way every time.
-fn parity_in_one_of_three(names: &[&str], child: &str) {
-    let mut last = String::new();
+/// Runs [`parity`]: every deterministic check (the dependency graph, the warmup primer set,
+/// per request the roles, tokens, `max_completion_tokens` and marker, joins after their
+/// children, the aggregate against the harness's own statistics) is asserted in the first run
+/// and fails it at once — never retried. Only the timing checks (which turns fall in the 30 s
+/// window, the children reached in it, spawn order and idle gaps within 50 ms) may be measured
+/// again, up to three runs: both clients and the harness's worker processes share a 2-core CI
+/// machine, and a starved timer then fires 100+ ms late on either side (seen in the full suite:
+/// servebench +120 ms once, the harness +89 and +177 ms in one run).
+fn parity_with_timing_reruns(names: &[&str], child: &str) {
+    let mut last = Vec::new();
     for attempt in 1..=3 {
-        match std::panic::catch_unwind(|| parity(names, child)) {
+        match parity(names, child) {
             Ok(()) => return,
-            Err(e) => {
-                last = e
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                eprintln!("attempt {attempt} failed: {last}");
+            Err(off) => {
+                eprintln!("run {attempt}: timing off:\n  {}", off.join("\n  "));
+                last = off;
             }
         }
     }
-    panic!("AgentX parity failed in 3 runs; the last: {last}");
+    panic!(
+        "AgentX timing parity failed in 3 runs; the last:\n  {}",
+        last.join("\n  ")
+    );
 }
 
 /// Both clients on the trace `names`; `child` = a child conversation kind both runs must reach.
-fn parity(names: &[&str], child: &str) {
-    let Some(e) = env() else { return };
+/// Deterministic checks assert (panic); the timing checks' misses are returned.
+fn parity(names: &[&str], child: &str) -> Result<(), Vec<String>> {
+    let Some(e) = env() else { return Ok(()) };
+    let mut timing: Vec<String> = Vec::new();
     let dir = tempfile::tempdir().unwrap();
     eprintln!("work dir {}", dir.path().display());
     let traces = dir.path().join("traces");
@@ -502,8 +528,8 @@ fn parity(names: &[&str], child: &str) {
         )
         .unwrap();
     }
-    let mock_h = start_mock(&e, dir.path(), "harness");
-    let mock_s = start_mock(&e, dir.path(), "servebench");
+    let mut mock_h = start_mock(&e, dir.path(), "harness");
+    let mut mock_s = start_mock(&e, dir.path(), "servebench");
 
     // the reference run, in the background
     let out_h = dir.path().join("out_harness");
@@ -576,11 +602,14 @@ fn parity(names: &[&str], child: &str) {
         "run_oracle.sh failed: see {}",
         out_h.display()
     );
-    std::thread::sleep(Duration::from_millis(300));
     same_dependencies_as_the_harness(dir.path(), &plans);
 
     // ---- join wire logs to (conversation, turn, phase)
     let export = read_jsonl(&out_h.join("profile_export.jsonl"));
+    // each mock logs a request when its handler ends: both stopped (SIGTERM, aiohttp's graceful
+    // exit ends every handler) and exited, their logs are complete — an event, not a pause
+    mock_h.stop();
+    mock_s.stop();
     let by_rid: HashMap<String, (String, u64, String)> = export
         .iter()
         .map(|r| {
@@ -654,10 +683,12 @@ fn parity(names: &[&str], child: &str) {
         only(&mh, &ms),
         only(&ms, &mh)
     );
-    assert!(
-        prof_common * 10 >= prof_h * 7,
-        "too few common profiling turns: {prof_common} of the harness's {prof_h}"
-    );
+    // timing: which turns fall into each client's 30 s window
+    if prof_common * 10 < prof_h * 7 {
+        timing.push(format!(
+            "too few common profiling turns: {prof_common} of the harness's {prof_h}"
+        ));
+    }
     if let Ok(keep) = std::env::var("SERVEBENCH_AGENTX_KEEP") {
         let _ = Command::new("cp")
             .arg("-r")
@@ -712,11 +743,17 @@ fn parity(names: &[&str], child: &str) {
             .collect()
     };
     let (kh, ks) = (kids(&mh), kids(&ms));
-    assert!(
-        kh.iter().any(|k| k.contains(child)),
-        "the harness run reached no {child} child conversation: {kh:?}"
-    );
-    assert_eq!(kh, ks, "spawned subagent conversations");
+    // timing: which children are reached within the window
+    if !kh.iter().any(|k| k.contains(child)) {
+        timing.push(format!(
+            "the harness run reached no {child} child conversation: {kh:?}"
+        ));
+    }
+    if kh != ks {
+        timing.push(format!(
+            "spawned subagent conversations: harness {kh:?}, servebench {ks:?}"
+        ));
+    }
     eprintln!("child conversations reached: {kh:?}");
     for p in &plans {
         for b in &p.branches {
@@ -757,8 +794,8 @@ fn parity(names: &[&str], child: &str) {
                 (first(&wh, a), first(&wh, b), first(&ws, a), first(&ws, b))
             {
                 let dh = ha as f64 - hb as f64;
-                if dh.abs() > 50e6 {
-                    assert_eq!(dh > 0.0, sa > sb, "spawn order of {a} and {b}");
+                if dh.abs() > 50e6 && (dh > 0.0) != (sa > sb) {
+                    timing.push(format!("spawn order of {a} and {b}"));
                 }
             }
         }
@@ -895,11 +932,11 @@ fn parity(names: &[&str], child: &str) {
                  {h_tree:.1}), servebench {s_own:.1} ms (tree {s_tree:.1})"
             );
         } else {
-            panic!(
+            timing.push(format!(
                 "{k:?}: idle gap {s_own:.1} ms (tree {s_tree:.1}, corrected {s_shift:?}) vs the \
                  harness's {h_own:.1} ms (tree {h_tree:.1}, corrected {h_shift:?}); recorded \
                  {d:.1} ms"
-            );
+            ));
         }
     }
     eprintln!(
@@ -907,12 +944,15 @@ fn parity(names: &[&str], child: &str) {
          previous turn's run time), worst difference {worst_gap:.1} ms, harness late \
          {harness_late}, both off schedule {both_off}"
     );
-    assert!(n_gaps >= 5, "too few common idle gaps ({n_gaps})");
+    if n_gaps < 5 {
+        timing.push(format!("too few common idle gaps ({n_gaps})"));
+    }
     // at least three quarters of the common gaps agree within 50 ms on one anchor
-    assert!(
-        (harness_late + both_off) * 4 <= n_gaps,
-        "{harness_late} of {n_gaps} gaps late in the harness, {both_off} off schedule in both"
-    );
+    if (harness_late + both_off) * 4 > n_gaps {
+        timing.push(format!(
+            "{harness_late} of {n_gaps} gaps late in the harness, {both_off} off schedule in both"
+        ));
+    }
 
     // ---- aggregate from the harness's records vs the harness's own statistics
     let recs: Vec<AgentxRecord> = std::fs::read_to_string(out_h.join("profile_export.jsonl"))
@@ -1029,4 +1069,9 @@ fn parity(names: &[&str], child: &str) {
         "prefix sharing across turns shows in the theoretical hits"
     );
     let _ = Arc::new(());
+    if timing.is_empty() {
+        Ok(())
+    } else {
+        Err(timing)
+    }
 }

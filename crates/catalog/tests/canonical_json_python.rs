@@ -10,16 +10,6 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use servebench_catalog::pyjson::{dumps_canonical, dumps_py, py_float_repr};
 
-fn python() -> Option<String> {
-    let ok = Command::new("python3")
-        .arg("-c")
-        .arg("pass")
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    ok.then(|| "python3".to_string())
-}
-
 /// Sends one JSON document per line to python, which prints json.dumps canonical and default forms.
 fn python_dumps(docs: &[String]) -> Vec<(String, String)> {
     let script = r#"
@@ -110,8 +100,7 @@ fn awkward_floats() -> Vec<f64> {
 
 #[test]
 fn floats_and_strings_match_python_json_dumps() {
-    if python().is_none() {
-        println!("skipped: python3 is not installed");
+    if servebench_testkit::python3().is_none() {
         return;
     }
     let floats = awkward_floats();

@@ -556,6 +556,7 @@ async fn timeout_connect_failure_and_cancel() {
     let h = cancel.clone();
     let c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
     let specs: Vec<RequestSpec> = (0..10).map(|i| spec(i, 1)).collect();
+    let before = srv.captured().len();
     let task = tokio::spawn(run_phase(
         c,
         Phase::Measured,
@@ -564,7 +565,15 @@ async fn timeout_connect_failure_and_cancel() {
         Arc::new(|_: &RequestRecord| {}),
         cancel,
     ));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Ctrl-C once both lanes' requests reached the server (each then waits 5 s for its [DONE])
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while srv.captured().len() < before + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "requests never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
     h.cancel();
     let res = tokio::time::timeout(Duration::from_secs(3), task)
         .await

@@ -417,19 +417,19 @@ fn measured_power_invalid_single_node() {
 }
 
 /// `json.dumps(x, indent=2)` by the real `python3` on this machine (stdin → stdout; the stdin
-/// writer runs on its own thread so a full pipe cannot deadlock). `None` when python3 is absent.
+/// writer runs on its own thread so a full pipe cannot deadlock). `None` when python3 is absent
+/// (said as skipped, or a failure under `SERVEBENCH_REQUIRE_SERVICES=1`).
 fn python_dumps_indent2(program: &str, input: &str) -> Option<String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
-    let mut child = match Command::new("python3")
+    // absent: skipped, or a failure under SERVEBENCH_REQUIRE_SERVICES=1
+    let python = servebench_testkit::python3()?;
+    let mut child = Command::new(python)
         .args(["-c", program])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-    {
-        Ok(c) => c,
-        Err(_) => return None,
-    };
+        .expect("python3 runs");
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_string();
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
@@ -500,7 +500,6 @@ fn float_repr_and_layout_match_real_python() {
         xs=[struct.unpack('<d',struct.pack('<Q',int(b)))[0] for b in sys.stdin.read().split()]\n\
         sys.stdout.write(json.dumps({'xs': xs, 'nested': [[], {}, [xs[:2]]]}, indent=2))";
     let Some(want) = python_dumps_indent2(program, &bits.join(" ")) else {
-        println!("skipped: python3 is not installed");
         return;
     };
     let ours = dumps_indent2(&json!({"xs": xs, "nested": [[], {}, [xs[..2].to_vec()]]}));
@@ -536,7 +535,6 @@ fn string_escapes_match_real_python() {
     let program =
         "import json,sys\nsys.stdout.write(json.dumps(json.loads(sys.stdin.read()), indent=2))";
     let Some(want) = python_dumps_indent2(program, &input) else {
-        println!("skipped: python3 is not installed");
         return;
     };
     assert_eq!(dumps_indent2(&value), want);

@@ -20,12 +20,13 @@ use servebench_agentx::synth::{FastTokenizer, TokenCodec, WordCodec};
 use servebench_agentx::ReplayConfig;
 use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, JsonlWriter};
 use servebench_contracts::{AgentxResultDoc, AgentxServebench};
-use servebench_metrics::{agg_row, compute, AggExtra, ItlMode, PointOptions, ResultFile};
+use servebench_metrics::{ItlMode, PointOptions, ResultFile};
 use servebench_workload::LocalTokenizer;
 
+use crate::console::Console;
 use crate::error::{flag, io, IoOp, PipelineError, Result};
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
-use crate::observe::Console;
+use crate::measure::{point_row, statistics};
 use crate::plan::{AgentxPlan, SweepPlan};
 use crate::target::Target;
 
@@ -181,7 +182,8 @@ impl Executor for AgentxExecutor {
             source,
         })?;
         write_client_records(&point.dir.join("records.jsonl"), &res.raw)?;
-        let mut m = compute(
+        let mut m = statistics(
+            ctx,
             &res.raw,
             &PointOptions {
                 compat: Compat::Servebench,
@@ -192,7 +194,6 @@ impl Executor for AgentxExecutor {
                 prompt_count: servebench_metrics::PromptCount::Server,
             },
         );
-        m.rescale_time(ctx.target.sim_speedup);
         let ov = res.overflow;
         if res.context_overflows > 0 {
             // said under the table, not only in agentx.json: the rejections are the server's
@@ -243,16 +244,7 @@ impl Executor for AgentxExecutor {
             ),
             None => {}
         }
-        let extra = AggExtra {
-            benchmark_type: "agentic_traces".into(),
-            api: "chat".into(),
-            engine: ctx.plan.engine.name().into(),
-            endpoint: ctx.target.endpoint.base_url.clone(),
-            records_file: "records.jsonl".into(),
-        };
-        let mut agg = agg_row(id, Some(point.conc), &m, &extra);
-        agg.isl = None;
-        agg.osl = None;
+        let mut agg = point_row(ctx, point, &m, "agentic_traces", Api::Chat, false);
         let ax = to_rounded_value(&res.aggregate);
         agg.extra
             .insert("scenario_type".into(), json!("agentic-coding"));

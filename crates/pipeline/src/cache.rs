@@ -29,8 +29,6 @@ use servebench_client::http::{simple_request, Method};
 use servebench_client::Endpoint;
 use servebench_engines::{prom, Engine, FlushRoute, MetricFamilies, PrefixCacheFormula};
 
-use crate::executor::PointOutput;
-
 /// `--flush-cache`: what to do with the server's prefix cache before each point.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlushCache {
@@ -323,7 +321,7 @@ impl CacheControl {
         label: &str,
         seed: u32,
         prompts: &[u64],
-        console: &dyn crate::observe::Console,
+        console: &dyn crate::console::Console,
     ) -> Option<Before> {
         let repeated = prompts.iter().filter(|p| self.seen.contains(p)).count();
         if self.mode.is_none() {
@@ -361,7 +359,7 @@ impl CacheControl {
         ep: &Endpoint,
         label: &str,
         before: Option<Before>,
-        console: &dyn crate::observe::Console,
+        console: &dyn crate::console::Console,
     ) -> Option<Value> {
         let b = before?;
         let after = scrape(ep).await;
@@ -443,48 +441,12 @@ async fn flush_llama_slots(ep: &Endpoint) -> (bool, String) {
     )
 }
 
-fn fmt_rate(r: Option<f64>) -> String {
+/// A hit rate as a percentage with one decimal, `n/a` when there is none.
+pub fn fmt_rate(r: Option<f64>) -> String {
     match r {
         Some(r) => format!("{:.1} %", r * 100.0),
         None => "n/a".into(),
     }
-}
-
-/// The prefix-cache table printed under the sweep's own, after an empty line (only points with
-/// a `prefix_cache` block, i.e. with `--flush-cache`; `None` when there is none).
-pub fn render_table(points: &[PointOutput]) -> Option<String> {
-    use std::fmt::Write as _;
-    let rows: Vec<(&PointOutput, &Value)> = points
-        .iter()
-        .filter_map(|p| {
-            p.result
-                .single()
-                .and_then(|r| r.servebench.prefix_cache.as_ref())
-                .filter(|v| v.is_object())
-                .map(|v| (p, v))
-        })
-        .collect();
-    if rows.is_empty() {
-        return None;
-    }
-    let mut out = String::from("\n");
-    out.push_str("| Point | Flushed | Repeated prompts | Server prefix-cache hit rate | Hit / query tokens |\n");
-    out.push_str("|---|---|---|---|---|\n");
-    for (p, v) in rows {
-        let tok = match (v["hit_tokens"].as_f64(), v["query_tokens"].as_f64()) {
-            (Some(h), Some(q)) => format!("{h:.0} / {q:.0}"),
-            _ => "n/a".into(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {tok} |",
-            p.spec.label(),
-            if v["flushed"] == true { "yes" } else { "no" },
-            v["repeated_prompts"],
-            fmt_rate(v["hit_rate"].as_f64()),
-        );
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub fn sweep_eval_options(
     out_dir: &Path,
     tty: bool,
     cancel: &servebench_endpoint::CancelToken,
-    console: &dyn crate::observe::Console,
+    console: &dyn crate::console::Console,
 ) -> servebench_eval::EvalOptions {
     let e = &c.eval_plan;
     let opts = servebench_eval::EvalOptions {

@@ -30,7 +30,7 @@ pub struct SweepCtx<'a> {
     /// Progress bars on stderr (a terminal); else plain progress lines.
     pub tty: bool,
     /// Where lines for the user go (the session's reporter).
-    pub console: &'a std::sync::Arc<dyn crate::observe::Console>,
+    pub console: &'a std::sync::Arc<dyn crate::console::Console>,
 }
 
 /// One scheduled point: a concurrency and which of its repeats.

@@ -1,29 +1,24 @@
-//! [`FixedSequence`]: the fixed-sequence random workload (InferenceX `random` dataset) as an
-//! [`Executor`]. Per point: the dataset (built once per concurrency), warmup (2 × conc copies of
-//! prompt 0, discarded), the measured phase, the metrics, the raw result and the agg row.
+//! [`FixedSequence`]: the fixed-sequence random workload (InferenceX `random` dataset) as a
+//! [`RequestWorkload`]: the dataset (built once per concurrency), the warmup (2 × conc copies
+//! of prompt 0, discarded) and the measured requests of a point, and what the point is; the
+//! session's [`crate::measure::Measured`] skeleton measures it.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use servebench_client::{
-    run_phase, Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Load, Phase,
-    RecordWriterThread, RequestRecord,
-};
-use servebench_metrics::{
-    agg_row, compute, result_doc, AggExtra, ItlMode, PointOptions, PromptCheck, ResultFile,
-    ResultSetup, RunInfo, ValidityOptions,
-};
+use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Load};
+use servebench_metrics::{ItlMode, PromptCheck, PromptCount, ValidityOptions};
 use servebench_workload::{
     build_calibrated, build_with_tokenizer, ChatTemplate, Dataset, DatasetSource, LocalTokenizer,
     RandomDatasetConfig,
 };
 
+use crate::console::Console;
 use crate::error::{Context, PipelineError, Result};
-use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
-use crate::observe::Console;
+use crate::executor::{PointSpec, SweepCtx};
+use crate::measure::{PointMeta, PointRequests, RequestWorkload, Warmup};
 use crate::plan::SweepPlan;
-use crate::progress::{PointProgress, ProgressCounter};
 use crate::target::Target;
 
 /// The fixed-sequence workload against one target: the client context (body shape after the
@@ -34,8 +29,6 @@ pub struct FixedSequence {
     template: Option<Arc<ChatTemplate>>,
     /// What the requests promise (fixed output length, prompt lengths): the validity rules.
     validity: ValidityOptions,
-    /// `--flush-cache` and the prompts sent so far (warm-cache warnings).
-    cache: crate::cache::CacheControl,
 }
 
 impl FixedSequence {
@@ -104,13 +97,16 @@ impl FixedSequence {
             tokenizer,
             template,
             validity,
-            cache: crate::cache::CacheControl::new(plan.flush_cache.clone(), plan.engine),
         })
     }
 }
 
-impl Executor for FixedSequence {
-    type Workload = Dataset;
+impl RequestWorkload for FixedSequence {
+    type Prepared = Dataset;
+
+    fn client(&self) -> &ClientCtx {
+        &self.base_ctx
+    }
 
     async fn prepare(&mut self, ctx: &SweepCtx<'_>, conc: u64) -> Result<Dataset> {
         let p = fixed_plan(ctx.plan);
@@ -150,168 +146,65 @@ impl Executor for FixedSequence {
         ))
     }
 
-    async fn run_point(
-        &mut self,
-        ctx: &SweepCtx<'_>,
-        dataset: &Dataset,
-        point: &PointSpec,
-    ) -> Result<PointOutput> {
-        let c = ctx.plan;
-        let f = fixed_plan(c);
-        let (conc, label) = (point.conc, point.label());
-        let (compat, api, itl_mode) = (c.compat, c.api, c.itl_mode);
-        let num_prompts = f.prompts_at(conc);
-        let num_warmups = f.warmups_at(conc);
-        let base_ctx = &self.base_ctx;
-        let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))
-            .map_err(PipelineError::Client)?;
-        let load = match f.request_rate {
-            // against the simulator the rate is in modelled time: wall rate = rate × speedup
-            Some(rate) => Load::Open {
-                rate: rate * ctx.target.sim_speedup,
-                burstiness: f.burstiness(),
-                max_concurrency: Some(conc as usize),
-                seed: u64::from(f.seed),
-            },
-            None => Load::Closed {
-                concurrency: conc as usize,
-            },
-        };
-        // the warmup's records, kept for the point's in-memory records (as in records.jsonl)
-        let mut warmup_records = Vec::new();
-        if num_warmups > 0 {
-            let bar = PointProgress::requests(ctx, num_warmups as u64, &format!("{label} warmup"));
-            let r = run_phase(
-                base_ctx.clone(),
-                Phase::Warmup,
-                Box::new(DatasetSource::new(dataset.warmup_requests(num_warmups))),
-                Load::Closed {
+    /// Warmup: 2 × conc copies of prompt 0 (InferenceX's); measured: the dataset, closed loop
+    /// at `conc`, or open loop at `--request-rate` (× the simulator's speedup: the rate is in
+    /// modelled time) with at most `conc` in flight.
+    fn requests(&self, ctx: &SweepCtx<'_>, dataset: &Dataset, point: &PointSpec) -> PointRequests {
+        let f = fixed_plan(ctx.plan);
+        let conc = point.conc;
+        let warmups = f.warmups_at(conc);
+        PointRequests {
+            warmup: Some(Warmup {
+                source: Box::new(DatasetSource::new(dataset.warmup_requests(warmups))),
+                requests: warmups as u64,
+            }),
+            measured: Box::new(DatasetSource::new(dataset.requests())),
+            requests: f.prompts_at(conc) as u64,
+            load: match f.request_rate {
+                Some(rate) => Load::Open {
+                    rate: rate * ctx.target.sim_speedup,
+                    burstiness: f.burstiness(),
+                    max_concurrency: Some(conc as usize),
+                    seed: u64::from(f.seed),
+                },
+                None => Load::Closed {
                     concurrency: conc as usize,
                 },
-                sink(writer.sender(), bar.counter()),
-                ctx.cancel.clone(),
-            )
-            .await;
-            bar.finish();
-            let failed = r.records.iter().filter(|r| !r.success).count();
-            if failed > 0 && !ctx.tty {
-                ctx.console.warn(&format!(
-                    "{label}: warmup: {failed} of {} requests failed",
-                    r.records.len()
-                ));
-            }
-            warmup_records = r.records;
-        }
-        if ctx.cancel.is_cancelled() {
-            writer.finish().map_err(PipelineError::Client)?;
-            return Err(PipelineError::Interrupted);
-        }
-        // after the warmup (it repeats prompt 0), right before the measured phase
-        let prompts: Vec<u64> = dataset
-            .entries
-            .iter()
-            .map(|e| crate::cache::fingerprint(&e.text))
-            .collect();
-        let cache_before = self
-            .cache
-            .before_measured(
-                &ctx.target.endpoint,
-                &label,
-                f.seed,
-                &prompts,
-                &**ctx.console,
-            )
-            .await;
-        let bar = PointProgress::requests(ctx, num_prompts as u64, &label);
-        let wall_start = chrono::Utc::now();
-        let res = run_phase(
-            base_ctx.clone(),
-            Phase::Measured,
-            Box::new(DatasetSource::new(dataset.requests())),
-            load,
-            sink(writer.sender(), bar.counter()),
-            ctx.cancel.clone(),
-        )
-        .await;
-        bar.finish();
-        let wall_end = chrono::Utc::now();
-        writer.finish().map_err(PipelineError::Client)?;
-        let prefix_cache = self
-            .cache
-            .after_measured(&ctx.target.endpoint, &label, cache_before, &**ctx.console)
-            .await;
-        self.cache.sent(&prompts);
-        let mut m = compute(
-            &res.records,
-            &PointOptions {
-                compat,
-                itl_mode,
-                phase_window_ns: (res.start_ns, res.end_ns),
-                max_failed_fraction: 0.05,
-                cancelled: res.cancelled,
-                prompt_count: servebench_metrics::PromptCount::Client,
             },
-        );
-        let validity = servebench_metrics::validity::check(&res.records, &self.validity);
-        m.apply_validity(&validity, &self.validity);
-        let target = ctx.target;
-        m.rescale_time(target.sim_speedup);
-        let extra = AggExtra {
-            benchmark_type: "single_turn".into(),
-            api: api.as_str().into(),
-            engine: c.engine.name().into(),
-            endpoint: target.endpoint.base_url.clone(),
-            records_file: "records.jsonl".into(),
-        };
-        let agg = agg_row(ctx.identity, Some(conc), &m, &extra);
-        let info = RunInfo {
-            date: wall_start.format("%Y%m%d-%H%M%S").to_string(),
-            backend: match api {
+            cache_seed: f.seed,
+            cache_prompts: dataset
+                .entries
+                .iter()
+                .map(|e| crate::cache::fingerprint(&e.text))
+                .collect(),
+        }
+    }
+
+    fn meta(&self, ctx: &SweepCtx<'_>, dataset: &Dataset, point: &PointSpec) -> PointMeta {
+        let (c, f) = (ctx.plan, fixed_plan(ctx.plan));
+        PointMeta {
+            benchmark_type: "single_turn",
+            api: c.api,
+            prompt_count: PromptCount::Client,
+            lengths_in_row: true,
+            backend: match c.api {
                 Api::Chat => "openai-chat".into(),
                 Api::Completions => c.engine.profile().completions_backend.into(),
             },
-            model_id: ctx.model.to_string(),
             tokenizer_id: match &dataset.token_source {
                 servebench_workload::TokenCountSource::LocalTokenizer(p) => p.clone(),
                 servebench_workload::TokenCountSource::Server(d) => format!("server: {d}"),
             },
-            num_prompts: num_prompts as u64,
+            num_prompts: f.prompts_at(point.conc) as u64,
             request_rate: f.request_rate,
             burstiness: f.burstiness(),
-            max_concurrency: Some(conc),
-            benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
-            benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
-        };
-        let setup = ResultSetup {
-            api: api.as_str().into(),
-            engine: c.engine.name().into(),
-            endpoint: target.endpoint.base_url.clone(),
-            request_fields: base_ctx
-                .builder
-                .sent_optional()
-                .into_iter()
-                .map(String::from)
-                .collect(),
-            new_connection_per_request: base_ctx.new_connection_per_request,
-            num_warmups: num_warmups as u64,
+            num_warmups: f.warmups_at(point.conc) as u64,
             dataset: dataset.describe(),
-            validity_not_checked: validity.unchecked.clone(),
-            simulator: target.simulator_info(),
-            time_scale: target.sim_speedup,
-            records_file: "records.jsonl".into(),
-            repeat: point.repeat,
-            repeats: point.repeats,
-            prefix_cache,
-        };
-        let result = ResultFile::Single(Box::new(result_doc(&info, &m, setup)));
-        Ok(PointOutput {
-            spec: point.clone(),
-            metrics: m,
-            agg,
-            result,
-            wall_s: (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
-            records: warmup_records.into_iter().chain(res.records).collect(),
-        })
+        }
+    }
+
+    fn validity(&self) -> Option<&ValidityOptions> {
+        Some(&self.validity)
     }
 }
 
@@ -387,18 +280,6 @@ async fn build_dataset(
     .await
     .context("dataset builder panicked")?
     .map_err(PipelineError::Workload)
-}
-
-fn sink(
-    tx: std::sync::mpsc::Sender<RequestRecord>,
-    bar: ProgressCounter,
-) -> servebench_client::RecordSink {
-    // records go to the writer thread; nothing here blocks the async workers
-    let tx = std::sync::Mutex::new(tx);
-    Arc::new(move |r: &RequestRecord| {
-        let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(r.clone());
-        bar.inc();
-    })
 }
 
 /// The fixed-sequence flags of a plan this executor runs (built only for

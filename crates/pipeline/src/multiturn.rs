@@ -1,4 +1,4 @@
-//! [`MultiturnExecutor`]: multi-turn chat replay (`--scenario multiturn`), the conversation
+//! [`MultiturnReplay`]: multi-turn chat replay (`--scenario multiturn`), the conversation
 //! replay InferenceX runs in `experimental/multiturn` (vLLM's
 //! `benchmarks/multi_turn/benchmark_serving_multi_turn.py`; its S8b results).
 //!
@@ -22,111 +22,23 @@
 //! `gpu_hit_rate`) is said under the table.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use servebench_client::{
-    run_phase, Api, BodyBuilder, ClientCtx, Clock, Load, Phase, RecordWriterThread, RequestRecord,
-};
-use servebench_metrics::{
-    agg_row, compute, result_doc, AggExtra, PointOptions, ResultFile, ResultSetup, RunInfo,
-};
+use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Load, RequestRecord};
+use servebench_metrics::PromptCount;
 use servebench_workload::source::{ChatMessage, Prompt, RequestSpec, TurnOutcome};
 use servebench_workload::{LocalTokenizer, RequestSource};
 
+use crate::console::Console;
 use crate::error::{flag, PipelineError, Result};
-use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
-use crate::observe::Console;
+use crate::executor::{PointSpec, SweepCtx};
+use crate::measure::{PointMeta, PointRequests, RequestWorkload};
+pub use crate::plan::MultiturnPlan;
 use crate::plan::SweepPlan;
 use crate::target::Target;
-
-/// `--scenario multiturn` settings (`--conversations`, `--think-time-scale`,
-/// `--max-think-time`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MultiturnPlan {
-    /// ShareGPT-style conversations, JSON array or JSONL.
-    pub conversations: PathBuf,
-    /// Factor on the recorded think times (0 = no waiting between turns).
-    pub think_time_scale: f64,
-    /// Cap on one (scaled) think time, s; `None` = no cap.
-    pub max_think_time_s: Option<f64>,
-}
-
-impl MultiturnPlan {
-    /// The multi-turn settings of `--scenario` and the multi-turn flags: `multiturn`, or no
-    /// scenario with `--conversations` (which implies it), give a plan; otherwise `None`.
-    ///
-    /// `others_given` names the flags of other workloads given on the command line (`--isl`,
-    /// `--traces`, …), which a conversation replay does not use.
-    ///
-    /// # Errors
-    /// One line: `--conversations` with another scenario, multi-turn flags without it, a
-    /// scenario `multiturn` without `--conversations`, another workload's flag, or a negative
-    /// scale or cap.
-    pub fn from_flags(
-        scenario: Option<&str>,
-        conversations: Option<PathBuf>,
-        think_time_scale: Option<f64>,
-        max_think_time_s: Option<f64>,
-        others_given: &[&str],
-    ) -> std::result::Result<Option<MultiturnPlan>, String> {
-        let on = scenario == Some("multiturn") || (scenario.is_none() && conversations.is_some());
-        if !on {
-            if let Some(c) = conversations {
-                return Err(format!(
-                    "--conversations {}: conversations are replayed only with --scenario multiturn",
-                    c.display()
-                ));
-            }
-            if think_time_scale.is_some() || max_think_time_s.is_some() {
-                return Err(
-                    "--think-time-scale/--max-think-time pace --scenario multiturn only".into(),
-                );
-            }
-            return Ok(None);
-        }
-        if !others_given.is_empty() {
-            return Err(format!(
-                "{}: not used by --scenario multiturn, whose conversations set turn lengths, counts and pacing; drop {}",
-                others_given.join(", "),
-                if others_given.len() == 1 { "it" } else { "them" },
-            ));
-        }
-        let Some(conversations) = conversations else {
-            return Err(
-                "--scenario multiturn needs --conversations FILE (ShareGPT-style JSON or JSONL)"
-                    .into(),
-            );
-        };
-        let scale = think_time_scale.unwrap_or(1.0);
-        if !(scale.is_finite() && scale >= 0.0) {
-            return Err(format!(
-                "--think-time-scale {scale} must be ≥ 0 (0 = no waiting)"
-            ));
-        }
-        if let Some(c) = max_think_time_s {
-            if !(c.is_finite() && c >= 0.0) {
-                return Err(format!("--max-think-time {c} must be ≥ 0 seconds"));
-            }
-        }
-        Ok(Some(MultiturnPlan {
-            conversations,
-            think_time_scale: scale,
-            max_think_time_s,
-        }))
-    }
-
-    /// One think time as waited: recorded × scale, capped, in modelled seconds.
-    pub fn think_s(&self, recorded_s: f64) -> f64 {
-        let s = recorded_s * self.think_time_scale;
-        match self.max_think_time_s {
-            Some(c) => s.min(c),
-            None => s,
-        }
-    }
-}
 
 /// One turn of a conversation: the user's message and what it asks of the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -369,16 +281,14 @@ impl RequestSource for ConversationSource {
 }
 
 /// The multi-turn replay against one target.
-pub struct MultiturnExecutor {
+pub struct MultiturnReplay {
     base_ctx: ClientCtx,
     convs: Arc<Vec<Arc<Conversation>>>,
     cfg: MultiturnPlan,
     counting: String,
-    /// `--flush-cache`: flushed before each point, so every point starts cold.
-    cache: crate::cache::CacheControl,
 }
 
-impl MultiturnExecutor {
+impl MultiturnReplay {
     /// Loads the conversations (answers sized with `--tokenizer`, else 4 characters a token,
     /// said on the console) and builds the chat request body for `model`.
     pub async fn new(
@@ -387,7 +297,7 @@ impl MultiturnExecutor {
         target: &Target,
         model: &str,
         console: &dyn Console,
-    ) -> Result<MultiturnExecutor> {
+    ) -> Result<MultiturnReplay> {
         let tok = match &plan.tokenizer {
             Some(p) => Some(LocalTokenizer::from_path(p).map_err(PipelineError::Workload)?),
             None => {
@@ -422,24 +332,27 @@ impl MultiturnExecutor {
             capture_text: true,
             api_key: plan.api_key.clone(),
         };
-        Ok(MultiturnExecutor {
+        Ok(MultiturnReplay {
             base_ctx,
             convs: Arc::new(convs.into_iter().map(Arc::new).collect()),
             cfg: mt.clone(),
             counting,
-            cache: crate::cache::CacheControl::new(plan.flush_cache.clone(), plan.engine),
         })
     }
 }
 
-impl Executor for MultiturnExecutor {
-    type Workload = Arc<Vec<Arc<Conversation>>>;
+impl RequestWorkload for MultiturnReplay {
+    type Prepared = Arc<Vec<Arc<Conversation>>>;
 
-    async fn prepare(&mut self, _ctx: &SweepCtx<'_>, _conc: u64) -> Result<Self::Workload> {
+    fn client(&self) -> &ClientCtx {
+        &self.base_ctx
+    }
+
+    async fn prepare(&mut self, _ctx: &SweepCtx<'_>, _conc: u64) -> Result<Self::Prepared> {
         Ok(self.convs.clone())
     }
 
-    fn describe(&self, w: &Self::Workload) -> String {
+    fn describe(&self, w: &Self::Prepared) -> String {
         let turns: usize = w.iter().map(|c| c.turns.len()).sum();
         let cap = match self.cfg.max_think_time_s {
             Some(c) => format!(", capped at {c} s"),
@@ -470,122 +383,57 @@ impl Executor for MultiturnExecutor {
         ))
     }
 
-    async fn run_point(
-        &mut self,
+    /// No warmup; `conc` lanes replay the conversations; the first turns are the prompts the
+    /// prefix-cache bookkeeping fingerprints.
+    fn requests(
+        &self,
         ctx: &SweepCtx<'_>,
-        convs: &Self::Workload,
+        convs: &Self::Prepared,
         point: &PointSpec,
-    ) -> Result<PointOutput> {
-        let c = ctx.plan;
-        let (conc, label) = (point.conc, point.label());
-        let firsts: Vec<u64> = convs
-            .iter()
-            .map(|c| crate::cache::fingerprint(&c.turns[0].user))
-            .collect();
-        let before = self
-            .cache
-            .before_measured(&ctx.target.endpoint, &label, 0, &firsts, &**ctx.console)
-            .await;
-        let writer = RecordWriterThread::spawn(&point.dir.join("records.jsonl"))
-            .map_err(PipelineError::Client)?;
-        let total: usize = convs.iter().map(|c| c.turns.len()).sum();
-        let bar = crate::progress::PointProgress::requests(ctx, total as u64, &label);
-        let counter = bar.counter();
-        let tx = std::sync::Mutex::new(writer.sender());
-        let sink: servebench_client::RecordSink = Arc::new(move |r: &RequestRecord| {
-            let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(r.clone());
-            counter.inc();
-        });
-        let source = ConversationSource::new(convs, &self.cfg, ctx.target.sim_speedup);
-        let wall_start = chrono::Utc::now();
-        let res = run_phase(
-            self.base_ctx.clone(),
-            Phase::Measured,
-            Box::new(source),
-            Load::Closed {
-                concurrency: conc as usize,
+    ) -> PointRequests {
+        PointRequests {
+            warmup: None,
+            measured: Box::new(ConversationSource::new(
+                convs,
+                &self.cfg,
+                ctx.target.sim_speedup,
+            )),
+            requests: turns(convs),
+            load: Load::Closed {
+                concurrency: point.conc as usize,
             },
-            sink,
-            ctx.cancel.clone(),
-        )
-        .await;
-        bar.finish();
-        let wall_end = chrono::Utc::now();
-        writer.finish().map_err(PipelineError::Client)?;
-        let prefix_cache = self
-            .cache
-            .after_measured(&ctx.target.endpoint, &label, before, &**ctx.console)
-            .await;
-        self.cache.sent(&firsts);
-        let mut m = compute(
-            &res.records,
-            &PointOptions {
-                compat: c.compat,
-                itl_mode: c.itl_mode,
-                phase_window_ns: (res.start_ns, res.end_ns),
-                max_failed_fraction: 0.05,
-                cancelled: res.cancelled,
-                prompt_count: servebench_metrics::PromptCount::Server,
-            },
-        );
-        m.rescale_time(ctx.target.sim_speedup);
-        if let Some(note) = reuse_note(&res.records) {
-            m.notes.push(note);
+            cache_seed: 0,
+            cache_prompts: convs
+                .iter()
+                .map(|c| crate::cache::fingerprint(&c.turns[0].user))
+                .collect(),
         }
-        let extra = AggExtra {
-            benchmark_type: "multi_turn".into(),
-            api: "chat".into(),
-            engine: c.engine.name().into(),
-            endpoint: ctx.target.endpoint.base_url.clone(),
-            records_file: "records.jsonl".into(),
-        };
-        let mut agg = agg_row(ctx.identity, Some(conc), &m, &extra);
-        agg.isl = None;
-        agg.osl = None;
-        let info = RunInfo {
-            date: wall_start.format("%Y%m%d-%H%M%S").to_string(),
+    }
+
+    fn meta(&self, _ctx: &SweepCtx<'_>, convs: &Self::Prepared, _point: &PointSpec) -> PointMeta {
+        PointMeta {
+            benchmark_type: "multi_turn",
+            api: Api::Chat,
+            prompt_count: PromptCount::Server,
+            lengths_in_row: false,
             backend: "openai-chat".into(),
-            model_id: ctx.model.to_string(),
             tokenizer_id: self.counting.clone(),
-            num_prompts: total as u64,
+            num_prompts: turns(convs),
             request_rate: None,
             burstiness: 1.0,
-            max_concurrency: Some(conc),
-            benchmark_start_time_unix: wall_start.timestamp_micros() as f64 / 1e6,
-            benchmark_end_time_unix: wall_end.timestamp_micros() as f64 / 1e6,
-        };
-        let setup = ResultSetup {
-            api: "chat".into(),
-            engine: c.engine.name().into(),
-            endpoint: ctx.target.endpoint.base_url.clone(),
-            request_fields: self
-                .base_ctx
-                .builder
-                .sent_optional()
-                .into_iter()
-                .map(String::from)
-                .collect(),
-            new_connection_per_request: self.base_ctx.new_connection_per_request,
             num_warmups: 0,
             dataset: self.describe(convs),
-            validity_not_checked: vec![],
-            simulator: ctx.target.simulator_info(),
-            time_scale: ctx.target.sim_speedup,
-            records_file: "records.jsonl".into(),
-            repeat: point.repeat,
-            repeats: point.repeats,
-            prefix_cache,
-        };
-        let result = ResultFile::Single(Box::new(result_doc(&info, &m, setup)));
-        Ok(PointOutput {
-            spec: point.clone(),
-            metrics: m,
-            agg,
-            result,
-            wall_s: (res.end_ns.saturating_sub(res.start_ns)) as f64 / 1e9,
-            records: res.records.into(),
-        })
+        }
     }
+
+    fn notes(&self, measured: &[RequestRecord]) -> Vec<String> {
+        reuse_note(measured).into_iter().collect()
+    }
+}
+
+/// Turns of all conversations (one request each).
+fn turns(convs: &[Arc<Conversation>]) -> u64 {
+    convs.iter().map(|c| c.turns.len() as u64).sum()
 }
 
 /// The server-reported prefix-cache reuse over the successful turns (S8b's `gpu_hit_rate`):
@@ -613,6 +461,7 @@ fn reuse_note(recs: &[RequestRecord]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn words(s: &str) -> u32 {
         s.split_whitespace().count() as u32

@@ -17,30 +17,10 @@ use serde_json::Value;
 use servebench_contracts::{ResultFile, SimulatorInfo, StoreRef, SummaryDoc, SummaryExtras};
 use servebench_metrics::{PointStatus, SCHEMA_VERSION};
 
+use crate::console::Console;
 use crate::error::{io, IoOp, Result};
 use crate::executor::{point_label, PointOutput};
 use crate::plan::SweepPlan;
-
-/// Lines for the user: stdout for progress facts, stderr for warnings and errors. The one
-/// reporter of a sweep: the session, its executors, observers and tables write through it.
-pub trait Console: Send + Sync {
-    /// A line on stdout.
-    fn line(&self, s: &str);
-    /// A line on stderr.
-    fn warn(&self, s: &str);
-}
-
-/// The process's stdout and stderr.
-pub struct StdConsole;
-
-impl Console for StdConsole {
-    fn line(&self, s: &str) {
-        println!("{s}");
-    }
-    fn warn(&self, s: &str) {
-        eprintln!("{s}");
-    }
-}
 
 /// What the observers get when the sweep ends (also after Ctrl-C).
 pub struct SweepSummary<'a> {

@@ -129,7 +129,7 @@ pub enum Workload {
     Agentx(AgentxPlan),
     /// `--scenario multiturn`: multi-turn chat replay of ShareGPT-style conversations
     /// ([`crate::multiturn`]).
-    Multiturn(crate::multiturn::MultiturnPlan),
+    Multiturn(MultiturnPlan),
 }
 
 impl Workload {
@@ -635,6 +635,92 @@ fn check_digest(flag: &str, d: &str) -> Result<()> {
         bail!("{flag} {d:?}: expected sha256:<64 hex digits>");
     }
     Ok(())
+}
+
+/// `--scenario multiturn` settings (`--conversations`, `--think-time-scale`,
+/// `--max-think-time`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiturnPlan {
+    /// ShareGPT-style conversations, JSON array or JSONL.
+    pub conversations: PathBuf,
+    /// Factor on the recorded think times (0 = no waiting between turns).
+    pub think_time_scale: f64,
+    /// Cap on one (scaled) think time, s; `None` = no cap.
+    pub max_think_time_s: Option<f64>,
+}
+
+impl MultiturnPlan {
+    /// The multi-turn settings of `--scenario` and the multi-turn flags: `multiturn`, or no
+    /// scenario with `--conversations` (which implies it), give a plan; otherwise `None`.
+    ///
+    /// `others_given` names the flags of other workloads given on the command line (`--isl`,
+    /// `--traces`, …), which a conversation replay does not use.
+    ///
+    /// # Errors
+    /// One line: `--conversations` with another scenario, multi-turn flags without it, a
+    /// scenario `multiturn` without `--conversations`, another workload's flag, or a negative
+    /// scale or cap.
+    pub fn from_flags(
+        scenario: Option<&str>,
+        conversations: Option<PathBuf>,
+        think_time_scale: Option<f64>,
+        max_think_time_s: Option<f64>,
+        others_given: &[&str],
+    ) -> std::result::Result<Option<MultiturnPlan>, String> {
+        let on = scenario == Some("multiturn") || (scenario.is_none() && conversations.is_some());
+        if !on {
+            if let Some(c) = conversations {
+                return Err(format!(
+                    "--conversations {}: conversations are replayed only with --scenario multiturn",
+                    c.display()
+                ));
+            }
+            if think_time_scale.is_some() || max_think_time_s.is_some() {
+                return Err(
+                    "--think-time-scale/--max-think-time pace --scenario multiturn only".into(),
+                );
+            }
+            return Ok(None);
+        }
+        if !others_given.is_empty() {
+            return Err(format!(
+                "{}: not used by --scenario multiturn, whose conversations set turn lengths, counts and pacing; drop {}",
+                others_given.join(", "),
+                if others_given.len() == 1 { "it" } else { "them" },
+            ));
+        }
+        let Some(conversations) = conversations else {
+            return Err(
+                "--scenario multiturn needs --conversations FILE (ShareGPT-style JSON or JSONL)"
+                    .into(),
+            );
+        };
+        let scale = think_time_scale.unwrap_or(1.0);
+        if !(scale.is_finite() && scale >= 0.0) {
+            return Err(format!(
+                "--think-time-scale {scale} must be ≥ 0 (0 = no waiting)"
+            ));
+        }
+        if let Some(c) = max_think_time_s {
+            if !(c.is_finite() && c >= 0.0) {
+                return Err(format!("--max-think-time {c} must be ≥ 0 seconds"));
+            }
+        }
+        Ok(Some(MultiturnPlan {
+            conversations,
+            think_time_scale: scale,
+            max_think_time_s,
+        }))
+    }
+
+    /// One think time as waited: recorded × scale, capped, in modelled seconds.
+    pub fn think_s(&self, recorded_s: f64) -> f64 {
+        let s = recorded_s * self.think_time_scale;
+        match self.max_think_time_s {
+            Some(c) => s.min(c),
+            None => s,
+        }
+    }
 }
 
 #[cfg(test)]

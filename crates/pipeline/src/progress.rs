@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::console::Console;
 use crate::executor::SweepCtx;
-use crate::observe::Console;
 
 /// Seconds between the plain progress lines when stderr is not a terminal.
 pub const PLAIN_EVERY: Duration = Duration::from_secs(30);

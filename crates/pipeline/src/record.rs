@@ -24,7 +24,7 @@ pub struct StoreRecorder {
     /// Store writes that failed (each reported on stderr).
     pub errors: u32,
     /// Where its warnings go (the session's reporter).
-    console: std::sync::Arc<dyn crate::observe::Console>,
+    console: std::sync::Arc<dyn crate::console::Console>,
 }
 
 impl StoreRecorder {
@@ -35,7 +35,7 @@ impl StoreRecorder {
         db: &Path,
         mut meta: RunMeta,
         plan: &SweepPlan,
-        console: std::sync::Arc<dyn crate::observe::Console>,
+        console: std::sync::Arc<dyn crate::console::Console>,
     ) -> Result<Self> {
         let mut facts: Vec<(String, String)> = Vec::new();
         if let Some(image) = &plan.identity.image {
@@ -92,7 +92,7 @@ impl StoreRecorder {
         mut store: Store,
         db: &Path,
         run: RunId,
-        console: std::sync::Arc<dyn crate::observe::Console>,
+        console: std::sync::Arc<dyn crate::console::Console>,
     ) -> Result<Self> {
         store.reopen_run(run)?;
         Ok(StoreRecorder {

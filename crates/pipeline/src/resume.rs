@@ -176,7 +176,7 @@ pub fn finished_points(
     plan: &SweepPlan,
     out_dir: &Path,
     recorder: Option<&mut StoreRecorder>,
-    console: &dyn crate::observe::Console,
+    console: &dyn crate::console::Console,
 ) -> Result<BTreeMap<(u64, u32), Finished>> {
     let mut out = BTreeMap::new();
     if !plan.resume {
@@ -278,7 +278,7 @@ pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
 pub fn check_or_write_flags(
     plan: &SweepPlan,
     out_dir: &Path,
-    console: &dyn crate::observe::Console,
+    console: &dyn crate::console::Console,
 ) -> Result<()> {
     let path = out_dir.join(PLAN_FILE);
     let now = plan_flags(plan);

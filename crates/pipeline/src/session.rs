@@ -21,9 +21,10 @@ use servebench_eval::{EvalMeta, EvalOptions, EvalResult, EvalRow};
 use servebench_metrics::{Identity, PointStatus};
 use servebench_store::{RunId, RunStatus, Store};
 
+use crate::console::Console;
 use crate::error::{io, IoOp, PipelineError, Result};
 use crate::executor::{point_dir_name, Executor, PointOutput, PointSpec, SweepCtx};
-use crate::observe::{Console, ConsoleOutput, FileOutput, Observer, SweepSummary};
+use crate::observe::{ConsoleOutput, FileOutput, Observer, SweepSummary};
 use crate::plan::{EvalTask, SweepPlan};
 use crate::record::{eval_store_row, run_meta, run_status, StoreRecorder};
 use crate::resume::{self, Finished};
@@ -654,7 +655,7 @@ impl<E: Executor> Session<E> {
             return Err(e);
         }
         console.line(crate::table::render_table(&points, &c).trim_end_matches('\n'));
-        if let Some(t) = crate::cache::render_table(&points) {
+        if let Some(t) = crate::table::render_cache_table(&points) {
             console.line(t.trim_end_matches('\n'));
         }
         if let Some(r) = &eval_done {

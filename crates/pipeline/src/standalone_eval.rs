@@ -15,8 +15,8 @@ use servebench_endpoint::{answer_book, Endpoint, SimOptions};
 use servebench_eval::EvalOptions;
 use servebench_store::{RunKind, RunMeta, Store};
 
+use crate::console::Console;
 use crate::error::{PipelineError, Result};
-use crate::observe::Console;
 use crate::plan::{EvalTask, SweepPlan};
 use crate::record::StoreRecorder;
 use crate::session::{EvalIdentity, NoPoints, Session, SessionParts};
@@ -71,17 +71,15 @@ pub fn run_standalone_eval(
         Some(r) => Some(continue_or_record(r, &opts, &plan, &console)?),
         None => None,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(PipelineError::Runtime)?;
-    rt.block_on(async {
-        // Ctrl-C: stop sending, keep the samples finished so far (result.json marked partial)
-        let said = console.clone();
-        let watcher = servebench_endpoint::cancel_on_ctrl_c(&opts.cancel, move || {
+    // Ctrl-C: stop sending, keep the samples finished so far (result.json marked partial)
+    let said = console.clone();
+    let cancel = opts.cancel.clone();
+    crate::entry::run(
+        &cancel,
+        move || {
             said.warn("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");
-        });
-        let out = async {
+        },
+        move |_| async move {
             let (target, opts) = match open_target(target, opts, &*console).await {
                 Ok(t) => t,
                 Err(e) => {
@@ -109,11 +107,8 @@ pub fn run_standalone_eval(
             })?;
             let r = session.eval_with(opts).await;
             session.finish_eval(r).await
-        }
-        .await;
-        watcher.abort();
-        out
-    })
+        },
+    )?
 }
 
 /// The plan of an eval-only session: no points, the eval, kind `eval`; the engine, image and

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use servebench_store::Store;
 
+use crate::console::{Console, StdConsole};
 use crate::error::{io, Context, IoOp, PipelineError, Result};
-use crate::observe::{Console, Observer, StdConsole};
+use crate::observe::Observer;
 use crate::outdir;
 use crate::plan::SweepPlan;
 use crate::resume;
@@ -25,11 +26,22 @@ pub fn run_sweep(mut plan: SweepPlan, extra: Vec<Box<dyn Observer>>) -> Result<S
     if let Some(ep) = &endpoint {
         plan.endpoint = Some(ep.base_url().to_string());
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(PipelineError::Runtime)?;
-    rt.block_on(run_async(plan, endpoint, extra))
+    // the one cancel token of the run: Ctrl-C stops the point in flight, or the eval
+    let cancel = servebench_endpoint::CancelToken::new();
+    // Ctrl-C during the points cancels the point; during the eval it stops the eval instead
+    let in_eval = Arc::new(AtomicBool::new(false));
+    let said = in_eval.clone();
+    crate::entry::run(
+        &cancel,
+        move || {
+            if said.load(Ordering::SeqCst) {
+                StdConsole.warn("\ninterrupted: stopping eval gsm8k; its result.json covers the samples finished so far (marked partial); the throughput points are complete");
+            } else {
+                StdConsole.warn("\ninterrupted: finishing the files for what was measured (point marked partial)");
+            }
+        },
+        |cancel| run_async(plan, endpoint, extra, cancel, in_eval),
+    )?
 }
 
 /// The line saying how many cores the client can use (issue 21 target 3): request lanes are
@@ -47,6 +59,8 @@ async fn run_async(
     c: SweepPlan,
     endpoint: Option<servebench_endpoint::Endpoint>,
     extra: Vec<Box<dyn Observer>>,
+    cancel: servebench_endpoint::CancelToken,
+    in_eval: Arc<AtomicBool>,
 ) -> Result<SweepOutcome> {
     c.check_modes()?;
     c.check_store_args()?;
@@ -97,7 +111,16 @@ async fn run_async(
         Ok(()) => {
             let workers = tokio::runtime::Handle::current().metrics().num_workers();
             StdConsole.line(&client_threads_line(workers));
-            measure(&c, endpoint, store, out_dir.clone(), extra).await
+            measure(
+                &c,
+                endpoint,
+                store,
+                out_dir.clone(),
+                extra,
+                cancel,
+                &in_eval,
+            )
+            .await
         }
         Err(e) => Err(e),
     };
@@ -113,17 +136,17 @@ async fn run_async(
 }
 
 /// Everything after the output directory exists: one [`Session`] (target, points, eval,
-/// summary), with Ctrl-C watched.
+/// summary); `in_eval` is set when the eval starts (what Ctrl-C then says).
 async fn measure(
     c: &SweepPlan,
     endpoint: Option<servebench_endpoint::Endpoint>,
     store: Option<Store>,
     out_dir: PathBuf,
     extra: Vec<Box<dyn Observer>>,
+    cancel: servebench_endpoint::CancelToken,
+    in_eval: &AtomicBool,
 ) -> Result<SweepOutcome> {
     let console: Arc<dyn Console> = Arc::new(StdConsole);
-    // the one cancel token of the run: Ctrl-C stops the point in flight, or the eval
-    let cancel = servebench_endpoint::CancelToken::new();
     let mut session = Session::open(
         c.clone(),
         endpoint,
@@ -134,19 +157,6 @@ async fn measure(
         console.clone(),
     )
     .await?;
-    // Ctrl-C during the points cancels the point; during the eval it stops the eval instead
-    let in_eval = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let in_eval = in_eval.clone();
-        let console = console.clone();
-        servebench_endpoint::cancel_on_ctrl_c(&cancel, move || {
-            if in_eval.load(Ordering::SeqCst) {
-                console.warn("\ninterrupted: stopping eval gsm8k; its result.json covers the samples finished so far (marked partial); the throughput points are complete");
-            } else {
-                console.warn("\ninterrupted: finishing the files for what was measured (point marked partial)");
-            }
-        })
-    };
     // Everything from here on belongs to the stored run: an error marks it failed.
     let measured: Result<()> = async {
         session.run_points().await?;
@@ -157,7 +167,5 @@ async fn measure(
         session.write_summary()
     }
     .await;
-    let outcome = session.finish(measured).await;
-    watcher.abort();
-    outcome
+    session.finish(measured).await
 }

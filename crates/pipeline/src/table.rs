@@ -138,6 +138,43 @@ fn conc_cell(g: &[PointOutput]) -> String {
     conc
 }
 
+/// The prefix-cache table printed under the sweep's own, after an empty line (only points with
+/// a `prefix_cache` block, i.e. with `--flush-cache`; `None` when there is none).
+pub fn render_cache_table(points: &[PointOutput]) -> Option<String> {
+    use std::fmt::Write as _;
+    let rows: Vec<(&PointOutput, &serde_json::Value)> = points
+        .iter()
+        .filter_map(|p| {
+            p.result
+                .single()
+                .and_then(|r| r.servebench.prefix_cache.as_ref())
+                .filter(|v| v.is_object())
+                .map(|v| (p, v))
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut out = String::from("\n");
+    out.push_str("| Point | Flushed | Repeated prompts | Server prefix-cache hit rate | Hit / query tokens |\n");
+    out.push_str("|---|---|---|---|---|\n");
+    for (p, v) in rows {
+        let tok = match (v["hit_tokens"].as_f64(), v["query_tokens"].as_f64()) {
+            (Some(h), Some(q)) => format!("{h:.0} / {q:.0}"),
+            _ => "n/a".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {tok} |",
+            p.spec.label(),
+            if v["flushed"] == true { "yes" } else { "no" },
+            v["repeated_prompts"],
+            crate::cache::fmt_rate(v["hit_rate"].as_f64()),
+        );
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{fmt_num, mean_sd};

@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 use servebench_endpoint::{answer_book, CancelToken, Endpoint, Readiness, SimOptions};
 
+use crate::console::Console;
 use crate::error::Result;
-use crate::observe::Console;
 use crate::plan::{SweepPlan, DEFAULT_SIM_SPEEDUP};
 
 /// The endpoint layer's target plus what the sweep reads on every point.

@@ -1,17 +1,18 @@
 //! The workload seam's one home: [`Workload`] (the closed set, in the plan) gives every
 //! workload's labels, summary fragment and run metadata, and [`AnyExecutor`] dispatches to its
-//! executor ([`FixedSequence`], [`AgentxExecutor`], [`MultiturnExecutor`]). Adding a workload:
+//! executor ([`FixedSequence`], [`AgentxExecutor`], [`MultiturnReplay`]). Adding a workload:
 //! one variant in [`Workload`] with its flags struct, one arm in each match here, its executor
 //! module, and its CLI flags (docs/ARCHITECTURE.md "to add").
 
 use serde_json::{json, Value};
 
 use crate::agentx::AgentxExecutor;
+use crate::console::Console;
 use crate::error::Result;
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
 use crate::fixed::FixedSequence;
-use crate::multiturn::MultiturnExecutor;
-use crate::observe::Console;
+use crate::measure::{Measured, RequestWorkload};
+use crate::multiturn::MultiturnReplay;
 use crate::plan::{SweepPlan, Workload};
 use crate::target::Target;
 
@@ -175,24 +176,25 @@ impl Workload {
     }
 }
 
-/// The sweep's workload: AgentX replay, multi-turn chat replay or the fixed-sequence dataset.
+/// The sweep's workload: AgentX replay, multi-turn chat replay or the fixed-sequence dataset
+/// (the two request streams measured by the session's one skeleton, [`Measured`]).
 pub enum AnyExecutor {
     /// `--scenario fixed`.
-    Fixed(FixedSequence),
+    Fixed(Measured<FixedSequence>),
     /// `--scenario agentx`.
     Agentx(AgentxExecutor),
     /// `--scenario multiturn`.
-    Multiturn(MultiturnExecutor),
+    Multiturn(Measured<MultiturnReplay>),
 }
 
 /// The workload of [`AnyExecutor`].
 pub enum AnyWorkload {
     /// The fixed-sequence dataset.
-    Fixed(<FixedSequence as Executor>::Workload),
+    Fixed(<FixedSequence as RequestWorkload>::Prepared),
     /// The AgentX plans.
     Agentx(<AgentxExecutor as Executor>::Workload),
     /// The conversations.
-    Multiturn(<MultiturnExecutor as Executor>::Workload),
+    Multiturn(<MultiturnReplay as RequestWorkload>::Prepared),
 }
 
 impl AnyExecutor {
@@ -207,12 +209,14 @@ impl AnyExecutor {
             Workload::Agentx(ax) => {
                 AnyExecutor::Agentx(AgentxExecutor::new(plan, ax, target, model, console).await?)
             }
-            Workload::FixedSequence(_) => {
-                AnyExecutor::Fixed(FixedSequence::new(plan, target, model, console).await?)
-            }
-            Workload::Multiturn(mt) => AnyExecutor::Multiturn(
-                MultiturnExecutor::new(plan, mt, target, model, console).await?,
-            ),
+            Workload::FixedSequence(_) => AnyExecutor::Fixed(Measured::new(
+                plan,
+                FixedSequence::new(plan, target, model, console).await?,
+            )),
+            Workload::Multiturn(mt) => AnyExecutor::Multiturn(Measured::new(
+                plan,
+                MultiturnReplay::new(plan, mt, target, model, console).await?,
+            )),
         })
     }
 }

@@ -2,11 +2,11 @@
 //! embedded simulator), waits until it is ready, measures it with servebench's own `sweep` /
 //! `eval gsm8k`, tears the engine's whole process group down, keeps every log, triages every
 //! failure and retries only transient ones (AUTOMATION.md §4.2–4.6, §5.3–5.4); on this machine
-//! ([`LocalExecutor`]) or one Slurm job per point ([`SlurmExecutor`]).
+//! ([`LocalBackend`]) or one Slurm job per point ([`SlurmBackend`]).
 //!
 //! Owns: the plan (matrix rows of `servebench-catalog` turned into typed [`Point`]s), recipe
 //! resolution and the InferenceX environment contract ([`recipe`]), the job script, the
-//! executors, the per-point job (`servebench run --exec-point`, [`job`]), the failure loop
+//! job backends, the per-point job (`servebench run --exec-point`, [`job`]), the failure loop
 //! ([`failure`]), the run directory with its resumable state ([`state`]) and copying each
 //! point's stored rows into the results store.
 //!
@@ -20,9 +20,9 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod dryrun;
 pub mod error;
-pub mod executor;
 pub mod failure;
 pub mod job;
 pub mod plan;
@@ -33,8 +33,8 @@ pub mod signal;
 pub mod state;
 pub mod status;
 
+pub use backend::{JobBackend, JobHandle, JobState, LocalBackend, SlurmBackend};
 pub use error::RunnerError;
-pub use executor::{Executor, JobHandle, JobState, LocalExecutor, SlurmExecutor};
 pub use plan::{build_plan, EvalSelection, PlanOptions, Point, Workload};
 pub use run::{PointResult, PointState, RunOptions, RunSummary, Runner};
 pub use status::{EvalGate, RunStatus, VerdictOutcome};

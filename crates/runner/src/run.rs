@@ -1,4 +1,4 @@
-//! The run loop: every point of the plan through an [`Executor`], results read back into the
+//! The run loop: every point of the plan through a [`JobBackend`], results read back into the
 //! store, failures triaged and retried or not, progress printed one line per event.
 
 use std::collections::{BTreeMap, HashMap};
@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use servebench_store::{RunId, RunKind, RunMeta, Store};
 
+use crate::backend::{kill_engine_of, JobBackend, JobHandle};
 use crate::error::{Result, RunnerError};
-use crate::executor::{kill_engine_of, Executor, JobHandle};
 use crate::job::{read_status, EngineSpec, JobSpec, MeasureSpec};
 use crate::plan::Point;
 use crate::recipe::{job_script, resolve_recipe, runner_name, sim_setup, ScriptInput, SimSetup};
@@ -249,7 +249,7 @@ struct Active {
 /// Runs a plan through an executor.
 pub struct Runner {
     opts: RunOptions,
-    exec: Box<dyn Executor>,
+    exec: Box<dyn JobBackend>,
 }
 
 fn now() -> String {
@@ -262,7 +262,7 @@ fn store_err(e: servebench_store::StoreError) -> RunnerError {
 
 impl Runner {
     /// A runner.
-    pub fn new(opts: RunOptions, exec: Box<dyn Executor>) -> Runner {
+    pub fn new(opts: RunOptions, exec: Box<dyn JobBackend>) -> Runner {
         Runner { opts, exec }
     }
 
@@ -667,14 +667,14 @@ fn stop_stale(attempt: &Path) -> bool {
         return false;
     }
     let stopped = if h.executor == "slurm" {
-        match crate::executor::scontrol_state(&h.id) {
+        match crate::backend::scontrol_state(&h.id) {
             Ok(Some((st, _)))
                 if matches!(
                     st.as_str(),
                     "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING"
                 ) =>
             {
-                let mut ex = crate::executor::SlurmExecutor::default();
+                let mut ex = crate::backend::SlurmBackend::default();
                 ex.cancel(&h).is_ok()
             }
             _ => false,
@@ -955,7 +955,7 @@ pub fn status_lines(dir: &Path) -> Result<Vec<(String, String, String, PathBuf)>
                 s
             }
             None => match &job {
-                Some(h) if h.executor == "slurm" => match crate::executor::scontrol_state(&h.id) {
+                Some(h) if h.executor == "slurm" => match crate::backend::scontrol_state(&h.id) {
                     Ok(Some((s, e))) => format!("slurm {s} (exit {e})"),
                     _ => "unknown (Slurm has forgotten the job)".into(),
                 },
@@ -1020,7 +1020,7 @@ pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
             continue;
         };
         if h.executor == "slurm" {
-            let mut ex = crate::executor::SlurmExecutor::default();
+            let mut ex = crate::backend::SlurmBackend::default();
             match ex.cancel(&h) {
                 Ok(()) => lines.push(format!("scancel {} ({})", h.id, p.id)),
                 Err(e) => lines.push(format!("scancel {} ({}): {e}", h.id, p.id)),
@@ -1049,7 +1049,7 @@ pub fn cancel_run(dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::executor::LocalExecutor;
+    use crate::backend::LocalBackend;
     use crate::plan::scenario_point;
 
     fn opts(d: &Path) -> RunOptions {
@@ -1091,7 +1091,7 @@ mod tests {
                 ..scenario_point()
             },
         ];
-        let mut r = Runner::new(opts(d), Box::new(LocalExecutor::new()));
+        let mut r = Runner::new(opts(d), Box::new(LocalBackend::new()));
         let preflight = r.preflight(&plan).unwrap_err().to_string();
         assert!(
             preflight.contains("no recipe for point k_agentic_conc1")

@@ -49,8 +49,7 @@ fn layout() -> tempfile::TempDir {
 
 #[test]
 fn golden_processor_cases_through_git_refs() {
-    if Command::new("git").arg("--version").output().is_err() {
-        println!("skipped: git is not installed");
+    if servebench_testkit::git().is_none() {
         return;
     }
     let dir = layout();

@@ -405,14 +405,11 @@ test -s "$RESULT_DIR/aiperf_artifacts/servebench_agentx.json"
 /// is read through the SGLang adapter (`sglang:cached_tokens` / `sglang:prompt_tokens`).
 #[test]
 fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
-    let traces = std::path::PathBuf::from(
-        std::env::var("SERVEBENCH_SHARED").unwrap_or_else(|_| "/work/shared".into()),
-    )
-    .join("data/agentx-traces");
-    if !traces.is_dir() {
-        eprintln!("skipped: no {}", traces.display());
+    let Some(traces) =
+        servebench_testkit::shared_path(env!("CARGO_MANIFEST_DIR"), "data/agentx-traces")
+    else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     tree(d);

@@ -30,6 +30,43 @@ fn catalog(d: &Path) {
     std::fs::create_dir_all(d.join("recipes")).unwrap();
 }
 
+/// Waits (bounded) until no process is left in the process group of any local job submitted
+/// under `run_dir` (`submit.json` of each attempt: its `id` is the job's process group).
+fn wait_for_jobs_to_end(run_dir: &Path, limit: Duration) {
+    let mut groups = Vec::new();
+    let mut stack = vec![run_dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "submit.json") {
+                let h: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                groups.push(h["id"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert!(
+        !groups.is_empty(),
+        "no job submitted under {}",
+        run_dir.display()
+    );
+    let t0 = Instant::now();
+    for g in groups {
+        while Command::new("kill")
+            .args(["-0", "--", &format!("-{g}")])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+        {
+            assert!(t0.elapsed() < limit, "job process group {g} still alive");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 fn recipe(d: &Path, body: &str) {
     std::fs::write(d.join("recipes/tiny_bf16_h200_vllm.sh"), body).unwrap();
 }
@@ -211,8 +248,9 @@ fn a_killed_run_resumes_skipping_stored_points() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    // the job of the second point may still be running: its engine must not outlive it long
-    std::thread::sleep(Duration::from_millis(500));
+    // the job of the second point may still be running (its own process group, which the
+    // killed run cannot stop): wait until every job group it submitted is gone
+    wait_for_jobs_to_end(&d.join("r"), Duration::from_secs(60));
     let (rc, out, err) = run_in(d, &args);
     assert_eq!(rc, 0, "{out}\n{err}");
     assert!(out.contains("resuming run r"), "{out}");

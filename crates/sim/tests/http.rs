@@ -822,7 +822,8 @@ async fn a_client_that_goes_away_frees_its_slot() {
 async fn shutdown_ends_streams_in_flight() {
     let s = SimServer::start(opts(1.0)).await.unwrap();
     let c = reqwest::Client::new();
-    let url = format!("{}/v1/completions", s.base_url());
+    let (base, c2) = (s.base_url(), c.clone());
+    let url = format!("{base}/v1/completions");
     let task = tokio::spawn(async move {
         sse(
             &c,
@@ -831,7 +832,13 @@ async fn shutdown_ends_streams_in_flight() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // the stream is under way once the engine has generated its first tokens (polled from
+    // the simulator's own counter, not a guessed wait)
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while metric(&c2, &base, "vllm:generation_tokens_total").await < 3.0 {
+        assert!(Instant::now() < deadline, "no token generated in 30 s");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let t = Instant::now();
     s.shutdown().await;
     assert!(t.elapsed() < Duration::from_secs(5));

@@ -62,7 +62,15 @@ async fn reset_is_refused_while_busy_then_empties_the_cache() {
         let (u, p) = (url.clone(), prompt.clone());
         tokio::spawn(async move { complete(&u, &format!("{p} other"), 2000).await })
     };
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // in flight once the engine runs it (polled from the simulator's gauge, not a guessed wait)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while metric(&url, "vllm:num_requests_running").await < 1.0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let (status, body) = reset(&url).await;
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("requests are queued or running"), "{body}");
@@ -71,16 +79,20 @@ async fn reset_is_refused_while_busy_then_empties_the_cache() {
         0.0
     );
     busy.abort();
-    // the aborted client frees its sequence; the engine is idle again shortly after
-    let mut ok = false;
-    for _ in 0..50 {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        if reset(&url).await.0 == 200 {
-            ok = true;
-            break;
-        }
+    // the aborted client frees its sequence: wait until the engine says it is idle, then the
+    // reset is accepted at once (no retrying of the reset itself)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while metric(&url, "vllm:num_requests_running").await > 0.0
+        || metric(&url, "vllm:num_requests_waiting").await > 0.0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the engine never went idle"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    assert!(ok, "reset answered 200 once idle");
+    let (status, body) = reset(&url).await;
+    assert_eq!(status, 200, "reset once idle: {body}");
     assert_eq!(
         metric(&url, "servebench_sim_prefix_cache_resets_total").await,
         1.0

@@ -15,19 +15,7 @@ use servebench_sim::validate::{
 };
 
 fn rows_csv() -> Option<PathBuf> {
-    let p = match std::env::var_os("SERVEBENCH_SHARED") {
-        Some(s) => PathBuf::from(s),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
-    .join("data/real-results/rows.csv");
-    if p.exists() {
-        Some(p)
-    } else if std::env::var_os("SERVEBENCH_SHARED").is_some() {
-        panic!("{}: missing (SERVEBENCH_SHARED is set)", p.display());
-    } else {
-        eprintln!("skipped: {} not found (set SERVEBENCH_SHARED)", p.display());
-        None
-    }
+    servebench_testkit::shared_path(env!("CARGO_MANIFEST_DIR"), "data/real-results/rows.csv")
 }
 
 /// Ceilings (median |error|, percent) where the model misses the target: (hardware,
@@ -202,5 +190,71 @@ fn the_fit_never_sees_the_test_set() {
         presets.fit.to_lowercase().contains("h200 rows"),
         "{}",
         presets.fit
+    );
+}
+
+/// The held-out guard's other half: the calibration committed in `presets.json` is exactly what
+/// [`fit`] returns on the H200 rows (refitted here from the shared `rows.csv`, not copied), so
+/// the presets cannot drift from the fit (a hand-edited constant, or rows of test hardware
+/// that once moved it) without this failing. `fit` starts from the committed values: when they
+/// are its result, its first pass over every grid moves nothing and it stops.
+#[test]
+fn the_committed_calibration_is_the_fit_of_the_h200_rows() {
+    let Some(p) = rows_csv() else { return };
+    let rows = read_rows(&p).unwrap();
+    let h200: Vec<RealRow> = rows
+        .iter()
+        .filter(|r| r.hardware == "h200")
+        .cloned()
+        .collect();
+    assert!(h200.len() > 100, "{} H200 rows", h200.len());
+    let t = std::time::Instant::now();
+    let (c, objective) = fit(&h200);
+    eprintln!(
+        "refit on {} H200 rows in {:.1} s: objective {objective:.2} %",
+        h200.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let committed = servebench_sim::Presets::embedded()
+        .model("deepseek-r1-fp8")
+        .unwrap()
+        .1
+        .calibration
+        .clone()
+        .expect("the DeepSeek-R1 presets carry a fitted calibration");
+    let numbers = |c: &servebench_sim::presets::Calibration| {
+        [
+            ("mfu", c.mfu),
+            ("bandwidth_efficiency", c.bandwidth_efficiency),
+            ("step_overhead_ms", c.step_overhead_ms),
+            ("request_overhead_ms", c.request_overhead_ms),
+            ("per_seq_overhead_us", c.per_seq_overhead_us),
+            ("prefill_step_overhead_ms", c.prefill_step_overhead_ms),
+        ]
+    };
+    assert_eq!(
+        numbers(&c),
+        numbers(&committed),
+        "presets.json's calibration is not the fit of the H200 rows"
+    );
+    // and its note states the fit's own row count and objective
+    let modelled = c
+        .fit
+        .split("on the ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap()
+        .to_string();
+    assert!(
+        committed
+            .fit
+            .contains(&format!("on the {modelled} modelable H200 rows")),
+        "{modelled} rows fitted; the note says: {}",
+        committed.fit
+    );
+    assert!(
+        committed.fit.contains(&format!("= {objective:.2} %")),
+        "objective {objective:.2} %; the note says: {}",
+        committed.fit
     );
 }

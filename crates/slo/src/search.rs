@@ -85,40 +85,38 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
         plan.flush_cache = Some(servebench_pipeline::cache::FlushCache::Auto);
     }
     plan.check_modes().map_err(|e| open_err(e.into()))?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| open_err(PipelineError::Runtime(e)))?;
-    rt.block_on(async {
-        let cancel = servebench_endpoint::CancelToken::new();
-        let said = console.clone();
-        let watcher = servebench_endpoint::cancel_on_ctrl_c(&cancel, move || {
+    // the pipeline's one entry: runtime and Ctrl-C watcher; the body opens one session
+    let said = console.clone();
+    servebench_pipeline::entry::run(
+        &servebench_endpoint::CancelToken::new(),
+        move || {
             said.warn(
                 "\ninterrupted: finishing the files for what was measured (point marked partial)",
             );
-        });
-        let session = Session::open(
-            plan,
-            endpoint,
-            None,
-            req.out.clone(),
-            Vec::new(),
-            cancel,
-            console,
-        )
-        .await
-        .map_err(open_err);
-        let r = match session {
-            Ok(mut s) => {
-                let r = probes(&mut s, &req).await;
-                s.close().await;
-                r
+        },
+        |cancel| async {
+            let session = Session::open(
+                plan,
+                endpoint,
+                None,
+                req.out.clone(),
+                Vec::new(),
+                cancel,
+                console,
+            )
+            .await
+            .map_err(open_err);
+            match session {
+                Ok(mut s) => {
+                    let r = probes(&mut s, &req).await;
+                    s.close().await;
+                    r
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        };
-        watcher.abort();
-        r
-    })
+        },
+    )
+    .map_err(open_err)?
 }
 
 /// The probes of the search on one session, then `search.json`.

@@ -11,17 +11,21 @@ use common::{agg_row, eval_row, foreign};
 use serde_json::json;
 use servebench_store::{RunId, RunKind, RunMeta, RunStatus, Store, StoredRow, SCHEMA_VERSION};
 
-/// Child-process entry points. They do nothing unless the parent test set `SB_STORE_CHILD`.
+/// Child-process entry point of the multi-process tests ([`child`] runs this test binary with
+/// `--ignored --exact child_entry` and `SB_STORE_CHILD` set). Ignored in a normal run: on its
+/// own it has nothing to check.
 #[test]
+#[ignore = "the child process of the multi-process store tests, started by them"]
 fn child_entry() {
-    let Ok(mode) = std::env::var("SB_STORE_CHILD") else {
-        return;
-    };
+    let mode = std::env::var("SB_STORE_CHILD")
+        .expect("child_entry is started by the multi-process tests, which set SB_STORE_CHILD");
     let db = std::env::var("SB_STORE_DB").unwrap();
     let n: u64 = std::env::var("SB_STORE_N").unwrap().parse().unwrap();
     let tag = std::env::var("SB_STORE_TAG").unwrap();
     // Start line: wait (bounded) until the parent says go, so both writers really overlap.
     if let Ok(go) = std::env::var("SB_STORE_GO") {
+        // tell the parent this writer is at the start line
+        std::fs::write(format!("{go}.{tag}.ready"), b"").unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         while !Path::new(&go).exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
@@ -46,13 +50,19 @@ fn child_entry() {
 
 fn child(db: &Path, mode: &str, n: u64, tag: &str) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("SB_STORE_CHILD", mode)
-        .env("SB_STORE_DB", db)
-        .env("SB_STORE_N", n.to_string())
-        .env("SB_STORE_TAG", tag)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    c.args([
+        "--ignored",
+        "--exact",
+        "child_entry",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("SB_STORE_CHILD", mode)
+    .env("SB_STORE_DB", db)
+    .env("SB_STORE_N", n.to_string())
+    .env("SB_STORE_TAG", tag)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
     c
 }
 
@@ -316,7 +326,18 @@ fn two_processes_writing_at_once_lose_nothing() {
         .env("SB_STORE_GO", &go)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    // both writers at the start line (each says so with a file), then go
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for tag in ["proc-a", "proc-b"] {
+        let ready = dir.path().join(format!("go.{tag}.ready"));
+        while !ready.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{tag} never reached the start line"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
     std::fs::write(&go, b"go").unwrap();
     let (ra, rb) = (a.wait().unwrap(), b.wait().unwrap());
     let mut err = String::new();

@@ -34,12 +34,7 @@ fn model_dir() -> Option<PathBuf> {
     match std::env::var("SERVEBENCH_REAL_ENGINE_MODEL_DIR") {
         Ok(d) if !d.is_empty() => Some(PathBuf::from(d)),
         _ => {
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!(
-                    "SERVEBENCH_REAL_ENGINE_MODEL_DIR is not set (SERVEBENCH_REQUIRE_SERVICES=1)"
-                );
-            }
-            println!("skipped: SERVEBENCH_REAL_ENGINE_MODEL_DIR is not set");
+            servebench_testkit::skip_or_fail("SERVEBENCH_REAL_ENGINE_MODEL_DIR is not set");
             None
         }
     }

@@ -29,10 +29,9 @@ pub fn service(var: &str, why: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => Some(v),
         _ => {
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("{var} is not set but SERVEBENCH_REQUIRE_SERVICES=1 ({why}); run scripts/services/lm-eval.sh");
-            }
-            eprintln!("skipped: {var} not set ({why}); run `eval \"$(bash scripts/services/lm-eval.sh)\"`");
+            servebench_testkit::skip_or_fail(&format!(
+                "{var} not set ({why}); run `eval \"$(bash scripts/services/lm-eval.sh)\"`"
+            ));
             None
         }
     }
@@ -46,14 +45,7 @@ pub fn python3() -> Option<String> {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    if ok {
-        return Some("python3".into());
-    }
-    if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-        panic!("python3 not found but SERVEBENCH_REQUIRE_SERVICES=1");
-    }
-    eprintln!("skipped: python3 not found");
-    None
+    servebench_testkit::require(ok.then(|| "python3".into()), "python3 not found")
 }
 
 /// What the mock does for request number `i` (0-based, in arrival order).

@@ -13,8 +13,8 @@ use super::{
     new_result, roll_up, stop_stale, store_err, Active, FailureInfo, PointResult, PointState,
     RunSummary, Runner,
 };
+use crate::backend::{kill_engine_of, JobState};
 use crate::error::{Result, RunnerError};
-use crate::executor::{kill_engine_of, JobState};
 use crate::failure::{one_line, should_retry, triage_log, MAX_INFRA_RETRIES_PER_ATTEMPT};
 use crate::job::{read_status, JobStatus};
 use crate::plan::Point;

@@ -13,8 +13,8 @@ use servebench_catalog::matrix::{seq_len_from_str, ScenarioType};
 use servebench_catalog::{Catalog, Runners};
 use servebench_runner::job::MeasureSpec;
 use servebench_runner::{
-    build_plan, EvalSelection, Executor, LocalExecutor, PlanOptions, RunOptions, Runner,
-    SlurmExecutor,
+    build_plan, EvalSelection, JobBackend, LocalBackend, PlanOptions, RunOptions, Runner,
+    SlurmBackend,
 };
 
 mod out;
@@ -271,9 +271,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         selection: selection(&args),
         overwrite: args.overwrite,
     };
-    let exec: Box<dyn Executor> = match args.executor.as_str() {
-        "slurm" => Box::new(SlurmExecutor::default()),
-        _ => Box::new(LocalExecutor::new()),
+    let exec: Box<dyn JobBackend> = match args.executor.as_str() {
+        "slurm" => Box::new(SlurmBackend::default()),
+        _ => Box::new(LocalBackend::new()),
     };
     let runner = Runner::new(opts.clone(), exec);
     // Everything the run needs, checked before the first job: recipes, traces, GSM8K data for

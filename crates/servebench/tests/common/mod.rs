@@ -256,11 +256,9 @@ pub fn real_engine() -> Option<(String, std::path::PathBuf)> {
     ) {
         (Some(u), Some(d)) => Some((u, d.into())),
         _ => {
-            let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
-            }
-            println!("skipped: {why}");
+            servebench_testkit::skip_or_fail(
+                "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set",
+            );
             None
         }
     }

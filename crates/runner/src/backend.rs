@@ -1,5 +1,5 @@
-//! Executors: where a point's job runs. [`LocalExecutor`] runs the job script on this machine
-//! as its own process group (one point at a time); [`SlurmExecutor`] submits one `sbatch` job
+//! Job backends ([`JobBackend`]): where a point's job runs (`--executor local|slurm`). [`LocalBackend`] runs the job script on this machine
+//! as its own process group (one point at a time); [`SlurmBackend`] submits one `sbatch` job
 //! per point with `--gpus`, reads its state from `scontrol`/`squeue` (and `sacct -c` once the
 //! controller has forgotten it) and cancels with `scancel`.
 
@@ -45,7 +45,7 @@ pub enum JobState {
 }
 
 /// Where jobs run.
-pub trait Executor {
+pub trait JobBackend {
     /// `local` or `slurm`.
     fn name(&self) -> &'static str;
     /// Jobs that may run at once (local: 1; Slurm: the scheduler decides).
@@ -60,18 +60,18 @@ pub trait Executor {
 
 /// Runs jobs on this machine, one at a time, each as its own process group.
 #[derive(Default)]
-pub struct LocalExecutor {
+pub struct LocalBackend {
     children: Vec<(String, Child)>,
 }
 
-impl LocalExecutor {
+impl LocalBackend {
     /// A local executor.
-    pub fn new() -> LocalExecutor {
-        LocalExecutor::default()
+    pub fn new() -> LocalBackend {
+        LocalBackend::default()
     }
 }
 
-impl Executor for LocalExecutor {
+impl JobBackend for LocalBackend {
     fn name(&self) -> &'static str {
         "local"
     }
@@ -154,7 +154,7 @@ pub fn kill_engine_of(dir: &Path) -> bool {
 
 /// Submits one Slurm job per point through `sbatch`.
 #[derive(Debug, Clone, Default)]
-pub struct SlurmExecutor {
+pub struct SlurmBackend {
     /// Extra `sbatch` flags (`--partition` is in the job script).
     pub sbatch_args: Vec<String>,
 }
@@ -221,7 +221,7 @@ fn done_from(state: &str, exit: &str) -> Option<JobState> {
     }
 }
 
-impl Executor for SlurmExecutor {
+impl JobBackend for SlurmBackend {
     fn name(&self) -> &'static str {
         "slurm"
     }
