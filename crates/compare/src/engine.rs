@@ -304,6 +304,79 @@ fn noise_verdict(
     }
 }
 
+/// A metric's verdict from its bootstrap interval (before the false-discovery-rate step).
+fn evidence_verdict(e: &crate::evidence::Evidence) -> Verdict {
+    use crate::evidence::Call;
+    match e.call() {
+        Call::Worse => Verdict::Regression,
+        Call::Better => Verdict::Improvement,
+        Call::Same => Verdict::NoChange,
+        Call::Unsure => Verdict::Inconclusive,
+    }
+}
+
+/// A compared row's verdict from its metrics: regression, improvement, inconclusive,
+/// observation, no change — the first any metric has.
+fn rollup(metrics: &[MetricComparison]) -> Verdict {
+    let has = |v: Verdict| metrics.iter().any(|m| m.verdict == v);
+    [
+        Verdict::Regression,
+        Verdict::Improvement,
+        Verdict::Inconclusive,
+        Verdict::Observation,
+    ]
+    .into_iter()
+    .find(|v| has(*v))
+    .unwrap_or(Verdict::NoChange)
+}
+
+/// Multiple comparisons (docs/compare.md §4a): every metric of every point with bootstrap
+/// evidence is one hypothesis; a regression or improvement whose p-value Benjamini–Hochberg
+/// (at [`crate::evidence::FDR_Q`]) does not keep becomes `inconclusive`, and the rows'
+/// verdicts are rolled up again.
+fn control_fdr(points: &mut [PointComparison]) {
+    let mut ps = Vec::new();
+    for p in points.iter() {
+        for m in &p.metrics {
+            if let Some(e) = &m.evidence {
+                ps.push(e.p_value);
+            }
+        }
+    }
+    let keep = crate::evidence::benjamini_hochberg(&ps, crate::evidence::FDR_Q);
+    let family = ps.len();
+    let mut k = 0;
+    for p in points.iter_mut() {
+        let mut touched = false;
+        for m in p.metrics.iter_mut() {
+            let Some(e) = m.evidence.as_mut() else {
+                continue;
+            };
+            e.family = family;
+            let kept = keep[k];
+            k += 1;
+            touched = true;
+            if matches!(m.verdict, Verdict::Regression | Verdict::Improvement) && !kept {
+                e.fdr_dropped = true;
+                m.verdict = Verdict::Inconclusive;
+            }
+        }
+        // only rows whose verdict came from their metrics (not a gate or an N/A row)
+        if touched
+            && matches!(
+                p.verdict,
+                Verdict::Regression
+                    | Verdict::Improvement
+                    | Verdict::Inconclusive
+                    | Verdict::Observation
+                    | Verdict::NoChange
+            )
+        {
+            p.verdict = rollup(&p.metrics);
+        }
+    }
+}
+
 fn spread_of(p: &Point, metric: Metric, opts: &CompareOptions) -> Option<Spread> {
     if p.repeats.len() < 2 {
         return None;
@@ -336,6 +409,7 @@ fn unmatched_row(cand: Point, opts: &CompareOptions) -> PointComparison {
             verdict: Verdict::NotComparable,
             baseline_spread: None,
             candidate_spread: spread_of(&cand, metric, opts),
+            evidence: None,
         })
         .collect();
     PointComparison {
@@ -436,10 +510,25 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
                 _ => delta(b, c),
             },
         };
+        // With per-request samples on both sides the bootstrap of the difference decides
+        // (docs/compare.md §4a); without (files, tables, old runs) the noise rule below.
+        let evidence = match (&d.na, &base.samples, &cand.samples) {
+            (None, Some(bs), Some(cs)) if !not_comparable => crate::evidence::evidence(
+                bs,
+                cs,
+                metric,
+                opts.stat,
+                cand.identity.conc,
+                opts.gate_pct,
+                base.noise_floor.get(&metric.agg_key(opts.stat)).copied(),
+            ),
+            _ => None,
+        };
         let verdict = match (&d.na, b, c) {
             (Some(_), _, _) => Verdict::NotComparable,
             // Deltas on a pair that failed a gate are information only.
             _ if not_comparable => Verdict::Observation,
+            _ if evidence.is_some() => evidence_verdict(evidence.as_ref().expect("some")),
             (None, Some(b), Some(c)) => noise_verdict(
                 metric,
                 base_spread.as_ref(),
@@ -463,6 +552,7 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
             verdict,
             baseline_spread: base_spread,
             candidate_spread: cand_spread,
+            evidence,
         });
     }
 
@@ -485,17 +575,7 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
     } else if metrics.iter().all(|m| m.delta.na.is_some()) && !metrics.is_empty() {
         (Verdict::NotComparable, metrics[0].delta.na.clone())
     } else {
-        let has = |v: Verdict| metrics.iter().any(|m| m.verdict == v);
-        let v = if has(Verdict::Regression) {
-            Verdict::Regression
-        } else if has(Verdict::Improvement) {
-            Verdict::Improvement
-        } else if has(Verdict::Observation) {
-            Verdict::Observation
-        } else {
-            Verdict::NoChange
-        };
-        (v, None)
+        (rollup(&metrics), None)
     };
     PointComparison {
         identity: cand.identity.clone(),
@@ -661,6 +741,7 @@ pub fn compare(
             }
         }
     }
+    control_fdr(&mut points);
     let mut unmatched_baseline: Vec<Point> = base_by_key.into_values().collect();
     // A baseline file holding many configurations (a dashboard capture: 435 rows of 9 GPUs ×
     // 6 frameworks): its points of configurations the candidate did not run at all are kept

@@ -1477,6 +1477,8 @@ impl Point {
             run_url: get_str(m, "run_url"),
             date: get_str(m, "date"),
             dashboard_row: get_bool(m, DASHBOARD_ROW_KEY)?.unwrap_or(false),
+            samples: None,
+            noise_floor: BTreeMap::new(),
             submission_invalid: submission_invalid_of(
                 m.get(SUBMISSION_VALID_KEY),
                 m.get(SUBMISSION_REASONS_KEY),

@@ -257,6 +257,7 @@ impl Default for CompareOptions {
 pub mod ci;
 mod engine;
 pub mod error;
+pub mod evidence;
 mod import;
 mod point;
 

@@ -266,6 +266,8 @@ impl Point {
             run_url: None,
             date: None,
             dashboard_row: false,
+            samples: None,
+            noise_floor: BTreeMap::new(),
             submission_invalid: submission_invalid_of(
                 row.extra.get(SUBMISSION_VALID_KEY),
                 row.extra.get(SUBMISSION_REASONS_KEY),
@@ -404,6 +406,19 @@ impl Point {
             run_url: first.run_url.clone(),
             date: first.date.clone(),
             dashboard_row: first.dashboard_row,
+            // the repeats' requests pooled (a side's evidence covers all of them)
+            samples: {
+                let all: Vec<&crate::evidence::Samples> =
+                    points.iter().filter_map(|p| p.samples.as_deref()).collect();
+                (all.len() == points.len()).then(|| {
+                    let mut s = crate::evidence::Samples::default();
+                    for x in all {
+                        s.extend(x);
+                    }
+                    std::sync::Arc::new(s)
+                })
+            },
+            noise_floor: first.noise_floor.clone(),
             // a repeat InferenceX would not accept makes the merged point one too
             submission_invalid: {
                 let mut r: Vec<String> = Vec::new();

@@ -234,6 +234,10 @@ pub enum Verdict {
     Observation,
     /// Better beyond the noise band and the gate.
     Improvement,
+    /// The per-request evidence cannot tell: the change's 95 % interval straddles the gate,
+    /// the percentile has too few samples, or the false-discovery-rate correction did not keep
+    /// it. Exit 0; the line says how many requests would settle it.
+    Inconclusive,
     /// The pair cannot be compared (comparability gate failed, no baseline, N/A delta).
     NotComparable,
     /// The candidate itself is invalid (failed point, failure rate over the gate).
@@ -394,6 +398,16 @@ pub struct Point {
     /// the report say why it is not a valid submission ([`Point::submission_invalid_text`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub submission_invalid: Vec<String>,
+    /// The point's successful measured requests (pooled over repeats), attached by the loader
+    /// from `records.jsonl` when it has them; with samples on both sides a metric's verdict is
+    /// the bootstrap's ([`crate::evidence`]). Not serialised (the records stay on disk).
+    #[serde(skip)]
+    pub samples: Option<std::sync::Arc<crate::evidence::Samples>>,
+    /// The configuration's noise floor per agg key (`mean_ttft`, `tput_per_gpu`), % of the
+    /// value: the spread of earlier A/A runs of the same configuration and image in the
+    /// store (attached by the loader); it widens the gate when larger ([`crate::evidence`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub noise_floor: BTreeMap<String, f64>,
 }
 
 /// One compared metric of a matched pair.
@@ -415,6 +429,10 @@ pub struct MetricComparison {
     pub baseline_spread: Option<Spread>,
     /// Candidate run-to-run spread when it has ≥ 2 repeats.
     pub candidate_spread: Option<Spread>,
+    /// The bootstrap evidence behind the verdict, when both sides carry per-request samples
+    /// (docs/compare.md §4a).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<crate::evidence::Evidence>,
 }
 
 /// One candidate point against its baseline point.
@@ -584,6 +602,7 @@ impl fmt::Display for Verdict {
             Verdict::NoChange => "no_change",
             Verdict::Observation => "observation",
             Verdict::Improvement => "improvement",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::NotComparable => "not_comparable",
             Verdict::CandidateInvalid => "candidate_invalid",
             Verdict::Regression => "regression",

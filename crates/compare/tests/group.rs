@@ -6,6 +6,8 @@
 mod cases;
 #[path = "ci_noise.rs"]
 mod ci_noise;
+#[path = "evidence.rs"]
+mod evidence;
 #[path = "identical.rs"]
 mod identical;
 #[path = "import.rs"]

@@ -38,7 +38,6 @@
 
 pub mod pyjson;
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// Why a raw result could not be processed: one line, InferenceX's own message (or the variable
@@ -94,25 +93,20 @@ pub const MULTINODE_ENV_VARS: [&str; 10] = [
     "DECODE_DP_ATTN",
 ];
 
-/// `power_metric_schema_version` written into every agg row by the power step.
-pub const POWER_METRIC_SCHEMA_VERSION: i64 = 2;
+pub use crate::power::aggregate::POWER_METRIC_SCHEMA_VERSION;
+use crate::power::aggregate::{
+    load_benchmark_data, patch_power_fields, BenchmarkData, INTEGRATION_METHOD,
+};
+use crate::power::integrate::{
+    append_reason, cross_check_accumulator, integrate_power, PowerIntegration, MAX_SAMPLE_GAP_S,
+};
+use crate::power::PowerVerdict;
 
 /// Single-node telemetry file name when `GPU_METRICS_CSV` is unset (`aggregate_power.py`).
 pub const DEFAULT_GPU_METRICS_CSV: &str = "gpu_metrics.csv";
 /// Multinode power artifact directory when `POWER_ARTIFACT_DIR` is unset.
 pub const DEFAULT_POWER_ARTIFACT_DIR: &str = "LOGS/power";
 
-const INTEGRATION_METHOD: &str = "per_device_trapezoidal_with_linear_boundary_interpolation";
-const MAX_SAMPLE_GAP_S: f64 = 3.0;
-const WHOLE_METRIC_KEYS: [&str; 7] = [
-    "avg_power_w",
-    "avg_total_gpu_power_w",
-    "total_gpu_energy_j",
-    "joules_per_successful_query",
-    "joules_per_input_token",
-    "joules_per_output_token",
-    "joules_per_total_token",
-];
 const ROLE_METRIC_KEYS: [&str; 6] = [
     "prefill_gpu_energy_j",
     "decode_gpu_energy_j",
@@ -121,32 +115,6 @@ const ROLE_METRIC_KEYS: [&str; 6] = [
     "prefill_joules_per_input_token",
     "decode_joules_per_output_token",
 ];
-
-/// One GPU's power over the benchmark window, already integrated by the caller.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GpuPower {
-    /// GPU identity as the telemetry names it (`"0"`, `"1"`, … sort numerically first).
-    pub id: String,
-    /// Usable power samples of this GPU near the window.
-    pub sample_count: u64,
-    /// Whether samples exist at or before the window start and at or after its end.
-    pub bracketed: bool,
-    /// Largest gap between consecutive samples bracketing the window, s.
-    pub max_sample_gap_s: f64,
-    /// Energy over `[benchmark_start_time_unix, benchmark_end_time_unix]`, J (trapezoidal, with
-    /// linear interpolation at the boundaries).
-    pub energy_j: f64,
-}
-
-/// Single-node GPU power measured during the run (the input of `aggregate_power.py`'s
-/// validation and metrics, after its CSV integration).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PowerMeasurement {
-    /// Where the samples came from (written as the sidecar's `telemetry_source`).
-    pub telemetry_source: String,
-    /// One entry per observed GPU.
-    pub gpus: Vec<GpuPower>,
-}
 
 /// What one `process_result.py` run writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,7 +159,10 @@ enum Topology {
 /// * `raw` — the `bench_serving` result JSON object (`<RESULT_FILENAME>.json`), keys in file
 ///   order (latency keys in ms).
 /// * `env` — the tool's whole environment; nothing else is read.
-/// * `power` — `None` when no GPU telemetry exists (the golden case); see the module docs.
+/// * `dir` — the directory the reference runs in: single-node telemetry is looked up there as
+///   it does (`GPU_METRICS_CSV`, `gpu_metrics.csv`, `/workspace/gpu_metrics.csv`; the first
+///   that is a file, else the first named) and integrated by [`crate::power`]. `None`: no
+///   telemetry exists anywhere (the golden situation; nothing is read).
 ///
 /// Errors carry the reference's own message where it has one (`Missing required environment
 /// variables: TP, EP_SIZE`, `Disaggregated mode requires multinode setup.`, `ROUTER_METADATA must
@@ -201,7 +172,7 @@ enum Topology {
 pub fn process_result(
     raw: &Value,
     env: &BTreeMap<String, String>,
-    power: Option<&PowerMeasurement>,
+    dir: Option<&std::path::Path>,
 ) -> Result<Processed> {
     let raw = raw
         .as_object()
@@ -270,24 +241,9 @@ pub fn process_result(
     let benchmark = load_benchmark_data(raw);
     let power_validation = match topology {
         Topology::Single { num_gpus } => {
-            let source = match power {
-                Some(m) => m.telemetry_source.clone(),
-                None => py_path(
-                    env.get("GPU_METRICS_CSV")
-                        .filter(|s| !s.is_empty())
-                        .map_or(DEFAULT_GPU_METRICS_CSV, String::as_str),
-                ),
-            };
-            single_node_power(&mut data, &benchmark, num_gpus, power, source, bench_result)
+            single_node_power(&mut data, &benchmark, num_gpus, env, dir, bench_result)
         }
         Topology::Multi => {
-            if power.is_some() {
-                fail!(
-                    "power measurements for multinode results are not supported: InferenceX \
-                     validates srt-slurm dcgm-power packages (utils/aggregate_power_multinode.py), \
-                     which servebench does not read"
-                );
-            }
             let dir = py_path(
                 env.get("POWER_ARTIFACT_DIR")
                     .map_or(DEFAULT_POWER_ARTIFACT_DIR, String::as_str),
@@ -647,7 +603,7 @@ pub fn py_float_value(v: &Value) -> Result<f64, String> {
 
 /// `str(pathlib.Path(p))` for POSIX paths: repeated separators and `.` parts collapse, a trailing
 /// separator is dropped, an empty path is `.`.
-fn py_path(p: &str) -> String {
+pub(crate) fn py_path(p: &str) -> String {
     let absolute = p.starts_with('/');
     // POSIX pathlib keeps exactly two leading slashes (implementation-defined root).
     let root = if p.starts_with("//") && !p.starts_with("///") {
@@ -672,264 +628,56 @@ fn py_path(p: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Power step
 
-struct BenchmarkData {
-    start: f64,
-    end: f64,
-    duration: f64,
-    completed: u64,
-    total_input_tokens: u64,
-    total_output_tokens: u64,
-}
-
-impl BenchmarkData {
-    fn integration_duration_s(&self) -> f64 {
-        self.end - self.start
-    }
-
-    fn window_json(&self) -> Value {
-        json!({
-            "start_time_unix": self.start,
-            "end_time_unix": self.end,
-            "reported_duration_s": self.duration,
-            "integration_duration_s": self.integration_duration_s(),
-            "completed": self.completed,
-            "total_input_tokens": self.total_input_tokens,
-            "total_output_tokens": self.total_output_tokens,
-        })
-    }
-}
-
-/// `aggregate_power._load_benchmark_data`: the benchmark window and the normalisation counts,
-/// with the reasons that make them unusable.
-fn load_benchmark_data(raw: &Map<String, Value>) -> (Option<BenchmarkData>, Vec<String>) {
-    let window = [
-        "benchmark_start_time_unix",
-        "benchmark_end_time_unix",
-        "duration",
-    ]
-    .map(|k| raw.get(k).and_then(Value::as_f64));
-    let [Some(start), Some(end), Some(duration)] = window else {
-        return (None, vec!["invalid_benchmark_window".into()]);
-    };
-    if !(start.is_finite() && end.is_finite() && duration.is_finite())
-        || end <= start
-        || duration <= 0.0
-    {
-        return (None, vec!["invalid_benchmark_window".into()]);
-    }
-    let mut reasons = Vec::new();
-    let integration = end - start;
-    if (duration - integration).abs() > f64::max(0.5, integration * 0.01) {
-        append_reason(&mut reasons, "benchmark_duration_mismatch");
-    }
-    // `isinstance(x, int) and x > 0`: JSON integers only (16.0 is a float).
-    let mut count = |key: &str, reason: &str| -> u64 {
-        match raw.get(key).and_then(Value::as_u64) {
-            Some(n) if n > 0 => n,
-            _ => {
-                append_reason(&mut reasons, reason);
-                0
-            }
-        }
-    };
-    let completed = count("completed", "invalid_successful_query_count");
-    let total_input_tokens = count("total_input_tokens", "invalid_input_token_count");
-    let total_output_tokens = count("total_output_tokens", "invalid_output_token_count");
-    (
-        Some(BenchmarkData {
-            start,
-            end,
-            duration,
-            completed,
-            total_input_tokens,
-            total_output_tokens,
-        }),
-        reasons,
-    )
-}
-
-fn append_reason(reasons: &mut Vec<String>, reason: &str) {
-    if !reasons.iter().any(|r| r == reason) {
-        reasons.push(reason.to_string());
-    }
-}
-
-/// Numeric GPU ids first (by value), then the others (by text); stable.
-fn gpu_order(a: &str, b: &str) -> Ordering {
-    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
-    match (numeric(a), numeric(b)) {
-        (true, true) => {
-            let (a, b) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
-            a.len().cmp(&b.len()).then_with(|| a.cmp(b))
-        }
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
-        (false, false) => a.cmp(b),
-    }
-}
-
-/// Replaces the power fields of the agg row (`_patch_power_result` / `_patch_agg`).
-fn patch_power_fields(data: &mut Map<String, Value>, valid: bool, metrics: &[(&str, f64)]) {
-    for key in WHOLE_METRIC_KEYS.iter().chain(ROLE_METRIC_KEYS.iter()) {
-        data.shift_remove(*key);
-    }
-    data.insert(
-        "power_metric_schema_version".into(),
-        json!(POWER_METRIC_SCHEMA_VERSION),
-    );
-    data.insert("power_valid".into(), json!(i64::from(valid)));
-    data.shift_remove("power_invalid_reasons");
-    if valid {
-        for (key, value) in metrics {
-            let digits = if key.ends_with("_w") || key.ends_with("_j") {
-                3
-            } else {
-                6
-            };
-            data.insert((*key).into(), json!(py_round(*value, digits)));
-        }
-    }
-}
-
-fn audit_metrics(metrics: &[(&str, f64)]) -> Value {
-    Value::Object(
-        metrics
-            .iter()
-            .filter(|(_, v)| v.is_finite())
-            .map(|(k, v)| ((*k).to_string(), json!(py_round(*v, 6))))
-            .collect(),
-    )
-}
-
-/// `aggregate_power.run` for a single-node result (telemetry absent, or already integrated).
+/// `aggregate_power.run` as `process_result.py` calls it for a single-node result.
 fn single_node_power(
     data: &mut Map<String, Value>,
     benchmark: &(Option<BenchmarkData>, Vec<String>),
-    expected_gpus: i64,
-    power: Option<&PowerMeasurement>,
-    telemetry_source: String,
+    num_gpus: i64,
+    env: &BTreeMap<String, String>,
+    dir: Option<&std::path::Path>,
     bench_result: String,
 ) -> Value {
+    let named = env.get("GPU_METRICS_CSV").filter(|s| !s.is_empty());
+    let candidates: Vec<&str> = named
+        .map(String::as_str)
+        .into_iter()
+        .chain([DEFAULT_GPU_METRICS_CSV, "/workspace/gpu_metrics.csv"])
+        .collect();
+    let csv = dir
+        .and_then(|d| candidates.iter().find(|p| d.join(p).is_file()))
+        .unwrap_or(&candidates[0]);
     let (bench, bench_reasons) = benchmark;
-    let mut reasons = bench_reasons.clone();
-    let mut observed: Vec<&GpuPower> = Vec::new();
-    let mut sample_counts = Map::new();
-    let mut max_gaps = Map::new();
-    let mut energies: Vec<(&str, f64)> = Vec::new();
-    let mut device_issues = Map::new();
-    let mut totals: Option<(f64, f64, f64)> = None; // (avg_power_w, avg_total_w, energy_j)
-
-    if let Some(b) = bench {
-        let mut integ = Vec::new();
-        if expected_gpus <= 0 {
-            append_reason(&mut integ, "invalid_expected_gpu_count");
-        }
-        match power {
-            None => append_reason(&mut integ, "telemetry_file_missing"),
-            Some(m) if m.gpus.is_empty() => append_reason(&mut integ, "no_usable_power_samples"),
-            Some(m) => {
-                observed = m.gpus.iter().collect();
-                observed.sort_by(|a, b| gpu_order(&a.id, &b.id));
-                if expected_gpus > 0 && observed.len() as i64 != expected_gpus {
-                    append_reason(&mut integ, "expected_gpu_count_mismatch");
-                }
-                for gpu in &observed {
-                    sample_counts.insert(gpu.id.clone(), json!(gpu.sample_count));
-                    let mut issues = Vec::new();
-                    if gpu.sample_count < 2 {
-                        issues.push("insufficient_power_samples");
-                    } else if !gpu.bracketed {
-                        issues.push("benchmark_window_not_bracketed");
-                    } else {
-                        max_gaps.insert(gpu.id.clone(), json!(gpu.max_sample_gap_s));
-                        if gpu.max_sample_gap_s > MAX_SAMPLE_GAP_S {
-                            issues.push("sampling_gap_exceeded");
-                        }
-                        energies.push((gpu.id.as_str(), gpu.energy_j));
-                    }
-                    for issue in &issues {
-                        append_reason(&mut integ, issue);
-                    }
-                    if !issues.is_empty() {
-                        device_issues.insert(gpu.id.clone(), json!(issues));
-                    }
-                }
-                if energies.len() == observed.len() {
-                    // Python 3.11 `sum()`: plain left-to-right addition.
-                    let energy: f64 = energies.iter().map(|(_, e)| *e).sum();
-                    let avg_total = energy / b.integration_duration_s();
-                    totals = Some((avg_total / observed.len() as f64, avg_total, energy));
-                }
-            }
-        }
-        for r in &integ {
-            append_reason(&mut reasons, r);
-        }
-    }
-
-    let mut metrics: Vec<(&str, f64)> = Vec::new();
-    let mut valid = reasons.is_empty();
-    if let (true, Some(b), Some((avg, avg_total, energy))) = (valid, bench, totals) {
-        let total_tokens = (b.total_input_tokens + b.total_output_tokens) as f64;
-        metrics = vec![
-            ("avg_power_w", avg),
-            ("avg_total_gpu_power_w", avg_total),
-            ("total_gpu_energy_j", energy),
-            ("joules_per_successful_query", energy / b.completed as f64),
-            (
-                "joules_per_input_token",
-                energy / b.total_input_tokens as f64,
-            ),
-            (
-                "joules_per_output_token",
-                energy / b.total_output_tokens as f64,
-            ),
-            ("joules_per_total_token", energy / total_tokens),
-        ];
-    }
-    if valid && metrics.iter().any(|(_, v)| !v.is_finite()) {
-        // The reference raises inside the patch and leaves the agg as process_result wrote it.
-        append_reason(&mut reasons, "aggregate_result_unwritable");
-        valid = false;
-        metrics.clear();
-    } else {
-        patch_power_fields(data, valid, &metrics);
-    }
-
-    let mut sidecar = Map::new();
-    sidecar.insert("schema_version".into(), json!(1));
-    sidecar.insert("power_valid".into(), json!(valid));
-    sidecar.insert("reasons".into(), json!(reasons));
-    sidecar.insert("telemetry_source".into(), json!(telemetry_source));
-    sidecar.insert("benchmark_result".into(), json!(bench_result));
-    sidecar.insert(
-        "benchmark_window".into(),
-        bench
-            .as_ref()
-            .map_or(Value::Null, BenchmarkData::window_json),
-    );
-    sidecar.insert("integration_method".into(), json!(INTEGRATION_METHOD));
-    sidecar.insert("expected_gpu_count".into(), json!(expected_gpus));
-    sidecar.insert("observed_gpu_count".into(), json!(observed.len()));
-    sidecar.insert(
-        "observed_gpu_ids".into(),
-        json!(observed.iter().map(|g| g.id.as_str()).collect::<Vec<_>>()),
-    );
-    sidecar.insert("per_gpu_sample_counts".into(), Value::Object(sample_counts));
-    sidecar.insert("per_gpu_max_sample_gap_s".into(), Value::Object(max_gaps));
-    sidecar.insert(
-        "per_gpu_energy_j".into(),
-        Value::Object(
-            energies
-                .iter()
-                .map(|(id, e)| ((*id).to_string(), json!(e)))
-                .collect(),
+    let integration = match (bench, dir) {
+        (None, _) => PowerIntegration::empty(Some(num_gpus), bench_reasons.clone()),
+        (Some(b), Some(d)) => integrate_power(
+            &d.join(csv),
+            b.start,
+            b.end,
+            Some(num_gpus),
+            MAX_SAMPLE_GAP_S,
         ),
-    );
-    sidecar.insert("device_issues".into(), Value::Object(device_issues));
-    sidecar.insert("accumulator_check".into(), Value::Null);
-    sidecar.insert("metrics".into(), audit_metrics(&metrics));
-    Value::Object(sidecar)
+        (Some(_), None) => {
+            let mut r = Vec::new();
+            if num_gpus <= 0 {
+                append_reason(&mut r, "invalid_expected_gpu_count");
+            }
+            append_reason(&mut r, "telemetry_file_missing");
+            PowerIntegration::empty(Some(num_gpus), r)
+        }
+    };
+    let mut verdict = PowerVerdict::new(bench.clone(), bench_reasons.clone(), integration);
+    verdict.patch(data);
+    let accumulator = dir.and_then(|d| cross_check_accumulator(&d.join(csv)));
+    Value::Object(verdict.sidecar(&py_path(csv), &bench_result, accumulator))
+}
+
+/// Replaces the power fields of a multinode agg row (`_patch_agg`): the whole-deployment and
+/// role metrics go, `power_metric_schema_version` and `power_valid: 0` are set.
+fn patch_multinode_invalid(data: &mut Map<String, Value>) {
+    for key in ROLE_METRIC_KEYS {
+        data.shift_remove(key);
+    }
+    patch_power_fields(data, false, &[]);
 }
 
 /// `aggregate_power_multinode.run` when the power artifact directory does not exist.
@@ -945,7 +693,7 @@ fn multinode_power_missing(
     for r in bench_reasons {
         append_reason(&mut reasons, r);
     }
-    patch_power_fields(data, false, &[]);
+    patch_multinode_invalid(data);
     json!({
         "schema_version": 1,
         "power_valid": false,
@@ -1037,7 +785,7 @@ mod tests {
     #[test]
     fn gpu_ids_sort_numerically_first() {
         let mut ids = vec!["gpu-b", "10", "2", "gpu-a", "01"];
-        ids.sort_by(|a, b| gpu_order(a, b));
+        ids.sort_by(|a, b| crate::power::parse::gpu_order(a, b));
         assert_eq!(ids, vec!["01", "2", "10", "gpu-a", "gpu-b"]);
     }
 

@@ -12,6 +12,8 @@
 //!   interactivity).
 //! * [`inferencex`] — InferenceX `process_result.py` parity: raw result + its environment →
 //!   `agg_<RESULT_FILENAME>.json` and the power-validation sidecar, byte for byte.
+//! * [`power`] — measured GPU energy: InferenceX `aggregate_power.py` and the AgentX power
+//!   adapter (telemetry CSV → per-GPU energy → agg-row patch and validation sidecar).
 //! * [`goodput`] — `--slo` objectives, per-request goodness, goodput (req/s, tok/s/GPU) with
 //!   failures counted against it, SLO attainment.
 //! * [`reasoning`] — reasoning span, thinking time, time to first tool call.
@@ -27,6 +29,7 @@ pub mod goodput;
 pub mod inferencex;
 pub mod output;
 pub mod point;
+pub mod power;
 pub mod reasoning;
 pub mod search;
 pub mod stats;

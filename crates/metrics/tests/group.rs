@@ -5,6 +5,8 @@
 /// Helpers the files share, compiled once for the binary (each file: `use crate::support;`).
 mod support;
 
+#[path = "aggregate_power_golden.rs"]
+mod aggregate_power_golden;
 #[path = "cases.rs"]
 mod cases;
 #[path = "confidence.rs"]

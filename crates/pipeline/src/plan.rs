@@ -336,6 +336,9 @@ pub struct SimPlan {
     pub gpu: String,
     /// Model preset.
     pub model: String,
+    /// Planted regression: every modelled step × this factor (`--sim-slowdown F`, > 0;
+    /// 1.0 = the preset's engine). Embedded simulator only.
+    pub slowdown: f64,
 }
 
 /// The `--eval` settings.
@@ -405,6 +408,7 @@ impl Default for SweepPlan {
                 speedup: None,
                 gpu: "h200".into(),
                 model: "qwen3-8b".into(),
+                slowdown: 1.0,
             },
             db: Some(PathBuf::from(servebench_store::DEFAULT_DB)),
             index_digest: None,
@@ -533,6 +537,17 @@ impl SweepPlan {
             if !(s.is_finite() && s > 0.0) {
                 bail!("--sim-speedup must be > 0");
             }
+        }
+        let f = self.sim.slowdown;
+        if !(f.is_finite() && f > 0.0) {
+            bail!("--sim-slowdown must be a number > 0 (1.1 = every step 10 % slower), got {f}");
+        }
+        if f != 1.0 && self.endpoint.is_some() {
+            bail!(
+                "--sim-slowdown applies to the embedded simulator (no --endpoint); a separate \
+                 simulator takes it itself: `servebench sim --sim-slowdown {f}` or `run \
+                 --simulate --sim-slowdown {f}`"
+            );
         }
         let e = &self.eval_plan;
         if e.limit == Some(0) {

@@ -250,6 +250,10 @@ pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
         put("--sim-gpu", plan.sim.gpu.clone());
         put("--sim-model", plan.sim.model.clone());
         put("--sim-speedup", d(&plan.sim.speedup));
+        // Only when planted (runs recorded before the flag existed resume unchanged).
+        if plan.sim.slowdown != 1.0 {
+            put("--sim-slowdown", plan.sim.slowdown.to_string());
+        }
     }
     for (k, v) in [
         ("--hw", d(&id.hw)),

@@ -56,6 +56,7 @@ impl Target {
                     model: plan.sim.model.clone(),
                     tp: plan.tp(),
                     speedup,
+                    slowdown: plan.sim.slowdown,
                     emission_log: Some(out_dir.join("sim-emission.jsonl")),
                     answers: answers
                         .map(|book| answer_book(move |p| book.lookup(p).map(str::to_string))),

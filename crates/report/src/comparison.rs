@@ -113,6 +113,7 @@ pub fn verdict_words(v: cmp::Verdict) -> (&'static str, &'static str) {
         cmp::Verdict::NoChange => ("No change", "无变化"),
         cmp::Verdict::Observation => ("Observations only", "仅有参考性观察"),
         cmp::Verdict::Improvement => ("Improvement", "性能提升"),
+        cmp::Verdict::Inconclusive => ("Inconclusive", "无法判定"),
         cmp::Verdict::NotComparable => ("Not comparable", "不可比较"),
         cmp::Verdict::CandidateInvalid => ("Candidate invalid", "候选结果无效"),
         cmp::Verdict::Regression => ("Regression", "性能回退"),
@@ -151,14 +152,45 @@ fn verdict_remark(pc: &cmp::PointComparison, gate_pct: f64) -> Option<RowRemark>
             .iter()
             .filter(|m| m.verdict == v)
             .filter_map(|m| {
-                Some(format!(
+                let mut s = format!(
                     "{} {}",
                     metric_of(m.metric).label(),
                     fmt_pct_delta(m.delta.pct?)
-                ))
+                );
+                // with per-request evidence: its interval, and what would settle it
+                if let Some(e) = &m.evidence {
+                    let f = |x: f64| format!("{}{:.1}%", if x < 0.0 { "−" } else { "+" }, x.abs());
+                    s.push_str(&format!(
+                        " (worse by {}, 95% CI {}…{}, {}/{} requests",
+                        f(e.change_pct),
+                        f(e.lo_pct),
+                        f(e.hi_pct),
+                        e.n_baseline,
+                        e.n_candidate
+                    ));
+                    if let Some(n) = e.requests_needed.filter(|_| m.verdict == v) {
+                        if v == cmp::Verdict::Inconclusive {
+                            s.push_str(&format!("; about {n} requests per side would settle it"));
+                        }
+                    }
+                    if e.small_sample {
+                        s.push_str("; too few samples for this percentile");
+                    }
+                    if e.fdr_dropped {
+                        s.push_str("; not kept by the false-discovery-rate correction");
+                    }
+                    s.push(')');
+                }
+                Some(s)
             })
             .collect()
     };
+    let needed: Option<u64> = pc
+        .metrics
+        .iter()
+        .filter(|m| m.verdict == cmp::Verdict::Inconclusive)
+        .filter_map(|m| m.evidence.as_ref()?.requests_needed)
+        .max();
     let gate_msgs: Vec<String> = pc
         .gates
         .iter()
@@ -183,6 +215,24 @@ fn verdict_remark(pc: &cmp::PointComparison, gate_pct: f64) -> Option<RowRemark>
                 list(cmp::Verdict::Improvement).join(", ")
             ),
             "性能提升，超出门限".to_string(),
+        ),
+        cmp::Verdict::Inconclusive => (
+            format!(
+                "inconclusive: {} (the 95% interval of the change cannot exclude the ±{}% gate; \
+                 not a regression)",
+                list(cmp::Verdict::Inconclusive).join(", "),
+                pc.metrics
+                    .iter()
+                    .filter_map(|m| m.evidence.as_ref())
+                    .map(|e| e.gate_pct)
+                    .fold(gate_pct, f64::max)
+            ),
+            match needed {
+                Some(n) => format!(
+                    "无法判定：变化的 95% 置信区间跨越门限（不算回退），每侧约需 {n} 个请求才能判定"
+                ),
+                None => "无法判定：变化的 95% 置信区间跨越门限（不算回退）".to_string(),
+            },
         ),
         cmp::Verdict::Observation => (
             format!(

@@ -6,8 +6,102 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use servebench_compare::evidence::{RequestSample, Samples};
 use servebench_compare::Point;
 use servebench_contracts::summary::summary_extras;
+
+/// Sets [`Point::samples`] of one run's `points` (in stored order) from their `records.jsonl`
+/// under `out_dir` (`conc<C>/`, with repeats `conc<C>-r<k>/`; the file named by each row's
+/// `records_file`), in modelled time (× the point's `result.json` time scale): the successful
+/// measured requests' TTFT, TPOT, E2EL, ITL gaps, token counts, and the client lag
+/// `queue_ms` (wall ms). A point whose records cannot be read keeps `None` (compare then uses
+/// its noise rule for it) and the reason is returned, one line each.
+pub fn attach_samples(
+    points: &mut [Point],
+    records_files: &[Option<String>],
+    out_dir: &Path,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let read_lag = simulator_read_lag(out_dir);
+    let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
+    for (p, file) in points.iter_mut().zip(records_files) {
+        let conc = p.identity.conc;
+        let k = seen.entry(conc).or_insert(0);
+        *k += 1;
+        let Some(file) = file.as_deref().filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        let dirs = crate::report_charts::point_dirs(out_dir, u64::from(conc));
+        let Some((_, dir)) = dirs.get(*k - 1).or(dirs.first()) else {
+            continue;
+        };
+        let path = dir.join(file);
+        let records = match servebench_client::read_records(&path) {
+            Ok(r) => r,
+            Err(e) => {
+                notes.push(format!("c{conc}: {e:#}"));
+                continue;
+            }
+        };
+        let ts = crate::report_charts::time_scale(dir);
+        let mut s = Samples {
+            time_scale: ts,
+            ..Samples::default()
+        };
+        for r in records
+            .iter()
+            .filter(|r| r.phase == servebench_client::Phase::Measured && r.success)
+        {
+            s.requests.push(RequestSample {
+                ttft: r.ttft_ms.map(|x| x * ts),
+                tpot: r.tpot_ms.map(|x| x * ts),
+                e2el: r.e2el_ms.map(|x| x * ts),
+                itl: r.itl_ms.iter().map(|x| f64::from(*x) * ts).collect(),
+                output_tokens: r.output_tokens as f64,
+                input_tokens: r
+                    .prompt_tokens_server
+                    .map(|x| x as f64)
+                    .or(r.prompt_tokens_client.map(f64::from))
+                    .unwrap_or(0.0),
+            });
+            s.lag_ms.push(r.queue_ms);
+            if !read_lag.is_empty() {
+                s.server_lag_ms.push(
+                    r.response_id
+                        .as_ref()
+                        .and_then(|id| read_lag.get(id))
+                        .copied()
+                        .unwrap_or(0.0),
+                );
+            }
+        }
+        if !s.requests.is_empty() {
+            p.samples = Some(std::sync::Arc::new(s));
+        }
+    }
+    notes
+}
+
+/// The embedded simulator's lag per response id, wall ms, from `out_dir/sim-emission.jsonl`:
+/// its read lag `received_ns − request_arrived_ns` (how long the request's bytes waited in the
+/// kernel before the simulator parsed them) plus `engine_late_ns` (the latest its engine loop
+/// published one of the request's steps after the step's wall-clock target). A starved host
+/// shows in both. Empty without the log.
+fn simulator_read_lag(out_dir: &Path) -> BTreeMap<String, f64> {
+    let Ok(text) = std::fs::read_to_string(out_dir.join("sim-emission.jsonl")) else {
+        return BTreeMap::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            let id = v["id"].as_str()?.to_string();
+            let arrived = v["request_arrived_ns"].as_u64()?;
+            let received = v["received_ns"].as_u64()?;
+            let late = v["engine_late_ns"].as_u64().unwrap_or(0);
+            Some((id, (received.saturating_sub(arrived) + late) as f64 / 1e6))
+        })
+        .collect()
+}
 
 /// Sets [`Point::ci`] of `points` (one run's, in stored order) from `out_dir/summary.json`:
 /// the k-th point of concurrency C gets the bootstrap of the extras point with `conc` C and

@@ -18,6 +18,7 @@ pub mod attempt;
 pub mod attempt_logs;
 pub mod confidence;
 pub mod error;
+pub mod noise_floor;
 pub mod report;
 pub mod report_charts;
 pub mod sides;

@@ -130,7 +130,7 @@ fn pareto_runs(store: &Store, db: &Path, ids: &[RunId], stat: Stat) -> Result<Ve
 }
 
 /// A point directory of a run: `conc<C>` or, with repeats, `conc<C>-r<k>` (k ascending).
-fn point_dirs(out_dir: &Path, conc: u64) -> Vec<(Option<u32>, PathBuf)> {
+pub(crate) fn point_dirs(out_dir: &Path, conc: u64) -> Vec<(Option<u32>, PathBuf)> {
     let plain = out_dir.join(format!("conc{conc}"));
     if plain.is_dir() {
         return vec![(None, plain)];
@@ -150,7 +150,8 @@ fn point_dirs(out_dir: &Path, conc: u64) -> Vec<(Option<u32>, PathBuf)> {
     v
 }
 
-fn time_scale(dir: &Path) -> f64 {
+/// A point directory's time scale (`result.json`: the simulator's speedup; 1.0 otherwise).
+pub(crate) fn time_scale(dir: &Path) -> f64 {
     std::fs::read_to_string(dir.join("result.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<servebench_contracts::ResultFile>(&t).ok())

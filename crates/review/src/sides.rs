@@ -108,16 +108,27 @@ fn side_from_runs(store: &Store, ids: &[RunId]) -> Result<Side> {
             info.config_key = info.config_key.or(run.meta.config_key.clone());
         }
         let first = points.len();
+        let mut files = Vec::new();
         for p in store.points(*id)? {
             let point = match &p.row {
-                StoredRow::Servebench(r) => Point::from_agg(r),
-                StoredRow::Imported(r) => Point::from_foreign(r),
+                StoredRow::Servebench(r) => {
+                    files.push(Some(r.records_file.clone()));
+                    Point::from_agg(r)
+                }
+                StoredRow::Imported(r) => {
+                    files.push(None);
+                    Point::from_foreign(r)
+                }
             };
             points.push(point.with_context(|| format!("run {id}, point {}", p.id))?);
         }
         if let Some(dir) = &run.meta.out_dir {
             // `--ci` runs: within-run intervals for compare's noise rule.
             crate::confidence::attach_bootstrap(&mut points[first..], dir);
+            // per-request samples: the bootstrap of the difference (docs/compare.md §4a)
+            for n in crate::confidence::attach_samples(&mut points[first..], &files, dir) {
+                eprintln!("note: run {id} {n}: compared without its per-request records");
+            }
         }
         for e in store.evals(*id)? {
             let eval = match &e.row {
@@ -179,10 +190,26 @@ fn side_from_file(path: &Path) -> Result<Side> {
     } else {
         imp.points.clone()
     };
-    let points = rows
+    let mut points = rows
         .iter()
         .map(Point::from_foreign)
         .collect::<Result<Vec<_>, _>>()?;
+    // A sweep's summary.json: its points' records lie beside it (conc<C>/records.jsonl).
+    if let (serde_json::Value::Object(m), Some(dir)) = (&v, path.parent()) {
+        if m.contains_key("schema_version") {
+            let files: Vec<Option<String>> =
+                serde_json::from_str::<Vec<serde_json::Value>>(&rows_text)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|r| r["records_file"].as_str().map(str::to_string))
+                    .collect();
+            if files.len() == points.len() {
+                for n in crate::confidence::attach_samples(&mut points, &files, dir) {
+                    eprintln!("note: {name} {n}: compared without its per-request records");
+                }
+            }
+        }
+    }
     let evals = imp
         .evals
         .iter()
@@ -378,6 +405,10 @@ pub fn build_comparison(args: &CompareRequest) -> Result<Comparison> {
         let cand = load_side(&args.db, &args.candidate).context("--candidate")?;
         (base, cand)
     };
+    let (mut base, cand) = (base, cand);
+    // the stored noise floor of the baseline's configuration (earlier A/A runs in the store)
+    let exclude: Vec<i64> = cand.info.run_id.into_iter().collect();
+    crate::noise_floor::attach(&args.db, &mut base.points, &exclude, args.stat)?;
     let opts = CompareOptions {
         stat: args.stat,
         gate_pct: args.gate,
@@ -425,12 +456,18 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
         let mut why: Vec<String> = match p.verdict {
             Verdict::NoChange if submission.is_none() => continue,
             Verdict::NoChange => Vec::new(),
-            Verdict::Regression | Verdict::Improvement | Verdict::Observation => p
+            Verdict::Regression
+            | Verdict::Improvement
+            | Verdict::Observation
+            | Verdict::Inconclusive => p
                 .metrics
                 .iter()
                 .filter(|m| m.verdict == p.verdict)
                 .map(|m| {
                     let mut s = format!("{} {}", m.metric.label(), m.delta.pct_text());
+                    if let Some(e) = &m.evidence {
+                        s.push_str(&format!(" — {}", e.text()));
+                    }
                     if let Some(sp) = &m.baseline_spread {
                         s.push_str(&format!(
                             " (baseline {} repeats: mean {:.2}, sd {}, range {:.2}–{:.2})",
@@ -464,6 +501,9 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
         why.extend(submission);
         out.push(format!("{name}: {} — {}", p.verdict, why.join("; ")));
     }
+    out.extend(lag_line(c));
+    out.extend(noise_floor_line(c));
+    out.extend(evidence_counts_line(c));
     for b in &c.unmatched_baseline {
         out.push(format!(
             "{} · {} · c{}: baseline point with no candidate",
@@ -542,6 +582,96 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The client/host lag of both sides (`t0 − scheduled`, wall ms, the worst point's p99 and
+/// the largest), when the points carry their records: a loaded host shows here. Nothing is
+/// widened for it (docs/compare.md §4a): the line is the evidence.
+pub fn lag_line(c: &Comparison) -> Option<String> {
+    let worst = |f: &dyn Fn(&servebench_compare::PointComparison) -> Option<&Point>| {
+        c.points
+            .iter()
+            .filter_map(|p| f(p)?.samples.as_ref()?.lag())
+            .fold(None::<(f64, f64, f64)>, |acc, l| {
+                let (a, b, m) = acc.unwrap_or((0.0, 0.0, 0.0));
+                Some((a.max(l.p50_ms), b.max(l.p99_ms), m.max(l.max_ms)))
+            })
+    };
+    let b = worst(&|p| p.baseline.as_ref())?;
+    let k = worst(&|p| Some(&p.candidate))?;
+    Some(format!(
+        "Host lag (wall ms per request, worst point: the client sending it after it was due + \
+         the simulator reading it or publishing its steps late): baseline p50 {:.2}, p99 {:.2}, max {:.2}; candidate \
+         p50 {:.2}, p99 {:.2}, max {:.2} — the numbers are not corrected for it; a change it \
+         could account for (× the simulator's speedup) is inconclusive, not a regression",
+        b.0, b.1, b.2, k.0, k.1, k.2
+    ))
+}
+
+/// `Noise floor (…): TTFT ms 7.2%, TPOT ms 1.1%; …` — the largest stored floor per metric
+/// over the baseline's points, when any ([`crate::noise_floor`]).
+pub fn noise_floor_line(c: &Comparison) -> Option<String> {
+    let mut shown: Vec<(servebench_compare::Metric, f64)> = Vec::new();
+    for m in &c.options.metrics {
+        let k = m.agg_key(c.options.stat);
+        let f = c
+            .points
+            .iter()
+            .filter_map(|p| p.baseline.as_ref()?.noise_floor.get(&k).copied())
+            .fold(None::<f64>, |a, x| Some(a.map_or(x, |a| a.max(x))));
+        if let Some(f) = f {
+            shown.push((*m, f));
+        }
+    }
+    if shown.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Noise floor (run-to-run spread of earlier runs of the baseline's configuration and \
+         image in the store, 1.96·√2·CV): {}; each metric's gate is the larger of it and ±{}%",
+        shown
+            .iter()
+            .map(|(m, f)| format!("{} {f:.1}%", m.label()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        c.options.gate_pct
+    ))
+}
+
+/// `Statistics: 56 metric comparisons from per-request records (bootstrap 95% CI, FDR 5%):
+/// 0 regressions, 1 improvement, 50 no change, 5 inconclusive` when any metric had evidence.
+fn evidence_counts_line(c: &Comparison) -> Option<String> {
+    let ms: Vec<&servebench_compare::MetricComparison> = c
+        .points
+        .iter()
+        .flat_map(|p| p.metrics.iter())
+        .filter(|m| m.evidence.is_some())
+        .collect();
+    if ms.is_empty() {
+        return None;
+    }
+    let n = |v: Verdict| ms.iter().filter(|m| m.verdict == v).count();
+    let floor = c
+        .points
+        .iter()
+        .filter_map(|p| p.baseline.as_ref())
+        .any(|b| !b.noise_floor.is_empty());
+    Some(format!(
+        "Statistics: {} metric comparisons from per-request records (bootstrap 95% CI of the \
+         change, Benjamini–Hochberg FDR {}%{}): {} regression(s), {} improvement(s), {} no \
+         change, {} inconclusive",
+        ms.len(),
+        servebench_compare::evidence::FDR_Q * 100.0,
+        if floor {
+            ", gate widened to the stored noise floor where larger"
+        } else {
+            ""
+        },
+        n(Verdict::Regression),
+        n(Verdict::Improvement),
+        n(Verdict::NoChange),
+        n(Verdict::Inconclusive)
+    ))
 }
 
 /// One line for the baseline points of configurations the candidate did not run:

@@ -1006,6 +1006,7 @@ mod tests {
                 tp: 1,
                 notes: vec![],
                 speedup: None,
+                slowdown: None,
             }),
         };
         // before the launch: the catalog framework's profile

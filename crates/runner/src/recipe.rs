@@ -84,6 +84,9 @@ pub struct SimSetup {
     /// point's sweep gets the same factor and reports modelled time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<f64>,
+    /// A planted regression, every modelled step × F (`run --sim-slowdown`); `None`: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
 }
 
 /// The simulator for a point; `model_override` replaces the model preset.
@@ -137,6 +140,7 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
         tp: p.tp,
         notes,
         speedup: None,
+        slowdown: None,
     }
 }
 
@@ -159,6 +163,10 @@ pub fn sim_argv(exe: &Path, s: &SimSetup, port: u16, answers: bool) -> Vec<Strin
     if let Some(x) = s.speedup {
         v.push("--speedup".into());
         v.push(x.to_string());
+    }
+    if let Some(f) = s.slowdown {
+        v.push("--sim-slowdown".into());
+        v.push(f.to_string());
     }
     if answers {
         v.push("--sim-answers".into());

@@ -37,6 +37,9 @@ pub struct RunOptions {
     /// Simulated engines run this many times faster than real time (`--sim-speedup`; the
     /// sweep scales back to modelled time). `None`: real time.
     pub sim_speedup: Option<f64>,
+    /// A planted regression: each simulated engine's modelled steps take F times longer
+    /// (`--sim-slowdown`, passed to `servebench sim`). `None`: the preset's engine.
+    pub sim_slowdown: Option<f64>,
     /// Runner label → runner names (`runners.yaml` labels).
     pub runner_nodes: HashMap<String, Vec<String>>,
     /// Slurm partition.
@@ -279,7 +282,7 @@ impl Runner {
     /// The flags that decide which points this run has and what each of them measures, as
     /// `flag → value` (only those given): the plan's selection ([`RunOptions::selection`]),
     /// `--num-prompts`, `--warmups`, `--isl`, `--osl`, `--eval-limit`, `--traces`,
-    /// `--duration`, `--recipes`, `--sim-model`, `--sim-speedup`. Recorded in `run.json` when
+    /// `--duration`, `--recipes`, `--sim-model`, `--sim-speedup`, `--sim-slowdown`. Recorded in `run.json` when
     /// the run starts; a resume must give the same (retries, timeouts, Slurm partition and
     /// time limit may change). `--executor` and `--simulate` are checked on their own.
     pub fn run_flags(&self) -> BTreeMap<String, String> {
@@ -302,6 +305,7 @@ impl Runner {
         put("--recipes", o.recipes.as_ref().map(|p| abs(p)));
         put("--sim-model", o.sim_model.clone());
         put("--sim-speedup", o.sim_speedup.map(|v| v.to_string()));
+        put("--sim-slowdown", o.sim_slowdown.map(|v| v.to_string()));
         f
     }
 
@@ -363,6 +367,7 @@ impl Runner {
             }),
             (None, Some(s)) => Ok(EngineSpec::Simulator(SimSetup {
                 speedup: self.opts.sim_speedup,
+                slowdown: self.opts.sim_slowdown,
                 ..s
             })),
             (None, None) => Err(RunnerError::Invalid(
@@ -403,6 +408,20 @@ impl Runner {
             if !self.opts.simulate || self.opts.recipes.is_some() {
                 return Err(RunnerError::Invalid(
                     "--sim-speedup applies to --simulate without --recipes (the runner starts \
+                     the simulator itself)"
+                        .into(),
+                ));
+            }
+        }
+        if let Some(x) = self.opts.sim_slowdown {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(RunnerError::Invalid(format!(
+                    "--sim-slowdown {x}: must be a number > 0 (1.1 = every step 10 % slower)"
+                )));
+            }
+            if !self.opts.simulate || self.opts.recipes.is_some() {
+                return Err(RunnerError::Invalid(
+                    "--sim-slowdown applies to --simulate without --recipes (the runner starts \
                      the simulator itself)"
                         .into(),
                 ));
@@ -1061,6 +1080,7 @@ mod tests {
             simulate: true,
             sim_model: None,
             sim_speedup: None,
+            sim_slowdown: None,
             runner_nodes: HashMap::new(),
             partition: None,
             time_limit_min: None,

@@ -23,8 +23,9 @@
 //! * `uv venv` / `uv pip install` (AgentX client set-up): a venv whose `bin/` holds these shims.
 //! * the AgentX post-processing modules run by the venv's python
 //!   (`utils.agentic.aggregation.process_agentic_result`: servebench's AgentX aggregate written
-//!   as `$AGENTIC_OUTPUT_DIR/$RESULT_FILENAME.json`; `power_adapter`, `validate_agentic_result`,
-//!   the plot scripts: said and skipped).
+//!   as `$AGENTIC_OUTPUT_DIR/$RESULT_FILENAME.json`; `power_adapter`: run for real as
+//!   `servebench metrics agentx-power` with the same flags; `validate_agentic_result`, the plot
+//!   scripts: said and skipped).
 //! * any other `python3`/`python` invocation runs the real interpreter.
 
 use std::path::{Path, PathBuf};
@@ -160,6 +161,9 @@ pub enum Invocation {
     },
     /// AgentX post-processing: servebench's aggregate as InferenceX's result file.
     AgentxAggregate,
+    /// `python -m utils.agentic.aggregation.power_adapter ARGS`: run for real as
+    /// `servebench metrics agentx-power ARGS` (same flags, same files).
+    AgentxPower(Vec<String>),
     /// Run the real tool (found on `PATH` past the shim folder).
     Real(String),
     /// `mpirun [OPTIONS] CMD ARGS…`: run `CMD ARGS…` once (found on `PATH`, shims first),
@@ -392,19 +396,7 @@ fn classify_python(tool: &str, args: &[String]) -> Invocation {
                 result_file: None,
             }),
             "utils.agentic.aggregation.process_agentic_result" => Invocation::AgentxAggregate,
-            "utils.agentic.aggregation.power_adapter" => {
-                if rest.iter().any(|a| a == "--require-power") {
-                    Invocation::Fail {
-                        say: format!("{SAY} REQUIRE_POWER: simulated GPUs have no power samples"),
-                        status: 1,
-                    }
-                } else {
-                    Invocation::Skip {
-                        say: format!("{SAY} AgentX power adapter skipped: simulated GPUs have no power samples"),
-                        status: 0,
-                    }
-                }
-            }
+            "utils.agentic.aggregation.power_adapter" => Invocation::AgentxPower(rest.to_vec()),
             "utils.agentic.validation.validate_agentic_result" => Invocation::Skip {
                 say: format!("{SAY} AgentX result validation skipped: servebench judges the point itself (agentx_submission_valid and its reasons in agentx.json, and the run table)"),
                 status: 0,
@@ -947,6 +939,13 @@ mod tests {
                 &a("-m utils.agentic.aggregation.process_agentic_result")
             ),
             Invocation::AgentxAggregate
+        );
+        assert_eq!(
+            classify(
+                "python",
+                &a("-m utils.agentic.aggregation.power_adapter --result-dir r --agg-result a.json --require-power")
+            ),
+            Invocation::AgentxPower(a("--result-dir r --agg-result a.json --require-power"))
         );
     }
 

@@ -136,6 +136,10 @@ fn is_closed_pipe_print(panic_message: &str) -> bool {
         && (panic_message.contains("os error 32") || panic_message.contains("Broken pipe"))
 }
 
+/// Exit code of a command line clap refuses (sysexits `EX_USAGE`; clap's own default, 2, is
+/// `compare`'s and `run`'s "regression"). The table of every code: README.md, "Exit codes".
+const EX_USAGE: u8 = 64;
+
 fn main() -> ExitCode {
     exit_quietly_on_closed_pipe();
     tracing_subscriber::fmt()
@@ -145,7 +149,22 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help`/`--version` print to stdout and exit 0; every other parse error is a
+            // usage error, EX_USAGE (64), never 2: 2 means "regression" (README, exit codes).
+            // `matrix` keeps argparse's 2: it stands in for the reference's
+            // generate_sweep_configs.py, whose callers test for it, and reports no verdict.
+            let _ = e.print();
+            let matrix = std::env::args_os().nth(1).is_some_and(|a| a == "matrix");
+            return ExitCode::from(match (e.use_stderr(), matrix) {
+                (false, _) => 0,
+                (true, true) => 2,
+                (true, false) => EX_USAGE,
+            });
+        }
+    };
     cmd::review_wiring::install();
     let result = match cli.command {
         Command::Sweep(a) => cmd::sweep::run(a),

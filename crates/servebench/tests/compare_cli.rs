@@ -307,6 +307,34 @@ fn b18_and_b20_through_the_cli() {
     assert!(s.contains("regression — TTFT ms +31.3% (baseline 5 repeats: mean 106.60, sd 9.21, range 95.00–118.00)"), "{s}");
 }
 
+/// Issue 28: a usage error must not share its code with "regression" (2): clap's refusals
+/// exit 64 (EX_USAGE) in every command but `matrix` (argparse's 2, as the reference script);
+/// `--help` and `--version` exit 0.
+#[test]
+fn a_usage_error_exits_64_never_the_regression_code() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["compare", "--no-such-flag"][..],
+        &["compare", "--stat", "p42"],
+        &["sweep", "--conc"],
+        &["run", "--sim-slowdown", "1.1"],
+        &["no-such-command"],
+    ] {
+        let o = output_in(dir.path(), args);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {}", out(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("error:"),
+            "{args:?}"
+        );
+    }
+    for args in [&["--help"][..], &["--version"], &["compare", "--help"]] {
+        let o = output_in(dir.path(), args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", out(&o));
+    }
+    let o = output_in(dir.path(), &["matrix", "full-sweep", "--seq-lens", "1k8k"]);
+    assert_eq!(o.status.code(), Some(2), "argparse's code: {}", out(&o));
+}
+
 #[test]
 fn failed_candidate_exits_3_and_errors_are_one_line() {
     let dir = tempfile::tempdir().unwrap();

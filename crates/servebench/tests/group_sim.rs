@@ -25,3 +25,5 @@ mod sweep_cache;
 mod sweep_default;
 #[path = "sweep_errors.rs"]
 mod sweep_errors;
+#[path = "verdict_sim.rs"]
+mod verdict_sim;

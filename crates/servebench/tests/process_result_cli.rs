@@ -147,7 +147,8 @@ fn errors_are_one_line_and_exit_1() {
 }
 
 #[test]
-fn present_telemetry_is_refused_not_reported_missing() {
+fn present_telemetry_is_integrated_and_power_packages_refused() {
+    // A telemetry file with no samples: integrated (no_usable_power_samples), not ignored.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("gpu_metrics.csv"),
@@ -157,14 +158,36 @@ fn present_telemetry_is_refused_not_reported_missing() {
     let o = sb(
         dir.path(),
         &env_of("R1"),
-        &["--input", &format!("{GOLDEN}/R1-input.json")],
+        &[
+            "--input",
+            &format!("{GOLDEN}/R1-input.json"),
+            "-o",
+            "agg.json",
+        ],
     );
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).contains("gpu_metrics.csv exists"),
-        "{}",
-        stderr(&o)
+    assert!(o.status.success(), "{}", stderr(&o));
+    let name = format!("power_validation_{}.json", env_of("R1")["RESULT_FILENAME"]);
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap();
+    assert_eq!(
+        side["reasons"],
+        serde_json::json!(["no_usable_power_samples"])
     );
+    // REQUIRE_POWER makes the invalid power the exit status, after the files are written.
+    let mut env = env_of("R1");
+    env.insert("REQUIRE_POWER".into(), "1".into());
+    let o = sb(
+        dir.path(),
+        &env,
+        &[
+            "--input",
+            &format!("{GOLDEN}/R1-input.json"),
+            "-o",
+            "agg2.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(dir.path().join("agg2.json").is_file());
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("LOGS/power")).unwrap();
@@ -175,4 +198,91 @@ fn present_telemetry_is_refused_not_reported_missing() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("LOGS/power exists"), "{}", stderr(&o));
+}
+
+/// `metrics aggregate-power` / `agentx-power` run as InferenceX runs the Python (relative paths,
+/// in the result directory) on two parity cases: every file left behind equals the golden.
+#[test]
+fn aggregate_power_and_agentx_power_write_the_python_bytes() {
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../metrics/tests/data/aggregate-power"
+    );
+    // The last run goes the way a recipe under `servebench run` calls the adapter: the venv's
+    // python shim (`engine-shim python3 -m utils.agentic.aggregation.power_adapter …`).
+    for (case, via_shim) in [
+        ("nvidia_smi_8gpu_1hz_noisy", false),
+        ("agentx_valid_whole_deployment", false),
+        ("agentx_valid_whole_deployment", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let input = Path::new(data).join(case).join("input");
+        let expected = Path::new(data).join(case).join("expected");
+        let status = Command::new("cp")
+            .arg("-r")
+            .arg(format!("{}/.", input.display()))
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let args: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(data).join(case).join("args.json")).unwrap(),
+        )
+        .unwrap();
+        let sub = if args["tool"] == "aggregate_power" {
+            "aggregate-power"
+        } else {
+            "agentx-power"
+        };
+        let argv: Vec<&str> = args["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_servebench"));
+        if via_shim {
+            cmd.args([
+                "engine-shim",
+                "python3",
+                "-m",
+                "utils.agentic.aggregation.power_adapter",
+            ]);
+        } else {
+            cmd.args(["metrics", sub]);
+        }
+        let o = cmd
+            .args(&argv)
+            .env("TZ", "UTC")
+            .env_remove("REQUIRE_POWER")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{case}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.starts_with("[aggregate_power] avg_power_w="), "{out}");
+        let list = |root: &Path| {
+            let o = Command::new("find")
+                .arg(".")
+                .arg("-type")
+                .arg("f")
+                .current_dir(root)
+                .output()
+                .unwrap();
+            let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(String::from)
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(list(dir.path()), list(&expected), "{case}");
+        for f in list(&expected) {
+            assert_eq!(
+                std::fs::read(dir.path().join(&f)).unwrap(),
+                std::fs::read(expected.join(&f)).unwrap(),
+                "{case}/{f}"
+            );
+        }
+    }
 }

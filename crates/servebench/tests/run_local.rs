@@ -246,8 +246,25 @@ fn a_killed_run_resumes_skipping_stored_points() {
             "no point stored in 120 s"
         );
     }
+    // while its process works on it: `run --status` says so and exits 75 (EX_TEMPFAIL)
+    let (rc, st, err) = run_in(d, &["run", "--status", "r"]);
+    assert_eq!(rc, 75, "{st}{err}");
+    assert!(
+        st.contains(&format!(
+            "status running (servebench run pid {})",
+            child.id()
+        )),
+        "{st}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
+    // killed before its summary: `incomplete`, exit 1, and how to resume it
+    let (rc, st, err) = run_in(d, &["run", "--status", "r"]);
+    assert_eq!(rc, 1, "{st}{err}");
+    assert!(
+        st.contains("status incomplete: its servebench run ended without a summary.json (killed?); run the same command again to resume it"),
+        "{st}"
+    );
     // the job of the second point may still be running (its own process group, which the
     // killed run cannot stop): wait until every job group it submitted is gone
     wait_for_jobs_to_end(&d.join("r"), Duration::from_secs(60));

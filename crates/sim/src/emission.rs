@@ -55,6 +55,11 @@ pub struct EmissionRecord {
     pub chunks: u32,
     /// "stop", "length", or "abort" (client disconnected or server stopped).
     pub finish_reason: String,
+    /// The latest the engine loop published one of this request's steps after its wall-clock
+    /// target, ns: a loaded host's oversleep (× the speedup in modelled time). `None` in
+    /// zero-delay mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_late_ns: Option<u64>,
 }
 
 /// Collects records in memory (up to a cap) and appends them as JSON lines to a file.
@@ -244,6 +249,7 @@ mod tests {
             completion_tokens: 2,
             chunks: 2,
             finish_reason: "length".into(),
+            engine_late_ns: None,
         }
     }
 

@@ -82,6 +82,12 @@ pub enum SimError {
         /// The value given.
         speedup: f64,
     },
+    /// The planted slowdown (`--sim-slowdown`, step time × F) is not a positive number.
+    #[error("slowdown: must be a positive number, got {slowdown}")]
+    Slowdown {
+        /// The value given.
+        slowdown: f64,
+    },
     /// The emission log file cannot be created.
     #[error("emission log {}: cannot create: {error}", path.display())]
     EmissionLog {
@@ -191,6 +197,14 @@ mod tests {
         .unwrap();
         assert!(matches!(e, SimError::Speedup { speedup } if speedup == -1.0));
         assert_eq!(e.to_string(), "speedup: must be a positive number, got -1");
+        let e = SimServer::start(SimOptions {
+            slowdown: 0.0,
+            ..Default::default()
+        })
+        .await
+        .err()
+        .unwrap();
+        assert_eq!(e.to_string(), "slowdown: must be a positive number, got 0");
 
         let e = SimServer::start(SimOptions {
             emission_log: Some("/nonexistent-dir/x.jsonl".into()),

@@ -75,6 +75,9 @@ pub struct SimOptions {
     pub speedup: f64,
     /// Emit every token as fast as possible, with no engine model (client ceiling benchmarks).
     pub zero_delay: bool,
+    /// Planted regression: every modelled step takes this many times longer
+    /// ([`EngineConfig::slowdown`]; `--sim-slowdown F`, > 0; 1.0 = none).
+    pub slowdown: f64,
     /// Text for prompts it knows.
     pub answers: Option<Arc<dyn AnswerBook>>,
     /// JSONL file, one [`EmissionRecord`] per finished request (created or truncated).
@@ -98,6 +101,7 @@ impl Default for SimOptions {
             tp: 1,
             speedup: 1.0,
             zero_delay: false,
+            slowdown: 1.0,
             answers: None,
             emission_log: None,
             tokenizer: None,
@@ -115,6 +119,7 @@ impl std::fmt::Debug for SimOptions {
             .field("tp", &self.tp)
             .field("speedup", &self.speedup)
             .field("zero_delay", &self.zero_delay)
+            .field("slowdown", &self.slowdown)
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
             .finish()
@@ -146,16 +151,23 @@ impl SimServer {
     }
 
     /// Like [`SimServer::start`] but with an explicit (possibly modified) engine configuration;
-    /// `opts.gpu`, `opts.model` and `opts.tp` are ignored.
+    /// `opts.gpu`, `opts.model` and `opts.tp` are ignored; `opts.slowdown` multiplies the
+    /// configuration's own [`EngineConfig::slowdown`].
     pub async fn start_with_config(
         opts: SimOptions,
-        cfg: EngineConfig,
+        mut cfg: EngineConfig,
     ) -> Result<SimServer, SimError> {
         if !(opts.speedup.is_finite() && opts.speedup > 0.0) {
             return Err(SimError::Speedup {
                 speedup: opts.speedup,
             });
         }
+        if !(opts.slowdown.is_finite() && opts.slowdown > 0.0) {
+            return Err(SimError::Slowdown {
+                slowdown: opts.slowdown,
+            });
+        }
+        cfg.slowdown *= opts.slowdown;
         let cfg = Arc::new(cfg);
         let emission = Arc::new(emission::EmissionSink::new(opts.emission_log.as_deref())?);
         let bind = SocketAddr::new(opts.host, opts.port);
@@ -208,6 +220,13 @@ impl SimServer {
             "zero-delay (no engine model: every token at once)".to_string()
         } else {
             format!("speedup ×{}", opts.speedup)
+        };
+        // A planted regression is said wherever the simulator is described (run metadata,
+        // the sweep's header), so a slowed run is never mistaken for the preset's engine.
+        let mode = if cfg.slowdown != 1.0 {
+            format!("{mode}, planted slowdown ×{} (every step)", cfg.slowdown)
+        } else {
+            mode
         };
         let describe = format!("{}, {mode}", cfg.describe());
         Ok(SimServer {

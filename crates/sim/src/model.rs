@@ -95,6 +95,10 @@ pub struct EngineConfig {
     /// `sglang/srt/managers/scheduler_recv_skipper.py` does (decode weight 1, other forward
     /// modes 1000). 1 (the default, and vLLM's and TRT-LLM's behaviour): every step.
     pub scheduler_recv_interval: u32,
+    /// A planted regression: every step's modelled time (each part of [`StepCost`]) is
+    /// multiplied by this factor (`--sim-slowdown F`; 1.0 = the preset's engine). 1.1 makes
+    /// every step 10 % slower, so a comparison against an unslowed run must find it.
+    pub slowdown: f64,
 }
 
 /// The engine whose `/metrics` series names the simulator exposes (same values either way;
@@ -303,6 +307,7 @@ impl EngineConfig {
             kv_bytes_per_token_per_gpu,
             metrics_dialect: MetricsDialect::Vllm,
             scheduler_recv_interval: 1,
+            slowdown: 1.0,
         })
     }
 
@@ -378,7 +383,8 @@ impl EngineConfig {
         }
     }
 
-    /// Modelled duration of one step processing `chunks` (see the module docs for the formula).
+    /// Modelled duration of one step processing `chunks` (see the module docs for the formula),
+    /// × [`EngineConfig::slowdown`].
     pub fn step_cost(&self, chunks: &[Chunk]) -> StepCost {
         let m = &self.model;
         let tp = self.tp as f64;
@@ -436,6 +442,11 @@ impl EngineConfig {
             } else {
                 0.0
             };
+        // A planted regression (`--sim-slowdown F`) scales every part alike, so the parts
+        // still add up to the total.
+        let f = self.slowdown;
+        let (compute_s, memory_s, comm_s, overhead_s) =
+            (compute_s * f, memory_s * f, comm_s * f, overhead_s * f);
         StepCost {
             compute_s,
             memory_s,
@@ -539,6 +550,48 @@ mod tests {
             cfg("h100", "qwen3-30b-a3b", 8).kv_bytes_per_token_per_gpu,
             24_576.0
         );
+    }
+
+    #[test]
+    fn slowdown_multiplies_every_part_of_the_step() {
+        let base = cfg("h200", "qwen3-8b", 2);
+        let mut slow = base.clone();
+        slow.slowdown = 1.1;
+        let chunks = [
+            Chunk {
+                context: 0,
+                tokens: 512,
+                samples: true,
+            },
+            Chunk {
+                context: 900,
+                tokens: 1,
+                samples: true,
+            },
+        ];
+        let (a, b) = (base.step_cost(&chunks), slow.step_cost(&chunks));
+        for (x, y) in [
+            (a.compute_s, b.compute_s),
+            (a.memory_s, b.memory_s),
+            (a.comm_s, b.comm_s),
+            (a.overhead_s, b.overhead_s),
+            (a.total_s, b.total_s),
+        ] {
+            assert!(x > 0.0 && (y / x - 1.1).abs() < 1e-12, "{x} → {y}");
+        }
+        // A closed-loop point: every modelled latency 10 % longer, throughput 1/1.1.
+        let w = crate::Workload {
+            concurrency: 4,
+            num_requests: 16,
+            input_tokens: 512,
+            output_tokens: 64,
+            request_overhead: false,
+        };
+        let s0 = crate::simulate_closed_loop(Arc::new(base), &w);
+        let s1 = crate::simulate_closed_loop(Arc::new(slow), &w);
+        assert!((s1.mean_tpot_ms / s0.mean_tpot_ms - 1.1).abs() < 1e-9);
+        assert!((s1.mean_ttft_ms / s0.mean_ttft_ms - 1.1).abs() < 1e-9);
+        assert!((s0.output_throughput / s1.output_throughput - 1.1).abs() < 1e-9);
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub(crate) struct ReqShared {
     pub cached: AtomicU32,
     /// Wakes the response body.
     pub waker: AtomicWaker,
+    /// The latest the engine loop published any of this request's steps after their
+    /// wall-clock target, ns (a loaded host wakes the loop late: the client then sees the
+    /// step late, × the speedup in modelled time). Written to the emission log.
+    pub late_ns: AtomicU64,
 }
 
 impl ReqShared {
@@ -50,6 +54,7 @@ impl ReqShared {
             cancelled: AtomicBool::new(false),
             cached: AtomicU32::new(0),
             waker: AtomicWaker::new(),
+            late_ns: AtomicU64::new(0),
         }
     }
 
@@ -239,6 +244,9 @@ pub(crate) fn run_engine(
             anchor_wall = now;
             anchor_vt = info.end_s;
         }
+        // How late this step is published (the oversleep of a loaded host, or how far behind
+        // the loop is): each request of the step keeps its largest.
+        let late = Instant::now().saturating_duration_since(target).as_nanos() as u64;
         // Behind by less than `max_lag`: no sleep, so the next steps catch up and the
         // modelled timeline keeps its wall-clock anchor (a hiccup of the machine delays a few
         // tokens instead of shifting every later token and arrival by the hiccup × speedup).
@@ -263,6 +271,7 @@ pub(crate) fn run_engine(
             .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);
         for e in out.drain(..) {
             e.payload.cached.store(e.cached_tokens, Ordering::Relaxed);
+            e.payload.late_ns.fetch_max(late, Ordering::Relaxed);
             e.payload.ready.store(e.generated, Ordering::Release);
             if e.finished {
                 e.payload.state.store(FINISHED, Ordering::Release);

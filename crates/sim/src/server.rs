@@ -144,6 +144,8 @@ pub(crate) struct RecordState {
     pub(crate) prompt: u32,
     pub(crate) completion: u32,
     pub(crate) chunks: u32,
+    /// The engine's view of the request (its step lateness), `None` in zero-delay mode.
+    pub(crate) engine: Option<Arc<ReqShared>>,
 }
 
 impl RecordState {
@@ -176,6 +178,10 @@ impl RecordState {
             completion_tokens: self.completion,
             chunks: self.chunks,
             finish_reason: reason.to_string(),
+            engine_late_ns: self
+                .engine
+                .as_ref()
+                .map(|e| e.late_ns.load(Ordering::Relaxed)),
         });
     }
 }
@@ -464,6 +470,7 @@ async fn generate(
         prompt: gr.prompt_tokens,
         completion: 0,
         chunks: 0,
+        engine: (!st.zero_delay).then(|| shared.clone()),
     };
     let model = json_string(&st.cfg.model.served_name);
     let created = unix_now();

@@ -92,6 +92,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             eprintln!("{s}");
             Ok(code(status))
         }
+        Invocation::AgentxPower(args) => {
+            // InferenceX's power adapter, for real: servebench's port with the same flags.
+            eprintln!("{SAY} power_adapter -> servebench metrics agentx-power");
+            let exe = std::env::current_exe()?;
+            let err = std::process::Command::new(&exe)
+                .arg0("servebench")
+                .args(["metrics", "agentx-power"])
+                .args(&args)
+                .exec();
+            anyhow::bail!("{}: {err}", exe.display())
+        }
         Invocation::AgentxAggregate => {
             let (c, lines) = shim::agentx_aggregate(&state);
             say(&lines);

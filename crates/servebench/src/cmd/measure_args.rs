@@ -164,6 +164,14 @@ pub struct CommonArgs {
     /// Simulator only: GPU preset.
     #[arg(long, default_value = "h200")]
     pub sim_gpu: String,
+    /// Embedded simulator only: a planted regression, every modelled step F times longer.
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub sim_slowdown: f64,
     /// Simulator only: model preset.
     #[arg(long, default_value = "qwen3-8b")]
     pub sim_model: String,
@@ -371,6 +379,7 @@ impl CommonArgs {
                 speedup: c.sim_speedup,
                 gpu: c.sim_gpu,
                 model: c.sim_model,
+                slowdown: c.sim_slowdown,
             },
             db: (!c.no_store).then_some(c.db),
             index_digest: c.index_digest,

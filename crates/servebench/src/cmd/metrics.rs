@@ -5,9 +5,14 @@
 //! The environment is the reference's (`RUNNER_TYPE`, `FRAMEWORK`, `TP`, `EP_SIZE`,
 //! `IS_MULTINODE`, `PREFILL_GPUS`, …): taken from this process, or from `--env-file` (a JSON
 //! object of strings, e.g. a golden `Rn-env.json`), in which case the process environment is
-//! ignored. GPU power telemetry is not integrated: when the reference would find some
-//! (`GPU_METRICS_CSV`, `gpu_metrics.csv`, `/workspace/gpu_metrics.csv`; multinode
-//! `POWER_ARTIFACT_DIR` or `LOGS/power`) the command stops instead of writing `power_valid: 0`.
+//! ignored. Single-node GPU power telemetry is integrated where the reference finds it
+//! (`GPU_METRICS_CSV`, `gpu_metrics.csv`, `/workspace/gpu_metrics.csv`, relative to the current
+//! directory); multinode power packages (`POWER_ARTIFACT_DIR` or `LOGS/power`) are not read, so
+//! the command stops when one exists instead of writing `power_valid: 0`.
+//!
+//! `servebench metrics aggregate-power` and `agentx-power`: InferenceX
+//! `utils/aggregate_power.py` and `utils/agentic/aggregation/power_adapter.py` with their flags
+//! (the logic is `servebench_metrics::power`).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -16,8 +21,9 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
-use servebench_metrics::inferencex::{
-    process_result, DEFAULT_GPU_METRICS_CSV, DEFAULT_POWER_ARTIFACT_DIR,
+use servebench_metrics::inferencex::{process_result, py_int_str, DEFAULT_POWER_ARTIFACT_DIR};
+use servebench_metrics::power::{
+    agentx_power, aggregate_power, AgentxOutcome, AgentxPowerArgs, AggregatePowerArgs,
 };
 
 /// `servebench metrics …`
@@ -27,6 +33,105 @@ pub enum Command {
     /// agg_<RESULT_FILENAME>.json and the power-validation sidecar (byte-identical to
     /// utils/process_result.py).
     ProcessResult(ProcessResultArgs),
+    /// InferenceX power step: gpu_metrics.csv (nvidia-smi/amd-smi monitor) integrated per GPU
+    /// over the benchmark window → the agg row patched with avg_power_w, joules_per_* and
+    /// power_valid, and the validation sidecar (byte-identical to utils/aggregate_power.py).
+    AggregatePower(AggregatePowerCli),
+    /// InferenceX AgentX power adapter: the AIPerf profiling window and successful records →
+    /// agentic_power_window.json, then aggregate-power on <result-dir>/gpu_metrics.csv
+    /// (utils/agentic/aggregation/power_adapter.py).
+    AgentxPower(AgentxPowerCli),
+}
+
+/// `REQUIRE_POWER` as the tools read it: 1, true or yes (any case).
+fn require_power_env() -> bool {
+    std::env::var("REQUIRE_POWER")
+        .is_ok_and(|v| ["1", "true", "yes"].contains(&v.to_lowercase().as_str()))
+}
+
+/// Python `int()` of a flag value (`08`, ` 8 `, `1_0` are accepted as argparse does).
+fn py_int_arg(s: &str) -> Result<i64, String> {
+    py_int_str(s)
+}
+
+/// Arguments of `servebench metrics aggregate-power` (utils/aggregate_power.py's flags).
+#[derive(clap::Args, Debug)]
+pub struct AggregatePowerCli {
+    /// Path to gpu_metrics.csv from start_gpu_monitor.
+    #[arg(long, value_name = "CSV", default_value = "/workspace/gpu_metrics.csv")]
+    pub csv: PathBuf,
+    /// The raw bench_serving result JSON (benchmark window and token counts).
+    #[arg(long = "bench-result", value_name = "JSON")]
+    pub bench_result: PathBuf,
+    /// The agg_<run>.json row of process_result (patched in place).
+    #[arg(long = "agg-result", value_name = "JSON")]
+    pub agg_result: PathBuf,
+    /// Expected single-node GPU count (TP × PP × PCP).
+    #[arg(long = "expected-num-gpus", value_name = "N", value_parser = py_int_arg)]
+    pub expected_num_gpus: i64,
+    /// Path for the power validation sidecar [default: power_validation_<bench stem>.json next
+    /// to the bench result].
+    #[arg(long = "validation-result", value_name = "JSON")]
+    pub validation_result: Option<PathBuf>,
+    /// Exit 1 when the power telemetry is invalid (also REQUIRE_POWER=1/true/yes).
+    #[arg(long = "require-power")]
+    pub require_power: bool,
+}
+
+/// Arguments of `servebench metrics agentx-power` (power_adapter.py's flags).
+#[derive(clap::Args, Debug)]
+pub struct AgentxPowerCli {
+    /// Result directory holding aiperf_artifacts/, gpu_metrics.csv and
+    /// agentic_power_timezone_offset.txt.
+    #[arg(long = "result-dir", value_name = "DIR")]
+    pub result_dir: PathBuf,
+    /// The AgentX agg row (patched in place).
+    #[arg(long = "agg-result", value_name = "JSON")]
+    pub agg_result: PathBuf,
+    /// Expected single-node GPU count (TP × PP × PCP).
+    #[arg(long = "expected-num-gpus", value_name = "N", value_parser = py_int_arg)]
+    pub expected_num_gpus: Option<i64>,
+    /// Exit 1 when the power telemetry is invalid (also REQUIRE_POWER=1/true/yes).
+    #[arg(long = "require-power")]
+    pub require_power: bool,
+}
+
+fn print_lines(stdout: &[String], stderr: &[String]) {
+    for l in stdout {
+        println!("{l}");
+    }
+    for l in stderr {
+        eprintln!("{l}");
+    }
+}
+
+fn run_aggregate_power(a: AggregatePowerCli) -> Result<ExitCode> {
+    let out = aggregate_power(&AggregatePowerArgs {
+        csv: a.csv,
+        bench_result: a.bench_result,
+        agg_result: a.agg_result,
+        expected_num_gpus: Some(a.expected_num_gpus),
+        validation_result: a.validation_result,
+        require_power: a.require_power || require_power_env(),
+        dir: None,
+    })?;
+    print_lines(&out.stdout, &out.stderr);
+    Ok(ExitCode::from(out.exit_code))
+}
+
+fn run_agentx_power(a: AgentxPowerCli) -> Result<ExitCode> {
+    let out = agentx_power(&AgentxPowerArgs {
+        result_dir: a.result_dir,
+        agg_result: a.agg_result,
+        expected_num_gpus: a.expected_num_gpus,
+        require_power: a.require_power || require_power_env(),
+        dir: None,
+    })?;
+    match &out {
+        AgentxOutcome::Ran(o) => print_lines(&o.stdout, &o.stderr),
+        AgentxOutcome::Failed(f) => print_lines(&[], &f.stderr),
+    }
+    Ok(ExitCode::from(out.exit_code()))
 }
 
 /// Arguments of `servebench metrics process-result`.
@@ -55,6 +160,8 @@ pub struct ProcessResultArgs {
 pub fn run(cmd: Command) -> Result<ExitCode> {
     match cmd {
         Command::ProcessResult(a) => run_process_result(a),
+        Command::AggregatePower(a) => run_aggregate_power(a),
+        Command::AgentxPower(a) => run_agentx_power(a),
     }
 }
 
@@ -76,9 +183,9 @@ fn run_process_result(a: ProcessResultArgs) -> Result<ExitCode> {
         std::fs::read_to_string(&input).with_context(|| format!("reading {}", input.display()))?;
     let raw: Value = serde_json::from_str(&text)
         .map_err(|e| anyhow!("{}: invalid JSON: {e}", input.display()))?;
-    refuse_present_telemetry(&env)?;
+    refuse_present_power_packages(&env)?;
 
-    let processed = process_result(&raw, &env, None)?;
+    let processed = process_result(&raw, &env, Some(Path::new(".")))?;
     match &a.output {
         None => {
             let mut out = std::io::stdout().lock();
@@ -102,6 +209,17 @@ fn run_process_result(a: ProcessResultArgs) -> Result<ExitCode> {
     if let Some(path) = sidecar {
         write_file(&path, &processed.power_validation_json())?;
         eprintln!("wrote {}", path.display());
+    }
+    // process_result.py exits with the power step's status: 1 when invalid under REQUIRE_POWER.
+    let require = env
+        .get("REQUIRE_POWER")
+        .is_some_and(|v| ["1", "true", "yes"].contains(&v.to_lowercase().as_str()));
+    if require && processed.power_validation["power_valid"] != Value::Bool(true) {
+        eprintln!(
+            "power validation failed: {} (REQUIRE_POWER)",
+            processed.power_validation["reasons"]
+        );
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -133,9 +251,9 @@ fn read_env_file(path: &Path) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
-/// The reference integrates telemetry when it finds some; servebench does not, so it stops
-/// rather than write `power_valid: 0` for a run that had power data.
-fn refuse_present_telemetry(env: &BTreeMap<String, String>) -> Result<()> {
+/// Multinode srt-slurm power packages are not read, so a present one stops the command rather
+/// than be reported `power_valid: 0`.
+fn refuse_present_power_packages(env: &BTreeMap<String, String>) -> Result<()> {
     let multinode = env
         .get("IS_MULTINODE")
         .is_some_and(|v| v.to_lowercase() == "true");
@@ -149,21 +267,6 @@ fn refuse_present_telemetry(env: &BTreeMap<String, String>) -> Result<()> {
                  is not implemented, so the row would wrongly say power_valid 0; move it away or \
                  set POWER_ARTIFACT_DIR to a missing path"
             );
-        }
-    } else {
-        let candidates = [
-            env.get("GPU_METRICS_CSV").map(String::as_str),
-            Some(DEFAULT_GPU_METRICS_CSV),
-            Some("/workspace/gpu_metrics.csv"),
-        ];
-        for p in candidates.into_iter().flatten().filter(|p| !p.is_empty()) {
-            if Path::new(p).is_file() {
-                bail!(
-                    "{p} exists: integrating GPU power telemetry (utils/aggregate_power.py) is not \
-                     implemented, so the row would wrongly say power_valid 0; move it away to \
-                     process the result without power"
-                );
-            }
         }
     }
     Ok(())

@@ -74,6 +74,15 @@ pub struct Args {
         conflicts_with = "recipes"
     )]
     pub sim_speedup: Option<f64>,
+    /// A planted regression: each simulated engine's modelled steps take F times longer
+    /// (`servebench sim --sim-slowdown F`), so a comparison can be checked to find it.
+    #[arg(
+        long,
+        value_name = "F",
+        requires = "simulate",
+        conflicts_with = "recipes"
+    )]
+    pub sim_slowdown: Option<f64>,
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
     #[arg(long)]
     pub dry_run: bool,
@@ -244,6 +253,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         simulate: args.simulate,
         sim_model: args.sim_model.clone(),
         sim_speedup: args.sim_speedup,
+        sim_slowdown: args.sim_slowdown,
         runner_nodes: runners
             .labels
             .iter()

@@ -48,6 +48,10 @@ pub struct Args {
     /// Emit every token at once, without the engine model (client ceiling benchmarks).
     #[arg(long)]
     pub zero_delay: bool,
+    /// Planted regression: every modelled step takes F times longer (1.1 = 10 % slower), so a
+    /// comparison can be checked to find it (docs/compare.md).
+    #[arg(long, alias = "slowdown", value_name = "F", default_value_t = 1.0)]
+    pub sim_slowdown: f64,
     /// Write one JSON line per finished request (an existing FILE is replaced): id, the
     /// request's kernel arrival / socket read / parsed times, first and last token on the socket
     /// and handed to the HTTP layer (ns), tokens, chunks, finish reason (docs/simulator.md).
@@ -143,6 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 tp: args.tp,
                 speedup: args.speedup,
                 zero_delay: args.zero_delay,
+                slowdown: args.sim_slowdown,
                 answers,
                 emission_log: args.emission_log.clone(),
                 tokenizer: args.tokenizer.clone(),

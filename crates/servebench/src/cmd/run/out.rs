@@ -80,7 +80,7 @@ pub fn verdict_outcome(v: Verdict) -> VerdictOutcome {
         Verdict::Regression => VerdictOutcome::Regression,
         Verdict::CandidateInvalid => VerdictOutcome::CandidateInvalid,
         Verdict::NotComparable => VerdictOutcome::NotComparable,
-        Verdict::NoChange | Verdict::Improvement | Verdict::Observation => {
+        Verdict::NoChange | Verdict::Improvement | Verdict::Observation | Verdict::Inconclusive => {
             VerdictOutcome::NoRegression
         }
     }
