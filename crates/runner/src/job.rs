@@ -24,6 +24,7 @@ use crate::recipe::{recipe_env, shell_quote, sim_argv, SimSetup};
 use crate::shim;
 use crate::signal;
 use crate::workspace;
+use servebench_engines::Engine;
 
 /// What starts the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -448,9 +449,9 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         // whose /metrics names the simulator serves
         let launched = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE);
         let profile = match (&spec.engine, launched) {
-            (EngineSpec::Simulator(_), _) => Some("vllm"),
-            (EngineSpec::Recipe { sim: Some(_), .. }, Some(e)) => Some(e.engine.profile()),
-            _ => engine_profile(&p.framework),
+            (EngineSpec::Simulator(_), _) => Some(Engine::Vllm.name()),
+            (EngineSpec::Recipe { sim: Some(_), .. }, Some(e)) => Some(e.engine.name()),
+            _ => Engine::from_framework(&p.framework).map(Engine::name),
         };
         if let Some(e) = profile {
             push(&mut a, "--engine", e.into());
@@ -495,22 +496,6 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
     push(&mut a, "--config-key", p.config_key.clone());
     push(&mut a, "--db", db);
     a
-}
-
-/// The sweep's engine profile for a catalog framework (optional request fields), if it has one.
-fn engine_profile(framework: &str) -> Option<&'static str> {
-    let f = framework.to_ascii_lowercase();
-    if f.contains("sglang") {
-        Some("sglang")
-    } else if f.contains("vllm") {
-        Some("vllm")
-    } else if f.contains("trt") {
-        Some("trtllm")
-    } else if f.contains("llama") {
-        Some("llama.cpp")
-    } else {
-        None
-    }
 }
 
 fn write_status(dir: &Path, st: &JobStatus) -> Result<()> {
@@ -1010,7 +995,7 @@ mod tests {
             "+ cat /workspace/server.log\nsimulated 8× MI300X serving DeepSeek-R1-0528 FP8\n",
         )
         .unwrap();
-        let mut l = shim::engine_launch(shim::EngineKind::Vllm, &["m".to_string()]);
+        let mut l = shim::engine_launch(Engine::Vllm, &["m".to_string()]);
         l.describe = Some("simulated 8× MI300X serving Qwen3-8B".into());
         shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
         assert_eq!(
@@ -1080,10 +1065,7 @@ mod tests {
         // before the launch: the catalog framework's profile
         assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("vllm"));
         // the recipe launched SGLang (the simulator then serves sglang: series)
-        let l = shim::engine_launch(
-            shim::EngineKind::Sglang,
-            &["--model-path".into(), "/m".into()],
-        );
+        let l = shim::engine_launch(Engine::Sglang, &["--model-path".into(), "/m".into()]);
         shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
         assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("sglang"));
     }

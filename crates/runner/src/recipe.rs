@@ -30,7 +30,7 @@ pub fn recipe_names(p: &Point) -> Vec<String> {
     let spec = if p.spec_decoding == "mtp" { "_mtp" } else { "" };
     let base = format!("{code}_{}_{}", p.precision, sku(&p.runner));
     let mut v = vec![format!("{base}_{}{spec}.sh", p.framework)];
-    if p.framework == "trt" {
+    if servebench_engines::Engine::Trtllm.profile().framework == Some(p.framework.as_str()) {
         v.push(format!("{base}_trt{spec}.sh"));
     }
     v.push(format!("{base}{spec}.sh"));

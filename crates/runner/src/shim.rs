@@ -3,12 +3,14 @@
 //! scripts that run `servebench engine-shim TOOL ARGS…`). Everything else in the recipe — its
 //! `benchmark_lib.sh`, env checks, `set -euo pipefail`, result naming — runs for real.
 //!
-//! What each shim does ([`SHIMMED`], docs/run.md §Real recipes under `--simulate`):
+//! What each shim does ([`shimmed`], docs/run.md §Real recipes under `--simulate`):
 //! * `hf download`, `huggingface-cli download`: make the model (or dataset) directory, print it,
 //!   succeed. Other `hf` subcommands fail with one line.
-//! * `python3 -m sglang.launch_server`, `sglang serve`, `vllm serve`,
-//!   `python3 -m vllm.entrypoints.openai.api_server`, `trtllm-serve`: check argv against the
-//!   image's flag table (`servebench-engineflags`; a refused argv fails like the engine's
+//! * an engine launch (`servebench_engines::Engine::from_launch`: `python3 -m
+//!   sglang.launch_server`, `sglang serve`, `vllm serve`, `python3 -m
+//!   vllm.entrypoints.openai.api_server`, `trtllm-serve`, `python3 -m
+//!   atom.entrypoints.openai_server`, …): check argv against the
+//!   image's flag table (`servebench-engines`; a refused argv fails like the engine's
 //!   argparse, exit 2) and serve the embedded simulator with the recipe's host, port, model,
 //!   served model name, TP, context length and max running requests ([`EngineLaunch`]).
 //! * `mpirun [OPTIONS] CMD ARGS…` (how every InferenceX TensorRT-LLM recipe starts
@@ -35,17 +37,15 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RunnerError};
+use servebench_engines::{Engine, LaunchArgs};
 
-/// Commands shimmed on the recipe's `PATH` on every runner; the GPU tools are added per vendor
-/// ([`crate::smi::Vendor::tools`]).
-pub const SHIMMED: &[&str] = &[
+/// Host tools shimmed on the recipe's `PATH` besides the engines' launch programs; the GPU
+/// tools are added per vendor ([`crate::smi::Vendor::tools`]).
+const TOOLS: &[&str] = &[
     "hf",
     "huggingface-cli",
     "python3",
     "python",
-    "sglang",
-    "vllm",
-    "trtllm-serve",
     "mpirun",
     "aiperf",
     "uv",
@@ -54,6 +54,14 @@ pub const SHIMMED: &[&str] = &[
     "pip",
     "pip3",
 ];
+
+/// Commands shimmed on the recipe's `PATH`: the host tools and every engine launch program
+/// (`servebench_engines::Engine::launch_programs`).
+pub fn shimmed() -> Vec<&'static str> {
+    let mut v = TOOLS.to_vec();
+    v.extend(Engine::launch_programs());
+    v
+}
 
 /// Environment variable: the attempt directory the shims report into (`engine.json`,
 /// `client.json`) and read the measurement's outcome from (`measure-done.json`).
@@ -75,14 +83,14 @@ pub const ENV_ANSWERS: &str = "SERVEBENCH_SIM_ANSWERS";
 pub const SAY: &str = "servebench-shim:";
 
 /// Writes the shim scripts into `dir` (created), each running `exe engine-shim NAME "$@"`:
-/// [`SHIMMED`] and the GPU tools of `sku`'s vendor (`nvidia-smi`, or `rocm-smi` and `amd-smi`).
+/// [`shimmed`] and the GPU tools of `sku`'s vendor (`nvidia-smi`, or `rocm-smi` and `amd-smi`).
 ///
 /// Errors: the folder or a script cannot be written.
 pub fn install(dir: &Path, exe: &Path, sku: &str) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir).map_err(|e| RunnerError::io(dir, e))?;
     let vendor = crate::smi::gpu_sku(sku).vendor;
-    for name in SHIMMED.iter().chain(vendor.tools()) {
+    for name in shimmed().into_iter().chain(vendor.tools().iter().copied()) {
         let p = dir.join(name);
         let text = format!(
             "#!/bin/sh\n# servebench --simulate shim (docs/run.md)\nexec {} engine-shim {} \"$@\"\n",
@@ -96,48 +104,12 @@ pub fn install(dir: &Path, exe: &Path, sku: &str) -> Result<()> {
     Ok(())
 }
 
-/// Which engine a launch is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    /// SGLang (`sglang.launch_server`, `sglang serve`).
-    Sglang,
-    /// vLLM (`vllm serve`, `vllm.entrypoints.openai.api_server`).
-    Vllm,
-    /// TensorRT-LLM (`trtllm-serve`).
-    Trtllm,
-    /// AMD's ATOM (`python3 -m atom.entrypoints.openai_server`; vLLM-compatible API and
-    /// `/metrics`).
-    Atom,
-}
-
-impl EngineKind {
-    /// `sglang`, `vllm`, `trtllm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sglang => "sglang",
-            EngineKind::Vllm => "vllm",
-            EngineKind::Trtllm => "trtllm",
-            EngineKind::Atom => "atom",
-        }
-    }
-
-    /// The measurement's engine profile for this engine (`sweep --engine`): ATOM serves vLLM's
-    /// API and `/metrics` names, so it is measured as vLLM.
-    pub fn profile(self) -> &'static str {
-        match self {
-            EngineKind::Atom => "vllm",
-            e => e.name(),
-        }
-    }
-}
-
 /// An engine launch as the recipe wrote it: what the simulator honours. Written as
 /// `engine.json` in the attempt directory once the simulator listens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineLaunch {
-    /// The engine.
-    pub engine: EngineKind,
+    /// The engine (its profile name in `engine.json`).
+    pub engine: Engine,
     /// The engine's own argv (after `-m MODULE` / `serve`).
     pub argv: Vec<String>,
     /// `--host` (default 127.0.0.1 for SGLang, 0.0.0.0 for vLLM, as the engines do).
@@ -251,72 +223,22 @@ pub fn flag_value(args: &[String], names: &[&str]) -> Option<String> {
     out
 }
 
-fn num(args: &[String], names: &[&str]) -> Option<u32> {
-    flag_value(args, names).and_then(|v| v.trim().parse().ok())
-}
-
-/// Reads an engine launch from its argv (after the module / `serve`).
-pub fn engine_launch(engine: EngineKind, argv: &[String]) -> EngineLaunch {
-    let positional_model = || {
-        argv.first()
-            .filter(|a| !a.starts_with('-'))
-            .map(|s| s.to_string())
-    };
-    let model = match engine {
-        EngineKind::Sglang => flag_value(argv, &["--model-path", "--model"]),
-        EngineKind::Vllm | EngineKind::Atom => {
-            flag_value(argv, &["--model"]).or_else(positional_model)
-        }
-        EngineKind::Trtllm => positional_model().or_else(|| flag_value(argv, &["--model"])),
-    };
-    let (host_default, port_default) = match engine {
-        EngineKind::Sglang => ("127.0.0.1", 30000),
-        EngineKind::Vllm | EngineKind::Atom => ("0.0.0.0", 8000),
-        EngineKind::Trtllm => ("localhost", 8000),
-    };
+/// Reads an engine launch from its argv (after the module / `serve`): the engine's argument
+/// spellings and defaults are its profile's (`servebench_engines::LaunchArgs`).
+pub fn engine_launch(engine: Engine, argv: &[String]) -> EngineLaunch {
+    let l = LaunchArgs::parse(engine, argv);
     EngineLaunch {
         engine,
         argv: argv.to_vec(),
-        host: flag_value(argv, &["--host"]).unwrap_or_else(|| host_default.into()),
-        port: num(argv, &["--port", "--server-port"])
-            .map(|p| p as u16)
-            .unwrap_or(port_default),
-        served_model_name: flag_value(argv, &["--served-model-name"]),
-        model,
-        tp: num(
-            argv,
-            &[
-                "--tp",
-                "--tp-size",
-                "--tensor-parallel-size",
-                "-tp",
-                "--tp_size",
-            ],
-        )
-        .unwrap_or(1),
-        ep: num(
-            argv,
-            &["--ep", "--ep-size", "--expert-parallel-size", "--ep_size"],
-        )
-        .unwrap_or(1),
-        dp: num(argv, &["--dp", "--dp-size", "--data-parallel-size", "-dp"]).unwrap_or(1),
-        context_length: num(
-            argv,
-            &[
-                "--context-length",
-                "--max-model-len",
-                "--max_seq_len",
-                "--max_model_len",
-            ],
-        ),
-        max_running_requests: num(
-            argv,
-            &[
-                "--max-running-requests",
-                "--max-num-seqs",
-                "--max_batch_size",
-            ],
-        ),
+        host: l.host,
+        port: l.port,
+        served_model_name: l.served_model_name,
+        model: l.model,
+        tp: l.tp,
+        ep: l.ep,
+        dp: l.dp,
+        context_length: l.context_length,
+        max_running_requests: l.max_running_requests,
         describe: None,
     }
 }
@@ -331,6 +253,9 @@ fn module_arg(args: &[String]) -> Option<(&str, &[String])> {
 
 /// Classifies a shim call: `tool` is the shimmed command's name, `args` its arguments.
 pub fn classify(tool: &str, args: &[String]) -> Invocation {
+    if let Some((engine, rest)) = Engine::from_launch(tool, args) {
+        return Invocation::Engine(engine_launch(engine, rest));
+    }
     let sub = args.first().map(String::as_str);
     match tool {
         "hf" | "huggingface-cli" => match sub {
@@ -360,20 +285,6 @@ pub fn classify(tool: &str, args: &[String]) -> Invocation {
             tool: tool.into(),
             args: args.to_vec(),
         },
-        "sglang" if sub == Some("serve") => {
-            Invocation::Engine(engine_launch(EngineKind::Sglang, &args[1..]))
-        }
-        "vllm" if sub == Some("serve") => {
-            Invocation::Engine(engine_launch(EngineKind::Vllm, &args[1..]))
-        }
-        "trtllm-serve" => {
-            let rest = if sub == Some("serve") {
-                &args[1..]
-            } else {
-                args
-            };
-            Invocation::Engine(engine_launch(EngineKind::Trtllm, rest))
-        }
         "aiperf" if sub == Some("profile") => Invocation::Client(ClientStep {
             kind: "aiperf".into(),
             result_dir: flag_value(args, &["--output-artifact-dir"]),
@@ -494,13 +405,6 @@ fn takes_value(flag: &str) -> bool {
 fn classify_python(tool: &str, args: &[String]) -> Invocation {
     if let Some((m, rest)) = module_arg(args) {
         return match m {
-            "sglang.launch_server" => Invocation::Engine(engine_launch(EngineKind::Sglang, rest)),
-            "vllm.entrypoints.openai.api_server" => {
-                Invocation::Engine(engine_launch(EngineKind::Vllm, rest))
-            }
-            "atom.entrypoints.openai_server" => {
-                Invocation::Engine(engine_launch(EngineKind::Atom, rest))
-            }
             "lm_eval" => Invocation::Client(ClientStep {
                 kind: "lm_eval".into(),
                 result_dir: flag_value(rest, &["--output_path", "--output-path"]),
@@ -822,13 +726,13 @@ pub fn check_engine_flags(
     launch: &EngineLaunch,
     image: &str,
 ) -> std::result::Result<String, String> {
-    let engine = launch.engine.name();
-    if matches!(launch.engine, EngineKind::Trtllm | EngineKind::Atom) {
+    let Some(engine) = launch.engine.profile().flag_tables else {
         return Ok(format!(
-            "{SAY} no {engine} flag table (image {image}): the engine flags are not checked"
+            "{SAY} no {} flag table (image {image}): the engine flags are not checked",
+            launch.engine.name()
         ));
-    }
-    match servebench_engineflags::table_for_image(engine, image) {
+    };
+    match servebench_engines::table_for_image(engine, image) {
         Ok(t) => match t.parse(&launch.argv) {
             Ok(_) => Ok(format!(
                 "{SAY} {} flags checked against the {} {} table ({})",
@@ -859,7 +763,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(e.engine, EngineKind::Sglang);
+        assert_eq!(e.engine, Engine::Sglang);
         assert_eq!((e.port, e.tp, e.ep, e.dp), (8123, 8, 2, 1));
         assert_eq!(e.model.as_deref(), Some("/m"));
         assert_eq!(e.served_model_name.as_deref(), Some("Q/M"));
@@ -871,7 +775,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(v.engine, EngineKind::Vllm);
+        assert_eq!(v.engine, Engine::Vllm);
         assert_eq!((v.port, v.tp), (9000, 4));
         assert_eq!(v.model.as_deref(), Some("org/m"));
         assert_eq!(v.context_length, Some(9472));
@@ -891,11 +795,8 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!((at.engine, at.port, at.tp), (EngineKind::Atom, 8123, 8));
-        assert_eq!(
-            (at.engine.profile(), at.context_length),
-            ("vllm", Some(10240))
-        );
+        assert_eq!((at.engine, at.port, at.tp), (Engine::Atom, 8123, 8));
+        assert_eq!(at.context_length, Some(10240));
     }
 
     #[test]
@@ -933,8 +834,8 @@ mod tests {
         let Invocation::Engine(e) = classify(&argv[0], &argv[1..]) else {
             panic!()
         };
-        assert_eq!((e.engine, e.port, e.tp), (EngineKind::Trtllm, 8888, 8));
-        assert!(SHIMMED.contains(&"mpirun"));
+        assert_eq!((e.engine, e.port, e.tp), (Engine::Trtllm, 8888, 8));
+        assert!(shimmed().contains(&"mpirun") && shimmed().contains(&"trtllm-serve"));
         assert!(matches!(
             classify("mpirun", &a("-n 2")),
             Invocation::Fail { status: 1, .. }

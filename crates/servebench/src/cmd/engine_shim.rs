@@ -224,8 +224,9 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     }
     // the simulator stands in for this engine: its /metrics names are the engine's own
     cfg.metrics_dialect = match l.engine {
-        shim::EngineKind::Sglang => servebench_sim::MetricsDialect::Sglang,
-        shim::EngineKind::Atom => servebench_sim::MetricsDialect::Atom,
+        servebench_client::Engine::Sglang => servebench_sim::MetricsDialect::Sglang,
+        // ATOM's series are vLLM's under its own `atom:` prefix
+        servebench_client::Engine::Atom => servebench_sim::MetricsDialect::Atom,
         _ => servebench_sim::MetricsDialect::Vllm,
     };
     if let Some(c) = l.context_length {
