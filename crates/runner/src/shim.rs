@@ -251,8 +251,36 @@ fn module_arg(args: &[String]) -> Option<(&str, &[String])> {
     }
 }
 
+/// The interpreter's own options before the script or `-m MODULE` (`python3 -u -m atom…`, as
+/// `dsv4_fp4_mi355x_atom_mtp.sh` launches ATOM): `-u -B -E -I -O -OO -q -s -S -b -d -v`, and
+/// `-X OPT` / `-W ARG` with their value. Returns the arguments after them.
+fn python_options(args: &[String]) -> &[String] {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "-X" || a == "-W" {
+            i += 2;
+        } else if a.len() > 1
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && a != "-m"
+            && a != "-c"
+            && a[1..].chars().all(|c| "uBEIOqsSbdvX".contains(c))
+        {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    &args[i.min(args.len())..]
+}
+
 /// Classifies a shim call: `tool` is the shimmed command's name, `args` its arguments.
 pub fn classify(tool: &str, args: &[String]) -> Invocation {
+    let args = if matches!(tool, "python" | "python3") {
+        python_options(args)
+    } else {
+        args
+    };
     if let Some((engine, rest)) = Engine::from_launch(tool, args) {
         return Invocation::Engine(engine_launch(engine, rest));
     }
@@ -788,6 +816,14 @@ mod tests {
             classify("trtllm-serve", &a("m --port 1")),
             Invocation::Engine(_)
         ));
+        // `python3 -u -m …` (dsv4_fp4_mi355x_atom_mtp.sh): the interpreter's options first
+        let Invocation::Engine(u) = classify(
+            "python3",
+            &a("-u -X dev -m atom.entrypoints.openai_server --model m/M --server-port 8124"),
+        ) else {
+            panic!("python3 -u -m is not recognised")
+        };
+        assert_eq!((u.engine, u.port), (Engine::Atom, 8124));
         // AMD's ATOM (dsr1_fp8_mi355x_atom.sh): `--server-port`, `-tp`, vLLM's API
         let Invocation::Engine(at) = classify(
             "python3",
