@@ -61,11 +61,18 @@ pub fn recipe_inside(checkout: &Path, recipe: &Path) -> Option<PathBuf> {
         .map(|rel| Path::new(MOUNT).join(rel))
 }
 
-/// Copies the checkout into `dest` (created; `.git` left out), keeping each file's
-/// modification time so [`prune`] can tell the recipe's writes from the copy.
+/// Copies the checkout into `dest` (created; `.git` left out, and so is any folder holding
+/// `dest` itself — a run directory inside the checkout, `--out run1` from its root), keeping
+/// each file's modification time so [`prune`] can tell the recipe's writes from the copy.
 ///
 /// Errors: a file or folder that cannot be read or written, named.
 pub fn copy_checkout(checkout: &Path, dest: &Path) -> Result<()> {
+    std::fs::create_dir_all(dest).map_err(|e| RunnerError::io(dest, e))?;
+    let dest_abs = std::fs::canonicalize(dest).map_err(|e| RunnerError::io(dest, e))?;
+    copy_tree(checkout, dest, &dest_abs)
+}
+
+fn copy_tree(checkout: &Path, dest: &Path, dest_abs: &Path) -> Result<()> {
     std::fs::create_dir_all(dest).map_err(|e| RunnerError::io(dest, e))?;
     let entries = std::fs::read_dir(checkout).map_err(|e| RunnerError::io(checkout, e))?;
     for entry in entries {
@@ -81,7 +88,10 @@ pub fn copy_checkout(checkout: &Path, dest: &Path) -> Result<()> {
             let target = std::fs::read_link(&src).map_err(|e| RunnerError::io(&src, e))?;
             std::os::unix::fs::symlink(&target, &dst).map_err(|e| RunnerError::io(&dst, e))?;
         } else if ft.is_dir() {
-            copy_checkout(&src, &dst)?;
+            if std::fs::canonicalize(&src).is_ok_and(|c| dest_abs.starts_with(&c)) {
+                continue; // the run directory (and its attempt) inside the checkout
+            }
+            copy_tree(&src, &dst, dest_abs)?;
         } else if ft.is_file() {
             std::fs::copy(&src, &dst).map_err(|e| RunnerError::io(&dst, e))?;
             let mtime = entry
@@ -278,8 +288,10 @@ mod tests {
             recipe_inside(&co, &r).unwrap(),
             Path::new("/workspace/benchmarks/single_node/r.sh")
         );
-        let ws = d.path().join("ws");
+        // the run directory inside the checkout (`--out r` from its root) is not copied
+        let ws = co.join("r/points/p/attempt-1/workspace");
         copy_checkout(&co, &ws).unwrap();
+        assert!(!ws.join("r").exists());
         assert!(ws.join("benchmarks/single_node/r.sh").is_file());
         assert!(!ws.join(".git").exists());
         std::fs::write(ws.join("server.log"), "log").unwrap();

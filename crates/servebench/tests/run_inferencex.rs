@@ -328,66 +328,6 @@ fn a_recipe_that_never_reaches_its_client_step_is_not_stored() {
     assert!(log.contains("without reaching its client step"), "{log}");
 }
 
-#[test]
-fn a_recipe_requiring_aiperf_server_metrics_gets_them_from_the_scrapes() {
-    // As dsv4_fp4_b200_vllm_mtp.sh: AIPERF_REQUIRED_SERVER_METRIC_PREFIX exported, then
-    // benchmark_lib.sh's validate_required_agentic_server_metrics wants AIPerf's export files
-    // with a metric of that prefix. The aiperf shim writes them, as AIPerf does, from its own
-    // /metrics scrapes of the engine during the measurement; the recipe's check passes and the
-    // point is stored.
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    tree(d);
-    let vllm = d.join("benchmarks/single_node/fixed_seq_len/tiny_bf16_h200_vllm.sh");
-    let client = r#"export AIPERF_REQUIRED_SERVER_METRIC_PREFIX="vllm:"
-metrics_dir="$RESULT_DIR/aiperf_artifacts"
-mkdir -p "$metrics_dir"
-aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" --output-artifact-dir "$metrics_dir"
-if [ ! -s "$metrics_dir/server_metrics_export.json" ] || [ ! -s "$metrics_dir/server_metrics_export.csv" ]; then
-    echo "ERROR: required AIPerf server metrics artifacts are missing or empty in $metrics_dir" >&2
-    exit 1
-fi
-grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server_metrics_export.json"
-echo "Validated required AIPerf server metrics prefix '$AIPERF_REQUIRED_SERVER_METRIC_PREFIX'"
-"#;
-    let text = std::fs::read_to_string(&vllm).unwrap();
-    let i = text.find("run_benchmark_serving --model").unwrap();
-    std::fs::write(&vllm, format!("{}{client}", &text[..i])).unwrap();
-    let (rc, out, err) = run_in(
-        d,
-        &run_args("configs/master.yaml", &["tiny-bf16-h200-vllm"], "r"),
-    );
-    assert_eq!(rc, 0, "{out}\n{err}");
-    assert!(out.contains(": stored 1 row"), "{out}");
-    let a = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);
-    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
-    assert!(
-        log.contains("Validated required AIPerf server metrics prefix 'vllm:'"),
-        "{log}"
-    );
-    let arts = a.join("results/aiperf_artifacts");
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(arts.join("server_metrics_export.json")).unwrap(),
-    )
-    .unwrap();
-    // a vLLM counter of the simulator, with AIPerf's counter stats over the window
-    let prompt = &json["metrics"]["vllm:prompt_tokens"];
-    assert_eq!(prompt["type"], "counter", "{json}");
-    assert!(
-        prompt["series"][0]["stats"]["total"].as_f64().unwrap() > 0.0,
-        "{json}"
-    );
-    let csv = std::fs::read_to_string(arts.join("server_metrics_export.csv")).unwrap();
-    assert!(
-        csv.starts_with("# AIPerf Server Metrics Export (CSV)"),
-        "{csv}"
-    );
-    assert!(
-        csv.contains("\nEndpoint,Type,Metric,Unit,total,rate,"),
-        "{csv}"
-    );
-}
-
 const SGLANG_AGENTIC: &str = r#"#!/usr/bin/env bash
 set -euo pipefail
 source "$(dirname "$0")/../../benchmark_lib.sh"
@@ -405,9 +345,18 @@ capture_cache_metrics() {
 }
 trap capture_cache_metrics EXIT
 mkdir -p "$RESULT_DIR/aiperf_artifacts"
+# as dsv4_fp4_b200_sglang_mtp.sh: benchmark_lib.sh's validate_required_agentic_server_metrics
+export AIPERF_REQUIRED_SERVER_METRIC_PREFIX="sglang:"
+metrics_dir="$RESULT_DIR/aiperf_artifacts"
 aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" \
-  --output-artifact-dir "$RESULT_DIR/aiperf_artifacts"
+  --output-artifact-dir "$metrics_dir"
 test -s "$RESULT_DIR/aiperf_artifacts/servebench_agentx.json"
+if [ ! -s "$metrics_dir/server_metrics_export.json" ] || [ ! -s "$metrics_dir/server_metrics_export.csv" ]; then
+    echo "ERROR: required AIPerf server metrics artifacts are missing or empty in $metrics_dir" >&2
+    exit 1
+fi
+grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server_metrics_export.json"
+echo "Validated required AIPerf server metrics prefix '$AIPERF_REQUIRED_SERVER_METRIC_PREFIX'"
 "#;
 
 /// An SGLang AgentX recipe: the simulator serves SGLang's `/metrics` series, the sweep runs with
@@ -474,6 +423,30 @@ fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
         .unwrap()
         .path();
     let a = point.join("attempt-1");
+    // AIPerf's server-metrics export, written from the engine's /metrics scraped over the
+    // measurement: the recipe's required-prefix check passed
+    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
+    assert!(
+        log.contains("Validated required AIPerf server metrics prefix 'sglang:'"),
+        "{log}"
+    );
+    let arts = a.join("results/aiperf_artifacts");
+    let export = read_json(&arts.join("server_metrics_export.json"));
+    let prompt = &export["metrics"]["sglang:prompt_tokens"];
+    assert_eq!(prompt["type"], "counter", "{export}");
+    assert!(
+        prompt["series"][0]["stats"]["total"].as_f64().unwrap() > 0.0,
+        "{export}"
+    );
+    let csv = std::fs::read_to_string(arts.join("server_metrics_export.csv")).unwrap();
+    assert!(
+        csv.starts_with("# AIPerf Server Metrics Export (CSV)"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\nEndpoint,Type,Metric,Unit,total,rate,"),
+        "{csv}"
+    );
     let mlog = std::fs::read_to_string(a.join("measure.log")).unwrap();
     assert!(!mlog.contains("engine profile is"), "{mlog}");
     let agg = read_json(&a.join("results/aiperf_artifacts/servebench_agentx.json"));
