@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Extracts an engine release's command-line flag table (the argparse parser the engine itself
-builds) into the JSON data file read by crates/engineflags.
+builds) into the JSON data file read by crates/engines.
 
 Usage:
   pip download sglang==0.5.20 --no-deps -d /tmp/w && unzip -q /tmp/w/*.whl 'sglang/*' -d /tmp/x
-  python3 scripts/extract_engine_flags.py sglang /tmp/x 0.5.20 SOURCE > crates/engineflags/tables/sglang-0.5.20.json
+  python3 scripts/extract_engine_flags.py sglang /tmp/x 0.5.20 SOURCE > crates/engines/tables/sglang-0.5.20.json
   vLLM: pip download vllm==V --no-deps -d /tmp/w && unzip -q /tmp/w/*.whl 'vllm/*.py' -d /tmp/x;
   the venv needs pydantic, transformers and openai (its config classes are pydantic dataclasses)
-  python3 scripts/extract_engine_flags.py vllm /tmp/x 0.27.1 SOURCE > crates/engineflags/tables/vllm-0.27.1.json
+  python3 scripts/extract_engine_flags.py vllm /tmp/x 0.27.1 SOURCE > crates/engines/tables/vllm-0.27.1.json
 
 The engine's own parser is built (sglang: ServerArgs.add_cli_args on
 argparse.ArgumentParser(prog="sglang serve"); vllm: make_arg_parser on FlexibleArgumentParser)

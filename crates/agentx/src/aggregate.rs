@@ -702,7 +702,7 @@ pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
         cache: CacheBlock::of(inp.theoretical_cache),
     };
     let mut server = inp.server.clone();
-    server.fill_totals(&kept);
+    crate::prom::fill_totals(&mut server, &kept);
     let mut warnings = inp.warnings.clone();
     if !server.present {
         warnings.insert(0, "server_metrics_export.json missing or empty".into());

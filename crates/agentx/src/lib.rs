@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod aggregate;
+pub mod aiperf_export;
 pub mod chains;
 pub mod plan;
 pub mod point;

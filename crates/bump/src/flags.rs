@@ -1,9 +1,9 @@
 //! Recipe flags checked against the target image's engine flag table
-//! (`servebench-engineflags`), before anything is dispatched: which flags of the engine launch
+//! (`servebench-engines`), before anything is dispatched: which flags of the engine launch
 //! the new release deleted or renamed, and whether the bumped recipe still passes them.
 
 use serde::{Deserialize, Serialize};
-use servebench_engineflags::{FlagStatus, FlagTable};
+use servebench_engines::{FlagStatus, FlagTable};
 
 /// One flag of a recipe's engine launch that the target release does not take as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,7 +164,7 @@ pub fn engine_flags(src: &str) -> Vec<(String, usize)> {
 /// What `flag` became, from the tables: a deprecated alias's target, else the option of
 /// `new` with the same destination as `flag` had in the latest other table that knows it.
 fn replacement(flag: &str, new: &FlagTable) -> Option<(String, String)> {
-    let mut others: Vec<&FlagTable> = servebench_engineflags::tables()
+    let mut others: Vec<&FlagTable> = servebench_engines::tables()
         .iter()
         .filter(|t| t.engine == new.engine && t.version != new.version)
         .collect();
@@ -191,7 +191,7 @@ fn replacement(flag: &str, new: &FlagTable) -> Option<(String, String)> {
 /// leave it) against `engine`'s table for `image`. A missing table is said in
 /// [`FlagCheck::unchecked`]; nothing passes silently.
 pub fn check_recipe(engine: &str, image: &str, before: &str, after: &str) -> FlagCheck {
-    let table = match servebench_engineflags::table_for_image(engine, image) {
+    let table = match servebench_engines::table_for_image(engine, image) {
         Ok(t) => t,
         Err(line) => {
             return FlagCheck {

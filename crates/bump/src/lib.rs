@@ -193,14 +193,8 @@ pub struct BumpPlan {
     pub notes: Vec<String>,
 }
 
-fn engine_display(engine: &str) -> &str {
-    match engine {
-        "sglang" => "SGLang",
-        "vllm" => "vLLM",
-        "atom" => "ATOM",
-        "trt" => "TensorRT-LLM",
-        e => e,
-    }
+fn engine_display(engine: &str) -> String {
+    servebench_engines::display_name(engine)
 }
 
 /// Reads a file, naming it on failure (`cannot read PATH: <OS error>`).
@@ -598,7 +592,7 @@ fn check_recipes(
                 if !shared.is_empty() {
                     notes.push(format!("recipe {} is shared with {}: reported, not edited", path.display(), shared.join(", ")));
                 }
-                let flag_engine = servebench_engineflags::engine_of_image(&opts.image).unwrap_or(engine);
+                let flag_engine = servebench_engines::engine_of_image(&opts.image).unwrap_or(engine);
                 let flags = flags::check_recipe(flag_engine, &opts.image, &original, &text);
                 let change = (text != original).then(|| FileChange::new(&path, original, text));
                 recipes.push(RecipeReport { path, scenario: u.scenario, shared_with: shared, outcomes, change, flags });

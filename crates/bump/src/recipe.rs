@@ -18,29 +18,16 @@ pub fn sku_of_runner(runner: &str) -> String {
     r.split(['-', '_']).next().unwrap_or(r).to_string()
 }
 
-/// The engine a framework runs (`dynamo-sglang` → `sglang`, `trtllm`/`dynamo-trt` → `trt`).
+/// The engine a framework runs, in InferenceX's framework spelling (`dynamo-sglang` →
+/// `sglang`, `trtllm`/`dynamo-trt` → `trt`), else the one the image repository names; the
+/// framework itself when neither names a known engine (`servebench_engines::Engine`).
 pub fn engine_of(framework: &str, repository: &str) -> String {
+    use servebench_engines::Engine;
     let f = framework.to_ascii_lowercase();
-    for e in ["sglang", "vllm", "atom"] {
-        if f.contains(e) {
-            return e.into();
-        }
-    }
-    if f.contains("trt") {
-        return "trt".into();
-    }
-    let r = repository.to_ascii_lowercase();
-    for (pat, e) in [
-        ("sglang", "sglang"),
-        ("vllm", "vllm"),
-        ("atom", "atom"),
-        ("tensorrt", "trt"),
-    ] {
-        if r.contains(pat) {
-            return e.into();
-        }
-    }
-    f
+    Engine::from_framework(&f)
+        .or_else(|| Engine::from_image(repository))
+        .and_then(|e| e.profile().framework)
+        .map_or(f, str::to_string)
 }
 
 /// One recipe a config uses.
@@ -96,7 +83,8 @@ pub fn recipe_uses(entry: &ConfigEntry, dir: &Path) -> Vec<RecipeUse> {
             let mtp = if spec == "mtp" { "_mtp" } else { "" };
             let stem = format!("{}_{}_{}", entry.model_prefix, entry.precision, sku);
             let mut names = vec![format!("{stem}_{}{mtp}.sh", entry.framework)];
-            let legacy = if entry.framework == "trt" {
+            let trt = servebench_engines::Engine::Trtllm.profile().framework;
+            let legacy = if trt == Some(entry.framework.as_str()) {
                 format!("{stem}_trt{mtp}.sh")
             } else {
                 format!("{stem}{mtp}.sh")

@@ -1,4 +1,5 @@
-//! Engine profiles: which optional fields each engine gets in the request body.
+//! Request bodies: which optional fields each engine gets ([`BodyQuirks`] of its profile in
+//! `servebench-engines`).
 //!
 //! Every body has `model`, the prompt (`prompt` or `messages`), `temperature: 0`, the output cap,
 //! `stream: true` and `stream_options: {include_usage: true}` (MEASUREMENT.md Part 1 "Request
@@ -6,7 +7,7 @@
 //!
 //! | profile | chat output cap | completions cap | `ignore_eos` | `min_tokens` | `continuous_usage_stats` (only with `--itl per-token`) |
 //! |---|---|---|---|---|---|
-//! | sglang, vllm, trtllm | `max_tokens` + `max_completion_tokens` (B12) | `max_tokens` | yes | yes (= cap) | vllm, sglang |
+//! | sglang, vllm, trtllm, atom | `max_tokens` + `max_completion_tokens` (B12) | `max_tokens` | yes | yes (= cap) | vllm, sglang |
 //! | llama.cpp | `max_tokens` | `max_tokens` | yes (honoured) | no (ignored by the server) | no |
 //! | transformers | `max_tokens` | `max_tokens` | no (HTTP 422) | no (HTTP 422) | no |
 //! | openai | `max_completion_tokens` only (reasoning models reject `max_tokens`) | `max_tokens` | no | no | no |
@@ -24,162 +25,9 @@ use serde_json::{json, Map, Value};
 use crate::stream::{Api, Compat};
 use servebench_workload::{Prompt, RequestSpec};
 
-/// A serving engine profile (`--engine`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    /// SGLang.
-    Sglang,
-    /// vLLM.
-    Vllm,
-    /// TensorRT-LLM `trtllm-serve`.
-    Trtllm,
-    /// llama.cpp `llama-server`.
-    LlamaCpp,
-    /// Hugging Face `transformers serve`.
-    Transformers,
-    /// A strict OpenAI-compatible API.
-    Openai,
-}
-
-impl Engine {
-    /// All profiles, for help texts.
-    pub const ALL: [Engine; 6] = [
-        Engine::Sglang,
-        Engine::Vllm,
-        Engine::Trtllm,
-        Engine::LlamaCpp,
-        Engine::Transformers,
-        Engine::Openai,
-    ];
-
-    /// Profile name as on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Sglang => "sglang",
-            Engine::Vllm => "vllm",
-            Engine::Trtllm => "trtllm",
-            Engine::LlamaCpp => "llama.cpp",
-            Engine::Transformers => "transformers",
-            Engine::Openai => "openai",
-        }
-    }
-
-    /// Parses a profile name (`llamacpp`, `llama-cpp` also accepted).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "sglang" => Engine::Sglang,
-            "vllm" => Engine::Vllm,
-            "trtllm" | "trt" | "tensorrt-llm" => Engine::Trtllm,
-            "llama.cpp" | "llamacpp" | "llama-cpp" => Engine::LlamaCpp,
-            "transformers" => Engine::Transformers,
-            "openai" => Engine::Openai,
-            other => {
-                return Err(format!(
-                    "unknown engine profile `{other}` (expected one of sglang, vllm, trtllm, llama.cpp, transformers, openai)"
-                ))
-            }
-        })
-    }
-}
-
-/// How an engine's prefix cache is flushed (`--flush-cache auto`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlushRoute {
-    /// `POST` this path (vLLM `/reset_prefix_cache`, SGLang `/flush_cache`).
-    Post(&'static str),
-    /// llama.cpp: `POST /slots/{id}?action=erase` for every slot of `GET /slots`.
-    LlamaSlots,
-}
-
-/// Everything servebench knows about one engine, in one place: its display name, the prefix
-/// of its Prometheus metric names (server detection), the prefix-cache flush route, the AgentX
-/// request-body fields, the InferenceX `backend` of a completions run, and the hint a 404 on the
-/// flush route gets. The fixed-sequence body fields are [`BodyBuilder::new`]'s table above.
-/// Metric families read per engine: `servebench_pipeline::cache` (prefix-cache counters) and
-/// `servebench_agentx::prom` (AgentX `server_metrics`), both over the one Prometheus text parser
-/// `servebench_agentx::prom::parse_text`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineProfile {
-    /// The profile.
-    pub engine: Engine,
-    /// Name in messages (`vLLM`, `SGLang`, `llama.cpp`, …).
-    pub display: &'static str,
-    /// Metric-name prefix on `/metrics` (`vllm:`), `None` when the engine has no known one.
-    pub metric_prefix: Option<&'static str>,
-    /// Prefix-cache flush, `None` when none is known.
-    pub flush: Option<FlushRoute>,
-    /// Said after a 404 on the flush route.
-    pub flush_404_hint: Option<&'static str>,
-    /// AgentX output-cap field: InferenceX's `max_completion_tokens`; `transformers serve`
-    /// gets `max_tokens`.
-    pub agentx_cap_field: &'static str,
-    /// AgentX `ignore_eos: true` (not for `transformers serve`, HTTP 422, nor strict OpenAI).
-    pub agentx_ignore_eos: bool,
-    /// InferenceX `backend` of a completions run (`vllm`, else `openai`; chat is `openai-chat`).
-    pub completions_backend: &'static str,
-}
-
-impl Engine {
-    /// The engine's profile ([`EngineProfile`]).
-    pub fn profile(self) -> EngineProfile {
-        let base = EngineProfile {
-            engine: self,
-            display: self.name(),
-            metric_prefix: None,
-            flush: None,
-            flush_404_hint: None,
-            agentx_cap_field: "max_completion_tokens",
-            agentx_ignore_eos: true,
-            completions_backend: "openai",
-        };
-        match self {
-            Engine::Vllm => EngineProfile {
-                display: "vLLM",
-                metric_prefix: Some("vllm:"),
-                flush: Some(FlushRoute::Post("/reset_prefix_cache")),
-                flush_404_hint: Some(" (vLLM serves it only with VLLM_SERVER_DEV_MODE=1)"),
-                completions_backend: "vllm",
-                ..base
-            },
-            Engine::Sglang => EngineProfile {
-                display: "SGLang",
-                metric_prefix: Some("sglang:"),
-                flush: Some(FlushRoute::Post("/flush_cache")),
-                ..base
-            },
-            Engine::LlamaCpp => EngineProfile {
-                display: "llama.cpp",
-                metric_prefix: Some("llamacpp:"),
-                flush: Some(FlushRoute::LlamaSlots),
-                ..base
-            },
-            Engine::Transformers => EngineProfile {
-                agentx_cap_field: "max_tokens",
-                agentx_ignore_eos: false,
-                ..base
-            },
-            Engine::Openai => EngineProfile {
-                agentx_ignore_eos: false,
-                ..base
-            },
-            Engine::Trtllm => base,
-        }
-    }
-
-    /// The engine whose metric prefix the first of `names` (Prometheus family names, in the
-    /// order vLLM, SGLang, llama.cpp is checked) carries: server detection from `/metrics`.
-    pub fn from_metric_names<'a>(
-        names: impl IntoIterator<Item = &'a str> + Clone,
-    ) -> Option<Engine> {
-        [Engine::Vllm, Engine::Sglang, Engine::LlamaCpp]
-            .into_iter()
-            .find(|e| {
-                e.profile()
-                    .metric_prefix
-                    .is_some_and(|p| names.clone().into_iter().any(|n| n.starts_with(p)))
-            })
-    }
-}
+/// The serving engine (`--engine`) and its profile: defined once, in `servebench-engines`
+/// ([`Engine::profile`]: display name, body quirks, flush route, metric families, …).
+pub use servebench_engines::{BodyQuirks, ChatCap, Engine, EngineProfile, FlushRoute};
 
 /// Optional body fields (the ones `--lenient` may drop).
 pub const OPTIONAL_FIELDS: [&str; 7] = [
@@ -229,12 +77,12 @@ impl BodyBuilder {
                 continuous_usage: false,
             };
         }
-        let both_caps = matches!(engine, Engine::Sglang | Engine::Vllm | Engine::Trtllm);
-        match (api, engine) {
-            (Api::Chat, Engine::Openai) => {
+        let q = engine.profile().body;
+        match (api, q.chat_cap) {
+            (Api::Chat, ChatCap::MaxCompletionTokens) => {
                 f.insert("max_completion_tokens");
             }
-            (Api::Chat, _) if both_caps => {
+            (Api::Chat, ChatCap::Both) => {
                 f.insert("max_tokens");
                 f.insert("max_completion_tokens");
             }
@@ -242,16 +90,13 @@ impl BodyBuilder {
                 f.insert("max_tokens");
             }
         }
-        if matches!(
-            engine,
-            Engine::Sglang | Engine::Vllm | Engine::Trtllm | Engine::LlamaCpp
-        ) {
+        if q.ignore_eos {
             f.insert("ignore_eos");
         }
-        if both_caps {
+        if q.min_tokens {
             f.insert("min_tokens");
         }
-        let continuous = per_token_itl && matches!(engine, Engine::Vllm | Engine::Sglang);
+        let continuous = per_token_itl && q.continuous_usage;
         if continuous {
             f.insert("continuous_usage_stats");
         }
@@ -387,51 +232,6 @@ pub fn unknown_fields_in(body: &str, sent: &[&'static str]) -> Vec<&'static str>
 #[cfg(test)]
 mod tests {
 
-    /// One profile per engine: detection by metric prefix (vLLM first), flush routes, AgentX
-    /// body fields as the InferenceX harness sends them except where the server rejects them.
-    #[test]
-    fn engine_profiles_detect_flush_and_agentx_fields() {
-        assert_eq!(
-            Engine::from_metric_names(["process_cpu", "sglang:prompt_tokens"]),
-            Some(Engine::Sglang)
-        );
-        assert_eq!(
-            Engine::from_metric_names(["sglang:x", "vllm:y"]),
-            Some(Engine::Vllm)
-        );
-        assert_eq!(
-            Engine::from_metric_names(["llamacpp:prompt_tokens"]),
-            Some(Engine::LlamaCpp)
-        );
-        assert_eq!(Engine::from_metric_names(["go_gc"]), None);
-        assert_eq!(
-            Engine::Vllm.profile().flush,
-            Some(FlushRoute::Post("/reset_prefix_cache"))
-        );
-        assert_eq!(
-            Engine::LlamaCpp.profile().flush,
-            Some(FlushRoute::LlamaSlots)
-        );
-        assert_eq!(Engine::Trtllm.profile().flush, None);
-        let t = Engine::Transformers.profile();
-        assert_eq!(
-            (t.agentx_cap_field, t.agentx_ignore_eos),
-            ("max_tokens", false)
-        );
-        let o = Engine::Openai.profile();
-        assert_eq!(
-            (o.agentx_cap_field, o.agentx_ignore_eos),
-            ("max_completion_tokens", false)
-        );
-        let s = Engine::Sglang.profile();
-        assert_eq!(
-            (s.agentx_cap_field, s.agentx_ignore_eos),
-            ("max_completion_tokens", true)
-        );
-        assert_eq!(Engine::Vllm.profile().completions_backend, "vllm");
-        assert_eq!(Engine::Sglang.profile().completions_backend, "openai");
-    }
-
     use super::*;
     use std::sync::Arc;
     use std::time::Duration;
@@ -469,7 +269,7 @@ mod tests {
 
     #[test]
     fn b04_always_include_usage_and_stream() {
-        for e in Engine::ALL {
+        for e in Engine::ALL.iter().copied() {
             for api in [Api::Chat, Api::Completions] {
                 let b = body(e, api);
                 assert_eq!(b["stream"], true);

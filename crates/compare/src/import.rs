@@ -429,14 +429,7 @@ pub fn api_row(row: &Value) -> Result<ForeignRow> {
 const PRECISIONS: &[&str] = &[
     "fp4", "fp8", "fp16", "bf16", "int4", "int8", "mxfp4", "nvfp4",
 ];
-const TWO_SEGMENT_FRAMEWORKS: &[&str] = &[
-    "dynamo-sglang",
-    "dynamo-vllm",
-    "dynamo-trt",
-    "llmd-vllm",
-    "sglang-disagg",
-    "atom-disagg",
-];
+use servebench_engines::TWO_SEGMENT_FRAMEWORKS;
 
 /// Identity fields derived from a config key by the InferenceX naming convention
 /// `<model-prefix>-<precision>-<sku>-<framework>[-<variant>…]` (AUTOMATION §1.2): model prefix,
@@ -1154,6 +1147,11 @@ impl Identity {
             isl,
             osl,
             conc: get_u32(m, "conc")?.ok_or_else(|| err!("missing field `conc`"))?,
+            kv_offloading: servebench_contracts::KvOffload::parse(
+                get_str(m, servebench_contracts::KvOffload::KEY)
+                    .or_else(|| get_str(m, "offloading"))
+                    .as_deref(),
+            ),
         })
     }
 

@@ -64,6 +64,7 @@ impl Identity {
             isl: if agentic { None } else { row.isl },
             osl: if agentic { None } else { row.osl },
             conc: u32::try_from(conc).map_err(|_| err!("field `conc` is {conc}, too large"))?,
+            kv_offloading: row.kv_offloading(),
         })
     }
 
@@ -127,6 +128,11 @@ impl Identity {
             isl: row.isl,
             osl: row.osl,
             conc: row.conc,
+            kv_offloading: servebench_contracts::KvOffload::parse(
+                row.extra
+                    .get(servebench_contracts::KvOffload::KEY)
+                    .and_then(Value::as_str),
+            ),
         })
     }
 

@@ -87,7 +87,14 @@ pub struct Identity {
     pub osl: Option<u32>,
     /// Client concurrency (`conc`).
     pub conc: u32,
+    /// KV-cache offload mode (InferenceX `kv_offloading`; InferenceX-app keys on it: `none`
+    /// and `dram` rows never match). Serialized only when not `none`.
+    #[serde(default, skip_serializing_if = "KvOffload::is_none")]
+    pub kv_offloading: KvOffload,
 }
+
+/// The KV-offload mode of the identity (contracts' type).
+pub use servebench_contracts::KvOffload;
 
 /// A point's run status, from the agg row's `point_status` (InferenceX rows: `ok`): the one
 /// definition of `servebench-contracts`. `Interrupted` (on disk `"partial"`) means Ctrl-C

@@ -188,6 +188,42 @@ fn multi_turn_rows_are_multi_turn_and_do_not_match_single_turn() {
     );
 }
 
+/// The KV-offload mode is part of the point key (InferenceX-app keys on it): a `dram` row and
+/// a `none` row of the same point never match; a row without the key is `none`, typed and read
+/// from its JSON alike, and so is an InferenceX row (`kv_offloading`, or the older
+/// `offloading`).
+#[test]
+fn kv_offload_mode_is_part_of_the_point_key() {
+    use servebench_contracts::KvOffload;
+    let none = same_point(&row(8));
+    assert_eq!(none.identity.kv_offloading, KvOffload::None);
+    let mut r = row(8);
+    r.set_kv_offloading(&KvOffload::Dram);
+    assert_eq!(r.to_value()["kv_offloading"], "dram");
+    let dram = same_point(&r);
+    assert_eq!(dram.identity.kv_offloading, KvOffload::Dram);
+    assert_ne!(dram.identity.match_key(), none.identity.match_key());
+    // setting none again removes the key: the row's bytes are those of a row without offload
+    r.set_kv_offloading(&KvOffload::None);
+    assert_eq!(r.to_value(), row(8).to_value());
+    let foreign = |k: &str, v: &str| {
+        Point::from_agg_row(&json!({
+            "hw": "h200", "framework": "sglang", "infmax_model_prefix": "qwen3",
+            "precision": "fp8", "conc": 8, "tp": 4, "ep": 2, "isl": 8192, "osl": 1024,
+            k: v
+        }))
+        .unwrap()
+        .identity
+        .kv_offloading
+    };
+    assert_eq!(foreign("kv_offloading", "dram"), KvOffload::Dram);
+    assert_eq!(foreign("offloading", "none"), KvOffload::None);
+    assert_eq!(
+        foreign("kv_offloading", "SSD"),
+        KvOffload::Other("ssd".into())
+    );
+}
+
 #[test]
 fn rows_the_typed_reader_refuses_are_named() {
     let mut r = row(1);

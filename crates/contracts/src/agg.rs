@@ -505,6 +505,28 @@ impl AggRow {
         })
     }
 
+    /// The KV-offload mode of the row (its `kv_offloading` key; `none` when absent, as on
+    /// every row without offload: the key is written only when set).
+    pub fn kv_offloading(&self) -> crate::KvOffload {
+        crate::KvOffload::parse(
+            self.extra
+                .get(crate::KvOffload::KEY)
+                .and_then(Value::as_str),
+        )
+    }
+
+    /// Sets the KV-offload mode: `none` removes the key (rows without offload keep their
+    /// bytes), another mode writes `kv_offloading` (after the known keys, with the other keys
+    /// of [`AggRow::extra`]).
+    pub fn set_kv_offloading(&mut self, mode: &crate::KvOffload) {
+        if mode.is_none() {
+            self.extra.shift_remove(crate::KvOffload::KEY);
+        } else {
+            self.extra
+                .insert(crate::KvOffload::KEY.into(), json!(mode.as_str()));
+        }
+    }
+
     /// The value of a key as written (`None` when the row has no such key), e.g.
     /// `row.get("num_gpus")`.
     pub fn get(&self, key: &str) -> Option<Value> {

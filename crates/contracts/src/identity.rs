@@ -40,6 +40,65 @@ impl BenchmarkType {
     }
 }
 
+/// Where the KV cache may be offloaded beyond GPU memory: InferenceX's `kv_offloading`
+/// (config `kv-offloading`, env `KV_OFFLOADING`; `none` or `dram` in its configs, written by
+/// `utils/agentic/aggregation/process_agentic_result.py`). InferenceX-app keys points on it:
+/// rows differing only by `none` vs `dram` are different points. A row without the key is
+/// `none` (every single-turn row InferenceX writes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum KvOffload {
+    /// No offload (`none`, also an empty or missing value).
+    #[default]
+    None,
+    /// Host DRAM (`dram`).
+    Dram,
+    /// Another mode, as written (lowercase).
+    Other(String),
+}
+
+impl KvOffload {
+    /// The key rows carry it under.
+    pub const KEY: &'static str = "kv_offloading";
+
+    /// Reads a row's value: `none`/empty/missing → [`KvOffload::None`], `dram` → `Dram`,
+    /// anything else kept lowercased.
+    pub fn parse(s: Option<&str>) -> KvOffload {
+        match s.map(|x| x.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("") | Some("none") => KvOffload::None,
+            Some("dram") => KvOffload::Dram,
+            Some(o) => KvOffload::Other(o.to_string()),
+        }
+    }
+
+    /// As written: `none`, `dram`, or the other mode.
+    pub fn as_str(&self) -> &str {
+        match self {
+            KvOffload::None => "none",
+            KvOffload::Dram => "dram",
+            KvOffload::Other(s) => s,
+        }
+    }
+
+    /// Whether it is `none` (serde `skip_serializing_if`: keys without offload keep their
+    /// bytes).
+    pub fn is_none(&self) -> bool {
+        *self == KvOffload::None
+    }
+}
+
+impl Serialize for KvOffload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for KvOffload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Option::<String>::deserialize(d)?;
+        Ok(KvOffload::parse(v.as_deref()))
+    }
+}
+
 impl std::fmt::Display for BenchmarkType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -84,6 +143,10 @@ pub struct Identity {
     pub ep: u32,
     /// DP attention.
     pub dp_attention: bool,
+    /// KV-cache offload mode (InferenceX `kv_offloading`); written into the agg row only when
+    /// not `none` ([`crate::AggRow::set_kv_offloading`]).
+    #[serde(default, skip_serializing_if = "KvOffload::is_none")]
+    pub kv_offloading: KvOffload,
 }
 
 impl Identity {

@@ -45,7 +45,7 @@ pub use agg::{AggRow, AggRowError, StatRow};
 pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use foreign::ForeignRow;
-pub use identity::{BenchmarkType, Identity};
+pub use identity::{BenchmarkType, Identity, KvOffload};
 pub use job_stage::JobStage;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{

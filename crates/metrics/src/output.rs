@@ -217,7 +217,7 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         }
     };
     let secs = |v: Option<f64>| v.map(|x| x / 1000.0);
-    AggRow {
+    let mut row = AggRow {
         hw: id.hw.clone(),
         conc,
         image: id.image.clone(),
@@ -270,7 +270,9 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         // an invalid point's reasons ([`crate::validity`]); empty (no key) on a valid point
         invalid_reasons: m.invalid_reasons.clone(),
         extra: Default::default(),
-    }
+    };
+    row.set_kv_offloading(&id.kv_offloading);
+    row
 }
 
 /// Interactivity (tok/s/user) of a TPOT statistic in ms: `1000 / tpot_ms`; null for null/0.

@@ -140,6 +140,7 @@ fn worked_example_2_6() {
         pcp_size: 1,
         ep: 8,
         dp_attention: true,
+        kv_offloading: Default::default(),
     };
     let extra = AggExtra {
         benchmark_type: "single_turn".into(),

@@ -311,12 +311,12 @@ fn benchmark_id() -> String {
 }
 
 /// The AgentX body fields of an engine profile
-/// ([`servebench_client::profile::EngineProfile::agentx_cap_field`]/`agentx_ignore_eos`):
+/// ([`servebench_engines::BodyQuirks::agentx_cap_field`]/`agentx_ignore_eos`):
 /// InferenceX's (`max_completion_tokens`, `ignore_eos`) for every engine that accepts them.
 fn agentx_body_fields(engine: servebench_client::Engine) -> servebench_agentx::BodyFields {
     let p = engine.profile();
     servebench_agentx::BodyFields {
-        cap_field: p.agentx_cap_field,
-        ignore_eos: p.agentx_ignore_eos,
+        cap_field: p.body.agentx_cap_field,
+        ignore_eos: p.body.agentx_ignore_eos,
     }
 }

@@ -11,13 +11,14 @@
 //! not clear llama.cpp's host-memory prompt cache, `--cache-ram`). `auto` picks one from the
 //! metric names the server exposes (`vllm:`, `sglang:`, `llamacpp:`), else from `--engine`.
 //!
-//! Hit rate = Δhits / Δqueries over the measured phase, in prompt tokens:
-//! vLLM `vllm:prefix_cache_{hits,queries}_total` (older `vllm:gpu_prefix_cache_*`), SGLang
-//! `sglang:cached_tokens_total` / `sglang:prompt_tokens_total` (else the `sglang:cache_hit_rate`
-//! gauge at the end of the phase), llama.cpp `llamacpp:prompt_tokens_cached_total` /
-//! (that + `llamacpp:prompt_tokens_total`, which excludes cached tokens). `null` (printed `n/a`)
-//! when the server exposes none of them. The counters are server-wide: traffic from another
-//! client during the phase is counted too.
+//! Hit rate: the engine's one prefix-cache formula (`servebench_engines::MetricFamilies::
+//! prefix_cache`, InferenceX's token-weighted `server_overall_cache_hit_rate`) over a window of
+//! two scrapes, before and after the measured phase: Δhits / Δqueries in prompt tokens (vLLM
+//! `prefix_cache_{hits,queries}`, SGLang `Σ cached_tokens{cache_source} / prompt_tokens`, else
+//! the mean of the `cache_hit_rate` gauge at the two scrapes, llama.cpp `prompt_tokens_cached /
+//! (that + prompt_tokens)`, ATOM `prefix_cache_cached_tokens / prefix_cache_full_tokens`).
+//! `null` (printed `n/a`) when the server exposes none of them. The counters are server-wide:
+//! traffic from another client during the phase is counted too.
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -25,8 +26,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use servebench_client::http::{simple_request, Method};
-use servebench_client::profile::FlushRoute;
-use servebench_client::{Endpoint, Engine};
+use servebench_client::Endpoint;
+use servebench_engines::{prom, Engine, FlushRoute, MetricFamilies, PrefixCacheFormula};
 
 /// `--flush-cache`: what to do with the server's prefix cache before each point.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,58 +68,16 @@ impl FlushCache {
     }
 }
 
-/// Which engine's prefix-cache metrics and flush endpoint apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheEngine {
-    /// vLLM (and the embedded simulator).
-    Vllm,
-    /// SGLang.
-    Sglang,
-    /// llama.cpp `llama-server`.
-    LlamaCpp,
-    /// No known prefix-cache metrics or endpoint.
-    Unknown,
+/// The engine a `/metrics` text names by its metric prefixes (`vllm:`, `sglang:`, `llamacpp:`,
+/// `atom:`), over the one Prometheus parser (`servebench_engines::prom`).
+pub fn detect(metrics: &str) -> Option<Engine> {
+    let samples = prom::parse_text(metrics);
+    Engine::from_metric_names(samples.iter().map(|s| s.name.as_str()))
 }
 
-impl CacheEngine {
-    /// From the metric names of a `/metrics` text (the one Prometheus parser,
-    /// `servebench_agentx::prom::parse_text`), if one carries a known engine's prefix
-    /// ([`servebench_client::profile::EngineProfile::metric_prefix`]).
-    pub fn detect(metrics: &str) -> Option<CacheEngine> {
-        let samples = servebench_agentx::prom::parse_text(metrics);
-        let names = samples.iter().map(|s| s.name.as_str());
-        Engine::from_metric_names(names).map(CacheEngine::from_profile)
-    }
-
-    /// From the `--engine` profile.
-    pub fn from_profile(e: Engine) -> CacheEngine {
-        match e {
-            Engine::Vllm => CacheEngine::Vllm,
-            Engine::Sglang => CacheEngine::Sglang,
-            Engine::LlamaCpp => CacheEngine::LlamaCpp,
-            _ => CacheEngine::Unknown,
-        }
-    }
-
-    /// The `--engine` profile of a detected engine.
-    fn engine(self) -> Option<Engine> {
-        match self {
-            CacheEngine::Vllm => Some(Engine::Vllm),
-            CacheEngine::Sglang => Some(Engine::Sglang),
-            CacheEngine::LlamaCpp => Some(Engine::LlamaCpp),
-            CacheEngine::Unknown => None,
-        }
-    }
-
-    /// The `--engine` profile of a detected engine, with the metric prefix that told it.
-    fn profile(self) -> Option<(Engine, &'static str)> {
-        let e = self.engine()?;
-        Some((e, e.profile().metric_prefix?))
-    }
-
-    fn name(self) -> &'static str {
-        self.engine().map_or("this engine", |e| e.profile().display)
-    }
+/// The detected engine's name in messages, `this engine` when none is known.
+fn name(e: Option<Engine>) -> &'static str {
+    e.map_or("this engine", |e| e.profile().display)
 }
 
 /// A one-line warning when the server's `GET /metrics` series name an engine (vLLM, SGLang,
@@ -131,108 +90,67 @@ pub async fn profile_mismatch_warning(ep: &Endpoint, profile: Engine) -> Option<
     let Some((200, text)) = get_text(ep, "/metrics").await else {
         return None;
     };
-    let detected = CacheEngine::detect(&text)?;
-    let (engine, prefix) = detected.profile()?;
+    let engine = detect(&text)?;
+    let prefix = engine.profile().metrics.prefixes.first()?;
     (engine != profile).then(|| {
         format!(
-            "warning: the server at {} exposes {} series ({prefix}…) on /metrics, but the engine profile is {} (--engine; vllm when not given), which decides the optional request fields and, without --framework, the rows' framework; pass --engine {}",
+            "warning: the server at {} exposes {} series ({prefix}…) on /metrics, but the engine profile is {} (--engine; {} when not given), which decides the optional request fields and, without --framework, the rows' framework; pass --engine {}",
             ep.base_url,
-            detected.name(),
+            engine.profile().display,
             profile.name(),
+            Engine::DEFAULT_NAME,
             engine.name()
         )
     })
 }
 
-/// Prefix-cache counters read from one `/metrics` text (prompt tokens).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CacheCounters {
-    /// Prompt tokens served from the cache (cumulative).
-    pub hits: Option<f64>,
-    /// Prompt tokens looked up (cumulative).
-    pub queries: Option<f64>,
-    /// A hit-rate gauge (0–1) when the engine has no counters (SGLang `cache_hit_rate`).
-    pub gauge: Option<f64>,
-}
-
-/// Sum of every sample of family `name` (a `_total` suffix on either side is ignored), over
-/// the one Prometheus text parser (`servebench_agentx::prom::parse_text`).
-fn family_sum(samples: &[servebench_agentx::prom::Sample], name: &str) -> Option<f64> {
-    let name = name.strip_suffix("_total").unwrap_or(name);
-    samples
-        .iter()
-        .filter(|s| s.name.strip_suffix("_total").unwrap_or(&s.name) == name)
-        .map(|s| s.value)
-        .fold(None, |acc, v| Some(acc.unwrap_or(0.0) + v))
-}
-
-/// Reads the prefix-cache counters of `engine` from a Prometheus text.
-pub fn counters(engine: CacheEngine, text: &str) -> CacheCounters {
-    let samples = servebench_agentx::prom::parse_text(text);
-    let f = |n: &str| family_sum(&samples, n);
-    match engine {
-        CacheEngine::Vllm => CacheCounters {
-            hits: f("vllm:prefix_cache_hits").or_else(|| f("vllm:gpu_prefix_cache_hits")),
-            queries: f("vllm:prefix_cache_queries").or_else(|| f("vllm:gpu_prefix_cache_queries")),
-            gauge: None,
-        },
-        CacheEngine::Sglang => CacheCounters {
-            hits: f("sglang:cached_tokens"),
-            queries: f("sglang:cached_tokens").and(f("sglang:prompt_tokens")),
-            gauge: f("sglang:cache_hit_rate").map(|v| if v > 1.5 { v / 100.0 } else { v }),
-        },
-        CacheEngine::LlamaCpp => {
-            let cached = f("llamacpp:prompt_tokens_cached");
-            CacheCounters {
-                hits: cached,
-                queries: cached.zip(f("llamacpp:prompt_tokens")).map(|(c, p)| c + p),
-                gauge: None,
-            }
-        }
-        CacheEngine::Unknown => CacheCounters::default(),
-    }
-}
-
-/// The hit rate over a phase from counters before and after: `(rate, hit tokens, query
-/// tokens, source)`; rate `None` when nothing was counted.
+/// The prefix-cache hit rate over a phase from the `/metrics` samples before and after it:
+/// `(rate, hit tokens, query tokens, source)`; rate `None` when nothing was counted. The formula
+/// is the engine's one (`MetricFamilies::prefix_cache`) over the window of the two scrapes.
 pub fn hit_rate(
-    engine: CacheEngine,
-    before: &CacheCounters,
-    after: &CacheCounters,
+    engine: Option<Engine>,
+    before: &[prom::Sample],
+    after: &[prom::Sample],
 ) -> (Option<f64>, Option<f64>, Option<f64>, String) {
-    let src = match engine {
-        CacheEngine::Vllm => "vllm:prefix_cache_hits/queries Δ over the measured phase",
-        CacheEngine::Sglang => "sglang:cached_tokens/prompt_tokens Δ over the measured phase",
-        CacheEngine::LlamaCpp => {
-            "llamacpp:prompt_tokens_cached / (cached + prompt_tokens) Δ over the measured phase"
-        }
-        CacheEngine::Unknown => "n/a: the server exposes no prefix-cache metrics",
+    let Some(fams) = engine.map(|e| e.profile().metrics) else {
+        return (
+            None,
+            None,
+            None,
+            MetricFamilies::NONE.prefix_cache_source.into(),
+        );
     };
-    match (before.hits, before.queries, after.hits, after.queries) {
-        (Some(h0), Some(q0), Some(h1), Some(q1)) => {
-            let (h, q) = ((h1 - h0).max(0.0), (q1 - q0).max(0.0));
-            let rate = (q > 0.0).then(|| h / q);
-            (rate, Some(h), Some(q), src.to_string())
-        }
-        _ => match after.gauge {
-            Some(g) => (
-                Some(g),
-                None,
-                None,
-                "sglang:cache_hit_rate gauge at the end of the phase".into(),
-            ),
-            None if engine == CacheEngine::Unknown => (None, None, None, src.into()),
-            None => (
-                None,
-                None,
-                None,
-                format!(
-                    "n/a: /metrics has no {} prefix-cache counters",
-                    engine.name()
-                ),
-            ),
-        },
+    if before.is_empty() || after.is_empty() {
+        return (
+            None,
+            None,
+            None,
+            "n/a: /metrics could not be read before and after the phase".into(),
+        );
     }
+    let mut set = prom::ScrapeSet::default();
+    set.add(before);
+    set.add(after);
+    let pc = fams.prefix_cache(&set);
+    let src = if pc.from_gauge {
+        format!(
+            "{} gauge, mean of the values before and after the phase",
+            match fams.prefix_cache {
+                PrefixCacheFormula::CachedOverPrompt { gauge: Some(g), .. } => g,
+                _ => "hit-rate",
+            }
+        )
+    } else if pc.rate.is_some() || pc.queries.is_some() {
+        fams.prefix_cache_source.to_string()
+    } else if matches!(fams.prefix_cache, PrefixCacheFormula::None) {
+        MetricFamilies::NONE.prefix_cache_source.into()
+    } else {
+        format!(
+            "n/a: /metrics has no {} prefix-cache counters",
+            name(engine)
+        )
+    };
+    (pc.rate, pc.hits, pc.queries, src)
 }
 
 /// Fingerprint of a prompt text (warm-cache detection within a sweep).
@@ -245,11 +163,11 @@ pub fn fingerprint(text: &str) -> u64 {
 /// What happened before a measured phase.
 #[derive(Debug, Clone)]
 pub struct Before {
-    engine: CacheEngine,
+    engine: Option<Engine>,
     flushed: bool,
     flush_detail: String,
     repeated: usize,
-    counters: CacheCounters,
+    samples: Vec<prom::Sample>,
 }
 
 /// Per-sweep cache state: the mode, the engine once detected, and every prompt sent so far.
@@ -257,7 +175,7 @@ pub struct Before {
 pub struct CacheControl {
     mode: Option<FlushCache>,
     profile: Engine,
-    engine: Option<CacheEngine>,
+    engine: Option<Option<Engine>>,
     seen: HashSet<u64>,
 }
 
@@ -266,6 +184,14 @@ async fn get_text(ep: &Endpoint, path: &str) -> Option<(u16, String)> {
         .await
         .ok()?;
     Some((r.status, String::from_utf8_lossy(&r.body).into_owned()))
+}
+
+/// The samples of `GET /metrics` (none when it cannot be read).
+async fn scrape(ep: &Endpoint) -> Vec<prom::Sample> {
+    match get_text(ep, "/metrics").await {
+        Some((200, t)) => prom::parse_text(&t),
+        _ => Vec::new(),
+    }
 }
 
 async fn post(ep: &Endpoint, path: &str) -> Result<(u16, String), String> {
@@ -322,32 +248,42 @@ impl CacheControl {
         }
     }
 
-    async fn engine(&mut self, ep: &Endpoint) -> CacheEngine {
+    /// The engine whose metrics and flush route apply: detected from `/metrics`, else the
+    /// `--engine` profile when it has prefix-cache metrics or a flush route; `None` otherwise.
+    async fn engine(&mut self, ep: &Endpoint) -> Option<Engine> {
         if let Some(e) = self.engine {
             return e;
         }
         let detected = match get_text(ep, "/metrics").await {
-            Some((200, t)) => CacheEngine::detect(&t),
+            Some((200, t)) => detect(&t),
             _ => None,
         };
-        let e = detected.unwrap_or_else(|| CacheEngine::from_profile(self.profile));
+        let p = self.profile.profile();
+        let known =
+            p.flush.is_some() || !matches!(p.metrics.prefix_cache, PrefixCacheFormula::None);
+        let e = detected.or(known.then_some(self.profile));
         self.engine = Some(e);
         e
     }
 
-    async fn flush(&self, ep: &Endpoint, engine: CacheEngine) -> (bool, String) {
+    async fn flush(&self, ep: &Endpoint, engine: Option<Engine>) -> (bool, String) {
         let path = match (&self.mode, engine) {
             (None | Some(FlushCache::Off), _) => return (false, "not flushed (--flush-cache off)".into()),
             (Some(FlushCache::Path(p)), _) => p.clone(),
-            (Some(FlushCache::Auto), e) => match e.engine().and_then(|e| e.profile().flush) {
+            (Some(FlushCache::Auto), e) => match e.and_then(|e| e.profile().flush) {
                 Some(FlushRoute::Post(p)) => p.to_string(),
                 Some(FlushRoute::LlamaSlots) => return flush_llama_slots(ep).await,
                 None => {
                 return (
                     false,
                     format!(
-                        "not flushed: no prefix-cache flush endpoint is known for engine profile {} (no vllm:/sglang:/llamacpp: metrics either); pass --flush-cache PATH if the server has one",
-                        self.profile.name()
+                        "not flushed: no prefix-cache flush endpoint is known for engine profile {} (no {} metrics either); pass --flush-cache PATH if the server has one",
+                        self.profile.name(),
+                        Engine::ALL
+                            .iter()
+                            .flat_map(|e| e.profile().metrics.prefixes.iter().copied())
+                            .collect::<Vec<_>>()
+                            .join("/")
                     ),
                 )
                 }
@@ -360,7 +296,7 @@ impl CacheControl {
                 format!(
                     "not flushed: POST {path} → HTTP {s} {}{}",
                     short(&body),
-                    match engine.engine().map(|e| e.profile()) {
+                    match engine.map(|e| e.profile()) {
                         Some(p)
                             if s == 404
                                 && matches!(p.flush, Some(FlushRoute::Post(r)) if r == path) =>
@@ -401,16 +337,13 @@ impl CacheControl {
         if repeated > 0 && !flushed {
             console.warn(&format!("warning: {label}: {repeated} of {} prompts were already sent earlier in this sweep (same --seed {seed}) and the prefix cache was {flush_detail}: the point may measure a warm cache", prompts.len()));
         }
-        let counters = match get_text(ep, "/metrics").await {
-            Some((200, t)) => counters(engine, &t),
-            _ => CacheCounters::default(),
-        };
+        let samples = scrape(ep).await;
         Some(Before {
             engine,
             flushed,
             flush_detail,
             repeated,
-            counters,
+            samples,
         })
     }
 
@@ -429,15 +362,12 @@ impl CacheControl {
         console: &dyn crate::console::Console,
     ) -> Option<Value> {
         let b = before?;
-        let after = match get_text(ep, "/metrics").await {
-            Some((200, t)) => counters(b.engine, &t),
-            _ => CacheCounters::default(),
-        };
-        let (rate, hits, queries, source) = hit_rate(b.engine, &b.counters, &after);
+        let after = scrape(ep).await;
+        let (rate, hits, queries, source) = hit_rate(b.engine, &b.samples, &after);
         let ineffective = b.flushed && b.repeated > 0 && rate.is_some_and(|r| r >= 0.5);
         if ineffective {
             // measured on llama.cpp: slot erase leaves its host-memory prompt cache (--cache-ram)
-            console.warn(&format!("warning: {label}: the flush did not empty the cache: {} of the repeated prompts' tokens were served from it{}", fmt_rate(rate), if b.engine == CacheEngine::LlamaCpp { " (llama.cpp keeps prompts in its host-memory prompt cache; start llama-server with --cache-ram 0)" } else { "" }));
+            console.warn(&format!("warning: {label}: the flush did not empty the cache: {} of the repeated prompts' tokens were served from it{}", fmt_rate(rate), if b.engine == Some(Engine::LlamaCpp) { " (llama.cpp keeps prompts in its host-memory prompt cache; start llama-server with --cache-ram 0)" } else { "" }));
         }
         console.line(&format!(
             "{label}: prefix cache {}; server hit rate {} ({source})",
@@ -535,46 +465,35 @@ mod tests {
         assert!(e.starts_with("--flush-cache \"sometimes\""), "{e}");
     }
 
+    /// The pipeline asks the engines crate: detection, and the one hit-rate formula over the
+    /// window of the scrapes before and after a phase (formula cases:
+    /// `servebench-engines` `prefix_cache_formula_per_engine`).
     #[test]
-    fn counters_of_each_engine_and_the_delta() {
-        let vllm0 = "# TYPE vllm:prefix_cache_hits counter\nvllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 100.0\nvllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 400.0\nvllm:prefix_cache_hits_total{engine=\"1\",model_name=\"m\"} 20\nvllm:prefix_cache_queries_total{engine=\"1\",model_name=\"m\"} 100\n";
-        let vllm1 = "vllm:prefix_cache_hits_total{engine=\"0\"} 400.0\nvllm:prefix_cache_queries_total{engine=\"0\"} 1000.0\nvllm:prefix_cache_hits_total{engine=\"1\"} 20\nvllm:prefix_cache_queries_total{engine=\"1\"} 100\n";
-        assert_eq!(CacheEngine::detect(vllm0), Some(CacheEngine::Vllm));
-        let (a, b) = (
-            counters(CacheEngine::Vllm, vllm0),
-            counters(CacheEngine::Vllm, vllm1),
-        );
-        assert_eq!((a.hits, a.queries), (Some(120.0), Some(500.0)));
-        let (rate, h, q, _) = hit_rate(CacheEngine::Vllm, &a, &b);
-        // Δhits = 300, Δqueries = 600 → 0.5
+    fn hit_rate_of_each_engine_over_the_phase() {
+        let vllm0 = "# TYPE vllm:prefix_cache_hits counter\nvllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 100.0\nvllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 400.0\n";
+        let vllm1 = "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"} 400.0\nvllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"} 1000.0\n";
+        assert_eq!(detect(vllm0), Some(Engine::Vllm));
+        let (a, b) = (prom::parse_text(vllm0), prom::parse_text(vllm1));
+        let (rate, h, q, src) = hit_rate(Some(Engine::Vllm), &a, &b);
         assert_eq!((rate, h, q), (Some(0.5), Some(300.0), Some(600.0)));
-        // llama.cpp: prompt_tokens_total excludes cached tokens
+        assert!(src.starts_with("vllm:prefix_cache_hits/queries"), "{src}");
         let l0 = "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 98\nllamacpp:prompt_tokens_cached_total 94\n";
-        let l1 = "llamacpp:prompt_tokens_total 108\nllamacpp:prompt_tokens_cached_total 124\n";
-        assert_eq!(CacheEngine::detect(l0), Some(CacheEngine::LlamaCpp));
-        let (rate, h, q, _) = hit_rate(
-            CacheEngine::LlamaCpp,
-            &counters(CacheEngine::LlamaCpp, l0),
-            &counters(CacheEngine::LlamaCpp, l1),
-        );
-        // Δcached 30, Δprocessed 10 → 30 / 40
-        assert_eq!((rate, h, q), (Some(0.75), Some(30.0), Some(40.0)));
+        assert_eq!(detect(l0), Some(Engine::LlamaCpp));
         // SGLang without counters: the gauge (percent or fraction)
-        let s = "sglang:cache_hit_rate{model_name=\"m\"} 42.0\n";
-        let c = counters(CacheEngine::Sglang, s);
-        let (rate, _, _, src) = hit_rate(CacheEngine::Sglang, &c, &c);
+        let s = prom::parse_text("sglang:cache_hit_rate{model_name=\"m\"} 42.0\n");
+        let (rate, _, _, src) = hit_rate(Some(Engine::Sglang), &s, &s);
         assert_eq!(rate, Some(0.42));
         assert!(src.contains("gauge"), "{src}");
-        // nothing exposed
-        let (rate, _, _, src) = hit_rate(
-            CacheEngine::Vllm,
-            &counters(CacheEngine::Vllm, "x 1\n"),
-            &CacheCounters::default(),
-        );
+        // nothing exposed: known engine, no counters; no known engine
+        let x = prom::parse_text("x 1\n");
+        let (rate, _, _, src) = hit_rate(Some(Engine::Vllm), &x, &x);
+        assert_eq!(rate, None);
+        assert!(src.starts_with("n/a: /metrics has no vLLM"), "{src}");
+        let (rate, _, _, src) = hit_rate(None, &x, &x);
         assert_eq!(rate, None);
         assert!(src.starts_with("n/a"), "{src}");
         // no prompt tokens in the phase: no rate
-        let (rate, _, q, _) = hit_rate(CacheEngine::Vllm, &b, &b);
+        let (rate, _, q, _) = hit_rate(Some(Engine::Vllm), &b, &b);
         assert_eq!((rate, q), (None, Some(0.0)));
     }
 }

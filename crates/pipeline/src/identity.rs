@@ -73,6 +73,7 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         pcp_size: c.pcp,
         ep: c.ep,
         dp_attention: c.dp_attn,
+        kv_offloading: Default::default(),
     };
     if let Some(g) = plan.gpus {
         if c.tp.is_some() && g != identity.num_gpus() {
@@ -86,7 +87,9 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
 }
 
 /// Fills the identity fields of a standalone eval row that its flags left empty with the
-/// sweep's defaults ([`IdentityDefaults`]; model prefix = the model; TP 1) and returns the names
+/// sweep's defaults ([`IdentityDefaults`]; model prefix = the model; spec decoding `none`, TP
+/// 1, EP 1, no DP-attention: what a sweep's `--eval` row carries from the sweep's identity, so
+/// both rows store the same identity) and returns the names
 /// of the fields filled (stored under `identity_defaults`). `sim_gpu`: the simulator's preset,
 /// `None` against an endpoint served by `engine`.
 pub fn fill_eval_defaults(
@@ -112,9 +115,21 @@ pub fn fill_eval_defaults(
         row.model_prefix = Some(row.model.clone());
         filled.push("model_prefix");
     }
+    if row.spec_decoding.is_none() {
+        row.spec_decoding = Some("none".into());
+        filled.push("spec_decoding");
+    }
     if row.tp.is_none() {
         row.tp = Some(1);
         filled.push("tp");
+    }
+    if row.ep.is_none() {
+        row.ep = Some(1);
+        filled.push("ep");
+    }
+    if row.dp_attention.is_none() {
+        row.dp_attention = Some(false);
+        filled.push("dp_attention");
     }
     filled
 }

@@ -901,24 +901,7 @@ pub fn build_baseline_body(
 /// Engine display name guessed from a well-known image repository (`lmsysorg/sglang` →
 /// `SGLang`, `vllm/vllm-openai` → `vLLM`, `nvcr.io/nvidia/tensorrt-llm/…` → `TensorRT-LLM`).
 pub fn engine_from_image(image: &str) -> Option<String> {
-    let repo = image.split(['@']).next().unwrap_or(image);
-    let repo = match repo.rsplit_once(':') {
-        Some((r, tag)) if !tag.contains('/') => r,
-        _ => repo,
-    };
-    let last = repo.rsplit('/').next().unwrap_or(repo).to_ascii_lowercase();
-    let lower = repo.to_ascii_lowercase();
-    if last.starts_with("sglang") || lower.contains("sgl-dev") {
-        Some("SGLang".into())
-    } else if last.starts_with("vllm") {
-        Some("vLLM".into())
-    } else if lower.contains("tensorrt-llm") || lower.contains("tensorrtllm") {
-        Some("TensorRT-LLM".into())
-    } else if last == "atom" {
-        Some("ATOM".into())
-    } else {
-        None
-    }
+    servebench_engines::Engine::from_image(image).map(|e| e.profile().display.to_string())
 }
 
 fn kind_zh(kind: &str) -> Option<&'static str> {

@@ -197,16 +197,10 @@ pub fn layer_zh(layer: &str) -> String {
 }
 
 /// Chinese of an engine display name stays the same; this maps framework ids to display names
-/// (`sglang` → `SGLang`, `vllm` → `vLLM`, `trt`/`trtllm` → `TensorRT-LLM`, `atom` → `ATOM`).
+/// (`sglang` → `SGLang`, `vllm` → `vLLM`, `trt`/`trtllm` → `TensorRT-LLM`, `atom` → `ATOM`):
+/// the engine's profile (`servebench_engines::display_name`).
 pub fn engine_display(framework: &str) -> String {
-    match framework.to_ascii_lowercase().as_str() {
-        "sglang" | "sglang-disagg" => "SGLang".into(),
-        "vllm" | "vllm-disagg" => "vLLM".into(),
-        "trt" | "trtllm" | "tensorrt-llm" | "dynamo-trt" => "TensorRT-LLM".into(),
-        "atom" => "ATOM".into(),
-        "llama.cpp" | "llamacpp" | "llama-cpp" => "llama.cpp".into(),
-        _ => framework.to_string(),
-    }
+    servebench_engines::display_name(framework)
 }
 
 pub use servebench_contracts::labels::{topology_label, workload_label};

@@ -58,16 +58,27 @@ pub trait JobBackend {
     fn cancel(&mut self, h: &JobHandle) -> Result<()>;
 }
 
-/// Runs jobs on this machine, one at a time, each as its own process group.
+/// Runs jobs on this machine, one at a time (or `parallel` at a time), each as its own process
+/// group.
 #[derive(Default)]
 pub struct LocalBackend {
     children: Vec<(String, Child)>,
+    parallel: usize,
 }
 
 impl LocalBackend {
-    /// A local executor.
+    /// A local backend (one job at a time).
     pub fn new() -> LocalBackend {
         LocalBackend::default()
+    }
+
+    /// A local executor running up to `n` jobs at once (`servebench coverage --jobs N`; each
+    /// job picks its own free port).
+    pub fn with_parallel(n: usize) -> LocalBackend {
+        LocalBackend {
+            parallel: n.max(1),
+            ..LocalBackend::default()
+        }
     }
 }
 
@@ -76,7 +87,7 @@ impl JobBackend for LocalBackend {
         "local"
     }
     fn max_parallel(&self) -> usize {
-        1
+        self.parallel.max(1)
     }
     fn submit(&mut self, script: &Path, dir: &Path, log: &Path) -> Result<JobHandle> {
         let out = OpenOptions::new()

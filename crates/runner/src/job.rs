@@ -23,6 +23,8 @@ use crate::plan::{Point, Workload};
 use crate::recipe::{recipe_env, shell_quote, sim_argv, SimSetup};
 use crate::shim;
 use crate::signal;
+use crate::workspace;
+use servebench_engines::Engine;
 
 /// What starts the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +89,12 @@ impl MeasureSpec {
             e.push(("SERVEBENCH_SHARED", s.as_path()));
         }
         e
+    }
+
+    /// The measured AgentX window, s, when agentic points are replayed with `--duration`: the
+    /// recipe's `DURATION`.
+    pub fn window_s(&self) -> Option<f64> {
+        self.traces.as_ref().and(self.duration_s)
     }
 
     /// Whether an agentic point is replayed from traces (AgentX) rather than measured with the
@@ -269,7 +277,7 @@ pub fn external_signal(s: i32) -> bool {
     )
 }
 
-fn engine_command(spec: &JobSpec, port: u16) -> Command {
+fn engine_command(spec: &JobSpec, port: u16) -> Result<Command> {
     let p = &spec.point;
     let sim_answers = p.eval_only;
     let mut cmd = match &spec.engine {
@@ -280,8 +288,30 @@ fn engine_command(spec: &JobSpec, port: u16) -> Command {
             c
         }
         EngineSpec::Recipe { path, sim } => {
-            let mut c = Command::new("bash");
-            c.arg(path);
+            // a recipe of an InferenceX checkout: its own /workspace (a copy of the checkout)
+            // in a private mount namespace, as the launcher's container mount gives it
+            let mut c = match workspace::checkout_root(path) {
+                Some(root) => {
+                    let bwrap = workspace::find_bwrap()?;
+                    let ws = spec.dir.join(workspace::DIR);
+                    let _ = std::fs::remove_dir_all(&ws);
+                    workspace::copy_checkout(&root, &ws)?;
+                    let text = std::fs::read_to_string(path).unwrap_or_default();
+                    let image = workspace::image_stand_ins(&spec.dir.join("image"), &text)?;
+                    let argv = workspace::bwrap_argv(&bwrap, &ws, &image);
+                    let mut c = Command::new(&argv[0]);
+                    c.args(&argv[1..])
+                        .arg("bash")
+                        .arg(workspace::recipe_inside(&root, path).unwrap_or_else(|| path.clone()));
+                    c.env("INFMAX_CONTAINER_WORKSPACE", workspace::MOUNT);
+                    c
+                }
+                None => {
+                    let mut c = Command::new("bash");
+                    c.arg(path);
+                    c
+                }
+            };
             if let Some(s) = sim {
                 let argv = sim_argv(&spec.exe, s, port, sim_answers);
                 let line: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
@@ -294,21 +324,22 @@ fn engine_command(spec: &JobSpec, port: u16) -> Command {
         }
     };
     let result_dir = spec.dir.join("results");
-    for (k, v) in recipe_env(p, &spec.runner, port, &result_dir) {
+    for (k, v) in recipe_env(p, &spec.runner, port, &result_dir, spec.measure.window_s()) {
         cmd.env(k, v);
     }
     for (k, v) in spec.measure.data_env() {
         cmd.env(k, v);
     }
     cmd.current_dir(&spec.dir);
-    cmd
+    Ok(cmd)
 }
 
 /// The environment a real recipe gets under `--simulate` (docs/run.md §Real recipes): the
 /// attempt's shim folder first on `PATH` ([`shim::install`] writes it before the recipe
 /// starts), the simulator's GPU/model presets and GPU count, the recorded GSM8K answers for
 /// eval jobs, a private `HF_HOME`, and — for a recipe inside an InferenceX checkout — the
-/// workspace the launcher mounts (`INFMAX_CONTAINER_WORKSPACE`, the checkout root) with the
+/// workspace the launcher mounts (`INFMAX_CONTAINER_WORKSPACE` = `/workspace`, the attempt's
+/// copy of the checkout in the recipe's mount namespace, [`crate::workspace`]) with the
 /// AgentX aggregate directed into the attempt's `results/` (`AGENTIC_OUTPUT_DIR`) instead of
 /// the checkout.
 pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, String)> {
@@ -319,11 +350,16 @@ pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, S
         (shim::ENV_DIR.into(), shims.display().to_string()),
         (shim::ENV_STATE.into(), spec.dir.display().to_string()),
         (shim::ENV_GPU.into(), sim.gpu.clone()),
+        (shim::ENV_SKU.into(), crate::recipe::sku(&spec.point.runner)),
         (shim::ENV_MODEL.into(), sim.model.clone()),
         (shim::ENV_GPUS.into(), spec.point.gpus().to_string()),
         (
             "HF_HOME".into(),
             spec.dir.join("hf-home").display().to_string(),
+        ),
+        (
+            "HF_HUB_CACHE".into(),
+            spec.dir.join("hf-home/hub").display().to_string(),
         ),
         (
             "AGENTIC_OUTPUT_DIR".into(),
@@ -333,14 +369,10 @@ pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, S
     if spec.point.eval_only {
         e.push((shim::ENV_ANSWERS.into(), "175b_verification".into()));
     }
-    if let Some(root) = recipe
-        .ancestors()
-        .skip(1)
-        .find(|d| d.join("benchmarks/benchmark_lib.sh").is_file())
-    {
+    if workspace::checkout_root(recipe).is_some() {
         e.push((
             "INFMAX_CONTAINER_WORKSPACE".into(),
-            root.display().to_string(),
+            workspace::MOUNT.to_string(),
         ));
     }
     e
@@ -417,9 +449,9 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         // whose /metrics names the simulator serves
         let launched = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE);
         let profile = match (&spec.engine, launched) {
-            (EngineSpec::Simulator(_), _) => Some("vllm"),
+            (EngineSpec::Simulator(_), _) => Some(Engine::Vllm.name()),
             (EngineSpec::Recipe { sim: Some(_), .. }, Some(e)) => Some(e.engine.name()),
-            _ => engine_profile(&p.framework),
+            _ => Engine::from_framework(&p.framework).map(Engine::name),
         };
         if let Some(e) = profile {
             push(&mut a, "--engine", e.into());
@@ -464,22 +496,6 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
     push(&mut a, "--config-key", p.config_key.clone());
     push(&mut a, "--db", db);
     a
-}
-
-/// The sweep's engine profile for a catalog framework (optional request fields), if it has one.
-fn engine_profile(framework: &str) -> Option<&'static str> {
-    let f = framework.to_ascii_lowercase();
-    if f.contains("sglang") {
-        Some("sglang")
-    } else if f.contains("vllm") {
-        Some("vllm")
-    } else if f.contains("trt") {
-        Some("trtllm")
-    } else if f.contains("llama") {
-        Some("llama.cpp")
-    } else {
-        None
-    }
 }
 
 fn write_status(dir: &Path, st: &JobStatus) -> Result<()> {
@@ -566,11 +582,23 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
     };
     log_engine(spec, &mut log);
     if let EngineSpec::Recipe { sim: Some(_), .. } = &spec.engine {
-        shim::install(&spec.dir.join("shims"), &spec.exe)?;
+        shim::install(
+            &spec.dir.join("shims"),
+            &spec.exe,
+            &crate::recipe::sku(&spec.point.runner),
+        )?;
         let _ = std::fs::remove_file(spec.dir.join(shim::ENGINE_FILE));
         let _ = std::fs::remove_file(spec.dir.join(shim::DONE_FILE));
     }
-    let mut cmd = engine_command(spec, port);
+    let mut cmd = match engine_command(spec, port) {
+        Ok(c) => c,
+        Err(e) => {
+            st.message = format!("the engine could not be started: {e}");
+            log.line(&format!("ERROR: {}", st.message));
+            write_status(&spec.dir, &st)?;
+            return Ok(st);
+        }
+    };
     cmd.process_group(0).stdin(Stdio::null());
     let t0 = Instant::now();
     let mut engine: Child = cmd.spawn().map_err(|e| RunnerError::io("engine", e))?;
@@ -628,6 +656,16 @@ pub fn run_job(spec: &JobSpec, log_path: Option<&Path>) -> Result<JobStatus> {
     });
     let _ = engine.try_wait();
     st.engine_gone = gone;
+    if let EngineSpec::Recipe { path, .. } = &spec.engine {
+        if let Some(root) = workspace::checkout_root(path) {
+            let ws = spec.dir.join(workspace::DIR);
+            let kept = workspace::prune(&root, &ws);
+            log.line(&format!(
+                "/workspace was {} ({kept} file(s) the recipe wrote kept; the checkout's copy removed)",
+                ws.display()
+            ));
+        }
+    }
     log.line(&format!(
         "engine process group {pgid} {}",
         if gone {
@@ -957,7 +995,7 @@ mod tests {
             "+ cat /workspace/server.log\nsimulated 8× MI300X serving DeepSeek-R1-0528 FP8\n",
         )
         .unwrap();
-        let mut l = shim::engine_launch(shim::EngineKind::Vllm, &["m".to_string()]);
+        let mut l = shim::engine_launch(Engine::Vllm, &["m".to_string()]);
         l.describe = Some("simulated 8× MI300X serving Qwen3-8B".into());
         shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
         assert_eq!(
@@ -1027,10 +1065,7 @@ mod tests {
         // before the launch: the catalog framework's profile
         assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("vllm"));
         // the recipe launched SGLang (the simulator then serves sglang: series)
-        let l = shim::engine_launch(
-            shim::EngineKind::Sglang,
-            &["--model-path".into(), "/m".into()],
-        );
+        let l = shim::engine_launch(Engine::Sglang, &["--model-path".into(), "/m".into()]);
         shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
         assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("sglang"));
     }

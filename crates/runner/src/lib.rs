@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod coverage;
 pub mod dryrun;
 pub mod error;
 pub mod failure;
@@ -30,8 +31,10 @@ pub mod recipe;
 pub mod run;
 pub mod shim;
 pub mod signal;
+pub mod smi;
 pub mod state;
 pub mod status;
+pub mod workspace;
 
 pub use backend::{JobBackend, JobHandle, JobState, LocalBackend, SlurmBackend};
 pub use error::RunnerError;

@@ -30,7 +30,7 @@ pub fn recipe_names(p: &Point) -> Vec<String> {
     let spec = if p.spec_decoding == "mtp" { "_mtp" } else { "" };
     let base = format!("{code}_{}_{}", p.precision, sku(&p.runner));
     let mut v = vec![format!("{base}_{}{spec}.sh", p.framework)];
-    if p.framework == "trt" {
+    if servebench_engines::Engine::Trtllm.profile().framework == Some(p.framework.as_str()) {
         v.push(format!("{base}_trt{spec}.sh"));
     }
     v.push(format!("{base}{spec}.sh"));
@@ -209,7 +209,16 @@ pub fn result_filename(p: &Point, runner: &str) -> String {
 /// The environment InferenceX's workflow and launcher give a recipe (AUTOMATION.md §4.2), for
 /// one point on `runner` listening on `port`, writing under `result_dir`. `MODEL_PATH` is not
 /// set: it is the launcher's pre-staged weights path, which servebench does not stage.
-pub fn recipe_env(p: &Point, runner: &str, port: u16, result_dir: &Path) -> Vec<(String, String)> {
+/// `window_s` is the measured AgentX window (`run --duration`), given to an agentic recipe as
+/// its `DURATION` (the recipe sizes its replay and its checks by it); `None`: the catalog
+/// point's duration.
+pub fn recipe_env(
+    p: &Point,
+    runner: &str,
+    port: u16,
+    result_dir: &Path,
+    window_s: Option<f64>,
+) -> Vec<(String, String)> {
     let mut e: Vec<(&str, String)> = vec![
         ("IMAGE", p.image.clone()),
         ("MODEL", p.model.clone()),
@@ -258,7 +267,12 @@ pub fn recipe_env(p: &Point, runner: &str, port: u16, result_dir: &Path) -> Vec<
             kv_offload_backend,
         } => {
             e.push(("IS_AGENTIC", "1".into()));
-            e.push(("DURATION", duration_s.to_string()));
+            let d = match window_s {
+                Some(w) if w.fract() == 0.0 => format!("{}", w as i64),
+                Some(w) => w.to_string(),
+                None => duration_s.to_string(),
+            };
+            e.push(("DURATION", d));
             e.push(("KV_OFFLOADING", kv_offloading.clone()));
             e.push(("TOTAL_CPU_DRAM_GB", total_cpu_dram_gb.to_string()));
             // e2e-tests.yml: `kv-offload-backend: matrix.config['kv-offload-backend'].name`,
@@ -375,7 +389,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(points.len(), 1);
-        let env = recipe_env(&points[0], "b200-nv_0", 8888, Path::new("/r"));
+        let env = recipe_env(&points[0], "b200-nv_0", 8888, Path::new("/r"), None);
         let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         assert_eq!(get("KV_OFFLOADING"), Some("dram"));
         assert_eq!(get("KV_OFFLOAD_BACKEND"), Some("vllm-simple"));
@@ -421,8 +435,18 @@ mod tests {
     #[test]
     fn env_contract_and_result_filename() {
         let p = scenario_point();
-        let env = recipe_env(&p, "b200-nscale-slurm_00", 8888, Path::new("/r"));
+        let env = recipe_env(&p, "b200-nscale-slurm_00", 8888, Path::new("/r"), None);
         let get = |k: &str| env.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+        assert_eq!(get("DURATION").as_deref(), Some("3600"));
+        // `run --duration 20`: the recipe's DURATION is the measured window
+        let short = recipe_env(
+            &p,
+            "b200-nscale-slurm_00",
+            8888,
+            Path::new("/r"),
+            Some(20.0),
+        );
+        assert!(short.contains(&("DURATION".to_string(), "20".to_string())));
         assert_eq!(get("TP").as_deref(), Some("1"));
         assert_eq!(get("EP_SIZE").as_deref(), Some("1"));
         assert_eq!(get("CONC").as_deref(), Some("1"));

@@ -17,6 +17,18 @@ use crate::signal;
 use crate::state::{self, RunState};
 use crate::status::{invalid_words, EvalGate, RunStatus, VerdictOutcome};
 
+/// A progress line of the run: on stdout, or on stderr with [`RunOptions::progress_stderr`]
+/// (`servebench coverage --json` keeps stdout for its JSON).
+macro_rules! say {
+    ($r:expr, $($t:tt)*) => {
+        if $r.opts.progress_stderr {
+            eprintln!($($t)*)
+        } else {
+            println!($($t)*)
+        }
+    };
+}
+
 mod scheduler;
 
 /// What a run needs besides the plan.
@@ -68,6 +80,8 @@ pub struct RunOptions {
     /// `summary.json`, `attempt.md` and `points/` deleted; its store run stays in the store)
     /// and the run starts over, instead of resuming it.
     pub overwrite: bool,
+    /// Progress lines go to stderr instead of stdout.
+    pub progress_stderr: bool,
 }
 
 /// A point's final state.
@@ -399,6 +413,17 @@ impl Runner {
                 )
             }));
         }
+        if let Some(dir) = &self.opts.recipes {
+            // recipes of an InferenceX checkout run with their own /workspace (bubblewrap)
+            if plan.iter().any(|p| {
+                resolve_recipe(dir, p)
+                    .ok()
+                    .and_then(|r| crate::workspace::checkout_root(&r))
+                    .is_some()
+            }) {
+                crate::workspace::find_bwrap()?;
+            }
+        }
         if let Some(x) = self.opts.sim_speedup {
             if !(x.is_finite() && x > 0.0) {
                 return Err(RunnerError::Invalid(format!(
@@ -605,12 +630,12 @@ impl Runner {
         };
         self.check_resume(out, &prev, plan)?;
         if prev.flags.is_none() {
-            println!(
+            say!(self,
                 "warning: {}: run.json records no flags (an older servebench wrote it): the stored points' flags are not checked against this command's",
                 out.display()
             );
         }
-        println!("resuming run {} ({})", prev.name, out.display());
+        say!(self, "resuming run {} ({})", prev.name, out.display());
         Ok(prev)
     }
 
@@ -1092,6 +1117,7 @@ mod tests {
             measure_timeout_s: 1.0,
             selection: BTreeMap::new(),
             overwrite: false,
+            progress_stderr: false,
         }
     }
 

@@ -3,22 +3,27 @@
 //! scripts that run `servebench engine-shim TOOL ARGS…`). Everything else in the recipe — its
 //! `benchmark_lib.sh`, env checks, `set -euo pipefail`, result naming — runs for real.
 //!
-//! What each shim does ([`SHIMMED`], docs/run.md §Real recipes under `--simulate`):
+//! What each shim does ([`shimmed`], docs/run.md §Real recipes under `--simulate`):
 //! * `hf download`, `huggingface-cli download`: make the model (or dataset) directory, print it,
 //!   succeed. Other `hf` subcommands fail with one line.
-//! * `python3 -m sglang.launch_server`, `sglang serve`, `vllm serve`,
-//!   `python3 -m vllm.entrypoints.openai.api_server`, `trtllm-serve`: check argv against the
-//!   image's flag table (`servebench-engineflags`; a refused argv fails like the engine's
+//! * an engine launch (`servebench_engines::Engine::from_launch`: `python3 -m
+//!   sglang.launch_server`, `sglang serve`, `vllm serve`, `python3 -m
+//!   vllm.entrypoints.openai.api_server`, `trtllm-serve`, `python3 -m
+//!   atom.entrypoints.openai_server`, …): check argv against the
+//!   image's flag table (`servebench-engines`; a refused argv fails like the engine's
 //!   argparse, exit 2) and serve the embedded simulator with the recipe's host, port, model,
 //!   served model name, TP, context length and max running requests ([`EngineLaunch`]).
 //! * `mpirun [OPTIONS] CMD ARGS…` (how every InferenceX TensorRT-LLM recipe starts
 //!   `trtllm-serve`): the options are dropped and `CMD ARGS…` runs once, through the shims.
-//! * `nvidia-smi`, `rocm-smi`: the runner's GPUs (count, name).
+//! * `nvidia-smi` (NVIDIA runners), `rocm-smi` and `amd-smi` (AMD runners): the runner's GPUs
+//!   (count, the real SKU's name and memory, idle), [`crate::smi`].
 //! * the recipe's client steps — `benchmark_serving.py` (`run_benchmark_serving`), AIPerf
 //!   `aiperf profile` (the AgentX harness), `lm_eval` — wait for servebench's own measurement
 //!   of the point (the job measures the engine the recipe started) and return its outcome,
 //!   leaving the result files where the recipe expects them.
-//! * `uv venv` / `uv pip install` (AgentX client set-up): a venv whose `bin/` holds these shims.
+//! * `uv venv` / `uv pip install` (AgentX client set-up): a venv whose `bin/` holds these shims;
+//!   `pip install …` / `pip3 install …` / `python3 -m pip …`: skipped (nothing is installed on the
+//!   host); other `pip` subcommands run the real tool.
 //! * the AgentX post-processing modules run by the venv's python
 //!   (`utils.agentic.aggregation.process_agentic_result`: servebench's AgentX aggregate written
 //!   as `$AGENTIC_OUTPUT_DIR/$RESULT_FILENAME.json`; `power_adapter`: run for real as
@@ -32,24 +37,31 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RunnerError};
+use servebench_engines::{Engine, LaunchArgs};
 
-/// Commands shimmed on the recipe's `PATH`.
-pub const SHIMMED: &[&str] = &[
+/// Host tools shimmed on the recipe's `PATH` besides the engines' launch programs; the GPU
+/// tools are added per vendor ([`crate::smi::Vendor::tools`]).
+const TOOLS: &[&str] = &[
     "hf",
     "huggingface-cli",
     "python3",
     "python",
-    "sglang",
-    "vllm",
-    "trtllm-serve",
     "mpirun",
-    "nvidia-smi",
-    "rocm-smi",
     "aiperf",
     "uv",
     "lm_eval",
     "lm-eval",
+    "pip",
+    "pip3",
 ];
+
+/// Commands shimmed on the recipe's `PATH`: the host tools and every engine launch program
+/// (`servebench_engines::Engine::launch_programs`).
+pub fn shimmed() -> Vec<&'static str> {
+    let mut v = TOOLS.to_vec();
+    v.extend(Engine::launch_programs());
+    v
+}
 
 /// Environment variable: the attempt directory the shims report into (`engine.json`,
 /// `client.json`) and read the measurement's outcome from (`measure-done.json`).
@@ -60,6 +72,8 @@ pub const ENV_DIR: &str = "SERVEBENCH_SHIM_DIR";
 pub const ENV_GPU: &str = "SERVEBENCH_SIM_GPU";
 /// Environment variable: simulator model preset.
 pub const ENV_MODEL: &str = "SERVEBENCH_SIM_MODEL";
+/// Environment variable: the runner's GPU SKU (`mi355x`), which the GPU tools speak for.
+pub const ENV_SKU: &str = "SERVEBENCH_SIM_SKU";
 /// Environment variable: the point's GPU count (what `nvidia-smi` lists).
 pub const ENV_GPUS: &str = "SERVEBENCH_SIM_GPUS";
 /// Environment variable: recorded GSM8K answers for eval jobs.
@@ -68,13 +82,15 @@ pub const ENV_ANSWERS: &str = "SERVEBENCH_SIM_ANSWERS";
 /// The line prefix of everything a shim prints about itself.
 pub const SAY: &str = "servebench-shim:";
 
-/// Writes the shim scripts into `dir` (created), each running `exe engine-shim NAME "$@"`.
+/// Writes the shim scripts into `dir` (created), each running `exe engine-shim NAME "$@"`:
+/// [`shimmed`] and the GPU tools of `sku`'s vendor (`nvidia-smi`, or `rocm-smi` and `amd-smi`).
 ///
 /// Errors: the folder or a script cannot be written.
-pub fn install(dir: &Path, exe: &Path) -> Result<()> {
+pub fn install(dir: &Path, exe: &Path, sku: &str) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir).map_err(|e| RunnerError::io(dir, e))?;
-    for name in SHIMMED {
+    let vendor = crate::smi::gpu_sku(sku).vendor;
+    for name in shimmed().into_iter().chain(vendor.tools().iter().copied()) {
         let p = dir.join(name);
         let text = format!(
             "#!/bin/sh\n# servebench --simulate shim (docs/run.md)\nexec {} engine-shim {} \"$@\"\n",
@@ -88,35 +104,12 @@ pub fn install(dir: &Path, exe: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Which engine a launch is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    /// SGLang (`sglang.launch_server`, `sglang serve`).
-    Sglang,
-    /// vLLM (`vllm serve`, `vllm.entrypoints.openai.api_server`).
-    Vllm,
-    /// TensorRT-LLM (`trtllm-serve`).
-    Trtllm,
-}
-
-impl EngineKind {
-    /// `sglang`, `vllm`, `trtllm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sglang => "sglang",
-            EngineKind::Vllm => "vllm",
-            EngineKind::Trtllm => "trtllm",
-        }
-    }
-}
-
 /// An engine launch as the recipe wrote it: what the simulator honours. Written as
 /// `engine.json` in the attempt directory once the simulator listens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineLaunch {
-    /// The engine.
-    pub engine: EngineKind,
+    /// The engine (its profile name in `engine.json`).
+    pub engine: Engine,
     /// The engine's own argv (after `-m MODULE` / `serve`).
     pub argv: Vec<String>,
     /// `--host` (default 127.0.0.1 for SGLang, 0.0.0.0 for vLLM, as the engines do).
@@ -158,9 +151,9 @@ pub enum Invocation {
         /// `--repo-type` (model, dataset).
         repo_type: String,
     },
-    /// `nvidia-smi …` / `rocm-smi …`.
+    /// `nvidia-smi …` / `rocm-smi …` / `amd-smi …` ([`crate::smi::smi`]).
     Smi {
-        /// `nvidia-smi` or `rocm-smi`.
+        /// `nvidia-smi`, `rocm-smi` or `amd-smi`.
         tool: String,
         /// Its arguments.
         args: Vec<String>,
@@ -230,65 +223,22 @@ pub fn flag_value(args: &[String], names: &[&str]) -> Option<String> {
     out
 }
 
-fn num(args: &[String], names: &[&str]) -> Option<u32> {
-    flag_value(args, names).and_then(|v| v.trim().parse().ok())
-}
-
-/// Reads an engine launch from its argv (after the module / `serve`).
-pub fn engine_launch(engine: EngineKind, argv: &[String]) -> EngineLaunch {
-    let positional_model = || {
-        argv.first()
-            .filter(|a| !a.starts_with('-'))
-            .map(|s| s.to_string())
-    };
-    let model = match engine {
-        EngineKind::Sglang => flag_value(argv, &["--model-path", "--model"]),
-        EngineKind::Vllm => flag_value(argv, &["--model"]).or_else(positional_model),
-        EngineKind::Trtllm => positional_model().or_else(|| flag_value(argv, &["--model"])),
-    };
-    let (host_default, port_default) = match engine {
-        EngineKind::Sglang => ("127.0.0.1", 30000),
-        EngineKind::Vllm => ("0.0.0.0", 8000),
-        EngineKind::Trtllm => ("localhost", 8000),
-    };
+/// Reads an engine launch from its argv (after the module / `serve`): the engine's argument
+/// spellings and defaults are its profile's (`servebench_engines::LaunchArgs`).
+pub fn engine_launch(engine: Engine, argv: &[String]) -> EngineLaunch {
+    let l = LaunchArgs::parse(engine, argv);
     EngineLaunch {
         engine,
         argv: argv.to_vec(),
-        host: flag_value(argv, &["--host"]).unwrap_or_else(|| host_default.into()),
-        port: num(argv, &["--port"])
-            .map(|p| p as u16)
-            .unwrap_or(port_default),
-        served_model_name: flag_value(argv, &["--served-model-name"]),
-        model,
-        tp: num(
-            argv,
-            &[
-                "--tp",
-                "--tp-size",
-                "--tensor-parallel-size",
-                "-tp",
-                "--tp_size",
-            ],
-        )
-        .unwrap_or(1),
-        ep: num(
-            argv,
-            &["--ep", "--ep-size", "--expert-parallel-size", "--ep_size"],
-        )
-        .unwrap_or(1),
-        dp: num(argv, &["--dp", "--dp-size", "--data-parallel-size", "-dp"]).unwrap_or(1),
-        context_length: num(
-            argv,
-            &["--context-length", "--max-model-len", "--max_seq_len"],
-        ),
-        max_running_requests: num(
-            argv,
-            &[
-                "--max-running-requests",
-                "--max-num-seqs",
-                "--max_batch_size",
-            ],
-        ),
+        host: l.host,
+        port: l.port,
+        served_model_name: l.served_model_name,
+        model: l.model,
+        tp: l.tp,
+        ep: l.ep,
+        dp: l.dp,
+        context_length: l.context_length,
+        max_running_requests: l.max_running_requests,
         describe: None,
     }
 }
@@ -301,8 +251,39 @@ fn module_arg(args: &[String]) -> Option<(&str, &[String])> {
     }
 }
 
+/// The interpreter's own options before the script or `-m MODULE` (`python3 -u -m atom…`, as
+/// `dsv4_fp4_mi355x_atom_mtp.sh` launches ATOM): `-u -B -E -I -O -OO -q -s -S -b -d -v`, and
+/// `-X OPT` / `-W ARG` with their value. Returns the arguments after them.
+fn python_options(args: &[String]) -> &[String] {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "-X" || a == "-W" {
+            i += 2;
+        } else if a.len() > 1
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && a != "-m"
+            && a != "-c"
+            && a[1..].chars().all(|c| "uBEIOqsSbdvX".contains(c))
+        {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    &args[i.min(args.len())..]
+}
+
 /// Classifies a shim call: `tool` is the shimmed command's name, `args` its arguments.
 pub fn classify(tool: &str, args: &[String]) -> Invocation {
+    let args = if matches!(tool, "python" | "python3") {
+        python_options(args)
+    } else {
+        args
+    };
+    if let Some((engine, rest)) = Engine::from_launch(tool, args) {
+        return Invocation::Engine(engine_launch(engine, rest));
+    }
     let sub = args.first().map(String::as_str);
     match tool {
         "hf" | "huggingface-cli" => match sub {
@@ -328,24 +309,10 @@ pub fn classify(tool: &str, args: &[String]) -> Invocation {
                 status: 1,
             },
         },
-        "nvidia-smi" | "rocm-smi" => Invocation::Smi {
+        "nvidia-smi" | "rocm-smi" | "amd-smi" => Invocation::Smi {
             tool: tool.into(),
             args: args.to_vec(),
         },
-        "sglang" if sub == Some("serve") => {
-            Invocation::Engine(engine_launch(EngineKind::Sglang, &args[1..]))
-        }
-        "vllm" if sub == Some("serve") => {
-            Invocation::Engine(engine_launch(EngineKind::Vllm, &args[1..]))
-        }
-        "trtllm-serve" => {
-            let rest = if sub == Some("serve") {
-                &args[1..]
-            } else {
-                args
-            };
-            Invocation::Engine(engine_launch(EngineKind::Trtllm, rest))
-        }
         "aiperf" if sub == Some("profile") => Invocation::Client(ClientStep {
             kind: "aiperf".into(),
             result_dir: flag_value(args, &["--output-artifact-dir"]),
@@ -379,6 +346,13 @@ pub fn classify(tool: &str, args: &[String]) -> Invocation {
                 say: format!("{SAY} `uv {}` is not simulated", args.join(" ")),
                 status: 1,
             },
+        },
+        "pip" | "pip3" if sub == Some("install") => Invocation::Skip {
+            say: format!(
+                "{SAY} `{tool} {}` skipped under --simulate (nothing is installed on the host)",
+                args.join(" ")
+            ),
+            status: 0,
         },
         "python3" | "python" => classify_python(tool, args),
         "mpirun" => mpirun(args),
@@ -459,10 +433,6 @@ fn takes_value(flag: &str) -> bool {
 fn classify_python(tool: &str, args: &[String]) -> Invocation {
     if let Some((m, rest)) = module_arg(args) {
         return match m {
-            "sglang.launch_server" => Invocation::Engine(engine_launch(EngineKind::Sglang, rest)),
-            "vllm.entrypoints.openai.api_server" => {
-                Invocation::Engine(engine_launch(EngineKind::Vllm, rest))
-            }
             "lm_eval" => Invocation::Client(ClientStep {
                 kind: "lm_eval".into(),
                 result_dir: flag_value(rest, &["--output_path", "--output-path"]),
@@ -611,11 +581,6 @@ pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i
         return (1, say);
     }
     say.push(format!("{SAY} {}", done.message));
-    let required = std::env::var("AIPERF_REQUIRED_SERVER_METRIC_PREFIX").ok();
-    if let Some(line) = server_metrics_export_gap(&step.kind, required.as_deref()) {
-        say.push(line);
-        return (1, say);
-    }
     let copied = match step.kind.as_str() {
         "benchmark_serving" => step.result_dir.as_ref().map(|d| {
             let name = step
@@ -667,25 +632,6 @@ pub fn client_handover(state: &Path, step: &ClientStep, timeout: Duration) -> (i
     (0, say)
 }
 
-/// The one line an `aiperf` hand-over fails with when the recipe requires AIPerf's
-/// server-metrics export (`AIPERF_REQUIRED_SERVER_METRIC_PREFIX` set and non-empty, as the
-/// dsv4 agentic recipes export it; `validate_required_agentic_server_metrics` of
-/// benchmark_lib.sh then needs `aiperf_artifacts/server_metrics_export.{json,csv}`). servebench
-/// does not write those files: AIPerf computes per-series statistics (gauge percentiles, counter
-/// rates, timeslices) from its own ~3 Hz scrapes, which servebench does not keep (its 1 s
-/// scrapes are reduced to `agentx.json`'s `server_metrics`), and the CSV's column layout is not
-/// documented in the sources in reach (docs/run.md). The line starts with `ERROR:` so triage
-/// takes it as the point's first error (not the recipe's later `agentic trace replay exited`).
-/// `None` for other steps or no requirement.
-pub fn server_metrics_export_gap(kind: &str, required_prefix: Option<&str>) -> Option<String> {
-    let prefix = required_prefix.filter(|p| !p.is_empty())?;
-    (kind == "aiperf").then(|| {
-        format!(
-            "ERROR: {SAY} aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX={prefix} requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide (AIPerf's per-series statistics come from its own ~3 Hz /metrics scrapes, which servebench does not keep, and its CSV layout is not reproduced): failing the client step instead of writing stand-ins"
-        )
-    })
-}
-
 /// `process_agentic_result`: servebench's AgentX aggregate (`agentx.json` of the measured
 /// point) written as `$AGENTIC_OUTPUT_DIR/$RESULT_FILENAME.json`, where the InferenceX workflow
 /// looks for it. Returns the exit status and the lines to print.
@@ -726,13 +672,18 @@ pub fn agentx_aggregate(state: &Path) -> (i32, Vec<String>) {
 }
 
 /// `hf download`: makes the directory (`--local-dir`, else the hub cache layout under
-/// `$HF_HUB_CACHE`/`$HF_HOME/hub`) and returns it.
+/// `$HF_HUB_CACHE`/`$HF_HOME/hub`: `models--org--name/refs/main` naming the revision
+/// `simulated`, `snapshots/simulated/`) and returns it. A model gets the files recipes check a
+/// checkpoint for before they start the engine — `config.json`, `tokenizer_config.json`,
+/// `model.safetensors.index.json` and the one shard its `weight_map` names — each marked as
+/// made by servebench, holding no weights ([`SIMULATED_SHARD`] is empty).
 pub fn download(repo: &str, local_dir: Option<&str>, repo_type: &str) -> Result<PathBuf> {
     if repo.is_empty() {
         return Err(RunnerError::Invalid(
             "hf download: missing the repository id".into(),
         ));
     }
+    let io = |p: &Path, e: std::io::Error| RunnerError::io(p, e);
     let dir = match local_dir {
         Some(d) => PathBuf::from(d),
         None => {
@@ -745,103 +696,53 @@ pub fn download(repo: &str, local_dir: Option<&str>, repo_type: &str) -> Result<
             } else {
                 "models"
             };
-            hub.join(format!("{kind}--{}", repo.replace('/', "--")))
-                .join("snapshots")
-                .join("simulated")
+            let cache = hub.join(format!("{kind}--{}", repo.replace('/', "--")));
+            let refs = cache.join("refs");
+            std::fs::create_dir_all(&refs).map_err(|e| io(&refs, e))?;
+            std::fs::write(refs.join("main"), "simulated").map_err(|e| io(&refs, e))?;
+            cache.join("snapshots").join("simulated")
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| RunnerError::io(&dir, e))?;
-    let marker = dir.join("SERVEBENCH_SIMULATED");
-    std::fs::write(
-        &marker,
-        format!("{repo}: made by servebench --simulate (no weights downloaded)\n"),
-    )
-    .map_err(|e| RunnerError::io(&marker, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    let note = format!("{repo}: made by servebench --simulate (no weights downloaded)");
+    let mut files = vec![("SERVEBENCH_SIMULATED".to_string(), format!("{note}\n"))];
+    if repo_type != "dataset" {
+        files.extend([
+            (
+                "config.json".to_string(),
+                format!("{{\"servebench_simulated\": \"{note}\"}}\n"),
+            ),
+            (
+                "tokenizer_config.json".to_string(),
+                format!("{{\"servebench_simulated\": \"{note}\"}}\n"),
+            ),
+            (
+                "model.safetensors.index.json".to_string(),
+                format!(
+                    "{{\"metadata\": {{\"servebench_simulated\": \"{note}\"}}, \"weight_map\": {{\"simulated\": \"{SIMULATED_SHARD}\"}}}}\n"
+                ),
+            ),
+            (SIMULATED_SHARD.to_string(), String::new()),
+        ]);
+    }
+    for (name, text) in files {
+        let p = dir.join(&name);
+        // a real checkout's files are kept (a --local-dir that already holds the model)
+        if name == "SERVEBENCH_SIMULATED" || !p.exists() {
+            std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+        }
+    }
     Ok(dir)
 }
+
+/// The one (empty) shard a simulated checkpoint's index names.
+pub const SIMULATED_SHARD: &str = "model-00001-of-00001.safetensors";
 
 /// `uv venv DIR`: a venv whose `bin/` holds the shims (`aiperf`, `hf`, `python`, `python3`,
 /// `lm_eval`), so `$AIPERF_VENV/bin/aiperf profile …` is handed over too.
 pub fn uv_venv(dir: &Path, exe: &Path) -> Result<()> {
-    install(&dir.join("bin"), exe)
-}
-
-/// The GPU name `nvidia-smi` prints for a simulator GPU preset (`b200` → `NVIDIA B200`).
-pub fn gpu_name(preset: &str) -> String {
-    let p = preset.to_ascii_uppercase();
-    if p.starts_with("MI") {
-        format!("AMD Instinct {p}")
-    } else {
-        format!("NVIDIA {p}")
-    }
-}
-
-/// `nvidia-smi` / `rocm-smi` output for `count` GPUs of `preset`: the plain listing, or for
-/// `--query-gpu=F,… --format=csv[,noheader]` one CSV row per GPU (fields the simulator has no
-/// value for are `[N/A]`, as nvidia-smi writes unsupported fields). Returns the text and, for
-/// `-l N`/`-lms N`, the loop interval.
-pub fn smi(tool: &str, args: &[String], preset: &str, count: u32) -> (String, Option<Duration>) {
-    let name = gpu_name(preset);
-    let interval = flag_value(args, &["-l", "--loop"])
-        .and_then(|v| v.parse::<f64>().ok())
-        .map(Duration::from_secs_f64)
-        .or_else(|| {
-            flag_value(args, &["-lms", "--loop-ms"])
-                .and_then(|v| v.parse::<f64>().ok())
-                .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        });
-    if tool == "rocm-smi" {
-        let mut s = String::from("============================ ROCm System Management Interface ============================\n");
-        for i in 0..count {
-            s.push_str(&format!(
-                "GPU[{i}]\t\t: Card Series: {name} (simulated by servebench)\n"
-            ));
-        }
-        return (s, None);
-    }
-    if let Some(q) = flag_value(args, &["--query-gpu"]) {
-        let fields: Vec<&str> = q.split(',').map(str::trim).collect();
-        let fmt = flag_value(args, &["--format"]).unwrap_or_default();
-        let mut s = String::new();
-        if !fmt.contains("noheader") {
-            s.push_str(&fields.join(", "));
-            s.push('\n');
-        }
-        let now = chrono::Local::now()
-            .format("%Y/%m/%d %H:%M:%S%.3f")
-            .to_string();
-        for i in 0..count {
-            let row: Vec<String> = fields
-                .iter()
-                .map(|f| match *f {
-                    "timestamp" => now.clone(),
-                    "index" => i.to_string(),
-                    "name" => name.clone(),
-                    "count" => count.to_string(),
-                    "uuid" => format!("GPU-00000000-0000-0000-0000-{i:012}"),
-                    "pci.bus_id" => format!("00000000:{:02X}:00.0", i + 1),
-                    _ => "[N/A]".into(),
-                })
-                .collect();
-            s.push_str(&row.join(", "));
-            s.push('\n');
-        }
-        return (s, interval);
-    }
-    if args.iter().any(|a| a == "-L" || a == "--list-gpus") {
-        let s = (0..count)
-            .map(|i| format!("GPU {i}: {name} (UUID: GPU-00000000-0000-0000-0000-{i:012})\n"))
-            .collect();
-        return (s, None);
-    }
-    let mut s = String::from("+-----------------------------------------------------------------------------+\n| NVIDIA-SMI (simulated by servebench --simulate)                              |\n|-----------------------------------------------------------------------------|\n");
-    for i in 0..count {
-        s.push_str(&format!(
-            "| {i:>3}  {name:<40}                                |\n"
-        ));
-    }
-    s.push_str("+-----------------------------------------------------------------------------+\n");
-    (s, interval)
+    let sku = std::env::var(ENV_SKU).unwrap_or_default();
+    install(&dir.join("bin"), exe, &sku)
 }
 
 /// Checks an engine launch's argv against the flag table of the image's engine release.
@@ -853,13 +754,13 @@ pub fn check_engine_flags(
     launch: &EngineLaunch,
     image: &str,
 ) -> std::result::Result<String, String> {
-    let engine = launch.engine.name();
-    if launch.engine == EngineKind::Trtllm {
+    let Some(engine) = launch.engine.profile().flag_tables else {
         return Ok(format!(
-            "{SAY} no trtllm flag table (image {image}): the engine flags are not checked"
+            "{SAY} no {} flag table (image {image}): the engine flags are not checked",
+            launch.engine.name()
         ));
-    }
-    match servebench_engineflags::table_for_image(engine, image) {
+    };
+    match servebench_engines::table_for_image(engine, image) {
         Ok(t) => match t.parse(&launch.argv) {
             Ok(_) => Ok(format!(
                 "{SAY} {} flags checked against the {} {} table ({})",
@@ -883,30 +784,6 @@ mod tests {
     }
 
     #[test]
-    fn a_required_aiperf_server_metrics_export_fails_the_aiperf_step_only() {
-        let line = server_metrics_export_gap("aiperf", Some("vllm:")).unwrap();
-        assert!(
-            line.contains("AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm:"),
-            "{line}"
-        );
-        assert!(
-            line.contains("server_metrics_export.json and .csv"),
-            "{line}"
-        );
-        assert!(line.contains("does not provide"), "{line}");
-        assert!(
-            line.starts_with("ERROR: servebench-shim: aiperf: "),
-            "{line}"
-        );
-        assert_eq!(server_metrics_export_gap("aiperf", Some("")), None);
-        assert_eq!(server_metrics_export_gap("aiperf", None), None);
-        assert_eq!(
-            server_metrics_export_gap("benchmark_serving", Some("vllm:")),
-            None
-        );
-    }
-
-    #[test]
     fn engine_launches_are_recognised_with_their_arguments() {
         let Invocation::Engine(e) = classify(
             "python3",
@@ -914,7 +791,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(e.engine, EngineKind::Sglang);
+        assert_eq!(e.engine, Engine::Sglang);
         assert_eq!((e.port, e.tp, e.ep, e.dp), (8123, 8, 2, 1));
         assert_eq!(e.model.as_deref(), Some("/m"));
         assert_eq!(e.served_model_name.as_deref(), Some("Q/M"));
@@ -926,7 +803,7 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(v.engine, EngineKind::Vllm);
+        assert_eq!(v.engine, Engine::Vllm);
         assert_eq!((v.port, v.tp), (9000, 4));
         assert_eq!(v.model.as_deref(), Some("org/m"));
         assert_eq!(v.context_length, Some(9472));
@@ -939,6 +816,44 @@ mod tests {
             classify("trtllm-serve", &a("m --port 1")),
             Invocation::Engine(_)
         ));
+        // `python3 -u -m …` (dsv4_fp4_mi355x_atom_mtp.sh): the interpreter's options first
+        let Invocation::Engine(u) = classify(
+            "python3",
+            &a("-u -X dev -m atom.entrypoints.openai_server --model m/M --server-port 8124"),
+        ) else {
+            panic!("python3 -u -m is not recognised")
+        };
+        assert_eq!((u.engine, u.port), (Engine::Atom, 8124));
+        // AMD's ATOM (dsr1_fp8_mi355x_atom.sh): `--server-port`, `-tp`, vLLM's API
+        let Invocation::Engine(at) = classify(
+            "python3",
+            &a("-m atom.entrypoints.openai_server --model m/M --server-port 8123 -tp 8 --kv_cache_dtype fp8 --max-model-len 10240"),
+        ) else {
+            panic!()
+        };
+        assert_eq!((at.engine, at.port, at.tp), (Engine::Atom, 8123, 8));
+        assert_eq!(at.context_length, Some(10240));
+    }
+
+    #[test]
+    fn a_simulated_checkpoint_has_what_recipes_check_before_the_engine_starts() {
+        // minimaxm3_fp4_b200_mtp.sh: `[[ -f $dir/config.json ]]` and every shard of
+        // model.safetensors.index.json present, else "incomplete after hf download"
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("m");
+        let got = download("org/M", Some(m.to_str().unwrap()), "model").unwrap();
+        assert_eq!(got, m);
+        let index: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(m.join("model.safetensors.index.json")).unwrap(),
+        )
+        .unwrap();
+        for shard in index["weight_map"].as_object().unwrap().values() {
+            assert!(m.join(shard.as_str().unwrap()).is_file());
+        }
+        assert!(m.join("config.json").is_file() && m.join("tokenizer_config.json").is_file());
+        let ds = d.path().join("ds");
+        download("org/D", Some(ds.to_str().unwrap()), "dataset").unwrap();
+        assert!(!ds.join("config.json").exists());
     }
 
     #[test]
@@ -955,8 +870,8 @@ mod tests {
         let Invocation::Engine(e) = classify(&argv[0], &argv[1..]) else {
             panic!()
         };
-        assert_eq!((e.engine, e.port, e.tp), (EngineKind::Trtllm, 8888, 8));
-        assert!(SHIMMED.contains(&"mpirun"));
+        assert_eq!((e.engine, e.port, e.tp), (Engine::Trtllm, 8888, 8));
+        assert!(shimmed().contains(&"mpirun") && shimmed().contains(&"trtllm-serve"));
         assert!(matches!(
             classify("mpirun", &a("-n 2")),
             Invocation::Fail { status: 1, .. }
@@ -1020,22 +935,5 @@ mod tests {
             ),
             Invocation::AgentxPower(a("--result-dir r --agg-result a.json --require-power"))
         );
-    }
-
-    #[test]
-    fn smi_lists_the_runner_gpus() {
-        let (s, l) = smi(
-            "nvidia-smi",
-            &a("--query-gpu=index,name,power.draw --format=csv -l 1"),
-            "b200",
-            2,
-        );
-        assert_eq!(l, Some(Duration::from_secs(1)));
-        let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(lines[0], "index, name, power.draw");
-        assert_eq!(lines[1], "0, NVIDIA B200, [N/A]");
-        assert_eq!(lines.len(), 3);
-        let (s, _) = smi("nvidia-smi", &[], "b200", 8);
-        assert_eq!(s.matches("NVIDIA B200").count(), 8);
     }
 }

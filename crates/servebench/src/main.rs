@@ -83,6 +83,9 @@ enum Command {
     Metrics(cmd::metrics::Command),
     /// Run catalog points from their recipes (local engines or Slurm jobs; --simulate).
     Run(cmd::run::Args),
+    /// Coverage of a catalog under --simulate: the smallest point of every single-node config
+    /// from its real recipe, stored or failed with the first error's class.
+    Coverage(cmd::coverage::Args),
 }
 
 /// Exit status when the reader of stdout or stderr went away (`servebench runs --json | head`):
@@ -186,6 +189,7 @@ fn main() -> ExitCode {
         Command::Changelog(c) => cmd::changelog::run(c),
         Command::Metrics(c) => cmd::metrics::run(c),
         Command::Run(a) => cmd::run::run(a),
+        Command::Coverage(a) => cmd::coverage::run(a),
     };
     match result {
         Ok(code) => code,

@@ -453,3 +453,99 @@ fn eval_alone_and_sweep_eval_store_equal_identities_against_one_endpoint() {
     assert_eq!(keys.len(), 2, "one eval row per command: {keys:?}");
     assert_eq!(keys[0], keys[1]);
 }
+
+/// Issue 33: against the REAL engine (llama.cpp of `scripts/services/real-engine.sh`),
+/// `servebench eval gsm8k` alone and `servebench sweep --eval gsm8k` store eval rows with equal
+/// identities, field for field (before, the standalone row stored `spec_decoding` null, EP
+/// and DP-attention null, where the sweep's stored `none`, 1 and false). Only the point lengths
+/// differ: a sweep's eval row carries its points' ISL/OSL, a standalone eval has no point;
+/// and the image (a sweep's identity defaults it to `unknown`, a standalone eval stores only an
+/// `--image` given).
+#[test]
+fn eval_alone_and_sweep_eval_store_equal_identities_against_the_real_engine() {
+    let Some((url, model_dir)) = common::real_engine() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    let common = [
+        "--endpoint",
+        url.as_str(),
+        "--engine",
+        "llama.cpp",
+        "--db",
+        db_s,
+    ];
+    let o = scratch_in(dir.path())
+        .args([
+            "eval",
+            "gsm8k",
+            "--no-progress",
+            "--limit",
+            "2",
+            "--conc",
+            "2",
+        ])
+        .args(["--max-tokens", "16", "--gsm8k-dir", GSM8K, "--out", "e"])
+        .args(common)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 2)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = scratch_in(dir.path())
+        .args([
+            "sweep",
+            "--conc",
+            "1",
+            "--num-prompts",
+            "2",
+            "--isl",
+            "64",
+            "--osl",
+            "8",
+        ])
+        .arg("--tokenizer")
+        .arg(model_dir.join("tokenizer.json"))
+        .args([
+            "--eval",
+            "gsm8k",
+            "--eval-limit",
+            "2",
+            "--eval-conc",
+            "2",
+            "--out",
+            "s",
+        ])
+        .args(common)
+        .env("SERVEBENCH_GSM8K_DIR", GSM8K)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 2)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let st = servebench_store::Store::open(&db).unwrap();
+    let mut ids = Vec::new();
+    for run in st.list_runs(None, None).unwrap() {
+        for e in st.evals(run.id).unwrap() {
+            let servebench_store::StoredRow::Servebench(row) = &e.row else {
+                panic!("run {}: not a servebench eval row", run.id)
+            };
+            ids.push(serde_json::json!({
+                "model": row.model, "model_prefix": row.model_prefix, "hw": row.hw,
+                "framework": row.framework, "precision": row.precision,
+                "spec_decoding": row.spec_decoding, "tp": row.tp, "ep": row.ep,
+                "dp_attention": row.dp_attention, "is_multinode": row.is_multinode,
+            }));
+        }
+    }
+    assert_eq!(ids.len(), 2, "one eval row per command: {ids:?}");
+    assert_eq!(ids[0], ids[1]);
+    assert_eq!(ids[0]["framework"], "llama.cpp");
+    assert_eq!(ids[0]["spec_decoding"], "none");
+}

@@ -328,56 +328,6 @@ fn a_recipe_that_never_reaches_its_client_step_is_not_stored() {
     assert!(log.contains("without reaching its client step"), "{log}");
 }
 
-#[test]
-fn a_recipe_requiring_aiperf_server_metrics_fails_with_the_shims_line() {
-    // As dsv4_fp4_b200_vllm_mtp.sh: AIPERF_REQUIRED_SERVER_METRIC_PREFIX exported, then
-    // benchmark_lib.sh's validate_required_agentic_server_metrics wants AIPerf's export files.
-    // servebench does not write them: the aiperf step fails with one line saying so, before the
-    // recipe's own check, and nothing is stored.
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    tree(d);
-    let vllm = d.join("benchmarks/single_node/fixed_seq_len/tiny_bf16_h200_vllm.sh");
-    let client = r#"export AIPERF_REQUIRED_SERVER_METRIC_PREFIX="vllm:"
-metrics_dir="$RESULT_DIR/aiperf_artifacts"
-mkdir -p "$metrics_dir"
-aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" --output-artifact-dir "$metrics_dir"
-if [ ! -s "$metrics_dir/server_metrics_export.json" ] || [ ! -s "$metrics_dir/server_metrics_export.csv" ]; then
-    echo "ERROR: required AIPerf server metrics artifacts are missing or empty in $metrics_dir" >&2
-    exit 1
-fi
-grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server_metrics_export.json"
-"#;
-    let text = std::fs::read_to_string(&vllm).unwrap();
-    let i = text.find("run_benchmark_serving --model").unwrap();
-    std::fs::write(&vllm, format!("{}{client}", &text[..i])).unwrap();
-    let (rc, out, err) = run_in(
-        d,
-        &run_args("configs/master.yaml", &["tiny-bf16-h200-vllm"], "r"),
-    );
-    assert_ne!(rc, 0, "{out}\n{err}");
-    assert!(!out.contains(": stored"), "{out}");
-    // the point's reason is the shim's line (triage's first error), not a later recipe line
-    assert!(
-        out.contains("ERROR: servebench-shim: aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm:"),
-        "{out}"
-    );
-    let a = attempt(d, "r", "tiny-bf16-h200-vllm", 1, 1);
-    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
-    assert!(
-        log.contains("ERROR: servebench-shim: aiperf: AIPERF_REQUIRED_SERVER_METRIC_PREFIX=vllm: requires AIPerf's aiperf_artifacts/server_metrics_export.json and .csv, which servebench does not provide"),
-        "{log}"
-    );
-    // set -e stops the recipe at the aiperf step: its own check never runs
-    assert!(
-        !log.contains("required AIPerf server metrics artifacts are missing"),
-        "{log}"
-    );
-    assert!(!a
-        .join("results/aiperf_artifacts/server_metrics_export.json")
-        .exists());
-}
-
 const SGLANG_AGENTIC: &str = r#"#!/usr/bin/env bash
 set -euo pipefail
 source "$(dirname "$0")/../../benchmark_lib.sh"
@@ -395,9 +345,18 @@ capture_cache_metrics() {
 }
 trap capture_cache_metrics EXIT
 mkdir -p "$RESULT_DIR/aiperf_artifacts"
+# as dsv4_fp4_b200_sglang_mtp.sh: benchmark_lib.sh's validate_required_agentic_server_metrics
+export AIPERF_REQUIRED_SERVER_METRIC_PREFIX="sglang:"
+metrics_dir="$RESULT_DIR/aiperf_artifacts"
 aiperf profile --model "$MODEL" --url "http://0.0.0.0:$PORT" \
-  --output-artifact-dir "$RESULT_DIR/aiperf_artifacts"
+  --output-artifact-dir "$metrics_dir"
 test -s "$RESULT_DIR/aiperf_artifacts/servebench_agentx.json"
+if [ ! -s "$metrics_dir/server_metrics_export.json" ] || [ ! -s "$metrics_dir/server_metrics_export.csv" ]; then
+    echo "ERROR: required AIPerf server metrics artifacts are missing or empty in $metrics_dir" >&2
+    exit 1
+fi
+grep -F -m 1 -q "\"${AIPERF_REQUIRED_SERVER_METRIC_PREFIX}" "$metrics_dir/server_metrics_export.json"
+echo "Validated required AIPerf server metrics prefix '$AIPERF_REQUIRED_SERVER_METRIC_PREFIX'"
 "#;
 
 /// An SGLang AgentX recipe: the simulator serves SGLang's `/metrics` series, the sweep runs with
@@ -464,6 +423,30 @@ fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
         .unwrap()
         .path();
     let a = point.join("attempt-1");
+    // AIPerf's server-metrics export, written from the engine's /metrics scraped over the
+    // measurement: the recipe's required-prefix check passed
+    let log = std::fs::read_to_string(a.join("job.log")).unwrap();
+    assert!(
+        log.contains("Validated required AIPerf server metrics prefix 'sglang:'"),
+        "{log}"
+    );
+    let arts = a.join("results/aiperf_artifacts");
+    let export = read_json(&arts.join("server_metrics_export.json"));
+    let prompt = &export["metrics"]["sglang:prompt_tokens"];
+    assert_eq!(prompt["type"], "counter", "{export}");
+    assert!(
+        prompt["series"][0]["stats"]["total"].as_f64().unwrap() > 0.0,
+        "{export}"
+    );
+    let csv = std::fs::read_to_string(arts.join("server_metrics_export.csv")).unwrap();
+    assert!(
+        csv.starts_with("# AIPerf Server Metrics Export (CSV)"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\nEndpoint,Type,Metric,Unit,total,rate,"),
+        "{csv}"
+    );
     let mlog = std::fs::read_to_string(a.join("measure.log")).unwrap();
     assert!(!mlog.contains("engine profile is"), "{mlog}");
     let agg = read_json(&a.join("results/aiperf_artifacts/servebench_agentx.json"));
@@ -530,4 +513,150 @@ fn real_recipes_run_under_simulate_on_slurm() {
         "{log}"
     );
     assert!(a.join("results/after-client.txt").is_file());
+}
+
+/// Issue 27: the REAL InferenceX repository (`shared/data/inferencex/repo-843c6254f.tar.gz`,
+/// unmodified) under `servebench coverage`: a sample of its single-node configs — both vendors,
+/// both scenarios, a KV-offload (HiCache DRAM) point, an ATOM recipe that requires AIPerf's
+/// `atom:` server-metrics export — runs from its own recipes with the simulator behind the
+/// shims, each in its own `/workspace` (bubblewrap), and stores rows with the point's identity.
+#[test]
+fn the_real_inferencex_recipes_store_rows_under_simulate() {
+    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
+    let required = std::env::var_os("SERVEBENCH_REQUIRE_SERVICES").is_some();
+    let bwrap = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()));
+    if !tarball.is_file() || !bwrap {
+        assert!(
+            !required,
+            "needs {} and bwrap (scripts/services/bubblewrap.sh)",
+            tarball.display()
+        );
+        eprintln!("skipped: no {} or no bwrap", tarball.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let st = std::process::Command::new("tar")
+        .arg("xzf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(d)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let ix = d.join("InferenceX");
+    let keys = [
+        "qwen3.5-fp8-b200-sglang",            // fixed-seq, NVIDIA, SGLang
+        "dsr1-fp8-mi300x-sglang",             // fixed-seq, AMD (rocm-smi, amd-smi)
+        "glm5.2-fp4-b200-sglang-agentic-mtp", // agentic, NVIDIA, KV offload (HiCache DRAM)
+        "kimik3-fp4-mi355x-atom-agentic-mtp", // agentic, AMD, ATOM, requires `atom:` export
+    ];
+    let mut args: Vec<String> = vec!["coverage".into()];
+    args.extend(keys.iter().map(|k| k.to_string()));
+    for a in [
+        "--catalog",
+        "InferenceX/configs/nvidia-master.yaml",
+        "InferenceX/configs/amd-master.yaml",
+        "--runners",
+        "InferenceX/configs/runners.yaml",
+        "--recipes",
+        "InferenceX",
+        "--duration",
+        "3",
+        "--jobs",
+        "4",
+        "--out",
+        "cov",
+        "--db",
+        "cov.db",
+        "--json",
+    ] {
+        args.push(a.into());
+    }
+    let (rc, out, err) = run_in(d, &args);
+    let rep: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(rc, 0, "{out}\n{err}");
+    assert_eq!(
+        (rep["run"].as_u64(), rep["stored"].as_u64()),
+        (Some(4), Some(4)),
+        "{out}"
+    );
+    let rows = rep["rows"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["kind"].as_str().unwrap(), r["vendor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("fixed-seq", "nvidia"),
+            ("fixed-seq", "amd"),
+            ("agentic", "nvidia"),
+            ("agentic", "amd")
+        ]
+    );
+    // the checkout was not written: every point's /workspace was its own copy
+    assert!(!ix.join("server.log").exists());
+    let points = d.join("cov/points");
+    let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&points)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("attempt-1"))
+        .collect();
+    let find = |key: &str| {
+        dirs.iter()
+            .find(|p| {
+                p.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{key}_"))
+            })
+            .unwrap_or_else(|| panic!("{key}: no point in {dirs:?}"))
+            .clone()
+    };
+    // fixed-seq: /workspace/server.log and the result file the recipe put in /workspace/
+    let q = find("qwen3.5-fp8-b200-sglang");
+    assert!(q.join("workspace/server.log").is_file());
+    let agg = read_json(&walk(&q.join("sweep"), "agg.json").unwrap());
+    assert_eq!(agg["hw"], "b200", "{agg}");
+    assert_eq!(agg["framework"], "sglang");
+    assert_eq!(agg["precision"], "fp8");
+    // AMD: the GPU tools speak for the MI300X
+    let m = find("dsr1-fp8-mi300x-sglang");
+    let log = std::fs::read_to_string(m.join("job.log")).unwrap();
+    // start_gpu_monitor picks the vendor by `command -v nvidia-smi`: an AMD host has amd-smi
+    assert!(log.contains("[GPU Monitor] Started AMD"), "{log}");
+    assert!(
+        !log.contains("NVIDIA"),
+        "an AMD runner's tools name no NVIDIA GPU"
+    );
+    // the KV-offload point ran with its DRAM arm, and an AgentX row was stored
+    let g = find("glm5.2-fp4-b200-sglang-agentic-mtp");
+    assert!(g.parent().unwrap().to_string_lossy().contains("_kv-dram_"));
+    assert!(walk(&g.join("sweep"), "agentx.json").is_some());
+    let ax = read_json(&walk(&g.join("sweep"), "agg.json").unwrap());
+    assert_eq!(ax["benchmark_type"], "agentic_traces", "{ax}");
+    assert_eq!(ax["framework"], "sglang", "{ax}");
+    // ATOM: AIPerf's export with the `atom:` series the recipe requires
+    let k = find("kimik3-fp4-mi355x-atom-agentic-mtp");
+    let export = walk(&k.join("results"), "server_metrics_export.json").unwrap();
+    assert!(std::fs::read_to_string(export).unwrap().contains("\"atom:"));
+}
+
+fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for e in std::fs::read_dir(dir).ok()? {
+        let p = e.ok()?.path();
+        if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+        if p.is_dir() {
+            if let Some(f) = walk(&p, name) {
+                return Some(f);
+            }
+        }
+    }
+    None
 }

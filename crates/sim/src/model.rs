@@ -112,6 +112,9 @@ pub enum MetricsDialect {
     /// `sglang:cached_tokens_total{cache_source="device"}`, `sglang:token_usage`, …), as the
     /// shimmed `sglang serve` / `python3 -m sglang.launch_server` of a real recipe serves them.
     Sglang,
+    /// AMD ATOM's `atom:` series: vLLM's names and values with the `atom:` prefix (the prefix
+    /// InferenceX's ATOM agentic recipes require in AIPerf's server-metrics export).
+    Atom,
 }
 
 /// Time of one engine step, split by cause. All in seconds of modelled time.

@@ -805,7 +805,16 @@ fn metrics(st: &AppState) -> Response<SimBody> {
         )
     };
     let mut o = String::with_capacity(4096);
+    let atom = st.cfg.metrics_dialect == MetricsDialect::Atom;
     let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
+        let renamed;
+        let name = match name.strip_prefix("vllm:") {
+            Some(rest) if atom => {
+                renamed = format!("atom:{rest}");
+                renamed.as_str()
+            }
+            _ => name,
+        };
         // prometheus_client (SGLang) types a counter by its family, without `_total`
         let family = match kind {
             "counter" if name.starts_with("sglang:") => name.trim_end_matches("_total"),

@@ -209,3 +209,41 @@ async fn sglang_dialect_exposes_sglang_series_with_the_same_values() {
     assert!((rate - cached / prompt).abs() < 1e-9, "rate {rate}");
     s.shutdown().await;
 }
+
+/// The ATOM dialect (a shimmed `python3 -m atom.entrypoints.openai_server`): vLLM's series under
+/// the `atom:` prefix, which InferenceX's ATOM agentic recipes require in AIPerf's export.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn atom_dialect_exposes_vllm_series_under_the_atom_prefix() {
+    let mut cfg = servebench_sim::EngineConfig::from_presets("mi355x", "qwen3-8b", 1).unwrap();
+    cfg.metrics_dialect = servebench_sim::MetricsDialect::Atom;
+    let s = SimServer::start_with_config(
+        SimOptions {
+            speedup: 20.0,
+            ..Default::default()
+        },
+        cfg,
+    )
+    .await
+    .unwrap();
+    let url = s.base_url();
+    let body = json!({"model": "Qwen/Qwen3-8B", "stream": true, "max_completion_tokens": 3,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": long_prompt(3, 400)}]});
+    let (_, n, _) = ttft_and_usage(&url, &body).await;
+    let text = reqwest::get(format!("{url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !text.lines().any(|l| l.starts_with("vllm:")),
+        "no vLLM series:\n{text}"
+    );
+    assert!(
+        text.contains("# TYPE atom:num_requests_running gauge"),
+        "{text}"
+    );
+    assert_eq!(metric(&url, "atom:prompt_tokens_total").await, n as f64);
+    s.shutdown().await;
+}

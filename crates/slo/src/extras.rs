@@ -634,6 +634,7 @@ mod tests {
             pcp_size: 1,
             ep: 1,
             dp_attention: false,
+            kv_offloading: Default::default(),
         };
         let extra = AggExtra {
             benchmark_type: "single_turn".into(),

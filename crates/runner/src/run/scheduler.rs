@@ -99,7 +99,7 @@ impl<'r> Scheduler<'r> {
                 Some(mut r)
                     if matches!(r.state, PointState::Stored | PointState::AlreadyStored) =>
                 {
-                    println!("{}: already stored, skipped", self.tag(i));
+                    say!(self.runner, "{}: already stored, skipped", self.tag(i));
                     r.state = PointState::AlreadyStored;
                     self.results[i] = Some(r);
                 }
@@ -108,7 +108,8 @@ impl<'r> Scheduler<'r> {
                     if let Some(last) = prev.last() {
                         // a job of an earlier invocation that was killed may still run
                         if stop_stale(last) {
-                            println!(
+                            say!(
+                                self.runner,
                                 "{}: stopped a job left over from the earlier invocation ({})",
                                 self.tag(i),
                                 last.display()
@@ -145,7 +146,7 @@ impl<'r> Scheduler<'r> {
         let dir = state::point_dir(&self.out, &self.plan[idx].id);
         state::write_json(&dir.join("result.json"), &r)?;
         if let Some(l) = line {
-            println!("{l}");
+            say!(self.runner, "{l}");
         }
         self.results[idx] = Some(r);
         Ok(())
@@ -169,7 +170,8 @@ impl<'r> Scheduler<'r> {
     /// point interrupted.
     fn cancel_active(&mut self) -> Result<()> {
         self.interrupted = true;
-        println!(
+        say!(
+            self.runner,
             "interrupted (signal {}): cancelling {} job(s) and tearing their engines down",
             signal::signal_number(),
             self.active.len()
@@ -179,7 +181,8 @@ impl<'r> Scheduler<'r> {
             kill_engine_of(&a.spec.dir);
             let mut r = self.attempt_result(&a);
             r.state = PointState::Interrupted;
-            println!(
+            say!(
+                self.runner,
                 "{}: interrupted; log {}",
                 self.tag(a.idx),
                 a.handle.log.display()
@@ -203,7 +206,8 @@ impl<'r> Scheduler<'r> {
                     } else {
                         format!("local process group {}", a.handle.id)
                     };
-                    println!(
+                    say!(
+                        self.runner,
                         "{}: attempt {attempt} started ({what}, {} GPU{}; log {})",
                         self.tag(i),
                         p.gpus(),
@@ -237,7 +241,7 @@ impl<'r> Scheduler<'r> {
             next_step: "Fix the submission error above, then run again (the run resumes).".into(),
             summary: e.to_string(),
         });
-        println!("{}: not started: {e}", self.tag(i));
+        say!(self.runner, "{}: not started: {e}", self.tag(i));
         self.save_result(i, r, None)
     }
 
@@ -253,7 +257,7 @@ impl<'r> Scheduler<'r> {
                 }
                 Ok(_) => k += 1,
                 Err(e) => {
-                    println!("warning: {e}");
+                    say!(self.runner, "warning: {e}");
                     k += 1;
                 }
             }
@@ -352,10 +356,10 @@ impl<'r> Scheduler<'r> {
             // cancelled from outside (scancel / --cancel)
             r.state = PointState::Interrupted;
             r.failure = Some(info);
-            println!("{}: cancelled ({how})", self.tag(a.idx));
+            say!(self.runner, "{}: cancelled ({how})", self.tag(a.idx));
         } else if should_retry(&tri, r.retries, max_retries) {
             r.retries += 1;
-            println!(
+            say!(self.runner,
                 "{}: attempt {} failed: {}; transient: infrastructure retry {}/{} (no repair consumed)",
                 self.tag(a.idx),
                 a.spec.attempt,
@@ -376,7 +380,8 @@ impl<'r> Scheduler<'r> {
             } else {
                 format!("{}: not retried", tri.action.as_str())
             };
-            println!(
+            say!(
+                self.runner,
                 "{}: failed ({how}): {}; {why}; log {}",
                 self.tag(a.idx),
                 info.summary,

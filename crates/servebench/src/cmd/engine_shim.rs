@@ -41,6 +41,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from("."));
     match shim::classify(&a.tool, &a.args) {
         Invocation::Engine(l) => serve(l, state),
+        Invocation::Client(step) if step.kind == "aiperf" => aiperf(&state, &step),
         Invocation::Client(step) => {
             let (c, lines) = shim::client_handover(&state, &step, Duration::from_secs(7 * 86400));
             say(&lines);
@@ -65,17 +66,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
         },
         Invocation::Smi { tool, args } => {
-            let gpu = std::env::var(shim::ENV_GPU).unwrap_or_else(|_| "h200".into());
+            // the runner's real SKU (its tools name it), else the simulator's GPU preset
+            let sku = std::env::var(shim::ENV_SKU)
+                .or_else(|_| std::env::var(shim::ENV_GPU))
+                .unwrap_or_else(|_| "h200".into());
+            let gpu = servebench_runner::smi::gpu_sku(&sku);
             let n = std::env::var(shim::ENV_GPUS)
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(1);
             loop {
-                let (text, every) = shim::smi(&tool, &args, &gpu, n);
+                let (text, status, every) = servebench_runner::smi::smi(&tool, &args, &gpu, n);
                 print!("{text}");
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
                 match every {
-                    Some(d) if !d.is_zero() => std::thread::sleep(d),
-                    _ => return Ok(ExitCode::SUCCESS),
+                    Some(d) if !d.is_zero() && status == 0 => std::thread::sleep(d),
+                    _ => return Ok(code(status)),
                 }
             }
         }
@@ -135,6 +142,69 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `aiperf profile`: handed over to servebench's measurement like the other client steps; once
+/// the point was measured, AIPerf's server-metrics export the engine shim wrote from its
+/// `/metrics` scrapes over the measurement (`serve`, [`SERVER_METRICS`]) is copied into
+/// `--output-artifact-dir` as `server_metrics_export.json` and `.csv` (docs/run.md).
+fn aiperf(state: &std::path::Path, step: &shim::ClientStep) -> anyhow::Result<ExitCode> {
+    let (mut c, mut lines) = shim::client_handover(state, step, Duration::from_secs(7 * 86400));
+    if let (0, Some(dir)) = (c, step.result_dir.as_deref()) {
+        let dir = PathBuf::from(dir);
+        let src = |ext: &str| state.join(format!("{SERVER_METRICS}.{ext}"));
+        // the engine shim writes the export within a scrape interval of the measurement's end
+        for _ in 0..100 {
+            if src("csv").is_file() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let copied = std::fs::create_dir_all(&dir).and_then(|_| {
+            std::fs::copy(src("json"), dir.join("server_metrics_export.json"))?;
+            std::fs::copy(src("csv"), dir.join("server_metrics_export.csv"))
+        });
+        match copied {
+            Ok(_) => lines.push(format!(
+                "{SAY} AIPerf server-metrics export: {}/server_metrics_export.{{json,csv}} (the engine's /metrics scraped over the measurement)",
+                dir.display()
+            )),
+            Err(e) => {
+                lines.push(format!(
+                    "{SAY} AIPerf server-metrics export: {}: {e}",
+                    src("json").display()
+                ));
+                c = 1;
+            }
+        }
+    }
+    say(&lines);
+    Ok(code(c))
+}
+
+/// The AIPerf server-metrics export the engine shim writes in the attempt folder
+/// (`<name>.json`, `<name>.csv`).
+const SERVER_METRICS: &str = "aiperf-server-metrics-export";
+
+/// Scrapes the simulated engine's own `/metrics` about three times a second (AIPerf's cadence)
+/// over the job's measurement — from `measure.log` appearing to `measure-done.json` — and writes
+/// AIPerf's server-metrics export into the attempt folder ([`SERVER_METRICS`]).
+fn scrape_for_aiperf(state: PathBuf, port: u16) {
+    use servebench_agentx::aiperf_export::ServerMetricsScrapes;
+    std::thread::spawn(move || {
+        let url = format!("http://127.0.0.1:{port}/metrics");
+        let s = ServerMetricsScrapes::scrape_window(&url, Duration::from_millis(333), || {
+            if state.join(shim::DONE_FILE).is_file() {
+                None
+            } else {
+                Some(state.join("measure.log").is_file())
+            }
+        });
+        let id = std::env::var("RESULT_FILENAME").unwrap_or_else(|_| "servebench".into());
+        let json = serde_json::to_string_pretty(&s.to_json(&id)).unwrap_or_default();
+        let _ = std::fs::write(state.join(format!("{SERVER_METRICS}.json")), json);
+        let _ = std::fs::write(state.join(format!("{SERVER_METRICS}.csv")), s.to_csv(&id));
+    });
+}
+
 /// The simulated engine: flags checked against the image's table (refused like the engine's
 /// argparse: usage and error on stderr, exit 2), then the simulator serves until SIGTERM/SIGINT.
 fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> {
@@ -153,9 +223,12 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         cfg.max_num_seqs = n;
     }
     // the simulator stands in for this engine: its /metrics names are the engine's own
-    if l.engine == shim::EngineKind::Sglang {
-        cfg.metrics_dialect = servebench_sim::MetricsDialect::Sglang;
-    }
+    cfg.metrics_dialect = match l.engine {
+        servebench_client::Engine::Sglang => servebench_sim::MetricsDialect::Sglang,
+        // ATOM's series are vLLM's under its own `atom:` prefix
+        servebench_client::Engine::Atom => servebench_sim::MetricsDialect::Atom,
+        _ => servebench_sim::MetricsDialect::Vllm,
+    };
     if let Some(c) = l.context_length {
         cfg.max_model_len = c;
     }
@@ -202,6 +275,7 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         l.port = server.addr().port();
         l.describe = Some(server.describe());
         shim::write_state(&state, shim::ENGINE_FILE, &l)?;
+        scrape_for_aiperf(state.clone(), l.port);
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {

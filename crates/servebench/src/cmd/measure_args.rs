@@ -62,7 +62,7 @@ pub struct CommonArgs {
     pub api: Option<ApiArg>,
     /// Engine profile deciding optional request fields: sglang, vllm, trtllm, llama.cpp,
     /// transformers, openai.
-    #[arg(long, default_value = "vllm", value_parser = parse_engine)]
+    #[arg(long, default_value = Engine::DEFAULT_NAME, value_parser = parse_engine)]
     pub engine: Engine,
     /// Counting rules: servebench (MEASUREMENT.md Part 1) or inferencex (its client, exactly;
     /// implies --new-connection-per-request) [default: servebench]. Fixed-sequence only.

@@ -9,6 +9,7 @@ pub mod bump;
 pub mod catalog;
 pub mod changelog;
 pub mod compare;
+pub mod coverage;
 pub mod engine_shim;
 pub mod eval;
 pub mod extras_args;

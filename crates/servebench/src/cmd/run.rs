@@ -280,6 +280,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         measure_timeout_s: args.measure_timeout,
         selection: selection(&args),
         overwrite: args.overwrite,
+        progress_stderr: false,
     };
     let exec: Box<dyn JobBackend> = match args.executor.as_str() {
         "slurm" => Box::new(SlurmBackend::default()),

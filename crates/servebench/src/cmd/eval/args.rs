@@ -96,7 +96,7 @@ pub struct Gsm8kArgs {
     pub framework: Option<String>,
     /// Engine profile of the endpoint (sglang, vllm, trtllm, llama.cpp, transformers, openai):
     /// the row's default framework, as `servebench sweep --engine`.
-    #[arg(long, default_value = "vllm", value_parser = servebench_client::Engine::parse)]
+    #[arg(long, default_value = servebench_client::Engine::DEFAULT_NAME, value_parser = servebench_client::Engine::parse)]
     pub engine: servebench_client::Engine,
     /// Row metadata: precision.
     #[arg(long)]

@@ -1,15 +1,14 @@
 //! Engine flag tables per release, and argv checked as the engine's own `argparse` would.
 //!
-//! Owns: the extracted tables (`tables/<engine>-<version>.json`, made by
+//! The extracted tables (`tables/<engine>-<version>.json`, made by
 //! `scripts/extract_engine_flags.py` from the engine's released package, each naming its source
 //! and commit), the image → engine version mapping, and [`FlagTable::parse`], which follows
 //! CPython `argparse` for the cases recipes hit: exact match, unique prefix (`allow_abbrev`),
 //! `ambiguous option: X could match A, B`, `--flag=value`, value counts (`nargs`), and
 //! `unrecognized arguments: …` for what is left.
 //!
-//! Must not know about: recipes, catalogs, the simulator (callers hand it argv and an image).
-
-#![warn(missing_docs)]
+//! Callers hand it argv and an image; a new release is one file in `tables/` and one row in
+//! `embedded_texts` below.
 
 use std::sync::OnceLock;
 
@@ -178,8 +177,7 @@ pub fn tables() -> &'static [FlagTable] {
         embedded_texts()
             .iter()
             .map(|(name, text)| {
-                serde_json::from_str(text)
-                    .unwrap_or_else(|e| panic!("crates/engineflags/{name}: {e}"))
+                serde_json::from_str(text).unwrap_or_else(|e| panic!("crates/engines/{name}: {e}"))
             })
             .collect()
     })
@@ -268,23 +266,11 @@ pub fn versions(engine: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// The engine of an image reference from its repository name (`lmsysorg/sglang:…` → `sglang`,
-/// `vllm/vllm-openai:…` → `vllm`).
+/// The flag-table key of an image's engine ([`crate::Engine::from_image`], then its
+/// [`crate::EngineProfile::flag_tables`]): `lmsysorg/sglang:…` → `sglang`,
+/// `vllm/vllm-openai:…` → `vllm`; `None` for an engine without tables or an unknown image.
 pub fn engine_of_image(image: &str) -> Option<&'static str> {
-    let repo = image.split(['@']).next().unwrap_or(image);
-    let repo = match repo.rfind(':') {
-        Some(i) if !repo[i..].contains('/') => &repo[..i],
-        _ => repo,
-    }
-    .to_ascii_lowercase();
-    let name = repo.rsplit(['/', '#']).next().unwrap_or(&repo);
-    if name.contains("sglang") {
-        Some("sglang")
-    } else if name.contains("vllm") {
-        Some("vllm")
-    } else {
-        None
-    }
+    crate::Engine::from_image(image).and_then(|e| e.profile().flag_tables)
 }
 
 /// The release version an image tag names: `lmsysorg/sglang:v0.5.20-cu130` → `0.5.20`,
