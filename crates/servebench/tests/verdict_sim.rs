@@ -48,6 +48,7 @@ fn compare(dir: &Path, base: &Path, cand: &Path) -> (i32, serde_json::Value, Str
 }
 
 #[test]
+#[ignore = "wall-clock simulator: on a loaded 2-core host A/A pairs can be flagged and 15 % missed (docs/benchmarks.md §7); un-ignore with the virtual clock (issue 29)"]
 fn a_a_pairs_are_never_regressions_and_a_planted_15_percent_slowdown_always_is() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
