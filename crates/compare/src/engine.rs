@@ -500,6 +500,12 @@ pub fn compare_pair(base: Point, cand: Point, opts: &CompareOptions) -> PointCom
         let cand_spread = spread_of(&cand, metric, opts);
         let d = match &row_na {
             Some(r) => Delta::na(r.clone()),
+            None if metric.is_energy() && base.energy_kind() != cand.energy_kind() => {
+                Delta::na(NaReason::EnergySourceMismatch {
+                    baseline: base.energy_kind().to_string(),
+                    candidate: cand.energy_kind().to_string(),
+                })
+            }
             None => match base.only_stat {
                 Some(only) if metric.has_stat() && only != opts.stat => {
                     Delta::na(NaReason::StatisticMismatch {
@@ -726,6 +732,15 @@ pub fn compare(
     candidate_evals: Vec<EvalPoint>,
     opts: &CompareOptions,
 ) -> Comparison {
+    // energy columns join the table when a point of either side carries energy
+    let with_energy = CompareOptions {
+        metrics: crate::with_energy(
+            &opts.metrics,
+            baseline_points.iter().chain(candidate_points.iter()),
+        ),
+        ..opts.clone()
+    };
+    let opts = &with_energy;
     let mut base_by_key: BTreeMap<Identity, Point> = group_repeats(baseline_points)
         .into_iter()
         .map(|p| (p.identity.match_key(), p))

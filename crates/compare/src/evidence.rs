@@ -338,6 +338,9 @@ fn groups(s: &Samples, metric: Metric, stat: Stat) -> Vec<Vec<f64>> {
                 Some(vec![tokens, e])
             })
             .collect(),
+        Metric::JoulesPerOutputToken | Metric::JoulesPerToken | Metric::PowerPerGpu => {
+            Vec::new()
+        }
     }
 }
 
@@ -422,6 +425,11 @@ pub fn evidence(
     gate_pct: f64,
     noise_floor_pct: Option<f64>,
 ) -> Option<Evidence> {
+    // energy is one number per point (the window's integral): no per-request samples to
+    // resample; the noise rule over repeats decides (docs/compare.md)
+    if metric.is_energy() {
+        return None;
+    }
     let name = stat_name(stat);
     let (gb, gc) = (groups(base, metric, stat), groups(cand, metric, stat));
     let ratio = is_ratio(metric, stat);
@@ -525,6 +533,7 @@ fn host_lag_share(base: &Samples, cand: &Samples, metric: Metric, stat: Stat) ->
         | Metric::OutputTputPerGpu
         | Metric::InputTputPerGpu => mean(&|r| r.e2el),
         Metric::Tpot | Metric::Itl | Metric::Intvty => mean(&|r| Some(r.e2el? - r.ttft?)),
+        Metric::JoulesPerOutputToken | Metric::JoulesPerToken | Metric::PowerPerGpu => None,
     };
     match denom.filter(|d| *d > 0.0) {
         Some(d) => {

@@ -18,7 +18,7 @@ pub use types::*;
 
 impl Metric {
     /// Every metric, in the default comparison order.
-    pub const ALL: [Metric; 8] = [
+    pub const ALL: [Metric; 11] = [
         Metric::TotalTputPerGpu,
         Metric::OutputTputPerGpu,
         Metric::InputTputPerGpu,
@@ -27,7 +27,23 @@ impl Metric {
         Metric::Itl,
         Metric::E2el,
         Metric::Intvty,
+        Metric::JoulesPerOutputToken,
+        Metric::JoulesPerToken,
+        Metric::PowerPerGpu,
     ];
+
+    /// The energy metrics, compared whenever a point of either side carries energy
+    /// ([`with_energy`]).
+    pub const ENERGY: [Metric; 3] = [
+        Metric::JoulesPerOutputToken,
+        Metric::JoulesPerToken,
+        Metric::PowerPerGpu,
+    ];
+
+    /// Whether this is one of [`Metric::ENERGY`].
+    pub fn is_energy(self) -> bool {
+        Metric::ENERGY.contains(&self)
+    }
 
     /// Which way is better.
     pub fn direction(self) -> Direction {
@@ -36,7 +52,13 @@ impl Metric {
             | Metric::OutputTputPerGpu
             | Metric::InputTputPerGpu
             | Metric::Intvty => Direction::HigherIsBetter,
-            Metric::Ttft | Metric::Tpot | Metric::Itl | Metric::E2el => Direction::LowerIsBetter,
+            Metric::Ttft
+            | Metric::Tpot
+            | Metric::Itl
+            | Metric::E2el
+            | Metric::JoulesPerOutputToken
+            | Metric::JoulesPerToken
+            | Metric::PowerPerGpu => Direction::LowerIsBetter,
         }
     }
 
@@ -44,7 +66,12 @@ impl Metric {
     pub fn has_stat(self) -> bool {
         !matches!(
             self,
-            Metric::TotalTputPerGpu | Metric::OutputTputPerGpu | Metric::InputTputPerGpu
+            Metric::TotalTputPerGpu
+                | Metric::OutputTputPerGpu
+                | Metric::InputTputPerGpu
+                | Metric::JoulesPerOutputToken
+                | Metric::JoulesPerToken
+                | Metric::PowerPerGpu
         )
     }
 
@@ -55,6 +82,9 @@ impl Metric {
             Metric::TotalTputPerGpu => return "tput_per_gpu".into(),
             Metric::OutputTputPerGpu => return "output_tput_per_gpu".into(),
             Metric::InputTputPerGpu => return "input_tput_per_gpu".into(),
+            Metric::JoulesPerOutputToken => return "joules_per_output_token".into(),
+            Metric::JoulesPerToken => return "joules_per_total_token".into(),
+            Metric::PowerPerGpu => return "avg_power_w".into(),
             Metric::Ttft => "ttft",
             Metric::Tpot => "tpot",
             Metric::Itl => "itl",
@@ -72,7 +102,7 @@ impl Metric {
         }
     }
 
-    /// Display unit: `"tok/s/GPU"`, `"ms"`, `"tok/s/user"`.
+    /// Display unit: `"tok/s/GPU"`, `"ms"`, `"tok/s/user"`, `"J/tok"`, `"W/GPU"`.
     pub fn unit(self) -> &'static str {
         match self {
             Metric::TotalTputPerGpu | Metric::OutputTputPerGpu | Metric::InputTputPerGpu => {
@@ -80,12 +110,14 @@ impl Metric {
             }
             Metric::Ttft | Metric::Tpot | Metric::Itl | Metric::E2el => "ms",
             Metric::Intvty => "tok/s/user",
+            Metric::JoulesPerOutputToken | Metric::JoulesPerToken => "J/tok",
+            Metric::PowerPerGpu => "W/GPU",
         }
     }
 
     /// Column label as in the PR comment: `"Total tok/s/GPU"`, `"Output tok/s/GPU"`,
     /// `"Input tok/s/GPU"`, `"TTFT ms"`, `"TPOT ms"`, `"ITL ms"`, `"E2EL ms"`,
-    /// `"Interactivity tok/s/user"`.
+    /// `"Interactivity tok/s/user"`, `"J/output tok"`, `"J/tok"`, `"W/GPU"`.
     pub fn label(self) -> &'static str {
         match self {
             Metric::TotalTputPerGpu => "Total tok/s/GPU",
@@ -96,6 +128,9 @@ impl Metric {
             Metric::Itl => "ITL ms",
             Metric::E2el => "E2EL ms",
             Metric::Intvty => "Interactivity tok/s/user",
+            Metric::JoulesPerOutputToken => "J/output tok",
+            Metric::JoulesPerToken => "J/tok",
+            Metric::PowerPerGpu => "W/GPU",
         }
     }
 }
@@ -134,6 +169,10 @@ impl NaReason {
                 baseline,
                 requested,
             } => format!("statistic mismatch (baseline {baseline}, requested {requested})"),
+            NaReason::EnergySourceMismatch {
+                baseline,
+                candidate,
+            } => format!("energy {baseline} vs {candidate}"),
             NaReason::EvalNotPassed {
                 side: Side::Candidate,
             } => "eval not passed".into(),
@@ -252,6 +291,26 @@ impl Default for CompareOptions {
             ],
         }
     }
+}
+
+/// `metrics` with [`Metric::ENERGY`] appended (those not already in it) when a point of
+/// `points` carries a value of one of them; otherwise `metrics` unchanged (runs without
+/// energy keep their tables).
+pub fn with_energy<'a>(metrics: &[Metric], points: impl IntoIterator<Item = &'a Point>) -> Vec<Metric> {
+    let mut out = metrics.to_vec();
+    let any = points.into_iter().any(|p| {
+        Metric::ENERGY
+            .iter()
+            .any(|m| p.values.contains_key(&m.agg_key(Stat::Mean)))
+    });
+    if any {
+        for m in Metric::ENERGY {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
 }
 
 pub mod ci;

@@ -177,6 +177,21 @@ fn spec_or_none(s: Option<&str>) -> String {
         .to_ascii_lowercase()
 }
 
+/// [`Point::extra`] key of where a servebench point's energy comes from (`nvml`,
+/// `telemetry`, `modelled`, `none`).
+pub const POWER_SOURCE_KEY: &str = "power_source";
+
+impl Point {
+    /// How the point's energy was obtained: `modelled` (the simulator's power model) or
+    /// `measured` (NVML, a telemetry file, or an InferenceX row's telemetry).
+    pub fn energy_kind(&self) -> &'static str {
+        match self.extra.get(POWER_SOURCE_KEY).and_then(Value::as_str) {
+            Some("modelled") => "modelled",
+            _ => "measured",
+        }
+    }
+}
+
 /// A finite number, else `None` (the row writes non-finite values as `null`).
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
@@ -221,6 +236,18 @@ impl Point {
             }
         }
         let mut extra = BTreeMap::new();
+        // energy: the numbers when they may be shown (measured and valid, or modelled), and
+        // where they come from (compare never draws a delta between measured and modelled)
+        if let Some(p) = &row.power {
+            if let Some(m) = p.usable() {
+                for (k, v) in m.pairs() {
+                    if let Some(v) = finite(v) {
+                        values.insert(k.to_string(), v);
+                    }
+                }
+            }
+            extra.insert(POWER_SOURCE_KEY.to_string(), Value::from(p.source.as_str()));
+        }
         extra.insert(
             "failure_reasons".to_string(),
             serde_json::to_value(&row.failure_reasons).expect("a map of counts serialises"),

@@ -136,6 +136,14 @@ pub enum Metric {
     E2el,
     /// Interactivity, tok/s/user (`<stat>_intvty` = 1000/TPOT_ms stat). Higher is better.
     Intvty,
+    /// GPU energy per output token, J (`joules_per_output_token`: window energy / output
+    /// tokens, MEASUREMENT.md Part 2 §2.5). Lower is better.
+    JoulesPerOutputToken,
+    /// GPU energy per token, input and output, J (`joules_per_total_token`). Lower is better.
+    JoulesPerToken,
+    /// Mean board power per GPU over the benchmark window, W (`avg_power_w`). Lower is better
+    /// at equal work.
+    PowerPerGpu,
 }
 
 /// Which way is better for a metric.
@@ -194,6 +202,14 @@ pub enum NaReason {
     EvalNotPassed {
         /// Which eval row did not pass.
         side: Side,
+    },
+    /// One side's energy is measured, the other's modelled (the simulator's power model):
+    /// no energy delta is drawn between them.
+    EnergySourceMismatch {
+        /// `measured` or `modelled`.
+        baseline: String,
+        /// `measured` or `modelled`.
+        candidate: String,
     },
     /// Eval sample counts differ (eval deltas need equal counts).
     SampleCountsDiffer {

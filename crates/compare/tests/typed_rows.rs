@@ -72,6 +72,7 @@ fn row(conc: u64) -> AggRow {
         mean_osl: Some(f64::INFINITY),
         records_file: "records.jsonl".into(),
         invalid_reasons: Vec::new(),
+        power: None,
         extra: Default::default(),
     }
 }

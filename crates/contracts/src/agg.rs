@@ -178,6 +178,10 @@ pub struct AggRow {
     /// [`crate::status::INVALID_REASONS_KEY`], written only when non-empty); empty on a valid
     /// point.
     pub invalid_reasons: Vec<String>,
+    /// The point's GPU energy (InferenceX power keys + `power_source`), written after the
+    /// latency statistics where InferenceX writes its power keys; `None` on rows written
+    /// before servebench measured energy (they keep their bytes).
+    pub power: Option<crate::power::PowerFields>,
     /// Keys this version does not know, in order (written after the known keys).
     pub extra: IndexMap<String, Value>,
 }
@@ -295,6 +299,9 @@ impl AggRow {
                     o.insert(format!("{prefix}_intvty"), num(self.intvty.values()[i]));
                 }
             }
+        }
+        if let Some(p) = &self.power {
+            p.write(&mut o);
         }
         o.insert("schema_version".into(), json!(self.schema_version));
         o.insert("benchmark_type".into(), json!(self.benchmark_type));
@@ -442,9 +449,12 @@ impl AggRow {
                     .collect()
             })
             .unwrap_or_default();
+        // typed only when it reads back whole; otherwise the keys stay in `extra`, as read
+        let power = crate::power::PowerFields::read(m);
         let extra = m
             .iter()
             .filter(|(k, _)| !known.contains(k.as_str()))
+            .filter(|(k, _)| power.is_none() || !crate::power::POWER_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| {
                 invalid_reasons.is_empty() || k.as_str() != crate::status::INVALID_REASONS_KEY
             })
@@ -501,6 +511,7 @@ impl AggRow {
             mean_osl: opt_f("mean_osl")?,
             records_file: s("records_file")?,
             invalid_reasons,
+            power,
             extra,
         })
     }
@@ -600,6 +611,10 @@ pub fn agg_row_schema() -> Value {
     }
     for (k, f) in schema::TAIL {
         props.insert(k.to_string(), frag(f));
+    }
+    // optional: present only when energy was measured, modelled or found missing
+    for (k, f) in crate::power::PowerFields::schema_properties() {
+        props.insert(k.to_string(), f);
     }
     // optional: present only on an invalid point
     props.insert(

@@ -85,6 +85,7 @@ fn row() -> AggRow {
         mean_osl: Some(1024.0),
         records_file: "records.jsonl".into(),
         invalid_reasons: Vec::new(),
+        power: None,
         extra: Default::default(),
     }
 }

@@ -17,13 +17,17 @@
 //! * [`integrate`] — `integrate_power`, `integrate_samples`, `cross_check_accumulator`.
 //! * [`aggregate`] — `run`: window and counts, agg patch, sidecar, exit status.
 //! * [`agentx`] — the AgentX power adapter (profiling window, successful records).
+//! * [`sampled`] — a point's energy from servebench's own NVML readings, with the NVML
+//!   energy-counter cross-check.
 
 pub mod agentx;
 pub mod aggregate;
 pub mod integrate;
 pub mod parse;
 pub mod pycsv;
+pub mod sampled;
 
 pub use agentx::{agentx_power, AgentxOutcome, AgentxPowerArgs};
 pub use aggregate::{aggregate_power, AggregatePowerArgs, PowerError, PowerOutcome, PowerVerdict};
+pub use sampled::{energy_from_readings, telemetry_energy, GpuReading, SampledEnergy};
 pub use integrate::{integrate_power, integrate_samples, PowerIntegration, RawSamples};

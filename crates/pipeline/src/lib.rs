@@ -28,6 +28,7 @@ pub mod multiturn;
 pub mod observe;
 pub mod outdir;
 pub mod plan;
+pub mod power;
 pub mod preflight;
 pub mod progress;
 pub mod record;

@@ -26,6 +26,7 @@ use servebench_workload::RequestSource;
 use crate::cache::CacheControl;
 use crate::error::{PipelineError, Result};
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
+use crate::power::{NvmlSampler, PointPower, PowerSampler};
 use crate::progress::{PointProgress, ProgressCounter};
 
 /// The warmup of a point: requests sent before the measured phase (closed loop at the point's
@@ -136,6 +137,9 @@ pub struct Measured<W> {
     pub workload: W,
     /// `--flush-cache` and the prompts sent so far (warm-cache warnings).
     cache: CacheControl,
+    /// How each point's GPU energy is measured: decided at the first point
+    /// ([`PointPower::resolve`]).
+    power: Option<PointPower>,
 }
 
 impl<W: RequestWorkload> Measured<W> {
@@ -144,6 +148,7 @@ impl<W: RequestWorkload> Measured<W> {
         Measured {
             workload,
             cache: CacheControl::new(plan.flush_cache.clone(), plan.engine),
+            power: None,
         }
     }
 }
@@ -215,6 +220,11 @@ impl<W: RequestWorkload> Executor for Measured<W> {
                 &**ctx.console,
             )
             .await;
+        if self.power.is_none() {
+            self.power = Some(resolve_power(ctx)?);
+        }
+        let power = self.power.as_ref().expect("resolved above");
+        let sampling = power.start().await;
         let bar = PointProgress::requests(ctx, req.requests, &label);
         let wall_start = chrono::Utc::now();
         let res = run_phase(
@@ -253,7 +263,7 @@ impl<W: RequestWorkload> Executor for Measured<W> {
         }
         m.rescale_time(ctx.target.sim_speedup);
         m.notes.extend(self.workload.notes(&res.records));
-        let agg = point_row(
+        let mut agg = point_row(
             ctx,
             point,
             &m,
@@ -261,6 +271,24 @@ impl<W: RequestWorkload> Executor for Measured<W> {
             meta.api,
             meta.lengths_in_row,
         );
+        let window = servebench_metrics::power::aggregate::BenchmarkData {
+            start: wall_start.timestamp_micros() as f64 / 1e6,
+            end: wall_end.timestamp_micros() as f64 / 1e6,
+            duration: (wall_end - wall_start).num_microseconds().unwrap_or(0) as f64 / 1e6,
+            completed: m.completed,
+            total_input_tokens: m.total_input_tokens,
+            total_output_tokens: m.total_output_tokens,
+        };
+        if let Some(e) = power
+            .finish(sampling, &window, i64::from(ctx.identity.num_gpus()))
+            .await
+        {
+            if !e.sidecar.is_null() {
+                write_sidecar(&point.dir, &e.sidecar)?;
+            }
+            ctx.console.line(&format!("{label}: {}", e.line));
+            agg.power = Some(e.fields);
+        }
         let info = RunInfo {
             date: wall_start.format("%Y%m%d-%H%M%S").to_string(),
             backend: meta.backend,
@@ -340,6 +368,42 @@ pub fn point_row(
         agg.osl = None;
     }
     agg
+}
+
+/// The sweep's energy measurement, decided at its first point: `Err` only for `--power nvml`
+/// without a readable NVML. The choice is said once.
+fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
+    let mut said = String::new();
+    let p = PointPower::resolve(
+        &ctx.plan.power,
+        ctx.target.is_sim(),
+        &ctx.target.endpoint.host,
+        |gpus| {
+            NvmlSampler::open(gpus).map(|s| {
+                said = format!("energy: NVML board power at 10 Hz on GPU {}", s.describe());
+                Box::new(s) as Box<dyn PowerSampler>
+            })
+        },
+    )
+    .map_err(PipelineError::Msg)?;
+    if let PointPower::Telemetry(f) = &p {
+        said = format!("energy: integrating {} over each point's window", f.display());
+    }
+    if !said.is_empty() {
+        ctx.console.line(&said);
+    }
+    Ok(p)
+}
+
+/// Writes a point's `power_validation.json` (InferenceX's sidecar, pretty JSON).
+fn write_sidecar(dir: &std::path::Path, sidecar: &serde_json::Value) -> Result<()> {
+    let path = dir.join("power_validation.json");
+    let text = servebench_metrics::inferencex::pyjson::dumps_indent2(sidecar);
+    std::fs::write(&path, text).map_err(|e| PipelineError::Io {
+        op: crate::error::IoOp::Write,
+        path: path.clone(),
+        source: e,
+    })
 }
 
 /// The record sink of a phase: each record to the writer thread, and one step of the bar.

@@ -115,6 +115,9 @@ pub struct SweepPlan {
     /// `--flush-cache`: flush the server's prefix cache before each measured phase and report
     /// its hit rate (`None`: flag not given; nothing flushed or reported).
     pub flush_cache: Option<crate::cache::FlushCache>,
+    /// `--power`, `--power-gpus`, `--power-telemetry`: how each point's GPU energy is measured
+    /// ([`crate::power`]).
+    pub power: crate::power::PowerPlan,
 }
 
 /// The workload of a sweep: a closed set, each variant with the flags only it uses (a flag of
@@ -418,6 +421,7 @@ impl Default for SweepPlan {
             baseline: None,
             eval: None,
             flush_cache: None,
+            power: crate::power::PowerPlan::default(),
             eval_plan: EvalPlan {
                 conc: 16,
                 limit: None,

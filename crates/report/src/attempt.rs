@@ -127,7 +127,11 @@ impl BaselinePoint {
             Metric::TpotMs => self.tpot_ms,
             Metric::E2elMs => self.e2el_ms,
             Metric::Interactivity => self.interactivity,
-            Metric::InputTputPerGpu | Metric::ItlMs => None,
+            Metric::InputTputPerGpu
+            | Metric::ItlMs
+            | Metric::JoulesPerOutputToken
+            | Metric::JoulesPerToken
+            | Metric::PowerPerGpu => None,
         }
     }
 
@@ -139,6 +143,7 @@ impl BaselinePoint {
             interactivity: self.interactivity,
             ttft_ms: self.ttft_ms,
             tpot_ms: self.tpot_ms,
+            joules_per_output_token: None,
         }
     }
 }

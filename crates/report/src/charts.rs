@@ -269,6 +269,27 @@ pub fn tpot_vs_conc(c: &Curves) -> Result<String, String> {
     )
 }
 
+/// Output tokens per joule (1 / J per output token) against interactivity (tok/s/user), as
+/// the InferenceX dashboard charts measured energy: the further up and right, the better.
+/// `Err` (the caption says why) when no point carries energy.
+pub fn tokens_per_joule_vs_interactivity(c: &Curves) -> Result<String, String> {
+    let per_joule = |p: &CurvePoint| {
+        p.joules_per_output_token
+            .filter(|j| *j > 0.0)
+            .map(|j| 1.0 / j)
+    };
+    if !c.baseline.iter().chain(&c.candidate).any(|p| per_joule(p).is_some()) {
+        return Err("no point carries energy (measured or modelled)".into());
+    }
+    line_chart(
+        "Output tokens per joule vs interactivity",
+        "Interactivity (tok/s/user)",
+        "Output tok/J",
+        &series(c, CurvePoint::interactivity, per_joule),
+        false,
+    )
+}
+
 /// Standard error of a score (fraction): its own, else the binomial one
 /// (`sqrt(p(1−p)/(n−1))`, lm-evaluation-harness `mean_stderr` for 0/1 samples).
 pub fn score_stderr(s: &EvalScore) -> Option<f64> {
@@ -392,6 +413,7 @@ mod tests {
             interactivity: None,
             ttft_ms: Some(ttft),
             tpot_ms: Some(tpot),
+            joules_per_output_token: None,
         }
     }
 
@@ -435,6 +457,22 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn tokens_per_joule_is_charted_only_with_energy() {
+        let mut c = Curves {
+            baseline: vec![pt(1, 100.0, 60.0, 50.0), pt(8, 500.0, 90.0, 80.0)],
+            candidate: vec![pt(1, 110.0, 58.0, 48.0)],
+        };
+        let e = tokens_per_joule_vs_interactivity(&c).unwrap_err();
+        assert!(e.contains("no point carries energy"), "{e}");
+        c.baseline[0].joules_per_output_token = Some(9.71);
+        c.baseline[1].joules_per_output_token = Some(2.8);
+        c.candidate[0].joules_per_output_token = Some(1.51);
+        let svg = tokens_per_joule_vs_interactivity(&c).unwrap();
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.contains("Output tok/J"));
     }
 
     fn ipt(conc: u32, intvty: f64, tput: f64) -> CurvePoint {

@@ -19,6 +19,15 @@ pub struct BuildOptions {
 /// The report's default columns (the PRODUCT.md table).
 pub const DEFAULT_COLUMNS: [Metric; 4] = crate::attempt::BASELINE_COLUMNS;
 
+/// [`DEFAULT_COLUMNS`], and J per output token when a point carries energy.
+pub fn default_columns(energy: bool) -> Vec<Metric> {
+    let mut c = DEFAULT_COLUMNS.to_vec();
+    if energy {
+        c.push(Metric::JoulesPerOutputToken);
+    }
+    c
+}
+
 /// Report metric → compare metric.
 pub fn to_cmp_metric(m: Metric) -> cmp::Metric {
     match m {
@@ -30,6 +39,9 @@ pub fn to_cmp_metric(m: Metric) -> cmp::Metric {
         Metric::ItlMs => cmp::Metric::Itl,
         Metric::E2elMs => cmp::Metric::E2el,
         Metric::Interactivity => cmp::Metric::Intvty,
+        Metric::JoulesPerOutputToken => cmp::Metric::JoulesPerOutputToken,
+        Metric::JoulesPerToken => cmp::Metric::JoulesPerToken,
+        Metric::PowerPerGpu => cmp::Metric::PowerPerGpu,
     }
 }
 
@@ -69,6 +81,10 @@ pub fn na_reason(r: &cmp::NaReason) -> NaReason {
             side: cmp::Side::Baseline,
         } => NaReason::BaselineEvalNotPassed,
         cmp::NaReason::SampleCountsDiffer { .. } => NaReason::SampleCountMismatch,
+        cmp::NaReason::EnergySourceMismatch {
+            baseline,
+            candidate,
+        } => NaReason::NotComparable(format!("energy {baseline} vs {candidate}")),
     }
 }
 
@@ -128,6 +144,7 @@ fn curve(p: &cmp::Point, stat: cmp::Stat) -> CurvePoint {
         interactivity: p.value(cmp::Metric::Intvty, stat),
         ttft_ms: p.value(cmp::Metric::Ttft, stat),
         tpot_ms: p.value(cmp::Metric::Tpot, stat),
+        joules_per_output_token: p.value(cmp::Metric::JoulesPerOutputToken, stat),
     }
 }
 
@@ -141,6 +158,9 @@ fn metric_of(m: cmp::Metric) -> Metric {
         cmp::Metric::Itl => Metric::ItlMs,
         cmp::Metric::E2el => Metric::E2elMs,
         cmp::Metric::Intvty => Metric::Interactivity,
+        cmp::Metric::JoulesPerOutputToken => Metric::JoulesPerOutputToken,
+        cmp::Metric::JoulesPerToken => Metric::JoulesPerToken,
+        cmp::Metric::PowerPerGpu => Metric::PowerPerGpu,
     }
 }
 
@@ -645,7 +665,11 @@ pub(crate) fn simulation_notice(
 /// Builds the report of a comparison.
 pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
     let columns: Vec<Metric> = if o.columns.is_empty() {
-        DEFAULT_COLUMNS.to_vec()
+        default_columns(
+            c.options
+                .metrics
+                .contains(&cmp::Metric::JoulesPerOutputToken),
+        )
     } else {
         o.columns.clone()
     };
@@ -790,7 +814,9 @@ pub fn build_run(
     o: &BuildOptions,
 ) -> Document {
     let columns: Vec<Metric> = if o.columns.is_empty() {
-        DEFAULT_COLUMNS.to_vec()
+        default_columns(points.iter().any(|p| {
+            p.value(cmp::Metric::JoulesPerOutputToken, stat).is_some()
+        }))
     } else {
         o.columns.clone()
     };

@@ -217,6 +217,7 @@ mod tests {
             interactivity: intvty,
             ttft_ms: None,
             tpot_ms: Some(tpot),
+            joules_per_output_token: None,
         };
         let r = pareto_run(
             "run 1",

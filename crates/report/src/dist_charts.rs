@@ -730,6 +730,7 @@ mod tests {
             interactivity: None,
             ttft_ms: None,
             tpot_ms: Some(tpot),
+            joules_per_output_token: None,
         };
         let r1 = pareto_run(
             "run 1 · sim-h200",

@@ -350,10 +350,11 @@ fn points_section(b: &mut String, doc: &Document) {
 }
 
 /// "Charts": the four fixed figures of [`crate::charts`] (a chart that cannot be drawn says
-/// why in its place), then the [`extra_charts`] sections.
+/// why in its place; with energy, output tokens per joule vs interactivity before the eval
+/// scores), then the [`extra_charts`] sections.
 fn charts_section(b: &mut String, doc: &Document) {
     b.push_str("<h2>Charts</h2>\n<div class=\"charts\">\n");
-    let figs: [(&str, Result<String, String>); 4] = [
+    let mut figs: Vec<(&str, Result<String, String>)> = vec![
         (
             "Throughput per GPU vs interactivity: the further up and right, the better.",
             charts::throughput_vs_interactivity(&doc.curves),
@@ -371,6 +372,16 @@ fn charts_section(b: &mut String, doc: &Document) {
             charts::eval_scores(&doc.evals),
         ),
     ];
+    // measured (or modelled) energy: drawn only when a point carries it
+    if let Ok(svg) = charts::tokens_per_joule_vs_interactivity(&doc.curves) {
+        figs.insert(
+            3,
+            (
+                "Output tokens per joule of GPU energy vs interactivity (modelled on the simulator, measured on GPUs): the further up and right, the better.",
+                Ok(svg),
+            ),
+        );
+    }
     for (cap, svg) in figs {
         let body = match svg {
             Ok(s) => s,

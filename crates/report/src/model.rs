@@ -25,6 +25,12 @@ pub enum Metric {
     E2elMs,
     /// Interactivity, tok/s/user (InferenceX `*_intvty` = 1 / TPOT).
     Interactivity,
+    /// GPU energy per output token, J (`joules_per_output_token`).
+    JoulesPerOutputToken,
+    /// GPU energy per input + output token, J (`joules_per_total_token`).
+    JoulesPerToken,
+    /// Mean board power per GPU, W (`avg_power_w`).
+    PowerPerGpu,
 }
 
 impl Metric {
@@ -39,6 +45,9 @@ impl Metric {
             Metric::ItlMs => "ITL ms",
             Metric::E2elMs => "E2EL ms",
             Metric::Interactivity => "Interactivity tok/s/user",
+            Metric::JoulesPerOutputToken => "J/output tok",
+            Metric::JoulesPerToken => "J/tok",
+            Metric::PowerPerGpu => "W/GPU",
         }
     }
 
@@ -461,6 +470,9 @@ pub struct CurvePoint {
     pub ttft_ms: Option<f64>,
     /// TPOT, ms.
     pub tpot_ms: Option<f64>,
+    /// GPU energy per output token, J (measured or modelled; `None` without energy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joules_per_output_token: Option<f64>,
 }
 
 impl CurvePoint {

@@ -32,7 +32,7 @@ mod resume;
 
 /// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
 /// with a clear message instead of guessing.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// How long a writer waits for another process's lock before failing (SQLite busy timeout).
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -135,6 +135,16 @@ CREATE INDEX image_provenance_config ON image_provenance(config_key, id);
     r#"
 ALTER TABLE points ADD COLUMN invalid_reason TEXT;
 ALTER TABLE runs ADD COLUMN invalid_reason TEXT;
+"#,
+    // 3 → 4: the point's GPU energy (MEASUREMENT.md Part 2 §2.5; docs/measurement.md "Energy"):
+    // where it comes from (nvml, telemetry, modelled, none), InferenceX's power_valid, and the
+    // numbers when they may be shown (measured and valid, or modelled); NULL = no number.
+    r#"
+ALTER TABLE points ADD COLUMN power_source TEXT;
+ALTER TABLE points ADD COLUMN power_valid INTEGER;
+ALTER TABLE points ADD COLUMN avg_power_w REAL;
+ALTER TABLE points ADD COLUMN joules_per_output_token REAL;
+ALTER TABLE points ADD COLUMN joules_per_total_token REAL;
 "#,
 ];
 
@@ -367,6 +377,9 @@ pub struct StoredPoint {
     /// An invalid point's violated rules (`invalid_reasons` of the row, `; ` joined).
     #[serde(default)]
     pub invalid_reason: Option<String>,
+    /// The energy columns (all `None` for rows stored without power keys).
+    #[serde(default)]
+    pub energy: EnergyColumns,
     /// The agg row, as added.
     pub row: StoredRow<AggRow>,
 }
@@ -503,8 +516,67 @@ struct PointColumns {
     /// Flags the run only (not the point's status or column): an AgentX point that is not a
     /// valid InferenceX submission.
     run_reasons: Option<String>,
+    /// `power_source`, `power_valid`, `avg_power_w`, `joules_per_output_token`,
+    /// `joules_per_total_token` (migration 3 → 4).
+    energy: EnergyColumns,
     /// `row_json`.
     json: String,
+}
+
+/// A point's energy columns: where the numbers come from, InferenceX's `power_valid`, and
+/// the numbers when they may be shown (measured and valid, or modelled).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnergyColumns {
+    /// `nvml`, `telemetry`, `modelled` or `none`; `None` for rows without power keys.
+    pub power_source: Option<String>,
+    /// InferenceX `power_valid` (1 measured and valid, 0 not).
+    pub power_valid: Option<i64>,
+    /// Mean board power per GPU over the benchmark window, W.
+    pub avg_power_w: Option<f64>,
+    /// GPU energy / output tokens, J/token.
+    pub joules_per_output_token: Option<f64>,
+    /// GPU energy / (input + output tokens), J/token.
+    pub joules_per_total_token: Option<f64>,
+}
+
+impl EnergyColumns {
+    /// Of a servebench row: its [`servebench_contracts::PowerFields`].
+    pub fn of_row(row: &AggRow) -> EnergyColumns {
+        let Some(p) = &row.power else {
+            return EnergyColumns::default();
+        };
+        let m = p.usable();
+        EnergyColumns {
+            power_source: Some(p.source.as_str().to_string()),
+            power_valid: Some(i64::from(p.valid)),
+            avg_power_w: m.map(|m| m.avg_power_w),
+            joules_per_output_token: m.map(|m| m.joules_per_output_token),
+            joules_per_total_token: m.map(|m| m.joules_per_total_token),
+        }
+    }
+
+    /// Of an imported row: InferenceX's keys, numbers only when `power_valid` is 1 (an
+    /// InferenceX row's energy comes from its nvidia-smi / amd-smi telemetry).
+    pub fn of_value(row: &Value) -> EnergyColumns {
+        let valid = row.get("power_valid").and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_bool().map(i64::from))
+        });
+        let num = |k: &str| {
+            (valid == Some(1))
+                .then(|| row.get(k).and_then(Value::as_f64))
+                .flatten()
+        };
+        EnergyColumns {
+            power_source: valid.map(|_| {
+                row_str(row, "power_source").unwrap_or_else(|| "telemetry".to_string())
+            }),
+            power_valid: valid,
+            avg_power_w: num("avg_power_w"),
+            joules_per_output_token: num("joules_per_output_token"),
+            joules_per_total_token: num("joules_per_total_token"),
+        }
+    }
 }
 
 /// The columns of one `evals` row (besides ids and times).
@@ -517,6 +589,7 @@ struct EvalColumns {
     /// `row_json`.
     json: String,
 }
+
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, switches it to WAL, sets the busy
@@ -717,6 +790,7 @@ impl Store {
             records_file: Some(row.records_file.clone()),
             invalid_reasons: reasons,
             run_reasons,
+            energy: EnergyColumns::of_row(row),
             json: serde_json::to_string(&row.to_value())?,
         };
         self.insert_point(run, false, cols)
@@ -759,6 +833,7 @@ impl Store {
             records_file: row_str(row, "records_file"),
             invalid_reasons: servebench_contracts::status::invalid_reasons_of(row),
             run_reasons: None,
+            energy: EnergyColumns::of_value(row),
             json: serde_json::to_string(row)?,
         };
         self.insert_point(run, true, cols)
@@ -829,9 +904,10 @@ impl Store {
         tx.execute(
             "INSERT INTO points (run_id, created_at, hw, framework, model_prefix, precision,
                 spec_decoding, disagg, is_multinode, tp, ep, dp_attention, benchmark_type, isl,
-                osl, conc, image, status, records_file, row_json, invalid_reason)
+                osl, conc, image, status, records_file, row_json, invalid_reason, power_source,
+                power_valid, avg_power_w, joules_per_output_token, joules_per_total_token)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19, ?20, ?21)",
+                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
             params![
                 run.0,
                 now_utc(),
@@ -854,6 +930,11 @@ impl Store {
                 c.records_file,
                 c.json,
                 invalid,
+                c.energy.power_source,
+                c.energy.power_valid,
+                c.energy.avg_power_w,
+                c.energy.joules_per_output_token,
+                c.energy.joules_per_total_token,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -1054,8 +1135,9 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut st = self.conn.prepare(
-            "SELECT id, status, records_file, row_json, invalid_reason, hw FROM points
-             WHERE run_id = ?1 ORDER BY id",
+            "SELECT id, status, records_file, row_json, invalid_reason, hw, power_source,
+                power_valid, avg_power_w, joules_per_output_token, joules_per_total_token
+             FROM points WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = st.query_map([run.0], |r| {
             Ok((
@@ -1065,11 +1147,18 @@ impl Store {
                 r.get::<_, String>(3)?,
                 r.get::<_, Option<String>>(4)?,
                 r.get::<_, Option<String>>(5)?,
+                EnergyColumns {
+                    power_source: r.get(6)?,
+                    power_valid: r.get(7)?,
+                    avg_power_w: r.get(8)?,
+                    joules_per_output_token: r.get(9)?,
+                    joules_per_total_token: r.get(10)?,
+                },
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, status, records_file, json, invalid_reason, hw) = row?;
+            let (id, status, records_file, json, invalid_reason, hw, energy) = row?;
             let at = || format!("{}: run {run}, point {id}", self.path.display());
             let v: Value = serde_json::from_str(&json)
                 .with_context(|| format!("{} has a corrupt row", at()))?;
@@ -1097,6 +1186,7 @@ impl Store {
                 hw,
                 records_file,
                 invalid_reason,
+                energy,
                 row,
             });
         }

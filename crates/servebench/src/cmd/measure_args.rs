@@ -200,6 +200,8 @@ pub struct CommonArgs {
     pub scenario: Option<String>,
     #[command(flatten)]
     pub multiturn: super::measure_enums::MultiturnArgs,
+    #[command(flatten)]
+    pub power: super::measure_enums::PowerArgs,
     /// AgentX traces: a folder of Weka trace_*.json files or a traces.jsonl (--scenario agentx).
     #[arg(long, value_name = "PATH")]
     pub traces: Option<PathBuf>,
@@ -388,6 +390,7 @@ impl CommonArgs {
             report: c.report,
             baseline: c.baseline,
             flush_cache: c.flush_cache,
+            power: c.power.plan(),
             eval: c.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
             eval_plan: EvalPlan {
                 conc: c.eval_conc,

@@ -93,3 +93,39 @@ impl MultiturnArgs {
         .map_err(anyhow::Error::msg)
     }
 }
+
+/// How each point's GPU energy is measured (docs/measurement.md, "Energy").
+#[derive(clap::Args, Debug, Clone)]
+pub struct PowerArgs {
+    /// GPU energy per point: auto (NVML when the endpoint is on this machine and
+    /// libnvidia-ml loads; otherwise each row says why not), nvml (required: stop if NVML
+    /// cannot be read), off (no power keys). The simulator models energy instead.
+    #[arg(long = "power", value_name = "auto|nvml|off", value_parser = ["auto", "nvml", "off"], default_value = "auto")]
+    pub power: String,
+    /// NVML device indices to sample, e.g. 0,1 [default: CUDA_VISIBLE_DEVICES when it lists
+    /// indices, else every GPU]; their count must equal the point's GPU count (TP × PP × PCP).
+    #[arg(long = "power-gpus", value_name = "LIST", value_delimiter = ',')]
+    pub power_gpus: Option<Vec<u32>>,
+    /// Integrate this telemetry CSV over each point's window instead of sampling NVML: the
+    /// gpu_metrics.csv an nvidia-smi / amd-smi monitor writes as InferenceX records it
+    /// (aggregate_power.py's method and validation).
+    #[arg(long = "power-telemetry", value_name = "FILE", conflicts_with = "power_gpus")]
+    pub power_telemetry: Option<std::path::PathBuf>,
+}
+
+impl PowerArgs {
+    /// The pipeline's power plan.
+    pub(crate) fn plan(&self) -> servebench_pipeline::power::PowerPlan {
+        use servebench_pipeline::power::{PowerMode, PowerPlan};
+        let mode = match (&self.power_telemetry, self.power.as_str()) {
+            (_, "off") => PowerMode::Off,
+            (Some(p), _) => PowerMode::Telemetry(p.clone()),
+            (None, "nvml") => PowerMode::Nvml,
+            _ => PowerMode::Auto,
+        };
+        PowerPlan {
+            mode,
+            gpus: self.power_gpus.clone(),
+        }
+    }
+}

@@ -66,6 +66,7 @@ pub fn agg_row(conc: u64, tag: &str) -> AggRow {
         mean_osl: Some(1024.0),
         records_file: format!("conc{conc}/records.jsonl"),
         invalid_reasons: Vec::new(),
+        power: None,
         extra: [("tag".to_string(), json!(tag))].into_iter().collect(),
     }
 }

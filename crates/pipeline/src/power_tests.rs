@@ -1,0 +1,183 @@
+//! The NVML path through an injected sampler (CI has no GPU): resolution, the monitor thread,
+//! read errors, and the honest "not measured" of every way NVML can be missing.
+
+use super::*;
+
+/// Every GPU at a constant power; the counter advances by exactly that power.
+struct Constant {
+    watts: Vec<f64>,
+    t0: f64,
+}
+
+impl PowerSampler for Constant {
+    fn read(&mut self) -> Result<Readings, String> {
+        let dt = unix_now() - self.t0;
+        Ok(self
+            .watts
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let mj = 5_000_000 + (dt * w * 1000.0).round() as u64;
+                (i.to_string(), *w, Some(mj))
+            })
+            .collect())
+    }
+}
+
+/// Fails every read, as a GPU that fell off the bus does.
+struct Failing;
+
+impl PowerSampler for Failing {
+    fn read(&mut self) -> Result<Readings, String> {
+        Err("GPU 0 power: GPU is lost".into())
+    }
+}
+
+fn window(start: f64, end: f64, out_tokens: u64) -> BenchmarkData {
+    BenchmarkData {
+        start,
+        end,
+        duration: end - start,
+        completed: 4,
+        total_input_tokens: 4096,
+        total_output_tokens: out_tokens,
+    }
+}
+
+fn sampled(s: impl PowerSampler + 'static) -> PointPower {
+    PointPower::Sampled(Arc::new(Mutex::new(Box::new(s))))
+}
+
+#[tokio::test]
+async fn a_point_sampled_through_the_monitor_gets_its_energy_and_counter_check() {
+    let p = sampled(Constant {
+        watts: vec![400.0],
+        t0: unix_now(),
+    });
+    let sampling = p.start().await;
+    let start = unix_now();
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let end = unix_now();
+    let e = p.finish(sampling, &window(start, end, 256), 1).await.unwrap();
+    assert!(e.fields.valid, "{:?}", e.fields.invalid_reasons);
+    assert_eq!(e.fields.source, servebench_contracts::PowerSource::Nvml);
+    let m = e.fields.metrics.unwrap();
+    // constant power: the trapezoid integral is exact whatever the sample times were
+    assert_eq!(m.avg_power_w, 400.0);
+    let expect = 400.0 * (end - start);
+    assert!((m.total_gpu_energy_j - expect).abs() < 1e-3, "{m:?}");
+    assert!((m.joules_per_output_token - expect / 256.0).abs() < 1e-5);
+    let check = &e.sidecar["accumulator_check"];
+    assert_eq!(check["within_tolerance"], serde_json::json!(true), "{check}");
+    assert!(e.sidecar["per_gpu_sample_counts"]["0"].as_u64().unwrap() >= 2);
+    assert!(e.line.contains("J/output token"), "{}", e.line);
+}
+
+#[tokio::test]
+async fn read_errors_are_reasons_never_zeros() {
+    let p = sampled(Failing);
+    let sampling = p.start().await;
+    let start = unix_now();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let e = p
+        .finish(sampling, &window(start, unix_now(), 64), 1)
+        .await
+        .unwrap();
+    assert!(!e.fields.valid);
+    assert_eq!(e.fields.metrics, None);
+    assert_eq!(
+        e.fields.invalid_reasons,
+        vec![
+            "telemetry_read_error: GPU 0 power: GPU is lost",
+            "no_usable_power_samples"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn two_gpus_sampled_for_a_one_gpu_point_are_a_count_mismatch() {
+    let p = sampled(Constant {
+        watts: vec![100.0, 120.0],
+        t0: unix_now(),
+    });
+    let sampling = p.start().await;
+    let start = unix_now();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let e = p
+        .finish(sampling, &window(start, unix_now(), 64), 1)
+        .await
+        .unwrap();
+    assert_eq!(e.fields.invalid_reasons, vec!["expected_gpu_count_mismatch"]);
+}
+
+fn no_nvml(_: Option<&[u32]>) -> Result<Box<dyn PowerSampler>, String> {
+    Err("NVML not loadable (libnvidia-ml.so.1: cannot open shared object file)".into())
+}
+
+#[tokio::test]
+async fn without_nvml_every_point_says_why_and_nvml_mode_refuses_to_start() {
+    let auto = PowerPlan::default();
+    let p = PointPower::resolve(&auto, false, "127.0.0.1", no_nvml).unwrap();
+    let e = p
+        .finish(PointSampling::Idle, &window(1.0, 2.0, 1), 1)
+        .await
+        .unwrap();
+    assert_eq!(e.fields, servebench_contracts::PowerFields::missing(
+        "telemetry_missing: NVML not loadable (libnvidia-ml.so.1: cannot open shared object file)"
+    ));
+    let mut o = serde_json::Map::new();
+    e.fields.write(&mut o);
+    assert_eq!(o["power_valid"], serde_json::json!(0));
+    assert!(!o.contains_key("joules_per_output_token"), "never zeros");
+
+    let nvml = PowerPlan {
+        mode: PowerMode::Nvml,
+        gpus: None,
+    };
+    let err = PointPower::resolve(&nvml, false, "127.0.0.1", no_nvml).err().unwrap();
+    assert!(err.starts_with("--power nvml: NVML not loadable"), "{err}");
+
+    // a remote endpoint: the local GPUs are not the server's
+    let p = PointPower::resolve(&auto, false, "gpu-box.example", |_| {
+        panic!("NVML must not be read for a remote endpoint")
+    })
+    .unwrap();
+    assert!(matches!(&p, PointPower::Missing(r) if r.contains("gpu-box.example")));
+    // the simulator and --power off write nothing here
+    let off = PowerPlan {
+        mode: PowerMode::Off,
+        gpus: None,
+    };
+    assert!(matches!(PointPower::resolve(&off, false, "localhost", no_nvml), Ok(PointPower::Off)));
+    assert!(matches!(PointPower::resolve(&auto, true, "127.0.0.1", no_nvml), Ok(PointPower::Off)));
+}
+
+#[test]
+fn the_real_nvml_loader_reports_its_absence_in_one_line() {
+    // CI has no NVIDIA driver: the real loader must fail cleanly, naming the library. Where a
+    // GPU exists (the H200 machine) it opens and reads.
+    match NvmlSampler::open(None) {
+        Err(e) => {
+            assert!(
+                e.contains("NVML") && !e.contains('\n'),
+                "one line naming NVML: {e}"
+            );
+        }
+        Ok(mut s) => {
+            let r = s.read().unwrap();
+            assert!(!r.is_empty() && r.iter().all(|(_, w, _)| *w > 0.0), "{r:?}");
+        }
+    }
+}
+
+#[test]
+fn cuda_visible_devices_and_local_hosts() {
+    assert_eq!(visible_devices(Some("0,2")), Some(vec![0, 2]));
+    assert_eq!(visible_devices(Some("GPU-5e2f,1")), None, "UUIDs: every device");
+    assert_eq!(visible_devices(Some("")), None);
+    assert_eq!(visible_devices(None), None);
+    for h in ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"] {
+        assert!(is_local_host(h), "{h}");
+    }
+    assert!(!is_local_host("10.1.2.3"));
+}
