@@ -187,7 +187,7 @@ async fn get_text(ep: &Endpoint, path: &str) -> Option<(u16, String)> {
 }
 
 /// The samples of `GET /metrics` (none when it cannot be read).
-async fn scrape(ep: &Endpoint) -> Vec<prom::Sample> {
+pub(crate) async fn scrape(ep: &Endpoint) -> Vec<prom::Sample> {
     match get_text(ep, "/metrics").await {
         Some((200, t)) => prom::parse_text(&t),
         _ => Vec::new(),

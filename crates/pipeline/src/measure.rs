@@ -224,7 +224,7 @@ impl<W: RequestWorkload> Executor for Measured<W> {
             self.power = Some(resolve_power(ctx)?);
         }
         let power = self.power.as_ref().expect("resolved above");
-        let sampling = power.start().await;
+        let sampling = power.start(&ctx.target.endpoint).await;
         let bar = PointProgress::requests(ctx, req.requests, &label);
         let wall_start = chrono::Utc::now();
         let res = run_phase(
@@ -280,7 +280,12 @@ impl<W: RequestWorkload> Executor for Measured<W> {
             total_output_tokens: m.total_output_tokens,
         };
         if let Some(e) = power
-            .finish(sampling, &window, i64::from(ctx.identity.num_gpus()))
+            .finish(
+                &ctx.target.endpoint,
+                sampling,
+                &window,
+                i64::from(ctx.identity.num_gpus()),
+            )
             .await
         {
             if !e.sidecar.is_null() {
@@ -376,7 +381,8 @@ fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
     let mut said = String::new();
     let p = PointPower::resolve(
         &ctx.plan.power,
-        ctx.target.is_sim(),
+        // the embedded simulator, or a servebench simulator behind --endpoint (--sim-speedup)
+        ctx.target.is_sim() || ctx.plan.sim.speedup.is_some(),
         &ctx.target.endpoint.host,
         |gpus| {
             NvmlSampler::open(gpus).map(|s| {

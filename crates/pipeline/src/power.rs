@@ -71,13 +71,14 @@ impl NvmlSampler {
     /// Loads NVML (`libnvidia-ml.so.1`, then `libnvidia-ml.so`) and picks the devices;
     /// `Err`: one line with NVML's error (no library, no driver, no device).
     pub fn open(gpus: Option<&[u32]>) -> Result<NvmlSampler, String> {
-        let first = nvml_wrapper::Nvml::builder()
-            .lib_path(std::ffi::OsStr::new("libnvidia-ml.so.1"))
-            .init();
-        let nvml = match first {
+        // nvml-wrapper loads `libnvidia-ml.so.1` (what the driver installs); a development
+        // install may have only the unversioned name
+        let nvml = match nvml_wrapper::Nvml::init() {
             Ok(n) => n,
-            Err(e1) => nvml_wrapper::Nvml::init()
-                .map_err(|e2| format!("NVML not loadable ({e1}; {e2})"))?,
+            Err(e1) => nvml_wrapper::Nvml::builder()
+                .lib_path(std::ffi::OsStr::new("libnvidia-ml.so"))
+                .init()
+                .map_err(|_| format!("NVML not loadable: {e1}"))?,
         };
         let count = nvml
             .device_count()
@@ -241,6 +242,10 @@ pub enum PointPower {
     Telemetry(PathBuf),
     /// Not measured, for this reason (written into every row).
     Missing(String),
+    /// The simulator: its modelled GPU energy counter (`servebench_sim_energy_joules_total`
+    /// and `servebench_sim_modelled_seconds_total` on `/metrics`), read before and after the
+    /// measured phase.
+    Modelled,
     /// Nothing written (`--power off`, or the simulator until it models energy).
     Off,
 }
@@ -259,12 +264,26 @@ pub struct PointEnergy {
 pub enum PointSampling {
     /// The monitor thread.
     Monitor(PowerMonitor),
+    /// The simulator's (modelled s, modelled J) counters at the start, when readable.
+    Modelled(Option<(f64, f64)>),
     /// Nothing runs during the point.
     Idle,
 }
 
+/// The simulator's modelled time (s) and modelled GPU energy (J) counters, when it exports
+/// them (a GPU preset without power figures does not).
+pub async fn sim_energy_counters(ep: &servebench_client::Endpoint) -> Option<(f64, f64)> {
+    let samples = crate::cache::scrape(ep).await;
+    // the Prometheus parser names counters by their family, without `_total`
+    let get = |name: &str| samples.iter().find(|s| s.name == name).map(|s| s.value);
+    Some((
+        get("servebench_sim_modelled_seconds")?,
+        get("servebench_sim_energy_joules")?,
+    ))
+}
+
 impl PointPower {
-    /// The sweep's choice: `--power off` → nothing; the simulator → nothing; a telemetry
+    /// The sweep's choice: `--power off` → nothing; the simulator → its modelled energy; a telemetry
     /// file → it; NVML when asked or (auto) when the endpoint's host is this machine. `Err`
     /// only for `--power nvml` when NVML cannot be read.
     pub fn resolve(
@@ -276,7 +295,7 @@ impl PointPower {
         match &plan.mode {
             PowerMode::Off => Ok(PointPower::Off),
             PowerMode::Telemetry(p) => Ok(PointPower::Telemetry(p.clone())),
-            _ if is_sim => Ok(PointPower::Off),
+            _ if is_sim => Ok(PointPower::Modelled),
             PowerMode::Nvml => open(plan.gpus.as_deref())
                 .map(|s| PointPower::Sampled(Arc::new(Mutex::new(s))))
                 .map_err(|e| format!("--power nvml: {e}")),
@@ -292,8 +311,9 @@ impl PointPower {
 
     /// Starts sampling before the measured phase: waits (≤ 1 s) for a first reading so the
     /// window is bracketed.
-    pub async fn start(&self) -> PointSampling {
+    pub async fn start(&self, ep: &servebench_client::Endpoint) -> PointSampling {
         match self {
+            PointPower::Modelled => PointSampling::Modelled(sim_energy_counters(ep).await),
             PointPower::Sampled(s) => {
                 let m = PowerMonitor::start(s.clone(), SAMPLE_PERIOD);
                 m.wait_past(0.0, Duration::from_secs(1)).await;
@@ -307,6 +327,7 @@ impl PointPower {
     /// GPUs; `None` when nothing is written ([`PointPower::Off`]).
     pub async fn finish(
         &self,
+        ep: &servebench_client::Endpoint,
         sampling: PointSampling,
         b: &BenchmarkData,
         expected_gpus: i64,
@@ -329,7 +350,29 @@ impl PointPower {
                     line,
                 })
             }
-            (PointPower::Sampled(_), PointSampling::Idle) => None,
+            (PointPower::Modelled, PointSampling::Modelled(start)) => {
+                let fields = match (start, sim_energy_counters(ep).await) {
+                    (Some((t0, e0)), Some((t1, e1))) => servebench_metrics::power::modelled_energy(
+                        e1 - e0,
+                        t1 - t0,
+                        b,
+                        expected_gpus,
+                    ),
+                    _ => PowerFields {
+                        source: servebench_contracts::PowerSource::Modelled,
+                        valid: false,
+                        metrics: None,
+                        invalid_reasons: vec!["telemetry_missing: the simulator exports no modelled energy (servebench_sim_energy_joules_total): its GPU preset has no tdp_w/idle_w".into()],
+                    },
+                };
+                let line = energy_line(&fields, None, 0);
+                Some(PointEnergy {
+                    fields,
+                    sidecar: Value::Null,
+                    line,
+                })
+            }
+            (PointPower::Sampled(_) | PointPower::Modelled, _) => None,
             (PointPower::Telemetry(csv), _) => {
                 // InferenceX's monitor writes one row a second: wait for the row after the end
                 tokio::time::sleep(Duration::from_secs(2)).await;
@@ -375,7 +418,11 @@ fn energy_line(f: &PowerFields, counter: Option<f64>, readings: usize) -> String
                 m.joules_per_total_token,
                 m.avg_power_w,
                 m.total_gpu_energy_j,
-                f.source.as_str(),
+                if f.source == servebench_contracts::PowerSource::Modelled {
+                    "modelled, not measured"
+                } else {
+                    f.source.as_str()
+                },
                 if readings > 0 {
                     format!(" {} readings", readings)
                 } else {

@@ -44,6 +44,11 @@ fn window(start: f64, end: f64, out_tokens: u64) -> BenchmarkData {
     }
 }
 
+/// An endpoint nothing listens on (only the modelled path reads it).
+fn ep() -> servebench_client::Endpoint {
+    servebench_client::Endpoint::parse("http://127.0.0.1:9").unwrap()
+}
+
 fn sampled(s: impl PowerSampler + 'static) -> PointPower {
     PointPower::Sampled(Arc::new(Mutex::new(Box::new(s))))
 }
@@ -54,11 +59,11 @@ async fn a_point_sampled_through_the_monitor_gets_its_energy_and_counter_check()
         watts: vec![400.0],
         t0: unix_now(),
     });
-    let sampling = p.start().await;
+    let sampling = p.start(&ep()).await;
     let start = unix_now();
     tokio::time::sleep(Duration::from_millis(450)).await;
     let end = unix_now();
-    let e = p.finish(sampling, &window(start, end, 256), 1).await.unwrap();
+    let e = p.finish(&ep(), sampling, &window(start, end, 256), 1).await.unwrap();
     assert!(e.fields.valid, "{:?}", e.fields.invalid_reasons);
     assert_eq!(e.fields.source, servebench_contracts::PowerSource::Nvml);
     let m = e.fields.metrics.unwrap();
@@ -76,11 +81,11 @@ async fn a_point_sampled_through_the_monitor_gets_its_energy_and_counter_check()
 #[tokio::test]
 async fn read_errors_are_reasons_never_zeros() {
     let p = sampled(Failing);
-    let sampling = p.start().await;
+    let sampling = p.start(&ep()).await;
     let start = unix_now();
     tokio::time::sleep(Duration::from_millis(150)).await;
     let e = p
-        .finish(sampling, &window(start, unix_now(), 64), 1)
+        .finish(&ep(), sampling, &window(start, unix_now(), 64), 1)
         .await
         .unwrap();
     assert!(!e.fields.valid);
@@ -100,11 +105,11 @@ async fn two_gpus_sampled_for_a_one_gpu_point_are_a_count_mismatch() {
         watts: vec![100.0, 120.0],
         t0: unix_now(),
     });
-    let sampling = p.start().await;
+    let sampling = p.start(&ep()).await;
     let start = unix_now();
     tokio::time::sleep(Duration::from_millis(250)).await;
     let e = p
-        .finish(sampling, &window(start, unix_now(), 64), 1)
+        .finish(&ep(), sampling, &window(start, unix_now(), 64), 1)
         .await
         .unwrap();
     assert_eq!(e.fields.invalid_reasons, vec!["expected_gpu_count_mismatch"]);
@@ -119,7 +124,7 @@ async fn without_nvml_every_point_says_why_and_nvml_mode_refuses_to_start() {
     let auto = PowerPlan::default();
     let p = PointPower::resolve(&auto, false, "127.0.0.1", no_nvml).unwrap();
     let e = p
-        .finish(PointSampling::Idle, &window(1.0, 2.0, 1), 1)
+        .finish(&ep(), PointSampling::Idle, &window(1.0, 2.0, 1), 1)
         .await
         .unwrap();
     assert_eq!(e.fields, servebench_contracts::PowerFields::missing(
@@ -143,13 +148,24 @@ async fn without_nvml_every_point_says_why_and_nvml_mode_refuses_to_start() {
     })
     .unwrap();
     assert!(matches!(&p, PointPower::Missing(r) if r.contains("gpu-box.example")));
-    // the simulator and --power off write nothing here
+    // --power off writes nothing; the simulator models energy
     let off = PowerPlan {
         mode: PowerMode::Off,
         gpus: None,
     };
     assert!(matches!(PointPower::resolve(&off, false, "localhost", no_nvml), Ok(PointPower::Off)));
-    assert!(matches!(PointPower::resolve(&auto, true, "127.0.0.1", no_nvml), Ok(PointPower::Off)));
+    assert!(matches!(
+        PointPower::resolve(&auto, true, "127.0.0.1", no_nvml),
+        Ok(PointPower::Modelled)
+    ));
+    // a simulator that exports no energy counter: said, never zeros
+    let e = PointPower::Modelled
+        .finish(&ep(), PointSampling::Modelled(None), &window(1.0, 2.0, 1), 1)
+        .await
+        .unwrap();
+    assert_eq!(e.fields.source, servebench_contracts::PowerSource::Modelled);
+    assert_eq!(e.fields.metrics, None);
+    assert!(e.fields.invalid_reasons[0].starts_with("telemetry_missing"));
 }
 
 #[test]

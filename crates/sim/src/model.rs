@@ -49,6 +49,11 @@ impl Parallelism {
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
+/// Share of a GPU's dynamic power range (TDP − idle) a step that only streams HBM draws
+/// (decode of a small batch): an assumption, not a datasheet figure, checked against the
+/// H200 measurement in docs/simulator.md "Energy".
+pub const MEMORY_BOUND_POWER_SHARE: f64 = 0.6;
+
 /// A GPU/model/TP combination with everything the scheduler and the cost model need, derived
 /// once from the presets. Fields are public so tests and callers can override them (for
 /// example a tiny `kv_blocks` to provoke queueing).
@@ -386,6 +391,30 @@ impl EngineConfig {
         }
     }
 
+    /// Modelled board power of one GPU during a step of cost `cost`, W (docs/simulator.md
+    /// "Energy"): `idle_w + (tdp_w − idle_w) · u` with the utilisation
+    /// `u = max(compute_s / total_s, MEMORY_BOUND_POWER_SHARE · memory_s / total_s)`: tensor
+    /// cores busy for the whole step draw the whole dynamic range, a step that only streams
+    /// HBM draws [`MEMORY_BOUND_POWER_SHARE`] of it, host overhead and idle waits draw idle
+    /// power. `None` when the GPU preset has no power figures.
+    pub fn step_power_w(&self, cost: &StepCost) -> Option<f64> {
+        let (tdp, idle) = (self.gpu.tdp_w?, self.gpu.idle_w?);
+        let u = if cost.total_s > 0.0 {
+            (cost.compute_s / cost.total_s)
+                .max(MEMORY_BOUND_POWER_SHARE * cost.memory_s / cost.total_s)
+                .clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        Some(idle + (tdp - idle) * u)
+    }
+
+    /// Modelled energy of a step from `start_s` to `end_s` (modelled s) on all the engine's
+    /// GPUs, J: [`EngineConfig::step_power_w`] × duration × TP.
+    pub fn step_energy_j(&self, start_s: f64, end_s: f64, cost: &StepCost) -> Option<f64> {
+        Some(self.step_power_w(cost)? * (end_s - start_s).max(0.0) * self.tp as f64)
+    }
+
     /// Modelled duration of one step processing `chunks` (see the module docs for the formula),
     /// × [`EngineConfig::slowdown`].
     pub fn step_cost(&self, chunks: &[Chunk]) -> StepCost {
@@ -553,6 +582,41 @@ mod tests {
             cfg("h100", "qwen3-30b-a3b", 8).kv_bytes_per_token_per_gpu,
             24_576.0
         );
+    }
+
+    #[test]
+    fn step_power_lies_between_idle_and_tdp_by_utilisation() {
+        let c = cfg("h200", "qwen3-8b", 1);
+        let decode = c.step_cost(&[Chunk {
+            context: 1024,
+            tokens: 1,
+            samples: true,
+        }]);
+        let prefill = c.step_cost(&[Chunk {
+            context: 0,
+            tokens: 8192,
+            samples: true,
+        }]);
+        let (idle, tdp) = (77.0, 700.0);
+        let pd = c.step_power_w(&decode).unwrap();
+        let pp = c.step_power_w(&prefill).unwrap();
+        // a batch-1 decode step streams the weights: memory-bound, part of the dynamic range
+        let u = MEMORY_BOUND_POWER_SHARE * decode.memory_s / decode.total_s;
+        assert!((pd - (idle + (tdp - idle) * u)).abs() < 1e-9, "{pd}");
+        assert!(idle < pd && pd < idle + (tdp - idle) * MEMORY_BOUND_POWER_SHARE);
+        // a large prefill is compute-bound: close to the board limit, never above it
+        assert!(pp > pd && pp <= tdp, "{pp} vs {pd}");
+        // an idle wait draws idle power; energy = power × time × TP
+        assert_eq!(c.step_power_w(&StepCost::default()), Some(idle));
+        let c2 = cfg("h200", "qwen3-8b", 2);
+        assert_eq!(c2.step_energy_j(1.0, 3.0, &StepCost::default()), Some(idle * 2.0 * 2.0));
+        // every GPU preset carries its power figures and their source
+        for g in ["h100", "h200", "b200", "b300", "a100", "a100-40gb", "mi300x", "mi325x", "mi355x"] {
+            let gpu = cfg(g, "qwen3-8b", 8).gpu;
+            let (t, i) = (gpu.tdp_w.unwrap(), gpu.idle_w.unwrap());
+            assert!(0.0 < i && i < t, "{g}");
+            assert!(gpu.power_source.unwrap().contains(" W"), "{g}: a source naming the watts");
+        }
     }
 
     #[test]

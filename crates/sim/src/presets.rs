@@ -37,6 +37,16 @@ pub struct GpuSpec {
     pub peak_fp4_tflops: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
+    /// Board power limit (TDP / TBP), W: the modelled power of a fully busy GPU (absent: no
+    /// modelled energy).
+    #[serde(default)]
+    pub tdp_w: Option<f64>,
+    /// Board power of an idle GPU with a model loaded, W.
+    #[serde(default)]
+    pub idle_w: Option<f64>,
+    /// Where `tdp_w` and `idle_w` come from.
+    #[serde(default)]
+    pub power_source: Option<String>,
 }
 
 /// Mixture-of-experts shape of a model.

@@ -112,6 +112,9 @@ pub(crate) struct Stats {
     pub steps: AtomicU64,
     /// Modelled time, ns.
     pub modelled_ns: AtomicU64,
+    /// Modelled GPU energy of every step so far (all GPUs), µJ
+    /// ([`EngineConfig::step_energy_j`]); stays 0 without GPU power figures.
+    pub energy_uj: AtomicU64,
     /// Wall time lost to re-anchoring, ns.
     pub lag_ns: AtomicU64,
     pub finished_stop: AtomicU64,
@@ -169,6 +172,7 @@ pub(crate) fn run_engine(
     let mut out: Vec<Emit<Arc<ReqShared>>> = Vec::new();
     let max_lag = MAX_CATCH_UP;
     let mut pending_abort: Vec<Arc<ReqShared>> = Vec::new();
+    let mut energy_j = 0.0f64;
 
     let submit = |engine: &mut Engine<Arc<ReqShared>>, s: Submission, aw: Instant, av: f64| {
         let vt = av + s.arrival.saturating_duration_since(aw).as_secs_f64() * speedup;
@@ -217,6 +221,12 @@ pub(crate) fn run_engine(
         let Some(info) = engine.step(&mut out) else {
             continue;
         };
+        if let Some(e) = engine
+            .config()
+            .step_energy_j(info.start_s, info.end_s, &info.cost)
+        {
+            energy_j += e;
+        }
         if info.num_seqs > 0 {
             // Gauges as of this step's batch (sequences that just finished still count).
             stats.running.store(
@@ -266,6 +276,9 @@ pub(crate) fn run_engine(
             .prefix_cache_hits
             .store(c.prefix_cache_hits, Ordering::Relaxed);
         stats.steps.store(c.steps, Ordering::Relaxed);
+        stats
+            .energy_uj
+            .store((energy_j * 1e6) as u64, Ordering::Relaxed);
         stats
             .modelled_ns
             .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);

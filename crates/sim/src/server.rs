@@ -933,6 +933,14 @@ fn metrics(st: &AppState) -> Response<SimBody> {
         "Modelled (virtual) engine time, s.",
         &[("", (g(&s.modelled_ns) as f64 / 1e9).to_string())],
     );
+    if st.cfg.gpu.tdp_w.is_some() && st.cfg.gpu.idle_w.is_some() {
+        metric(
+            "servebench_sim_energy_joules_total",
+            "counter",
+            "Modelled GPU energy of all the engine's GPUs (idle + utilisation-scaled dynamic power per step; docs/simulator.md \"Energy\"), J. Modelled, not measured.",
+            &[("", (g(&s.energy_uj) as f64 / 1e6).to_string())],
+        );
+    }
     metric(
         "servebench_sim_lag_seconds_total",
         "counter",

@@ -191,6 +191,38 @@ pub fn telemetry_energy(csv: &std::path::Path, b: &BenchmarkData, expected_gpus:
     }
 }
 
+/// A simulated point's modelled energy: `energy_j` (modelled J of all GPUs) over
+/// `modelled_s` modelled seconds, normalised by the window's counts `b` like a measurement
+/// (`avg_power_w` per GPU of `gpus`, `joules_per_*`), rounded as InferenceX rounds; marked
+/// [`PowerSource::Modelled`], never `power_valid`.
+pub fn modelled_energy(energy_j: f64, modelled_s: f64, b: &BenchmarkData, gpus: i64) -> PowerFields {
+    let mut reasons = count_reasons(b);
+    if !(modelled_s > 0.0 && energy_j >= 0.0) {
+        append_reason(&mut reasons, "invalid_benchmark_window");
+    }
+    let metrics = if reasons.is_empty() {
+        let total = (b.total_input_tokens + b.total_output_tokens) as f64;
+        let avg_total = energy_j / modelled_s;
+        rounded(&[
+            ("avg_power_w", avg_total / gpus.max(1) as f64),
+            ("avg_total_gpu_power_w", avg_total),
+            ("total_gpu_energy_j", energy_j),
+            ("joules_per_successful_query", energy_j / b.completed as f64),
+            ("joules_per_input_token", energy_j / b.total_input_tokens as f64),
+            ("joules_per_output_token", energy_j / b.total_output_tokens as f64),
+            ("joules_per_total_token", energy_j / total),
+        ])
+    } else {
+        None
+    };
+    PowerFields {
+        source: PowerSource::Modelled,
+        valid: false,
+        metrics,
+        invalid_reasons: reasons,
+    }
+}
+
 /// The verdict's metrics rounded as `_patch_power_result` rounds them; `None` if one is not
 /// finite.
 pub fn rounded(metrics: &[(&'static str, f64)]) -> Option<PowerMetrics> {
@@ -411,6 +443,22 @@ mod tests {
         assert_eq!(e.fields.metrics.unwrap().total_gpu_energy_j, 1000.0);
         let e = telemetry_energy(&dir.path().join("absent.csv"), &bench(t0, t0 + 1.0), 1);
         assert_eq!(e.fields.invalid_reasons, vec!["telemetry_file_missing"]);
+    }
+
+    #[test]
+    fn modelled_energy_is_normalised_like_a_measurement_and_never_valid() {
+        // 2 GPUs, 6000 J over 10 modelled s
+        let f = modelled_energy(6000.0, 10.0, &bench(0.0, 1.0), 2);
+        assert_eq!(f.source, PowerSource::Modelled);
+        assert!(!f.valid && f.invalid_reasons.is_empty());
+        let m = f.metrics.unwrap();
+        assert_eq!((m.avg_power_w, m.avg_total_gpu_power_w), (300.0, 600.0));
+        assert_eq!(m.joules_per_output_token, py_round(6000.0 / 1280.0, 6));
+        assert_eq!(m.joules_per_successful_query, 600.0);
+        let mut b = bench(0.0, 1.0);
+        b.total_output_tokens = 0;
+        let f = modelled_energy(6000.0, 10.0, &b, 2);
+        assert_eq!((f.metrics, f.invalid_reasons), (None, vec!["invalid_output_token_count".to_string()]));
     }
 
     #[test]
