@@ -52,7 +52,7 @@ pub use power::{PowerFields, PowerMetrics, PowerSource};
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{
     AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, ReportedCache, RequestRate,
-    ResultDoc, ResultFile, ResultServebench, SimulatorInfo,
+    ResultDoc, ResultFile, ResultServebench, SimClock, SimulatorInfo,
 };
 pub use stat::Stat;
 pub use status::PointStatus;
