@@ -338,9 +338,7 @@ fn groups(s: &Samples, metric: Metric, stat: Stat) -> Vec<Vec<f64>> {
                 Some(vec![tokens, e])
             })
             .collect(),
-        Metric::JoulesPerOutputToken | Metric::JoulesPerToken | Metric::PowerPerGpu => {
-            Vec::new()
-        }
+        Metric::JoulesPerOutputToken | Metric::JoulesPerToken | Metric::PowerPerGpu => Vec::new(),
     }
 }
 

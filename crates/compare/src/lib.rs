@@ -296,7 +296,10 @@ impl Default for CompareOptions {
 /// `metrics` with [`Metric::ENERGY`] appended (those not already in it) when a point of
 /// `points` carries a value of one of them; otherwise `metrics` unchanged (runs without
 /// energy keep their tables).
-pub fn with_energy<'a>(metrics: &[Metric], points: impl IntoIterator<Item = &'a Point>) -> Vec<Metric> {
+pub fn with_energy<'a>(
+    metrics: &[Metric],
+    points: impl IntoIterator<Item = &'a Point>,
+) -> Vec<Metric> {
     let mut out = metrics.to_vec();
     let any = points.into_iter().any(|p| {
         Metric::ENERGY

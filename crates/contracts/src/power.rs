@@ -282,7 +282,14 @@ mod tests {
             invalid_reasons: vec!["sampling_gap_exceeded".into()],
             ..measured()
         };
-        assert!(invalid.usable().is_none(), "invalid measurements are not shown");
-        assert_eq!(PowerFields::read(&Map::new()), None, "old rows have no block");
+        assert!(
+            invalid.usable().is_none(),
+            "invalid measurements are not shown"
+        );
+        assert_eq!(
+            PowerFields::read(&Map::new()),
+            None,
+            "old rows have no block"
+        );
     }
 }

@@ -29,7 +29,7 @@ pub mod sampled;
 
 pub use agentx::{agentx_power, AgentxOutcome, AgentxPowerArgs};
 pub use aggregate::{aggregate_power, AggregatePowerArgs, PowerError, PowerOutcome, PowerVerdict};
+pub use integrate::{integrate_power, integrate_samples, PowerIntegration, RawSamples};
 pub use sampled::{
     energy_from_readings, modelled_energy, telemetry_energy, GpuReading, SampledEnergy,
 };
-pub use integrate::{integrate_power, integrate_samples, PowerIntegration, RawSamples};

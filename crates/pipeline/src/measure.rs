@@ -412,7 +412,10 @@ fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
     )
     .map_err(PipelineError::Msg)?;
     if let PointPower::Telemetry(f) = &p {
-        said = format!("energy: integrating {} over each point's window", f.display());
+        said = format!(
+            "energy: integrating {} over each point's window",
+            f.display()
+        );
     }
     if !said.is_empty() {
         ctx.console.line(&said);

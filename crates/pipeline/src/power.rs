@@ -176,12 +176,14 @@ impl PowerMonitor {
                 let t = unix_now();
                 let mut got = g.lock().unwrap_or_else(|p| p.into_inner());
                 match r {
-                    Ok(rs) => got.0.extend(rs.into_iter().map(|(gpu, watts, e)| GpuReading {
-                        gpu,
-                        t_unix: t,
-                        watts,
-                        energy_mj: e,
-                    })),
+                    Ok(rs) => got
+                        .0
+                        .extend(rs.into_iter().map(|(gpu, watts, e)| GpuReading {
+                            gpu,
+                            t_unix: t,
+                            watts,
+                            energy_mj: e,
+                        })),
                     Err(e) => {
                         let reason = format!("telemetry_read_error: {e}");
                         if !got.1.contains(&reason) {

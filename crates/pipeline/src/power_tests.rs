@@ -63,7 +63,10 @@ async fn a_point_sampled_through_the_monitor_gets_its_energy_and_counter_check()
     let start = unix_now();
     tokio::time::sleep(Duration::from_millis(450)).await;
     let end = unix_now();
-    let e = p.finish(&ep(), sampling, &window(start, end, 256), 1).await.unwrap();
+    let e = p
+        .finish(&ep(), sampling, &window(start, end, 256), 1)
+        .await
+        .unwrap();
     assert!(e.fields.valid, "{:?}", e.fields.invalid_reasons);
     assert_eq!(e.fields.source, servebench_contracts::PowerSource::Nvml);
     let m = e.fields.metrics.unwrap();
@@ -73,7 +76,11 @@ async fn a_point_sampled_through_the_monitor_gets_its_energy_and_counter_check()
     assert!((m.total_gpu_energy_j - expect).abs() < 1e-3, "{m:?}");
     assert!((m.joules_per_output_token - expect / 256.0).abs() < 1e-5);
     let check = &e.sidecar["accumulator_check"];
-    assert_eq!(check["within_tolerance"], serde_json::json!(true), "{check}");
+    assert_eq!(
+        check["within_tolerance"],
+        serde_json::json!(true),
+        "{check}"
+    );
     assert!(e.sidecar["per_gpu_sample_counts"]["0"].as_u64().unwrap() >= 2);
     assert!(e.line.contains("J/output token"), "{}", e.line);
 }
@@ -112,7 +119,10 @@ async fn two_gpus_sampled_for_a_one_gpu_point_are_a_count_mismatch() {
         .finish(&ep(), sampling, &window(start, unix_now(), 64), 1)
         .await
         .unwrap();
-    assert_eq!(e.fields.invalid_reasons, vec!["expected_gpu_count_mismatch"]);
+    assert_eq!(
+        e.fields.invalid_reasons,
+        vec!["expected_gpu_count_mismatch"]
+    );
 }
 
 fn no_nvml(_: Option<&[u32]>) -> Result<Box<dyn PowerSampler>, String> {
@@ -139,7 +149,9 @@ async fn without_nvml_every_point_says_why_and_nvml_mode_refuses_to_start() {
         mode: PowerMode::Nvml,
         gpus: None,
     };
-    let err = PointPower::resolve(&nvml, false, "127.0.0.1", no_nvml).err().unwrap();
+    let err = PointPower::resolve(&nvml, false, "127.0.0.1", no_nvml)
+        .err()
+        .unwrap();
     assert!(err.starts_with("--power nvml: NVML not loadable"), "{err}");
 
     // a remote endpoint: the local GPUs are not the server's
@@ -153,14 +165,22 @@ async fn without_nvml_every_point_says_why_and_nvml_mode_refuses_to_start() {
         mode: PowerMode::Off,
         gpus: None,
     };
-    assert!(matches!(PointPower::resolve(&off, false, "localhost", no_nvml), Ok(PointPower::Off)));
+    assert!(matches!(
+        PointPower::resolve(&off, false, "localhost", no_nvml),
+        Ok(PointPower::Off)
+    ));
     assert!(matches!(
         PointPower::resolve(&auto, true, "127.0.0.1", no_nvml),
         Ok(PointPower::Modelled)
     ));
     // a simulator that exports no energy counter: said, never zeros
     let e = PointPower::Modelled
-        .finish(&ep(), PointSampling::Modelled(None), &window(1.0, 2.0, 1), 1)
+        .finish(
+            &ep(),
+            PointSampling::Modelled(None),
+            &window(1.0, 2.0, 1),
+            1,
+        )
         .await
         .unwrap();
     assert_eq!(e.fields.source, servebench_contracts::PowerSource::Modelled);
@@ -189,7 +209,11 @@ fn the_real_nvml_loader_reports_its_absence_in_one_line() {
 #[test]
 fn cuda_visible_devices_and_local_hosts() {
     assert_eq!(visible_devices(Some("0,2")), Some(vec![0, 2]));
-    assert_eq!(visible_devices(Some("GPU-5e2f,1")), None, "UUIDs: every device");
+    assert_eq!(
+        visible_devices(Some("GPU-5e2f,1")),
+        None,
+        "UUIDs: every device"
+    );
     assert_eq!(visible_devices(Some("")), None);
     assert_eq!(visible_devices(None), None);
     for h in ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"] {

@@ -278,7 +278,12 @@ pub fn tokens_per_joule_vs_interactivity(c: &Curves) -> Result<String, String> {
             .filter(|j| *j > 0.0)
             .map(|j| 1.0 / j)
     };
-    if !c.baseline.iter().chain(&c.candidate).any(|p| per_joule(p).is_some()) {
+    if !c
+        .baseline
+        .iter()
+        .chain(&c.candidate)
+        .any(|p| per_joule(p).is_some())
+    {
         return Err("no point carries energy (measured or modelled)".into());
     }
     line_chart(

@@ -814,9 +814,11 @@ pub fn build_run(
     o: &BuildOptions,
 ) -> Document {
     let columns: Vec<Metric> = if o.columns.is_empty() {
-        default_columns(points.iter().any(|p| {
-            p.value(cmp::Metric::JoulesPerOutputToken, stat).is_some()
-        }))
+        default_columns(
+            points
+                .iter()
+                .any(|p| p.value(cmp::Metric::JoulesPerOutputToken, stat).is_some()),
+        )
     } else {
         o.columns.clone()
     };

@@ -609,13 +609,29 @@ mod tests {
         // an idle wait draws idle power; energy = power × time × TP
         assert_eq!(c.step_power_w(&StepCost::default()), Some(idle));
         let c2 = cfg("h200", "qwen3-8b", 2);
-        assert_eq!(c2.step_energy_j(1.0, 3.0, &StepCost::default()), Some(idle * 2.0 * 2.0));
+        assert_eq!(
+            c2.step_energy_j(1.0, 3.0, &StepCost::default()),
+            Some(idle * 2.0 * 2.0)
+        );
         // every GPU preset carries its power figures and their source
-        for g in ["h100", "h200", "b200", "b300", "a100", "a100-40gb", "mi300x", "mi325x", "mi355x"] {
+        for g in [
+            "h100",
+            "h200",
+            "b200",
+            "b300",
+            "a100",
+            "a100-40gb",
+            "mi300x",
+            "mi325x",
+            "mi355x",
+        ] {
             let gpu = cfg(g, "qwen3-8b", 8).gpu;
             let (t, i) = (gpu.tdp_w.unwrap(), gpu.idle_w.unwrap());
             assert!(0.0 < i && i < t, "{g}");
-            assert!(gpu.power_source.unwrap().contains(" W"), "{g}: a source naming the watts");
+            assert!(
+                gpu.power_source.unwrap().contains(" W"),
+                "{g}: a source naming the watts"
+            );
         }
     }
 

@@ -558,19 +558,17 @@ impl EnergyColumns {
     /// Of an imported row: InferenceX's keys, numbers only when `power_valid` is 1 (an
     /// InferenceX row's energy comes from its nvidia-smi / amd-smi telemetry).
     pub fn of_value(row: &Value) -> EnergyColumns {
-        let valid = row.get("power_valid").and_then(|v| {
-            v.as_i64()
-                .or_else(|| v.as_bool().map(i64::from))
-        });
+        let valid = row
+            .get("power_valid")
+            .and_then(|v| v.as_i64().or_else(|| v.as_bool().map(i64::from)));
         let num = |k: &str| {
             (valid == Some(1))
                 .then(|| row.get(k).and_then(Value::as_f64))
                 .flatten()
         };
         EnergyColumns {
-            power_source: valid.map(|_| {
-                row_str(row, "power_source").unwrap_or_else(|| "telemetry".to_string())
-            }),
+            power_source: valid
+                .map(|_| row_str(row, "power_source").unwrap_or_else(|| "telemetry".to_string())),
             power_valid: valid,
             avg_power_w: num("avg_power_w"),
             joules_per_output_token: num("joules_per_output_token"),
@@ -589,7 +587,6 @@ struct EvalColumns {
     /// `row_json`.
     json: String,
 }
-
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, switches it to WAL, sets the busy

@@ -512,10 +512,17 @@ fn energy_round_trips_through_rows_and_columns() {
         }
     );
     assert_eq!(cols[1].power_source.as_deref(), Some("none"));
-    assert_eq!((cols[1].power_valid, cols[1].joules_per_output_token), (Some(0), None));
+    assert_eq!(
+        (cols[1].power_valid, cols[1].joules_per_output_token),
+        (Some(0), None)
+    );
     assert_eq!(cols[2].power_source.as_deref(), Some("modelled"));
     assert_eq!(cols[2].joules_per_output_token, Some(1.509453));
-    assert_eq!(cols[3], &EnergyColumns::default(), "rows without power keys: NULL");
+    assert_eq!(
+        cols[3],
+        &EnergyColumns::default(),
+        "rows without power keys: NULL"
+    );
     // the columns answer SQL directly
     let conn = rusqlite::Connection::open(dir.path().join("e.db")).unwrap();
     let j: f64 = conn
@@ -528,9 +535,11 @@ fn energy_round_trips_through_rows_and_columns() {
     assert_eq!(j, 1.509453);
     // an InferenceX row's power keys fill the columns of a baseline import
     let base = s.record_run(&RunMeta::new(RunKind::Baseline)).unwrap();
-    let v = foreign(json!({"hw": "h200", "conc": 8, "tp": 1, "power_metric_schema_version": 2,
+    let v = foreign(
+        json!({"hw": "h200", "conc": 8, "tp": 1, "power_metric_schema_version": 2,
         "power_valid": 1, "avg_power_w": 184.2, "joules_per_output_token": 2.8,
-        "joules_per_total_token": 0.31}));
+        "joules_per_total_token": 0.31}),
+    );
     s.add_foreign_point(base, &v).unwrap();
     let e = &s.points(base).unwrap()[0].energy;
     assert_eq!(e.power_source.as_deref(), Some("telemetry"));

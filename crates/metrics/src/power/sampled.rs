@@ -117,7 +117,10 @@ pub fn energy_from_readings(
     expected_gpus: i64,
 ) -> SampledEnergy {
     let mut raw = RawSamples::default();
-    for r in readings.iter().filter(|r| r.watts.is_finite() && r.watts >= 0.0) {
+    for r in readings
+        .iter()
+        .filter(|r| r.watts.is_finite() && r.watts >= 0.0)
+    {
         raw.push(&r.gpu, r.t_unix, r.watts);
     }
     let bench_reasons = count_reasons(b);
@@ -159,7 +162,11 @@ pub fn energy_from_readings(
 /// The point's energy from a telemetry CSV (`--power-telemetry`: nvidia-smi / amd-smi as
 /// InferenceX's monitor writes it) over the window `b`: `integrate_power` and InferenceX's
 /// amd-smi accumulator check, as `aggregate_power.py` does, without touching any file.
-pub fn telemetry_energy(csv: &std::path::Path, b: &BenchmarkData, expected_gpus: i64) -> SampledEnergy {
+pub fn telemetry_energy(
+    csv: &std::path::Path,
+    b: &BenchmarkData,
+    expected_gpus: i64,
+) -> SampledEnergy {
     let integration = super::integrate::integrate_power(
         csv,
         b.start,
@@ -195,7 +202,12 @@ pub fn telemetry_energy(csv: &std::path::Path, b: &BenchmarkData, expected_gpus:
 /// `modelled_s` modelled seconds, normalised by the window's counts `b` like a measurement
 /// (`avg_power_w` per GPU of `gpus`, `joules_per_*`), rounded as InferenceX rounds; marked
 /// [`PowerSource::Modelled`], never `power_valid`.
-pub fn modelled_energy(energy_j: f64, modelled_s: f64, b: &BenchmarkData, gpus: i64) -> PowerFields {
+pub fn modelled_energy(
+    energy_j: f64,
+    modelled_s: f64,
+    b: &BenchmarkData,
+    gpus: i64,
+) -> PowerFields {
     let mut reasons = count_reasons(b);
     if !(modelled_s > 0.0 && energy_j >= 0.0) {
         append_reason(&mut reasons, "invalid_benchmark_window");
@@ -208,8 +220,14 @@ pub fn modelled_energy(energy_j: f64, modelled_s: f64, b: &BenchmarkData, gpus: 
             ("avg_total_gpu_power_w", avg_total),
             ("total_gpu_energy_j", energy_j),
             ("joules_per_successful_query", energy_j / b.completed as f64),
-            ("joules_per_input_token", energy_j / b.total_input_tokens as f64),
-            ("joules_per_output_token", energy_j / b.total_output_tokens as f64),
+            (
+                "joules_per_input_token",
+                energy_j / b.total_input_tokens as f64,
+            ),
+            (
+                "joules_per_output_token",
+                energy_j / b.total_output_tokens as f64,
+            ),
             ("joules_per_total_token", energy_j / total),
         ])
     } else {
@@ -228,7 +246,11 @@ pub fn modelled_energy(energy_j: f64, modelled_s: f64, b: &BenchmarkData, gpus: 
 pub fn rounded(metrics: &[(&'static str, f64)]) -> Option<PowerMetrics> {
     let get = |k: &str| -> Option<f64> {
         let v = metrics.iter().find(|(n, _)| *n == k)?.1;
-        let digits = if k.ends_with("_w") || k.ends_with("_j") { 3 } else { 6 };
+        let digits = if k.ends_with("_w") || k.ends_with("_j") {
+            3
+        } else {
+            6
+        };
         v.is_finite().then(|| py_round(v, digits))
     };
     Some(PowerMetrics {
@@ -279,8 +301,8 @@ fn counter_check(
             }
         }
     }
-    let counter = (!energies.is_empty() && failures.is_empty() && unsupported.is_empty())
-        .then_some(total);
+    let counter =
+        (!energies.is_empty() && failures.is_empty() && unsupported.is_empty()).then_some(total);
     let rel = match (counter, integrated) {
         (Some(c), Some(i)) if c > 0.0 => Some((i - c).abs() / c),
         _ => None,
@@ -347,7 +369,10 @@ mod tests {
         assert_eq!(m.joules_per_total_token, py_round(6000.0 / 11_520.0, 6));
         let c = e.counter_energy_j.unwrap();
         assert!((c - 6000.0).abs() < 1e-6, "{c}");
-        assert_eq!(e.sidecar["accumulator_check"]["within_tolerance"], json!(true));
+        assert_eq!(
+            e.sidecar["accumulator_check"]["within_tolerance"],
+            json!(true)
+        );
     }
 
     #[test]
@@ -386,9 +411,15 @@ mod tests {
     fn the_window_must_be_bracketed_and_the_gpu_count_must_match() {
         let r = steady(1, 200.0, 1000.0, 1005.0, 0.1);
         let e = energy_from_readings(&r, &[], &bench(1001.0, 1006.0), 1);
-        assert_eq!(e.fields.invalid_reasons, vec!["benchmark_window_not_bracketed"]);
+        assert_eq!(
+            e.fields.invalid_reasons,
+            vec!["benchmark_window_not_bracketed"]
+        );
         let e = energy_from_readings(&r, &[], &bench(1001.0, 1004.0), 2);
-        assert_eq!(e.fields.invalid_reasons, vec!["expected_gpu_count_mismatch"]);
+        assert_eq!(
+            e.fields.invalid_reasons,
+            vec!["expected_gpu_count_mismatch"]
+        );
         let e = energy_from_readings(&[], &["telemetry_missing: x".into()], &bench(1.0, 2.0), 1);
         assert_eq!(
             e.fields.invalid_reasons,
@@ -458,7 +489,10 @@ mod tests {
         let mut b = bench(0.0, 1.0);
         b.total_output_tokens = 0;
         let f = modelled_energy(6000.0, 10.0, &b, 2);
-        assert_eq!((f.metrics, f.invalid_reasons), (None, vec!["invalid_output_token_count".to_string()]));
+        assert_eq!(
+            (f.metrics, f.invalid_reasons),
+            (None, vec!["invalid_output_token_count".to_string()])
+        );
     }
 
     #[test]

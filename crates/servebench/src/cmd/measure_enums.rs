@@ -145,7 +145,11 @@ pub struct PowerArgs {
     /// Integrate this telemetry CSV over each point's window instead of sampling NVML: the
     /// gpu_metrics.csv an nvidia-smi / amd-smi monitor writes as InferenceX records it
     /// (aggregate_power.py's method and validation).
-    #[arg(long = "power-telemetry", value_name = "FILE", conflicts_with = "power_gpus")]
+    #[arg(
+        long = "power-telemetry",
+        value_name = "FILE",
+        conflicts_with = "power_gpus"
+    )]
     pub power_telemetry: Option<std::path::PathBuf>,
 }
 
