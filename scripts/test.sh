@@ -14,6 +14,21 @@ if [ ! -d "$SERVEBENCH_SHARED/data" ]; then
   echo "error: shared data folder not found at $SERVEBENCH_SHARED (set SERVEBENCH_SHARED)" >&2
   exit 1
 fi
+# Disk: a full debug build of the workspace and its ~100 test binaries needs about TARGET_GIB of
+# disk. CI machines have been seen with only a few hundred MB free (stop 34: ENOSPC while
+# compiling); then the build and the tests' temporary files go to RAM (/dev/shm, a tmpfs) when it
+# has room, and the choice is printed.
+free_gib() { df -Pk "$1" 2>/dev/null | awk 'NR==2 {print int($4/1048576)}'; }
+need_gib="${SERVEBENCH_BUILD_GIB:-12}"
+if [ -z "${CARGO_TARGET_DIR:-}" ] && [ "$(free_gib .)" -lt "$need_gib" ]; then
+  if [ -d /dev/shm ] && [ "$(free_gib /dev/shm)" -ge "$need_gib" ]; then
+    export CARGO_TARGET_DIR=/dev/shm/servebench-target TMPDIR=/dev/shm/servebench-tmp
+    mkdir -p "$TMPDIR"
+    echo "[test.sh] only $(free_gib .) GiB free on $(pwd): building in $CARGO_TARGET_DIR, TMPDIR=$TMPDIR" >&2
+  else
+    echo "warning: only $(free_gib .) GiB free on $(pwd) and /dev/shm is smaller; the build may run out of disk" >&2
+  fi
+fi
 # apt lists once, for the scripts that install Debian packages.
 if [ -z "${SERVEBENCH_SKIP_APT_UPDATE:-}" ] && command -v apt-get >/dev/null; then
   apt-get update -qq >&2 || echo "warning: apt-get update failed" >&2
@@ -33,6 +48,6 @@ done
 export SERVEBENCH_REQUIRE_SERVICES=1
 # A one-off build: incremental caches only cost disk (a stop's CI ran out of it while compiling).
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-echo "[test.sh] disk before the build: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')" >&2
+echo "[test.sh] disk before the build: $(df -h "${CARGO_TARGET_DIR:-.}" | awk 'NR==2 {print $4 " free of " $2}') (target: ${CARGO_TARGET_DIR:-target})" >&2
 cargo build --workspace --all-targets
 cargo test --workspace --no-fail-fast "$@"
