@@ -7,10 +7,10 @@
 /// Helpers the files share (each file: `use crate::common;`).
 mod common;
 
-#[path = "sweep_sim.rs"]
-mod sweep_sim;
 #[path = "aa_real_engine.rs"]
 mod aa_real_engine;
+#[path = "sweep_sim.rs"]
+mod sweep_sim;
 
 /// Held by every test of this binary while it measures: they run one at a time.
 pub static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -7,7 +7,6 @@
 use crate::common;
 use common::{read_json, read_jsonl, scratch_in};
 
-
 use serde_json::Value;
 
 use common::real_engine_sweep as sweep;
