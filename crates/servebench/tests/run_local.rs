@@ -506,6 +506,8 @@ fn a_failing_eval_gate_is_never_passed() {
             s.join("images.json").to_str().unwrap(),
             "--db",
             "s.db",
+            "--provenance-out",
+            "provenance.json",
         ],
     );
     assert_eq!(code, 0, "bump: {out}{err}");
