@@ -664,7 +664,8 @@ fn filters_and_key_typos_say_what_is_available() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     scenario(d);
-    for c in ["32", "0"] {
+    // "32,64": comma separated as for sweep (issue 27), parsed as two values
+    for c in ["32", "0", "32,64"] {
         let (code, _, err) = run_in(
             d,
             &[
