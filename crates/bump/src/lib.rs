@@ -335,6 +335,7 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
         &written_image,
         &recipes,
         new_prov.as_ref(),
+        changelog::entry_scenarios(entry),
     )?;
 
     Ok(BumpPlan {
@@ -611,52 +612,25 @@ fn changelog_change(
     written_image: &str,
     recipes: &[RecipeReport],
     new_prov: Option<&Provenance>,
+    scenario_type: Vec<servebench_catalog::matrix::ScenarioType>,
 ) -> Result<Option<FileChange>, BumpError> {
     let change = match &opts.changelog {
         None => None,
         Some(p) => {
             let old = if p.exists() { read(p)? } else { String::new() };
-            let mut desc = vec![format!(
-                "Update {} image from `{}` to `{}`",
-                engine_display(engine),
+            let desc = changelog::entry_description(
+                &engine_display(engine),
                 old_image,
-                written_image
-            )];
-            for r in recipes {
-                for o in r.outcomes.iter().filter(|o| o.status == "applied") {
-                    let first = o
-                        .evidence
-                        .first()
-                        .map(|e| format!(" ({e})"))
-                        .unwrap_or_default();
-                    desc.push(format!(
-                        "{}: {}{first}",
-                        r.path
-                            .file_name()
-                            .map(|n| n.to_string_lossy().to_string())
-                            .unwrap_or_default(),
-                        o.summary
-                    ));
-                }
-            }
-            if let Some(np) = new_prov {
-                let mut d = vec![];
-                if let Some(i) = &np.index_digest {
-                    d.push(format!("index {i}"));
-                }
-                if let Some(a) = np.amd64_digest() {
-                    d.push(format!("linux/amd64 {a}"));
-                }
-                if !d.is_empty() {
-                    desc.push(format!("Provenance: {}", d.join("; ")));
-                }
-            }
+                written_image,
+                recipes,
+                new_prov,
+            );
             // The catalog crate owns the change-log format and its append-only rules.
             let entry = servebench_catalog::changelog::NewEntry {
                 config_keys: vec![opts.key.clone()],
                 description: desc,
                 pr_link: opts.pr_link.clone(),
-                scenario_type: Vec::new(),
+                scenario_type,
                 evals_only: false,
                 all_evals: false,
             };
@@ -799,8 +773,8 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), BumpError> {
     Ok(())
 }
 
-/// The provenance file bump writes next to the catalog (used until the store has an
-/// image-provenance table): `{"schema_version": 1, "changes": [ChangeRecord, …]}`, appended.
+/// The provenance file name bump writes with `--provenance-out` (the store's
+/// `image_provenance` table holds the same record by default): `{"schema_version": 1, "changes": [ChangeRecord, …]}`, appended.
 pub const PROVENANCE_FILE: &str = "provenance.json";
 
 #[derive(Serialize, Deserialize)]
@@ -837,9 +811,11 @@ impl BumpPlan {
         s
     }
 
-    /// Writes the catalog, recipes and change log (each atomically, permissions kept) and
-    /// appends the record to `provenance_out` (default `<catalog dir>/provenance.json`).
-    /// Returns the files written.
+    /// Writes the catalog, recipes and change log (each atomically, permissions kept) and, when
+    /// `provenance_out` is given, appends the record to that file (`provenance.json` shape).
+    /// Without it no provenance file is written: a file beside the catalog would be left
+    /// untracked in the InferenceX checkout (the record goes to the results store instead,
+    /// `servebench bump` without `--no-store`). Returns the files written.
     pub fn write(&self, provenance_out: Option<&Path>) -> Result<Vec<PathBuf>, BumpError> {
         let mut written = Vec::new();
         if self.already_updated {
@@ -865,23 +841,17 @@ impl BumpPlan {
             write_atomic(&c.path, &c.new)?;
             written.push(c.path.clone());
         }
-        let prov_path = match provenance_out {
-            Some(p) => p.to_path_buf(),
-            None => self
-                .record
-                .catalog
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(PROVENANCE_FILE),
+        let Some(prov_path) = provenance_out else {
+            return Ok(written);
         };
-        let mut changes = load_change_records(&prov_path)?;
+        let mut changes = load_change_records(prov_path)?;
         changes.push(self.record.clone());
         let text = serde_json::to_string_pretty(&ProvenanceFile {
             schema_version: 1,
             changes,
         })? + "\n";
-        write_atomic(&prov_path, &text)?;
-        written.push(prov_path);
+        write_atomic(prov_path, &text)?;
+        written.push(prov_path.to_path_buf());
         Ok(written)
     }
 }

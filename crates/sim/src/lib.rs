@@ -327,7 +327,7 @@ impl SimServer {
         self.speedup
     }
 
-    /// Opens an in-memory connection: the client's end of a `tokio::io::duplex` pipe (64 KiB
+    /// Opens an in-memory connection: the client's end of a `tokio::io::duplex` pipe (16 KiB
     /// each way) whose other end is served by a task running the same HTTP/1.1 code as a TCP
     /// connection (the virtual clock's transport; it works on the wall clock too). Must be
     /// called inside the server's runtime.

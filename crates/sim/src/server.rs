@@ -71,7 +71,7 @@ pub(crate) fn now() -> Instant {
 
 /// Buffer of each direction of an in-memory connection, bytes (a write beyond it waits for
 /// the reader, as a socket's send buffer does).
-const MEMORY_PIPE_BUF: usize = 64 * 1024;
+const MEMORY_PIPE_BUF: usize = 16 * 1024;
 
 /// [`crate::SimServer::connect_memory`]: a pipe whose server end is served by its own task.
 pub(crate) fn connect_memory(st: &Arc<AppState>) -> std::io::Result<tokio::io::DuplexStream> {
