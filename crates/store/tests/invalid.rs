@@ -112,7 +112,8 @@ fn a_version_2_store_migrates_and_keeps_its_runs() {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
             "ALTER TABLE points DROP COLUMN invalid_reason;
-             ALTER TABLE runs DROP COLUMN invalid_reason; PRAGMA user_version = 2;",
+             ALTER TABLE runs DROP COLUMN invalid_reason; DROP INDEX runs_branch;
+             ALTER TABLE runs DROP COLUMN branch; PRAGMA user_version = 2;",
         )
         .unwrap();
     }
