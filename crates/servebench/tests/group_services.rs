@@ -27,6 +27,8 @@ mod search_real_engine;
 mod sweep_agentx_real_engine;
 #[path = "sweep_real_engine.rs"]
 mod sweep_real_engine;
+#[path = "store_pg.rs"]
+mod store_pg;
 #[path = "validity.rs"]
 mod validity;
 #[path = "wiring_store.rs"]
