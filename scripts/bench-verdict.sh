@@ -18,7 +18,9 @@
 #                                                 # N/8 pairs; the machine loads itself)
 #
 # Workload per sweep: --conc $CONC (default 1,4,16) at --isl $ISL --osl $OSL (256/64), the
-# default sample sizes (10 × conc requests per point), --sim-speedup $SPEEDUP (20), --no-store.
+# default sample sizes (10 × conc requests per point), --no-store; CLOCK=virtual (default,
+# issue 29: host-independent modelled numbers, the busy loops then change nothing but the wall
+# time) or CLOCK=wall with --sim-speedup $SPEEDUP (20).
 # Output: one line per comparison in $OUT/results.tsv, then the table (markdown) on stdout.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +31,8 @@ CONC="${CONC:-1,4,16}"
 ISL="${ISL:-256}"
 OSL="${OSL:-64}"
 SPEEDUP="${SPEEDUP:-20}"
+CLOCK="${CLOCK:-virtual}"
+if [ "$CLOCK" = virtual ]; then clock_args=(--sim-clock virtual); else clock_args=(--sim-clock wall --sim-speedup "$SPEEDUP"); fi
 LOAD_BURNERS="${LOAD_BURNERS:-2}"
 OUT="${OUT:-$(mktemp -d /tmp/bench-verdict.XXXXXX)}"
 JOBS="${JOBS:-1}"
@@ -49,7 +53,7 @@ if [ "$JOBS" -gt 1 ]; then
   pids=()
   t_start=$(date +%s)
   for j in $(seq 1 "$JOBS"); do
-    N=$(( (N + JOBS - 1) / JOBS )) SLOW=$(( (SLOW + JOBS - 1) / JOBS )) JOBS=1 \
+    N=$(( (N + JOBS - 1) / JOBS )) SLOW=$(( (SLOW + JOBS - 1) / JOBS )) JOBS=1 CLOCK="$CLOCK" \
       SEED0=$(( SEED0 + 100000 * j )) OUT="$OUT/chain$j" SERVEBENCH_BIN="$bin" TABLE=0 \
       bash "$0" >"$OUT/chain$j.log" 2>&1 &
     pids+=("$!")
@@ -80,7 +84,7 @@ sweep() {
   [ -f "$dir/summary.json" ] && return 0
   [ "$loaded" = 1 ] && start_load
   "$bin" sweep --conc "$CONC" --isl "$ISL" --osl "$OSL" --seed "$seed" \
-    --sim-speedup "$SPEEDUP" --sim-slowdown "$slow" --no-store --out "$dir" \
+    "${clock_args[@]}" --sim-slowdown "$slow" --no-store --out "$dir" \
     >"$dir.log" 2>&1 || { stop_load; echo "sweep $dir failed: $(tail -3 "$dir.log")" >&2; exit 1; }
   [ "$loaded" = 1 ] && stop_load
   return 0
@@ -125,7 +129,7 @@ t1=$(date +%s)
 [ "${TABLE:-1}" = 0 ] && exit 0
 elapsed="${ELAPSED:-$((t1 - t0))}"
 
-python3 - "$res" "$N" "$SLOW" "$CONC" "$ISL" "$OSL" "$SPEEDUP" "$LOAD_BURNERS" "$elapsed" "$JOBS_TOTAL" <<'PY'
+python3 - "$res" "$N" "$SLOW" "$CONC" "$ISL" "$OSL" "${clock_args[*]}" "$LOAD_BURNERS" "$elapsed" "$JOBS_TOTAL" <<'PY'
 import sys
 path, n, slow, conc, isl, osl, speedup, burners, secs, jobs = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
@@ -140,7 +144,7 @@ def summary(kind, loaded=None):
     pts = sum(int(x[7]) + int(x[8]) + int(x[6]) + int(x[9]) for x in r)
     return runs, any_reg, exit2, inc, pts
 print(f"Workload: sweep --conc {conc} --isl {isl} --osl {osl} (10 × conc requests per point), "
-      f"--sim-speedup {speedup}; loaded = {burners} busy-loop processes beside the sweep; "
+      f"{speedup}; loaded = {burners} busy-loop processes beside the sweep; "
       f"{jobs} chain(s) side by side; {secs} s in all.\n")
 print("| comparison | host | runs | runs with any regression | exit 2 | inconclusive points / points |")
 print("|---|---|---:|---:|---:|---:|")

@@ -204,7 +204,9 @@ pub async fn run_point(
     let scraper = cfg.scrape_metrics.then(|| {
         tokio::spawn(scrape_until(
             ep,
-            Duration::from_secs(1),
+            // every 1 s of the client's clock; on a clock slower than modelled time (the
+            // virtual clock, time_scale < 1) every modelled second instead
+            Duration::from_secs(1).div_f64(cfg.replay.time_scale.min(1.0)),
             Some(started.clone()),
             stop_rx,
         ))

@@ -1089,7 +1089,11 @@ async fn profile(
                 .or(Some(end))
         };
         let deadline = next_due.unwrap_or(end + grace);
+        // biased: a response and a timer due at the same instant are taken in this order
+        // every run (tokio's default picks a random branch first: not reproducible on the
+        // virtual clock)
         let msg = tokio::select! {
+            biased;
             m = rx.recv() => m,
             // a think time may be minutes long: Ctrl-C must not wait for it
             _ = user_cancel.cancelled(), if !closing => continue,

@@ -335,6 +335,7 @@ pub fn plan(opts: &BumpOptions) -> Result<BumpPlan, BumpError> {
         &written_image,
         &recipes,
         new_prov.as_ref(),
+        changelog::entry_scenarios(entry),
     )?;
 
     Ok(BumpPlan {
@@ -611,52 +612,25 @@ fn changelog_change(
     written_image: &str,
     recipes: &[RecipeReport],
     new_prov: Option<&Provenance>,
+    scenario_type: Vec<servebench_catalog::matrix::ScenarioType>,
 ) -> Result<Option<FileChange>, BumpError> {
     let change = match &opts.changelog {
         None => None,
         Some(p) => {
             let old = if p.exists() { read(p)? } else { String::new() };
-            let mut desc = vec![format!(
-                "Update {} image from `{}` to `{}`",
-                engine_display(engine),
+            let desc = changelog::entry_description(
+                &engine_display(engine),
                 old_image,
-                written_image
-            )];
-            for r in recipes {
-                for o in r.outcomes.iter().filter(|o| o.status == "applied") {
-                    let first = o
-                        .evidence
-                        .first()
-                        .map(|e| format!(" ({e})"))
-                        .unwrap_or_default();
-                    desc.push(format!(
-                        "{}: {}{first}",
-                        r.path
-                            .file_name()
-                            .map(|n| n.to_string_lossy().to_string())
-                            .unwrap_or_default(),
-                        o.summary
-                    ));
-                }
-            }
-            if let Some(np) = new_prov {
-                let mut d = vec![];
-                if let Some(i) = &np.index_digest {
-                    d.push(format!("index {i}"));
-                }
-                if let Some(a) = np.amd64_digest() {
-                    d.push(format!("linux/amd64 {a}"));
-                }
-                if !d.is_empty() {
-                    desc.push(format!("Provenance: {}", d.join("; ")));
-                }
-            }
+                written_image,
+                recipes,
+                new_prov,
+            );
             // The catalog crate owns the change-log format and its append-only rules.
             let entry = servebench_catalog::changelog::NewEntry {
                 config_keys: vec![opts.key.clone()],
                 description: desc,
                 pr_link: opts.pr_link.clone(),
-                scenario_type: Vec::new(),
+                scenario_type,
                 evals_only: false,
                 all_evals: false,
             };

@@ -96,12 +96,15 @@ fn scenario_bump_with_offline_provenance() {
     let clc = p.changelog.as_ref().unwrap();
     assert!(clc.new.starts_with(&clc.old));
     let tail = &clc.new[clc.old.len()..];
-    assert!(tail.starts_with(&format!("\n- config-keys:\n    - {KEY}\n  description:\n    - \"Update SGLang image from `lmsysorg/sglang:qwen38flashnext` to `lmsysorg/sglang:v0.5.20-cu130`\"\n")), "{tail}");
+    // InferenceX's own style: scenario-type for an agentic-only key, plain text, no backticks.
+    assert!(tail.starts_with(&format!("\n- config-keys:\n    - {KEY}\n  scenario-type:\n    - agentic-coding\n  description:\n    - \"Bump SGLang image from lmsysorg/sglang:qwen38flashnext to lmsysorg/sglang:v0.5.20-cu130\"\n")), "{tail}");
+    assert!(!tail.contains('`'), "{tail}");
+    assert!(tail.contains("    - \"qwen3.8next_fp4_b200_sglang_mtp.sh: renamed --cuda-graph-max-bs → --cuda-graph-max-bs-decode (value 64 kept)"), "{tail}");
     assert!(
         tail.ends_with("  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n"),
         "{tail}"
     );
-    assert!(tail.contains("Provenance: index sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f; linux/amd64 sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4"));
+    assert!(tail.contains("New image digests: index sha256:06e4f2ed21afde4ff513cda65070124e727ba23ccaeff7712b8c40e1097d611f; linux/amd64 sha256:b27fce60bc5494c118c4910702812bcfa8cee67abcdd1ff8b0902f21647552f4"));
 
     // The catalog crate's own change-log gates accept it (F-3 bytes, git diff --check, schema).
     use servebench_catalog::changelog as cc;
@@ -109,6 +112,26 @@ fn scenario_bump_with_offline_provenance() {
     cc::diff_check(&clc.old, &clc.new, "perf-changelog.yaml").unwrap();
     let added = cc::added_text(&clc.old, &clc.new, "perf-changelog.yaml").unwrap();
     assert_eq!(cc::parse_added_entries(&added).unwrap().len(), 1);
+    // InferenceX's gate (validate's default) accepts bump's entry with its XXX pr-link as is.
+    let catalog = servebench_catalog::Catalog::load(&[cat.display().to_string()]).unwrap();
+    let runners = servebench_catalog::Runners::load(&format!("{SCEN}/runners.yaml")).unwrap();
+    assert_eq!(
+        cc::validate(
+            clc.old.as_bytes(),
+            clc.new.as_bytes(),
+            "perf-changelog.yaml",
+            "base",
+            "head",
+            None,
+            false,
+            &cc::ProcessOptions::default(),
+            &catalog,
+            &runners,
+            None,
+        )
+        .map_err(|e| e.to_string()),
+        Ok(cc::Validated::Gate)
+    );
 
     // Nothing written before write().
     assert_eq!(

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::DATA;
 use proptest::prelude::*;
-use servebench_catalog::changelog::{append_entry, validate, NewEntry, ProcessOptions};
+use servebench_catalog::changelog::{append_entry, validate, NewEntry, ProcessOptions, Validated};
 use servebench_catalog::matrix::ScenarioType;
 use servebench_catalog::{Catalog, Runners};
 use std::sync::OnceLock;
@@ -130,6 +130,7 @@ fn check(base: &[u8], entries: &[(NewEntry, Option<u64>)]) -> Result<(), TestCas
         "base",
         "head",
         pr,
+        true,
         &ProcessOptions::default(),
         &w.catalog,
         &w.runners,
@@ -141,8 +142,13 @@ fn check(base: &[u8], entries: &[(NewEntry, Option<u64>)]) -> Result<(), TestCas
             String::from_utf8_lossy(&head[base.len()..])
         ))
     })?;
-    prop_assert_eq!(v.additions, entries.len());
-    prop_assert_eq!(v.corrections, 0);
+    prop_assert_eq!(
+        v,
+        Validated::Strict {
+            additions: entries.len(),
+            corrections: 0
+        }
+    );
     Ok(())
 }
 
@@ -191,6 +197,7 @@ proptest! {
                     "base",
                     "head",
                     pr,
+                    true,
                     &ProcessOptions::default(),
                     &w.catalog,
                     &w.runners,

@@ -11,6 +11,8 @@ mod canonical_json_python;
 mod changelog_append_only;
 #[path = "changelog_append_property.rs"]
 mod changelog_append_property;
+#[path = "changelog_history.rs"]
+mod changelog_history;
 #[path = "fuzz_yaml.rs"]
 mod fuzz_yaml;
 #[path = "golden_changelog.rs"]

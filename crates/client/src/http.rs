@@ -20,6 +20,13 @@
 //! keep-alive headers) is re-dialled: before sending, a closed sender is replaced; and when a
 //! request on a *reused* connection fails before any response arrived, it is re-sent on a fresh
 //! connection (at most twice), with `t0` taken again — counted in `redials`, never as a failure.
+//!
+//! Virtual clock (issue 29): an endpoint may carry a [`MemoryDial`] instead of an address; its
+//! connections are in-memory pipes ([`Stream::Memory`], `tokio::io::duplex`) to a server in the
+//! same process (the embedded simulator), and every clock read goes through
+//! `tokio::time::Instant`, which is the OS monotonic clock except on a runtime whose clock is
+//! paused. Everything else (heads, bodies, chunked decoding, SSE framing, stamps) is the same
+//! code for all three transports.
 
 use std::time::{Duration, Instant};
 
@@ -40,7 +47,16 @@ use servebench_contracts::FailureKind;
 use servebench_workload::RequestSpec;
 
 pub use http::Method;
-/// Monotonic run clock: ns since its origin.
+/// Now on the run's clock: `tokio::time::Instant::now()` as a `std` instant — the OS monotonic
+/// clock, or the paused (virtual) clock of the runtime this is called on (tokio's `test-util`
+/// clock; it reads the OS clock directly until some runtime of the process paused its clock).
+#[inline]
+pub fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// Monotonic run clock: ns since its origin. Reads [`now`], so on a runtime with a paused
+/// clock (`--sim-clock virtual`) it is that virtual clock.
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
     origin: Instant,
@@ -49,9 +65,7 @@ pub struct Clock {
 impl Clock {
     /// A clock whose origin is now.
     pub fn start() -> Self {
-        Self {
-            origin: Instant::now(),
-        }
+        Self { origin: now() }
     }
     /// A clock with the given origin.
     pub fn with_origin(origin: Instant) -> Self {
@@ -64,7 +78,7 @@ impl Clock {
     /// ns since the origin.
     #[inline]
     pub fn now_ns(&self) -> u64 {
-        self.origin.elapsed().as_nanos() as u64
+        now().saturating_duration_since(self.origin).as_nanos() as u64
     }
     /// ns since the origin of `t`.
     pub fn ns_of(&self, t: Instant) -> u64 {
@@ -134,7 +148,43 @@ pub struct Endpoint {
     /// ([`simple_request`]: readiness, model discovery, `/tokenize` calibration, preflight
     /// helpers; and measured requests unless [`ClientCtx::api_key`] is set).
     pub api_key: Option<String>,
+    /// In-memory transport (the embedded simulator on the virtual clock): connections are
+    /// opened with it instead of dialling `host:port` ([`Endpoint::with_memory`]).
+    pub memory: Option<MemoryDial>,
 }
+
+/// Opens an in-memory connection to a server in this process: the client's end of a
+/// `tokio::io::duplex` pipe whose other end the server serves (the simulator's
+/// `SimServer::connect_memory`). Cloning shares it; two are equal when they are the same one.
+#[derive(Clone)]
+pub struct MemoryDial(Arc<dyn Fn() -> std::io::Result<tokio::io::DuplexStream> + Send + Sync>);
+
+impl MemoryDial {
+    /// Wraps the function that opens one connection.
+    pub fn new(
+        open: impl Fn() -> std::io::Result<tokio::io::DuplexStream> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Arc::new(open))
+    }
+    /// Opens one connection. Errors: the server's (e.g. it is shutting down).
+    pub fn open(&self) -> std::io::Result<tokio::io::DuplexStream> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for MemoryDial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MemoryDial")
+    }
+}
+
+impl PartialEq for MemoryDial {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for MemoryDial {}
 
 impl Endpoint {
     /// Parses a base URL (`http://` or `https://`). An `https` endpoint also needs
@@ -184,7 +234,15 @@ impl Endpoint {
             prefix,
             tls: None,
             api_key: None,
+            memory: None,
         })
+    }
+
+    /// The same endpoint reached over an in-memory transport: every connection is
+    /// `dial.open()` instead of a TCP connect (the URL still names the Host header and paths).
+    pub fn with_memory(mut self, dial: MemoryDial) -> Self {
+        self.memory = Some(dial);
+        self
     }
 
     /// The same endpoint with TLS settings (used when the scheme is `https`).
@@ -205,14 +263,16 @@ impl Endpoint {
     }
 }
 
-/// A connection's socket: plain TCP, or a TLS session over TCP (boxed: the session state is a
-/// few KB, and the plain variant should stay one pointer wide). Reads and writes go straight
-/// to the inner stream.
+/// A connection's socket: plain TCP, a TLS session over TCP (boxed: the session state is a
+/// few KB, and the plain variant should stay one pointer wide), or an in-memory pipe to a
+/// server in this process ([`MemoryDial`]). Reads and writes go straight to the inner stream.
 pub enum Stream {
     /// `http://`.
     Tcp(TcpStream),
     /// `https://`.
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    /// An endpoint with [`Endpoint::memory`] (the embedded simulator on the virtual clock).
+    Memory(tokio::io::DuplexStream),
 }
 
 impl AsyncRead for Stream {
@@ -225,6 +285,7 @@ impl AsyncRead for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(&mut **s).poll_read(cx, buf),
+            Stream::Memory(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -239,6 +300,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Tls(s) => Pin::new(&mut **s).poll_write(cx, buf),
+            Stream::Memory(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
     #[inline]
@@ -250,24 +312,28 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Tls(s) => Pin::new(&mut **s).poll_write_vectored(cx, bufs),
+            Stream::Memory(s) => Pin::new(s).poll_write_vectored(cx, bufs),
         }
     }
     fn is_write_vectored(&self) -> bool {
         match self {
             Stream::Tcp(s) => s.is_write_vectored(),
             Stream::Tls(s) => s.is_write_vectored(),
+            Stream::Memory(s) => s.is_write_vectored(),
         }
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
             Stream::Tls(s) => Pin::new(&mut **s).poll_flush(cx),
+            Stream::Memory(s) => Pin::new(s).poll_flush(cx),
         }
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(&mut **s).poll_shutdown(cx),
+            Stream::Memory(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }
@@ -339,6 +405,11 @@ impl Conn {
                     Pin::new(&mut **s).poll_read(&mut cx, &mut buf),
                     Poll::Pending
                 )
+            }
+            Stream::Memory(s) => {
+                let mut buf = ReadBuf::new(&mut probe);
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                !matches!(Pin::new(s).poll_read(&mut cx, &mut buf), Poll::Pending)
             }
         }
     }
@@ -916,6 +987,14 @@ impl DialError {
 
 /// [`dial`] with the failure kind kept.
 async fn connect(ep: &Endpoint) -> Result<Conn, DialError> {
+    if let Some(m) = &ep.memory {
+        return Ok(Conn {
+            io: Stream::Memory(m.open().map_err(DialError::Tcp)?),
+            rbuf: vec![0u8; READ_BUF_SIZE].into_boxed_slice(),
+            wbuf: Vec::new(),
+            uses: 0,
+        });
+    }
     let tcp = TcpStream::connect((ep.host.as_str(), ep.port))
         .await
         .map_err(DialError::Tcp)?;

@@ -36,7 +36,7 @@ pub mod tokenize;
 
 pub use driver::{run_phase, Load, PhaseResult, RecordSink};
 pub use error::{ClientError, UrlProblem};
-pub use http::{Cancel, CancelToken, ClientCtx, Clock, Endpoint};
+pub use http::{Cancel, CancelToken, ClientCtx, Clock, Endpoint, MemoryDial};
 pub use profile::{unknown_fields_in, BodyBuilder, Engine};
 pub use record::{read_records, JsonlWriter, Phase, RecordWriterThread, RequestRecord};
 pub use stream::{

@@ -50,7 +50,7 @@ pub use job_stage::JobStage;
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{
     AgentxResultDoc, AgentxServebench, DistStats, OverflowRequests, ReportedCache, RequestRate,
-    ResultDoc, ResultFile, ResultServebench, SimulatorInfo,
+    ResultDoc, ResultFile, ResultServebench, SimClock, SimulatorInfo,
 };
 pub use stat::Stat;
 pub use status::PointStatus;

@@ -75,18 +75,53 @@ impl FieldSchema for RequestRate {
     }
 }
 
+/// Which clock the embedded simulator and the client ran on (`--sim-clock`, issue 29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SimClock {
+    /// Wall clock: the simulator's engine thread sleeps modelled time ÷ speedup of real time
+    /// and the client stamps with the OS clock; numbers move with host load.
+    #[default]
+    Wall,
+    /// Discrete-event clock: client and simulator in one process on a paused tokio clock that
+    /// advances only when every task waits; numbers are host-independent and reproducible.
+    Virtual,
+}
+
+impl SimClock {
+    /// `wall` or `virtual` (the `--sim-clock` value and the JSON string).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SimClock::Wall => "wall",
+            SimClock::Virtual => "virtual",
+        }
+    }
+}
+
+impl FieldSchema for SimClock {
+    fn field_schema() -> Value {
+        json!({"type": "string", "enum": ["wall", "virtual"]})
+    }
+}
+
 json_doc! {
-    /// The embedded simulator a run measured: `{"describe", "speedup"}` (`null` against a real
-    /// endpoint).
+    /// The embedded simulator a run measured: `{"describe", "speedup", "clock"}` (`null`
+    /// against a real endpoint).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct SimulatorInfo {
         /// One line describing the simulated engine (GPU, model, profile).
         #[key("describe", required)]
         pub describe: String,
-        /// Time compression of the simulator: modelled s per wall s (results are scaled back
-        /// to modelled time).
+        /// Time compression of the simulator: modelled s per client-clock s (results are
+        /// scaled back to modelled time). On the virtual clock 0.001: its clock runs 1,000×
+        /// slower than modelled time (1 ms tick of tokio's timer = 1 µs modelled).
         #[key("speedup", required)]
         pub speedup: f64,
+        /// The clock the run was measured on (`wall` or `virtual`); absent in files written
+        /// before `--sim-clock` existed (wall).
+        #[key("clock", optional)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub clock: Option<SimClock>,
     }
 }
 

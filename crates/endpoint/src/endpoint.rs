@@ -125,6 +125,13 @@ impl Endpoint {
         format!("{}{}", self.base_url(), path)
     }
 
+    /// The same endpoint reached in memory (the embedded simulator on the virtual clock): the
+    /// measuring client and every helper request open `dial` connections instead of sockets.
+    pub fn with_memory(mut self, dial: servebench_client::MemoryDial) -> Endpoint {
+        self.http = self.http.with_memory(dial);
+        self
+    }
+
     /// The TLS client configuration of an `https` endpoint, for clients other than the
     /// measuring one (eval's `reqwest::ClientBuilder::use_preconfigured_tls`).
     pub fn tls_config(&self) -> Option<Arc<rustls::ClientConfig>> {

@@ -9,6 +9,7 @@ pub struct Simulator {
     describe: String,
     model: String,
     speedup: f64,
+    clock: servebench_contracts::SimClock,
     #[cfg(feature = "sim")]
     server: servebench_sim::SimServer,
 }
@@ -22,9 +23,14 @@ impl Simulator {
     pub fn model(&self) -> &str {
         &self.model
     }
-    /// Wall-clock time = modelled time / speedup (> 0).
+    /// Serving-clock time = modelled time / speedup (> 0; on the virtual clock
+    /// `servebench_sim::VIRTUAL_SPEEDUP`).
     pub fn speedup(&self) -> f64 {
         self.speedup
+    }
+    /// The clock it runs on.
+    pub fn clock(&self) -> servebench_contracts::SimClock {
+        self.clock
     }
     /// The running server (emission log, engine configuration).
     #[cfg(feature = "sim")]
@@ -74,7 +80,10 @@ impl Target {
         }
     }
 
-    /// Starts the embedded simulator on `opts.host` (127.0.0.1, a free port unless set).
+    /// Starts the embedded simulator on `opts.host` (127.0.0.1, a free port unless set), or on
+    /// the virtual clock (`opts.clock`) in memory: the endpoint then opens in-memory
+    /// connections ([`servebench_client::MemoryDial`]) and the caller's runtime must be a
+    /// current-thread one with a paused clock.
     ///
     /// # Errors
     /// [`EndpointError::Simulator`] with the simulator's reason (unknown preset, bind failure).
@@ -83,11 +92,15 @@ impl Target {
         opts: servebench_sim::SimOptions,
     ) -> Result<Target, EndpointError> {
         let model = opts.model.clone();
-        let speedup = opts.speedup;
         let server = servebench_sim::SimServer::start(opts)
             .await
             .map_err(|e| EndpointError::Simulator(format!("{e:#}")))?;
-        let endpoint = Endpoint::new(&server.base_url(), None, &crate::TlsConfig::default())?;
+        let (speedup, clock) = (server.speedup(), server.clock());
+        let mut endpoint = Endpoint::new(&server.base_url(), None, &crate::TlsConfig::default())?;
+        if clock == servebench_contracts::SimClock::Virtual {
+            endpoint =
+                endpoint.with_memory(servebench_client::MemoryDial::new(server.memory_dialer()));
+        }
         Ok(Target {
             endpoint,
             remote_scale: 1.0,
@@ -95,6 +108,7 @@ impl Target {
                 describe: server.describe(),
                 model,
                 speedup,
+                clock,
                 server,
             }),
         })

@@ -77,7 +77,7 @@ impl AgentxExecutor {
             builder: BodyBuilder::new(model, Api::Chat, plan.engine, Compat::Servebench, false),
             compat: Compat::Servebench,
             new_connection_per_request: plan.new_connection_per_request,
-            timeout: Duration::from_secs_f64(plan.timeout_s),
+            timeout: target.client_wait(plan.timeout_s),
             clock: Clock::start(),
             capture_text: false,
             api_key: plan.api_key.clone(),
@@ -139,7 +139,12 @@ impl Executor for AgentxExecutor {
                 conc: point.conc as usize,
                 duration: Duration::from_secs(self.cfg.duration_s),
                 model: ctx.model.to_string(),
-                benchmark_id: benchmark_id(),
+                benchmark_id: if ctx.target.is_virtual() {
+                    // the same markers every run: a virtual run is reproducible byte for byte
+                    fixed_benchmark_id(point.conc, point.repeat)
+                } else {
+                    benchmark_id()
+                },
                 // recorded think times, caps and the window are modelled time
                 time_scale: ctx.target.sim_speedup,
                 body: agentx_body_fields(ctx.plan.engine),
@@ -308,6 +313,14 @@ fn benchmark_id() -> String {
         "{:012x}",
         (ns ^ (u128::from(std::process::id()) << 40)) & 0xffff_ffff_ffff
     )
+}
+
+/// [`benchmark_id`] on the virtual clock: 12 hex chars from the point (conc, repeat) alone,
+/// so two runs of the same inputs send the same bytes.
+fn fixed_benchmark_id(conc: u64, repeat: u32) -> String {
+    let x =
+        (0x5eed_0029_u64 ^ (conc << 20) ^ u64::from(repeat)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    format!("{:012x}", x >> 16)
 }
 
 /// The AgentX body fields of an engine profile

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, Endpoint, Load};
 use servebench_metrics::{ItlMode, PromptCheck, PromptCount, ValidityOptions};
@@ -80,7 +79,7 @@ impl FixedSequence {
             compat,
             new_connection_per_request: plan.new_connection_per_request
                 || compat == Compat::InferenceX,
-            timeout: Duration::from_secs_f64(plan.timeout_s),
+            timeout: target.client_wait(plan.timeout_s),
             clock: Clock::start(),
             capture_text: false,
             api_key: plan.api_key.clone(),

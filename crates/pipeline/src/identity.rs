@@ -100,7 +100,10 @@ pub fn fill_eval_defaults(
     let d = IdentityDefaults::new(sim_gpu, engine);
     let mut filled = Vec::new();
     if row.hw.is_none() {
-        row.hw = Some(d.hw);
+        // InferenceX's eval rows carry `hw` in upper case (MEASUREMENT.md §4.4), as
+        // `servebench_eval` writes a given `--hw`; the default follows the same rule, so
+        // `eval` alone and `sweep --eval` store the same identity.
+        row.hw = Some(d.hw.to_uppercase());
         filled.push("hw");
     }
     if row.framework.is_none() {

@@ -327,7 +327,7 @@ impl MultiturnReplay {
             ),
             compat: plan.compat,
             new_connection_per_request: plan.new_connection_per_request,
-            timeout: Duration::from_secs_f64(plan.timeout_s),
+            timeout: target.client_wait(plan.timeout_s),
             clock: Clock::start(),
             capture_text: true,
             api_key: plan.api_key.clone(),

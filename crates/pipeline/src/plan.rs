@@ -27,7 +27,7 @@ macro_rules! bail {
     };
 }
 use servebench_client::{Api, Compat, Engine};
-use servebench_contracts::Stat;
+use servebench_contracts::{SimClock, Stat};
 use servebench_metrics::ItlMode;
 use servebench_store::RunKind;
 
@@ -341,6 +341,8 @@ pub struct SimPlan {
     /// Planted regression: every modelled step × this factor (`--sim-slowdown F`, > 0;
     /// 1.0 = the preset's engine). Embedded simulator only.
     pub slowdown: f64,
+    /// `--sim-clock`; `None` = the default ([`SweepPlan::sim_clock`]).
+    pub clock: Option<SimClock>,
 }
 
 /// The `--eval` settings.
@@ -411,6 +413,7 @@ impl Default for SweepPlan {
                 gpu: "h200".into(),
                 model: "qwen3-8b".into(),
                 slowdown: 1.0,
+                clock: None,
             },
             db: Some(PathBuf::from(servebench_store::DEFAULT_DB)),
             branch: None,
@@ -541,6 +544,9 @@ impl SweepPlan {
                 bail!("--sim-speedup must be > 0");
             }
         }
+        if let Some(e) = self.sim_clock_conflict() {
+            return Err(PlanError::Flag(e));
+        }
         let f = self.sim.slowdown;
         if !(f.is_finite() && f > 0.0) {
             bail!("--sim-slowdown must be a number > 0 (1.1 = every step 10 % slower), got {f}");
@@ -575,6 +581,36 @@ impl SweepPlan {
             );
         }
         Ok(())
+    }
+
+    /// The clock the run measures on: `wall` against an endpoint; for the embedded simulator
+    /// `--sim-clock` when given, else `wall` when `--sim-speedup` or `--eval` is given (the
+    /// speedup is a wall-clock setting; the eval's client is reqwest over TCP), else `virtual`.
+    pub fn sim_clock(&self) -> SimClock {
+        match (self.endpoint.is_some(), self.sim.clock) {
+            (true, _) => SimClock::Wall,
+            (false, Some(c)) => c,
+            (false, None) if self.sim.speedup.is_some() || self.eval.is_some() => SimClock::Wall,
+            (false, None) => SimClock::Virtual,
+        }
+    }
+
+    /// Why `--sim-clock virtual` cannot be used with the other flags, if it cannot (a usage
+    /// error: the binary exits 64 with it).
+    pub fn sim_clock_conflict(&self) -> Option<String> {
+        if self.sim.clock != Some(SimClock::Virtual) {
+            return None;
+        }
+        if self.endpoint.is_some() {
+            return Some("--sim-clock virtual applies to the embedded simulator (no --endpoint): a separate server answers in wall time".into());
+        }
+        if let Some(s) = self.sim.speedup {
+            return Some(format!("--sim-speedup {s} has no meaning with --sim-clock virtual (modelled time is simulated, not waited); drop one of them"));
+        }
+        if self.eval.is_some() {
+            return Some("--eval runs on the wall clock (its client talks TCP); use --sim-clock wall with --eval".into());
+        }
+        None
     }
 
     /// Checks made once the runtime is up, before the store is opened: timeout, rate, template

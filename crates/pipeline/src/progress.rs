@@ -1,7 +1,9 @@
 //! Progress inside a point, through the session's reporter: on a terminal an indicatif bar on
 //! stderr (requests done / total, or the seconds of an AgentX point against its window); not on
 //! a terminal, one plain line every [`PLAIN_EVERY`] on stderr (`conc 4: 23/40 requests, 30 s`),
-//! so a log of a long point (an AgentX window is 3,600 s by default) shows it is alive.
+//! so a log of a long point (an AgentX window is 3,600 s by default) shows it is alive. On the
+//! virtual clock the seconds are modelled seconds (a line every 30 modelled s), since the
+//! runtime's clock is the virtual one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -51,7 +53,7 @@ impl PointProgress {
         start(
             ctx.tty,
             ctx.console.clone(),
-            PLAIN_EVERY,
+            clock_scale(ctx),
             Unit::Requests(total),
             prefix,
         )
@@ -62,7 +64,7 @@ impl PointProgress {
         start(
             ctx.tty,
             ctx.console.clone(),
-            PLAIN_EVERY,
+            clock_scale(ctx),
             Unit::Window(window_s),
             prefix,
         )
@@ -93,13 +95,27 @@ impl Drop for PointProgress {
     }
 }
 
+/// Modelled seconds per second of the runtime's clock that progress counts in: the virtual
+/// clock's speedup there, else 1 (wall seconds, as before the virtual clock).
+fn clock_scale(ctx: &SweepCtx<'_>) -> f64 {
+    if ctx.target.is_virtual() {
+        ctx.target.sim_speedup
+    } else {
+        1.0
+    }
+}
+
+/// Starts the bar and the ticker; `scale` = modelled s per runtime-clock s (1 on the wall
+/// clock): the ticks come every [`PLAIN_EVERY`] (bar: 1 s) of modelled time and say it.
 fn start(
     tty: bool,
     console: Arc<dyn Console>,
-    every: Duration,
+    scale: f64,
     unit: Unit,
     prefix: &str,
 ) -> PointProgress {
+    let every = PLAIN_EVERY.div_f64(scale);
+    let second = Duration::from_secs(1).div_f64(scale);
     let done = Arc::new(AtomicU64::new(0));
     let bar = if tty {
         let (len, what) = match unit {
@@ -132,7 +148,7 @@ fn start(
                         &prefix,
                         unit,
                         done.load(Ordering::Relaxed),
-                        t0.elapsed(),
+                        t0.elapsed().mul_f64(scale),
                     ));
                 }
             }))
@@ -141,10 +157,10 @@ fn start(
             let bar = bar.clone();
             Some(tokio::spawn(async move {
                 let t0 = tokio::time::Instant::now();
-                let mut iv = tokio::time::interval(Duration::from_secs(1));
+                let mut iv = tokio::time::interval(second);
                 loop {
                     iv.tick().await;
-                    bar.set_position(t0.elapsed().as_secs());
+                    bar.set_position(t0.elapsed().mul_f64(scale).as_secs());
                 }
             }))
         }
@@ -185,13 +201,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn plain_lines_every_30_s_with_the_count() {
         let lines = Arc::new(Lines::default());
-        let p = start(
-            false,
-            lines.clone(),
-            PLAIN_EVERY,
-            Unit::Requests(40),
-            "conc 4",
-        );
+        let p = start(false, lines.clone(), 1.0, Unit::Requests(40), "conc 4");
         let c = p.counter();
         tokio::time::sleep(Duration::from_secs(29)).await;
         assert!(lines.0.lock().unwrap().is_empty());
@@ -212,20 +222,15 @@ mod tests {
         );
     }
 
-    /// An AgentX point: the seconds so far against its window.
+    /// An AgentX point: the seconds so far against its window; on the virtual clock (1,000×
+    /// slower than modelled time) the lines come every 30 modelled s and count modelled s.
     #[tokio::test(start_paused = true)]
     async fn plain_lines_of_an_agentx_window() {
         let lines = Arc::new(Lines::default());
-        let p = start(
-            false,
-            lines.clone(),
-            PLAIN_EVERY,
-            Unit::Window(600),
-            "conc 2",
-        );
-        tokio::time::sleep(Duration::from_secs(95)).await;
+        let p = start(false, lines.clone(), 1e-3, Unit::Window(600), "conc 2");
+        tokio::time::sleep(Duration::from_secs(95_000)).await;
         drop(p);
-        tokio::time::sleep(Duration::from_secs(60)).await;
+        tokio::time::sleep(Duration::from_secs(60_000)).await;
         assert_eq!(
             *lines.0.lock().unwrap(),
             vec![

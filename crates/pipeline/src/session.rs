@@ -922,6 +922,7 @@ mod tests {
             endpoint: inner.endpoint().client().clone(),
             sim_speedup: 1.0,
             sim_describe: None,
+            sim_clock: None,
             inner,
         }
     }

@@ -75,6 +75,7 @@ pub fn run_standalone_eval(
     let said = console.clone();
     let cancel = opts.cancel.clone();
     crate::entry::run(
+        servebench_contracts::SimClock::Wall,
         &cancel,
         move || {
             said.warn("\ninterrupted: stopping eval gsm8k; writing result.json from the samples finished so far (marked partial)");

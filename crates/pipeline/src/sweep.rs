@@ -32,6 +32,7 @@ pub fn run_sweep(mut plan: SweepPlan, extra: Vec<Box<dyn Observer>>) -> Result<S
     let in_eval = Arc::new(AtomicBool::new(false));
     let said = in_eval.clone();
     crate::entry::run(
+        plan.sim_clock(),
         &cancel,
         move || {
             if said.load(Ordering::SeqCst) {
@@ -109,8 +110,12 @@ async fn run_async(
     };
     let result = match resume::check_or_write_flags(&c, &out_dir, &StdConsole) {
         Ok(()) => {
-            let workers = tokio::runtime::Handle::current().metrics().num_workers();
-            StdConsole.line(&client_threads_line(workers));
+            if c.sim_clock() == servebench_contracts::SimClock::Virtual {
+                StdConsole.line("client: 1 thread (tokio current-thread, virtual clock: client and simulator share it; time advances only when every task waits)");
+            } else {
+                let workers = tokio::runtime::Handle::current().metrics().num_workers();
+                StdConsole.line(&client_threads_line(workers));
+            }
             measure(
                 &c,
                 endpoint,

@@ -11,6 +11,7 @@ use servebench_endpoint::{answer_book, CancelToken, Endpoint, Readiness, SimOpti
 use crate::console::Console;
 use crate::error::Result;
 use crate::plan::{SweepPlan, DEFAULT_SIM_SPEEDUP};
+use servebench_contracts::SimClock;
 
 /// The endpoint layer's target plus what the sweep reads on every point.
 pub struct Target {
@@ -23,6 +24,8 @@ pub struct Target {
     pub sim_speedup: f64,
     /// The simulator's one-line description (GPU, model, TP).
     pub sim_describe: Option<String>,
+    /// The embedded simulator's clock (`None` for an endpoint).
+    pub sim_clock: Option<SimClock>,
 }
 
 impl Target {
@@ -50,8 +53,10 @@ impl Target {
                 t
             }
             None => {
+                let clock = plan.sim_clock();
                 let speedup = plan.sim.speedup.unwrap_or(DEFAULT_SIM_SPEEDUP);
                 let opts = SimOptions {
+                    clock,
                     gpu: plan.sim.gpu.clone(),
                     model: plan.sim.model.clone(),
                     tp: plan.tp(),
@@ -64,14 +69,20 @@ impl Target {
                 };
                 let t = servebench_endpoint::Target::start_simulator(opts).await?;
                 let d = t.describe();
-                console.line(&format!(
-                    "no --endpoint: started the embedded simulator at {}",
-                    t.endpoint().base_url()
-                ));
-                console.line(&format!("  {d}"));
-                console.line(&format!(
-                    "  wall time = modelled time / {speedup}; the numbers below are scaled back to modelled time (latency ×{speedup}, throughput ÷{speedup})"
-                ));
+                if clock == SimClock::Virtual {
+                    console.line("no --endpoint: started the embedded simulator in this process, on the virtual clock (in-memory connections)");
+                    console.line(&format!("  {d}"));
+                    console.line("  sim_clock: virtual — a discrete-event clock: time advances only when client and simulator both wait, so the numbers are modelled time, the same on any host and in any run (not a wall-clock measurement of this machine; --sim-clock wall for that)");
+                } else {
+                    console.line(&format!(
+                        "no --endpoint: started the embedded simulator at {}",
+                        t.endpoint().base_url()
+                    ));
+                    console.line(&format!("  {d}"));
+                    console.line(&format!(
+                        "  sim_clock: wall — wall time = modelled time / {speedup}; the numbers below are scaled back to modelled time (latency ×{speedup}, throughput ÷{speedup})"
+                    ));
+                }
                 t
             }
         };
@@ -85,6 +96,7 @@ impl Target {
             endpoint: inner.endpoint().client().clone(),
             sim_speedup: inner.time_scale(),
             sim_describe: inner.simulator().map(|s| s.describe().to_string()),
+            sim_clock: inner.simulator().map(|s| s.clock()),
             inner,
         }
     }
@@ -94,11 +106,34 @@ impl Target {
         self.inner.is_simulator()
     }
 
+    /// Whether the run is on the virtual clock (the embedded simulator with
+    /// `--sim-clock virtual`).
+    pub fn is_virtual(&self) -> bool {
+        self.sim_clock == Some(SimClock::Virtual)
+    }
+
+    /// A wait given in modelled seconds (`--timeout`) on the client's clock: as given on the
+    /// wall clock (a real endpoint, or a sped-up simulator, where it stays a wall-time limit),
+    /// ÷ the speedup on the virtual clock (which runs 1,000× slower than modelled time).
+    pub fn client_wait(&self, seconds: f64) -> std::time::Duration {
+        let s = if self.is_virtual() {
+            seconds / self.sim_speedup
+        } else {
+            seconds
+        };
+        std::time::Duration::from_secs_f64(s)
+    }
+
     /// `{"describe": …, "speedup": …}` for the simulator, `null` for an endpoint (result,
     /// summary and store metadata).
     pub fn simulator_json(&self) -> Value {
         match &self.sim_describe {
-            Some(d) => json!({"describe": d, "speedup": self.sim_speedup}),
+            Some(d) => match self.sim_clock {
+                Some(c) => {
+                    json!({"describe": d, "speedup": self.sim_speedup, "clock": c.as_str()})
+                }
+                None => json!({"describe": d, "speedup": self.sim_speedup}),
+            },
             None => Value::Null,
         }
     }
@@ -111,6 +146,7 @@ impl Target {
             .map(|d| servebench_contracts::SimulatorInfo {
                 describe: d.clone(),
                 speedup: self.sim_speedup,
+                clock: self.sim_clock,
             })
     }
 

@@ -84,6 +84,7 @@ pub fn run(req: &CoverageRequest, cases: &[Case]) -> Result<CoverageReport> {
         sim_model: None,
         sim_speedup: None,
         sim_slowdown: None,
+        sim_clock: None,
         runner_nodes: req.runner_nodes.clone(),
         partition: None,
         time_limit_min: None,

@@ -25,6 +25,7 @@ use crate::shim;
 use crate::signal;
 use crate::workspace;
 use servebench_engines::Engine;
+use servebench_sim::SimClock;
 
 /// What starts the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -427,7 +428,19 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         push(&mut a, "--dp-attn", p.dp_attn.to_string());
     } else {
         a.push("sweep".into());
-        push(&mut a, "--endpoint", endpoint);
+        match &spec.engine {
+            EngineSpec::Simulator(s) if s.clock == Some(SimClock::Virtual) => {
+                // the whole point in one process on the virtual clock: the sweep's own
+                // simulator, set up as the one the runner started (which answers readiness)
+                push(&mut a, "--sim-clock", "virtual".into());
+                push(&mut a, "--sim-gpu", s.gpu.clone());
+                push(&mut a, "--sim-model", s.model.clone());
+                if let Some(f) = s.slowdown {
+                    push(&mut a, "--sim-slowdown", f.to_string());
+                }
+            }
+            _ => push(&mut a, "--endpoint", endpoint),
+        }
         push(&mut a, "--conc", p.conc.to_string());
         push(
             &mut a,
@@ -1060,6 +1073,7 @@ mod tests {
                 notes: vec![],
                 speedup: None,
                 slowdown: None,
+                clock: None,
             }),
         };
         // before the launch: the catalog framework's profile

@@ -87,6 +87,11 @@ pub struct SimSetup {
     /// A planted regression, every modelled step × F (`run --sim-slowdown`); `None`: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
+    /// `run --sim-clock`: on the virtual clock the point's sweep embeds its own simulator
+    /// (same GPU, model, TP, slowdown) and measures the whole point in virtual time; the
+    /// started `servebench sim` only answers readiness. `None`: the wall clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<servebench_sim::SimClock>,
 }
 
 /// The simulator for a point; `model_override` replaces the model preset.
@@ -141,6 +146,7 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
         notes,
         speedup: None,
         slowdown: None,
+        clock: None,
     }
 }
 

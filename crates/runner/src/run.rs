@@ -52,6 +52,9 @@ pub struct RunOptions {
     /// A planted regression: each simulated engine's modelled steps take F times longer
     /// (`--sim-slowdown`, passed to `servebench sim`). `None`: the preset's engine.
     pub sim_slowdown: Option<f64>,
+    /// `--sim-clock` of simulated points without --recipes: `virtual` (the default without
+    /// --sim-speedup) measures each point in one process on the discrete-event clock.
+    pub sim_clock: Option<servebench_sim::SimClock>,
     /// Runner label → runner names (`runners.yaml` labels).
     pub runner_nodes: HashMap<String, Vec<String>>,
     /// Slurm partition.
@@ -320,6 +323,7 @@ impl Runner {
         put("--sim-model", o.sim_model.clone());
         put("--sim-speedup", o.sim_speedup.map(|v| v.to_string()));
         put("--sim-slowdown", o.sim_slowdown.map(|v| v.to_string()));
+        put("--sim-clock", o.sim_clock.map(|c| c.as_str().to_string()));
         f
     }
 
@@ -382,6 +386,13 @@ impl Runner {
             (None, Some(s)) => Ok(EngineSpec::Simulator(SimSetup {
                 speedup: self.opts.sim_speedup,
                 slowdown: self.opts.sim_slowdown,
+                // virtual unless the wall clock is asked for (or implied by --sim-speedup)
+                clock: match (self.opts.sim_clock, self.opts.sim_speedup) {
+                    (Some(c), _) => Some(c),
+                    (None, Some(_)) => None,
+                    (None, None) => Some(servebench_sim::SimClock::Virtual),
+                }
+                .filter(|c| *c == servebench_sim::SimClock::Virtual),
                 ..s
             })),
             (None, None) => Err(RunnerError::Invalid(
@@ -1111,6 +1122,7 @@ mod tests {
             sim_model: None,
             sim_speedup: None,
             sim_slowdown: None,
+            sim_clock: None,
             runner_nodes: HashMap::new(),
             partition: None,
             time_limit_min: None,

@@ -215,7 +215,12 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line, naming the thing that is wrong; causes joined with ": ".
             eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            // flags that cannot go together: a usage error like clap's
+            if e.downcast_ref::<cmd::measure_enums::UsageError>().is_some() {
+                ExitCode::from(EX_USAGE)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

@@ -101,10 +101,14 @@ fn scenario_bump_then_triage() {
     assert!(cl_now.starts_with(&cl_orig));
     let tail = &cl_now[cl_orig.len()..];
     assert!(
-        tail.starts_with(&format!("\n- config-keys:\n    - {KEY}\n  description:\n")),
+        tail.starts_with(&format!(
+            "\n- config-keys:\n    - {KEY}\n  scenario-type:\n"
+        )),
         "{tail}"
     );
-    assert!(tail.contains("Update SGLang image from `lmsysorg/sglang:qwen38flashnext` to `lmsysorg/sglang:v0.5.20-cu130`"));
+    assert!(tail.contains(
+        "  scenario-type:\n    - agentic-coding\n  description:\n    - \"Bump SGLang image from lmsysorg/sglang:qwen38flashnext to lmsysorg/sglang:v0.5.20-cu130\"\n"
+    ), "{tail}");
     assert!(tail.ends_with("  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n"));
     let (m, _) = changed(&out, "perf-changelog.yaml");
     assert!(m.is_empty(), "deleted change-log lines: {m:?}");

@@ -165,86 +165,73 @@ fn append_then_validate_keeps_history() {
         tail,
         "\n- config-keys:\n    - qwen3.5-fp4-b200-sglang-mtp\n  description:\n    - \"Bump to \\\"v0.5.20\\\": --cuda-graph-max-bs → --cuda-graph-max-bs-decode\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n"
     );
-    // Inside PR 3363 the placeholder is accepted.
-    let out = output_in(
-        d,
-        &[
+    // By default validate is InferenceX's gate: final newline, and the processor makes a
+    // matrix; the XXX placeholder bump and append write is accepted there.
+    let validate = |extra: &[&str], head: &str| {
+        let mut a = vec![
             "changelog",
             "validate",
             "--base",
             "base.yaml",
             "--head",
-            "perf-changelog.yaml",
-            "--pr-number",
-            "3363",
-        ],
-    );
+            head,
+        ];
+        a.extend_from_slice(extra);
+        let out = output_in(d, &a);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
     assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        validate(&[], "perf-changelog.yaml"),
+        (
+            Some(0),
+            "Validated perf-changelog.yaml: final newline present and matrix generated\n".into(),
+            String::new()
+        )
     );
+    // --strict: inside PR 3363 the placeholder is accepted …
+    let (code, out, err) = validate(&["--strict", "--pr-number", "3363"], "perf-changelog.yaml");
+    assert_eq!(code, Some(0), "{err}");
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
+        out,
         "Validated perf-changelog.yaml: 1 appended entry, 0 pr-link corrections\n"
     );
-    // On main it is not.
-    let out = output_in(
-        d,
-        &[
-            "changelog",
-            "validate",
-            "--base",
-            "base.yaml",
-            "--head",
-            "perf-changelog.yaml",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
+    // … on main it is not.
+    let (code, _, err) = validate(&["--strict"], "perf-changelog.yaml");
+    assert_eq!(code, Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        err,
         "ERROR: new main-branch entry has invalid pr-link: 'https://github.com/SemiAnalysisAI/InferenceX/pull/XXX'\n"
     );
-    // Touching one historical byte is caught.
+    // Touching one historical byte is caught: as a deleted line by the gate's processor, as a
+    // changed entry by --strict.
     let mut edited = head.clone();
     let pos = edited.windows(4).position(|w| w == b"6-7%").unwrap();
     edited[pos] = b'5';
     std::fs::write(d.join("edited.yaml"), &edited).unwrap();
-    let out = output_in(
-        d,
-        &[
-            "changelog",
-            "validate",
-            "--base",
-            "base.yaml",
-            "--head",
-            "edited.yaml",
-            "--pr-number",
-            "3363",
-        ],
+    let (code, _, err) = validate(&[], "edited.yaml");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("ERROR: the change-log processor rejected the diff:\nDeletions are not allowed in edited.yaml. Only additions to the changelog are permitted. Found deleted line: "),
+        "{err}"
     );
-    assert_eq!(out.status.code(), Some(1));
+    let (code, _, err) = validate(&["--strict", "--pr-number", "3363"], "edited.yaml");
+    assert_eq!(code, Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
+        err,
         "ERROR: entry 1 changed; existing entries are immutable except for pr-link-only corrections\n"
     );
     // No change at all.
-    let out = output_in(
-        d,
-        &[
-            "changelog",
-            "validate",
-            "--base",
-            "base.yaml",
-            "--head",
-            "base.yaml",
-        ],
-    );
+    let (_, _, err) = validate(&[], "base.yaml");
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "ERROR: base.yaml has no changes\n"
+        err,
+        "ERROR: the change-log processor rejected the diff:\nNo additions found in the changelog file.\n"
     );
+    let (_, _, err) = validate(&["--strict"], "base.yaml");
+    assert_eq!(err, "ERROR: base.yaml has no changes\n");
 }
 
 #[test]

@@ -23,12 +23,12 @@ mod run_real_engine;
 mod run_slurm;
 #[path = "search_real_engine.rs"]
 mod search_real_engine;
+#[path = "store_pg.rs"]
+mod store_pg;
 #[path = "sweep_agentx_real_engine.rs"]
 mod sweep_agentx_real_engine;
 #[path = "sweep_real_engine.rs"]
 mod sweep_real_engine;
-#[path = "store_pg.rs"]
-mod store_pg;
 #[path = "validity.rs"]
 mod validity;
 #[path = "wiring_store.rs"]

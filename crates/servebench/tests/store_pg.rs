@@ -13,7 +13,9 @@ use servebench_store::{RunKind, Store};
 /// A new empty database `name` on the service's cluster (through `psql`), or `None` (skipped).
 fn fresh_db(name: &str) -> Option<String> {
     let url = servebench_testkit::require(
-        std::env::var("SERVEBENCH_PG_URL").ok().filter(|u| !u.is_empty()),
+        std::env::var("SERVEBENCH_PG_URL")
+            .ok()
+            .filter(|u| !u.is_empty()),
         "no PostgreSQL: SERVEBENCH_PG_URL is not set (scripts/services/postgres.sh)",
     )?;
     for sql in [
@@ -40,7 +42,9 @@ fn printed_run(stdout: &str) -> i64 {
 
 #[test]
 fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
-    let Some(url) = fresh_db("sb_cli") else { return };
+    let Some(url) = fresh_db("sb_cli") else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let sweep = |branch: &str, out: &str| {
@@ -56,7 +60,15 @@ fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
     let pr_run = sweep("my-pr", "o-pr");
     let traces = agentx_traces(d, &["trace_0504.json"]);
     let o = gsm8k_in(d)
-        .args(["sweep", "--scenario", "agentx", "--conc", "1", "--duration", "3"])
+        .args([
+            "sweep",
+            "--scenario",
+            "agentx",
+            "--conc",
+            "1",
+            "--duration",
+            "3",
+        ])
         .arg("--traces")
         .arg(&traces)
         .args(["--out", "o-agentx", "--db", &url, "--branch", "main"])
@@ -65,7 +77,14 @@ fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
     let agentx_run = printed_run(&common::stdout(&o));
     // the eval fails its default gate (exit 2) on the replayed solutions; it is stored anyway
     let e = gsm8k_in(d)
-        .args(["eval", "gsm8k", "--sim-zero-delay", "--no-progress", "--limit", "20"])
+        .args([
+            "eval",
+            "gsm8k",
+            "--sim-zero-delay",
+            "--no-progress",
+            "--limit",
+            "20",
+        ])
         .args(["--out", "o-eval"])
         .env("DATABASE_URL", &url) // no --db: InferenceX's variable names the store
         .output()
@@ -76,19 +95,34 @@ fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
     let runs = s.list_runs(None, None).unwrap();
     assert_eq!(runs.len(), 4, "{runs:#?}");
     let by = |id: i64| runs.iter().find(|r| r.id.0 == id).unwrap();
-    assert_eq!((by(main_run).n_points, by(main_run).meta.branch.as_deref()), (2, Some("main")));
+    assert_eq!(
+        (by(main_run).n_points, by(main_run).meta.branch.as_deref()),
+        (2, Some("main"))
+    );
     assert_eq!(by(pr_run).meta.branch.as_deref(), Some("my-pr"));
     let ax = s.points(by(agentx_run).id).unwrap();
     assert_eq!(ax.len(), 1);
-    assert_eq!(ax[0].row.servebench().unwrap().benchmark_type, "agentic_traces");
-    let ev = runs.iter().find(|r| r.kind == RunKind::Eval).expect("the eval run");
+    assert_eq!(
+        ax[0].row.servebench().unwrap().benchmark_type,
+        "agentic_traces"
+    );
+    let ev = runs
+        .iter()
+        .find(|r| r.kind == RunKind::Eval)
+        .expect("the eval run");
     assert_eq!(ev.n_evals, 1);
     s.integrity_check().unwrap();
     drop(s);
 
     // compare the PR run with main: every point finds main's row
     let c = gsm8k_in(d)
-        .args(["compare", "--baseline", "main", "--candidate", &pr_run.to_string()])
+        .args([
+            "compare",
+            "--baseline",
+            "main",
+            "--candidate",
+            &pr_run.to_string(),
+        ])
         .args(["--db", &url])
         .output()
         .unwrap();

@@ -7,40 +7,9 @@
 use crate::common;
 use common::{read_json, read_jsonl, scratch_in};
 
-use std::path::Path;
-
 use serde_json::Value;
 
-fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {
-    let o = scratch_in(Path::new("."))
-        .args([
-            "sweep",
-            "--endpoint",
-            url,
-            "--engine",
-            "llama.cpp",
-            "--gpus",
-            "1",
-            "--isl",
-            "128",
-            "--osl",
-            "32",
-        ])
-        .arg("--tokenizer")
-        .arg(dir.join("tokenizer.json"))
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
-}
+use common::real_engine_sweep as sweep;
 
 #[test]
 fn completions_sweep_counts_usage_and_sanity() {
@@ -257,53 +226,4 @@ fn engine_profile_and_model_the_server_contradicts_are_warned_about() {
     assert!(!err.contains("warning:"), "{err}");
     let agg = read_json(&tmp.path().join("matched/conc1/agg.json"));
     assert_eq!(agg["framework"], "llama.cpp");
-}
-
-/// Issue 28: two runs of the same real engine compared are not a regression. Four sweeps of the
-/// llama.cpp engine into one store (one image): runs 1–3 are the configuration's earlier A/A
-/// runs (its stored noise floor), run 4 the candidate; `compare --baseline 1 --candidate 4`
-/// decides from the per-request records (bootstrap, FDR, noise floor, host lag) and exits 0.
-#[test]
-fn two_runs_of_the_real_engine_compared_are_not_a_regression() {
-    let Some((url, dir)) = common::real_engine() else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("aa.db");
-    for k in 1..=4 {
-        let out = tmp.path().join(format!("r{k}"));
-        sweep(
-            &url,
-            &dir,
-            &out,
-            &[
-                "--conc",
-                "2,4",
-                "--image",
-                "llama.cpp:aa",
-                "--db",
-                db.to_str().unwrap(),
-            ],
-        );
-    }
-    let o = scratch_in(tmp.path())
-        .args(["compare", "--baseline", "1", "--candidate", "4", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(0), "A/A of the real engine: {text}");
-    assert!(!text.contains("Verdict: regression"), "{text}");
-    assert!(
-        text.contains("metric comparisons from per-request records"),
-        "decided from the records: {text}"
-    );
-    assert!(
-        text.contains("Noise floor ("),
-        "runs 1–3 give the floor: {text}"
-    );
 }

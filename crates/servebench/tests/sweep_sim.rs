@@ -173,6 +173,7 @@ fn with_os_wake_latency_p99_ms<T>(work: impl FnOnce() -> T) -> (T, f64) {
 /// and the measured latency are printed for every run.
 #[test]
 fn reported_ttft_tpot_match_simulator_emission_log() {
+    let _alone = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut best = f64::INFINITY;
     for attempt in 1..=3 {
         let ((pt, pp, median, d_p99), wake) = with_os_wake_latency_p99_ms(measure_once);
@@ -199,6 +200,7 @@ fn reported_ttft_tpot_match_simulator_emission_log() {
 /// speedup 20); the answer lengths are the output targets; files and the store row written.
 #[test]
 fn multiturn_replays_conversations_with_history_and_think_times() {
+    let _alone = crate::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let mut convs = Vec::new();
     let mut answers = Vec::new();

@@ -2,7 +2,9 @@
 //! of the embedded simulator with their own seeds compared through `servebench compare` on
 //! their `summary.json` files (per-request bootstrap, FDR, inconclusive): every A/A pair of the
 //! same engine is no regression (exit 0), and a planted 15 % slowdown (`--sim-slowdown 1.15`)
-//! is a regression (exit 2) against every A run. The machine's own load is part of the test.
+//! is a regression (exit 2) against every A run. On the virtual clock (issue 29, the default)
+//! the modelled numbers do not depend on the host's load, so the outcome is the same every run:
+//! the test asserts behaviour, never time.
 
 use crate::common;
 use common::{read_json, servebench_in};
@@ -13,7 +15,7 @@ fn sweep(dir: &Path, name: &str, seed: u32, slowdown: &str) -> PathBuf {
     let out = dir.join(name);
     let o = servebench_in(dir)
         .args(["sweep", "--conc", "4,16", "--isl", "256", "--osl", "64"])
-        .args(["--sim-speedup", "20", "--no-store", "--seed"])
+        .args(["--sim-clock", "virtual", "--no-store", "--seed"])
         .arg(seed.to_string())
         .args(["--sim-slowdown", slowdown])
         .arg("--out")
@@ -48,7 +50,6 @@ fn compare(dir: &Path, base: &Path, cand: &Path) -> (i32, serde_json::Value, Str
 }
 
 #[test]
-#[ignore = "wall-clock simulator: on a loaded 2-core host A/A pairs can be flagged and 15 % missed (docs/benchmarks.md §7); un-ignore with the virtual clock (issue 29)"]
 fn a_a_pairs_are_never_regressions_and_a_planted_15_percent_slowdown_always_is() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

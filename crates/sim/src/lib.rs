@@ -11,12 +11,22 @@
 //! Layers, bottom up: [`presets`] (GPU/model/engine numbers from `presets.json`) →
 //! [`model`] (the cost of one engine step) → [`engine`] (continuous-batching scheduler in
 //! modelled time; [`engine::simulate_closed_loop`] runs a workload without any I/O) →
-//! `runtime` (one OS thread maps modelled time to wall time) → `server` (hyper HTTP/1.1:
+//! `runtime` (one OS thread maps modelled time to wall time; on the virtual clock a tokio task
+//! sleeps each step's modelled duration on the paused clock) → `server` (hyper HTTP/1.1:
 //! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
 //! `/detokenize`, `/reset_prefix_cache`). Formulas and the published numbers they are checked against:
 //! docs/simulator.md.
 //! [`validate`] holds the presets against real InferenceX results (`servebench sim validate`),
 //! [`plausibility`] sets a prediction beside a measured point for the reports.
+//!
+//! Clocks ([`SimClock`], `--sim-clock`): on the wall clock the server listens on TCP and the
+//! engine thread plays modelled time back ÷ speedup. On the virtual clock nothing touches the OS
+//! clock or a socket: the caller runs it on a current-thread tokio runtime whose clock is paused
+//! (`start_paused`), connects with [`SimServer::connect_memory`] (an in-memory pipe served by the
+//! same hyper code), and the engine is a task sleeping each step's modelled end on that clock,
+//! which runs [`VIRTUAL_SPEEDUP`] × modelled speed (tokio's timer ticks are 1 ms: 1 µs modelled).
+//! Time then advances only when every task waits, so a run costs only the CPU of its events, and
+//! the same inputs give the same bytes (response ids and `created` are fixed too).
 //!
 //! Errors: configuring and starting return [`SimError`] (one variant per failure kind, one line
 //! naming the preset, flag, file or address); request errors are HTTP answers (`api`).
@@ -27,6 +37,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+pub use servebench_contracts::SimClock;
 
 pub mod api;
 pub mod emission;
@@ -78,6 +90,10 @@ pub struct SimOptions {
     /// Planted regression: every modelled step takes this many times longer
     /// ([`EngineConfig::slowdown`]; `--sim-slowdown F`, > 0; 1.0 = none).
     pub slowdown: f64,
+    /// Wall clock (TCP listener, engine thread, OS time) or virtual clock (in-memory
+    /// connections, engine task on the runtime's paused clock; `speedup` is then
+    /// [`VIRTUAL_SPEEDUP`] whatever is given, and `host`/`port` are not used).
+    pub clock: SimClock,
     /// Text for prompts it knows.
     pub answers: Option<Arc<dyn AnswerBook>>,
     /// JSONL file, one [`EmissionRecord`] per finished request (created or truncated).
@@ -102,6 +118,7 @@ impl Default for SimOptions {
             speedup: 1.0,
             zero_delay: false,
             slowdown: 1.0,
+            clock: SimClock::Wall,
             answers: None,
             emission_log: None,
             tokenizer: None,
@@ -120,27 +137,49 @@ impl std::fmt::Debug for SimOptions {
             .field("speedup", &self.speedup)
             .field("zero_delay", &self.zero_delay)
             .field("slowdown", &self.slowdown)
+            .field("clock", &self.clock)
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
             .finish()
     }
 }
 
+/// The virtual clock's time scale: modelled seconds per second of the runtime's (paused)
+/// clock. tokio's timer rounds every deadline up to a whole millisecond, so the virtual clock
+/// runs 1,000× slower than modelled time and a tick is 1 µs modelled; results are scaled back
+/// by it like a wall-clock speedup.
+pub const VIRTUAL_SPEEDUP: f64 = 1e-3;
+
+/// Base URL of a simulator on the virtual clock (`.invalid` never resolves: there is no socket;
+/// clients reach it with [`SimServer::connect_memory`]).
+pub const VIRTUAL_BASE_URL: &str = "http://virtual-clock.simulator.invalid";
+
+/// Where the engine loop runs.
+enum EngineLoop {
+    Thread(std::thread::JoinHandle<()>),
+    Task(tokio::task::JoinHandle<()>),
+}
+
 /// A running simulator: bound and serving from the moment [`SimServer::start`] returns until
 /// [`SimServer::shutdown`] (or drop, which stops it without waiting).
 pub struct SimServer {
     addr: SocketAddr,
+    clock: SimClock,
+    speedup: f64,
     describe: String,
     state: Arc<server::AppState>,
     shutdown_tx: tokio::sync::watch::Sender<bool>,
     accept: Option<tokio::task::JoinHandle<()>>,
-    engine: Option<std::thread::JoinHandle<()>>,
+    engine: Option<EngineLoop>,
     engine_stop: Arc<AtomicBool>,
 }
 
 impl SimServer {
-    /// Resolves the presets and starts serving on `opts.host:opts.port`. Must be called inside
-    /// a tokio runtime (it spawns the accept loop there; the engine loop gets its own thread).
+    /// Resolves the presets and starts serving on `opts.host:opts.port` (wall clock), or in
+    /// memory ([`SimServer::connect_memory`], virtual clock). Must be called inside a tokio
+    /// runtime (it spawns the accept loop there; the engine loop gets its own thread on the wall
+    /// clock, a task on the virtual one, which needs a current-thread runtime with a paused
+    /// clock for its results to be reproducible).
     ///
     /// Errors (one line each, [`SimError`]): unknown GPU/model, bad TP, model not fitting,
     /// speedup not a positive number, emission log not creatable, address not bindable,
@@ -157,10 +196,10 @@ impl SimServer {
         opts: SimOptions,
         mut cfg: EngineConfig,
     ) -> Result<SimServer, SimError> {
-        if !(opts.speedup.is_finite() && opts.speedup > 0.0) {
-            return Err(SimError::Speedup {
-                speedup: opts.speedup,
-            });
+        let virt = opts.clock == SimClock::Virtual;
+        let speedup = if virt { VIRTUAL_SPEEDUP } else { opts.speedup };
+        if !(speedup.is_finite() && speedup > 0.0) {
+            return Err(SimError::Speedup { speedup });
         }
         if !(opts.slowdown.is_finite() && opts.slowdown > 0.0) {
             return Err(SimError::Slowdown {
@@ -170,32 +209,50 @@ impl SimServer {
         cfg.slowdown *= opts.slowdown;
         let cfg = Arc::new(cfg);
         let emission = Arc::new(emission::EmissionSink::new(opts.emission_log.as_deref())?);
-        let bind = SocketAddr::new(opts.host, opts.port);
-        let listener = listen(bind).map_err(|error| SimError::Listen { addr: bind, error })?;
-        let addr = listener.local_addr().map_err(SimError::LocalAddr)?;
+        let (listener, addr) = if virt {
+            (None, SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0))
+        } else {
+            let bind = SocketAddr::new(opts.host, opts.port);
+            let listener = listen(bind).map_err(|error| SimError::Listen { addr: bind, error })?;
+            let addr = listener.local_addr().map_err(SimError::LocalAddr)?;
+            (Some(listener), addr)
+        };
         let stats = Arc::new(runtime::Stats::default());
         let engine_stop = Arc::new(AtomicBool::new(false));
+        let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
         let (engine_tx, engine) = if opts.zero_delay {
             (None, None)
         } else {
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            let (c, s, stop, speedup) = (
-                cfg.clone(),
-                stats.clone(),
-                engine_stop.clone(),
-                opts.speedup,
-            );
-            let h = std::thread::Builder::new()
-                .name("sim-engine".into())
-                .spawn(move || runtime::run_engine(c, speedup, s, stop, rx))
-                .map_err(SimError::EngineThread)?;
+            let (c, s, stop) = (cfg.clone(), stats.clone(), engine_stop.clone());
+            let h = if virt {
+                EngineLoop::Task(tokio::spawn(runtime::run_engine_virtual(
+                    c,
+                    speedup,
+                    s,
+                    shutdown_rx.clone(),
+                    rx,
+                )))
+            } else {
+                EngineLoop::Thread(
+                    std::thread::Builder::new()
+                        .name("sim-engine".into())
+                        .spawn(move || runtime::run_engine(c, speedup, s, stop, rx))
+                        .map_err(SimError::EngineThread)?,
+                )
+            };
             (Some(tx), Some(h))
         };
-        let salt = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-            ^ ((addr.port() as u64) << 48);
+        // response ids: unique per server on the wall clock, the same every run on the virtual
+        let salt = if virt {
+            0x5eed_0000_0000_0029
+        } else {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+                ^ ((addr.port() as u64) << 48)
+        };
         let tokenizer = match &opts.tokenizer {
             Some(p) => Some(Arc::new(servebench_workload::LocalTokenizer::from_path(p)?)),
             None => None,
@@ -204,20 +261,24 @@ impl SimServer {
             cfg: cfg.clone(),
             tokenizer,
             zero_delay: opts.zero_delay,
-            speedup: opts.speedup,
+            speedup,
+            virtual_clock: virt,
             answers: opts.answers.clone(),
             engine_tx,
             stats,
             emission,
-            epoch: Instant::now(),
+            epoch: server::now(),
             id_seq: AtomicU64::new(0),
             id_salt: salt,
-            created: server::unix_now(),
+            created: if virt { 0 } else { server::unix_now() },
+            shutdown: shutdown_rx.clone(),
+            body_gate: virt.then(|| tokio::sync::Semaphore::new(1)),
         });
-        let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
-        let accept = tokio::spawn(server::serve(listener, state.clone(), shutdown_rx));
+        let accept = listener.map(|l| tokio::spawn(server::serve(l, state.clone(), shutdown_rx)));
         let mode = if opts.zero_delay {
             "zero-delay (no engine model: every token at once)".to_string()
+        } else if virt {
+            "virtual clock (discrete-event: modelled time, independent of the host)".to_string()
         } else {
             format!("speedup ×{}", opts.speedup)
         };
@@ -231,23 +292,58 @@ impl SimServer {
         let describe = format!("{}, {mode}", cfg.describe());
         Ok(SimServer {
             addr,
+            clock: opts.clock,
+            speedup,
             describe,
             state,
             shutdown_tx,
-            accept: Some(accept),
+            accept,
             engine,
             engine_stop,
         })
     }
 
-    /// The bound address.
+    /// The bound address (`0.0.0.0:0` on the virtual clock: nothing is bound).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    /// "http://HOST:PORT".
+    /// "http://HOST:PORT" ([`VIRTUAL_BASE_URL`] on the virtual clock).
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        match self.clock {
+            SimClock::Wall => format!("http://{}", self.addr),
+            SimClock::Virtual => VIRTUAL_BASE_URL.to_string(),
+        }
+    }
+
+    /// The clock it runs on.
+    pub fn clock(&self) -> SimClock {
+        self.clock
+    }
+
+    /// Modelled seconds per second of the serving clock: the given speedup on the wall clock,
+    /// [`VIRTUAL_SPEEDUP`] on the virtual one.
+    pub fn speedup(&self) -> f64 {
+        self.speedup
+    }
+
+    /// Opens an in-memory connection: the client's end of a `tokio::io::duplex` pipe (16 KiB
+    /// each way) whose other end is served by a task running the same HTTP/1.1 code as a TCP
+    /// connection (the virtual clock's transport; it works on the wall clock too). Must be
+    /// called inside the server's runtime.
+    ///
+    /// Errors: the server is shutting down (`ConnectionRefused`).
+    pub fn connect_memory(&self) -> std::io::Result<tokio::io::DuplexStream> {
+        server::connect_memory(&self.state)
+    }
+
+    /// A function opening [`SimServer::connect_memory`] connections that stays valid as long as
+    /// the server (it holds the server's state, not the server).
+    pub fn memory_dialer(
+        &self,
+    ) -> impl Fn() -> std::io::Result<tokio::io::DuplexStream> + Send + Sync + 'static {
+        let st = self.state.clone();
+        move || server::connect_memory(&st)
     }
 
     /// One line: "simulated 1× H200 SXM 141GB (TP1; …) serving Qwen3-8B (…); KV budget …,
@@ -274,6 +370,7 @@ impl SimServer {
     }
 
     /// The instant that `*_ns` fields of [`EmissionRecord`] count from.
+    /// (On the virtual clock, an instant of the paused clock.)
     pub fn epoch(&self) -> Instant {
         self.state.epoch
     }
@@ -299,8 +396,14 @@ impl SimServer {
         if let Some(a) = self.accept.take() {
             let _ = a.await;
         }
-        if let Some(h) = self.engine.take() {
-            let _ = tokio::task::spawn_blocking(move || h.join()).await;
+        match self.engine.take() {
+            Some(EngineLoop::Thread(h)) => {
+                let _ = tokio::task::spawn_blocking(move || h.join()).await;
+            }
+            Some(EngineLoop::Task(h)) => {
+                let _ = h.await;
+            }
+            None => {}
         }
         self.state.emission.flush();
     }
@@ -308,9 +411,7 @@ impl SimServer {
 
 impl Drop for SimServer {
     fn drop(&mut self) {
-        if self.accept.is_some() {
-            self.signal_stop();
-        }
+        self.signal_stop();
     }
 }
 

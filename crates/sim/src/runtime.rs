@@ -9,6 +9,11 @@
 //! loaded machine) it runs the next steps without sleeping until it has caught up, so the
 //! modelled timeline keeps its anchor; further behind (an overloaded machine) it re-anchors,
 //! i.e. modelled time dilates; the dilation is exported as `servebench_sim_lag_seconds_total`.
+//!
+//! On the virtual clock ([`run_engine_virtual`]) the same loop is a tokio task on a runtime
+//! whose clock is paused: it sleeps until each step's modelled end (÷ the virtual speedup) with
+//! `tokio::time::sleep_until`, which completes exactly there once every other task waits, so it
+//! is never late and nothing depends on the host.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -168,19 +173,9 @@ pub(crate) fn run_engine(
     let mut anchor_vt = 0.0f64;
     let mut out: Vec<Emit<Arc<ReqShared>>> = Vec::new();
     let max_lag = MAX_CATCH_UP;
-    let mut pending_abort: Vec<Arc<ReqShared>> = Vec::new();
 
     let submit = |engine: &mut Engine<Arc<ReqShared>>, s: Submission, aw: Instant, av: f64| {
-        let vt = av + s.arrival.saturating_duration_since(aw).as_secs_f64() * speedup;
-        engine.submit_with_prefix(
-            s.shared,
-            SeqSpec {
-                prompt_tokens: s.prompt_tokens,
-                output_tokens: s.output_tokens,
-                ready_at_s: vt + overhead_s,
-            },
-            s.prefix_hashes,
-        );
+        submit_at(engine, s, (aw, av), speedup, overhead_s)
     };
 
     'outer: loop {
@@ -217,19 +212,7 @@ pub(crate) fn run_engine(
         let Some(info) = engine.step(&mut out) else {
             continue;
         };
-        if info.num_seqs > 0 {
-            // Gauges as of this step's batch (sequences that just finished still count).
-            stats.running.store(
-                (info.num_seqs as usize).max(engine.num_running()) as u64,
-                Ordering::Relaxed,
-            );
-            stats
-                .waiting
-                .store(engine.num_waiting() as u64, Ordering::Relaxed);
-            stats
-                .kv_used_blocks
-                .store(engine.kv_used_blocks() as u64, Ordering::Relaxed);
-        }
+        gauges(&engine, &stats, info.num_seqs);
         let target =
             anchor_wall + Duration::from_secs_f64(((info.end_s - anchor_vt) / speedup).max(0.0));
         let now = Instant::now();
@@ -250,35 +233,72 @@ pub(crate) fn run_engine(
         // Behind by less than `max_lag`: no sleep, so the next steps catch up and the
         // modelled timeline keeps its wall-clock anchor (a hiccup of the machine delays a few
         // tokens instead of shifting every later token and arrival by the hiccup × speedup).
-        // Counters first, so a client that sees its last token also sees them in /metrics.
-        let c = engine.counters();
-        stats
-            .prompt_tokens
-            .store(c.prompt_tokens, Ordering::Relaxed);
-        stats
-            .generation_tokens
-            .store(c.generation_tokens, Ordering::Relaxed);
-        stats.preemptions.store(c.preemptions, Ordering::Relaxed);
-        stats
-            .prefix_cache_queries
-            .store(c.prefix_cache_queries, Ordering::Relaxed);
-        stats
-            .prefix_cache_hits
-            .store(c.prefix_cache_hits, Ordering::Relaxed);
-        stats.steps.store(c.steps, Ordering::Relaxed);
-        stats
-            .modelled_ns
-            .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);
-        for e in out.drain(..) {
-            e.payload.cached.store(e.cached_tokens, Ordering::Relaxed);
-            e.payload.late_ns.fetch_max(late, Ordering::Relaxed);
-            e.payload.ready.store(e.generated, Ordering::Release);
-            if e.finished {
-                e.payload.state.store(FINISHED, Ordering::Release);
-            }
-            e.payload.waker.wake();
-        }
+        publish(&engine, &stats, &mut out, late);
     }
+    abort_rest(engine, rx, Vec::new());
+}
+
+/// Gauges as of this step's batch (sequences that just finished still count); an idle step
+/// (`num_seqs == 0`) leaves them.
+fn gauges(engine: &Engine<Arc<ReqShared>>, stats: &Stats, num_seqs: u32) {
+    if num_seqs > 0 {
+        stats.running.store(
+            (num_seqs as usize).max(engine.num_running()) as u64,
+            Ordering::Relaxed,
+        );
+        stats
+            .waiting
+            .store(engine.num_waiting() as u64, Ordering::Relaxed);
+        stats
+            .kv_used_blocks
+            .store(engine.kv_used_blocks() as u64, Ordering::Relaxed);
+    }
+}
+
+/// Publishes a step at its end: counters first, so a client that sees its last token also
+/// sees them in /metrics; then each request's tokens (`late` ns after the step's target).
+fn publish(
+    engine: &Engine<Arc<ReqShared>>,
+    stats: &Stats,
+    out: &mut Vec<Emit<Arc<ReqShared>>>,
+    late: u64,
+) {
+    let c = engine.counters();
+    stats
+        .prompt_tokens
+        .store(c.prompt_tokens, Ordering::Relaxed);
+    stats
+        .generation_tokens
+        .store(c.generation_tokens, Ordering::Relaxed);
+    stats.preemptions.store(c.preemptions, Ordering::Relaxed);
+    stats
+        .prefix_cache_queries
+        .store(c.prefix_cache_queries, Ordering::Relaxed);
+    stats
+        .prefix_cache_hits
+        .store(c.prefix_cache_hits, Ordering::Relaxed);
+    stats.steps.store(c.steps, Ordering::Relaxed);
+    stats
+        .modelled_ns
+        .store((engine.now_s() * 1e9) as u64, Ordering::Relaxed);
+    for e in out.drain(..) {
+        e.payload.cached.store(e.cached_tokens, Ordering::Relaxed);
+        e.payload.late_ns.fetch_max(late, Ordering::Relaxed);
+        e.payload.ready.store(e.generated, Ordering::Release);
+        if e.finished {
+            e.payload.state.store(FINISHED, Ordering::Release);
+        }
+        e.payload.waker.wake();
+    }
+}
+
+/// After the loop: every request still queued or running ends aborted (its stream ends without
+/// `[DONE]`).
+fn abort_rest(
+    mut engine: Engine<Arc<ReqShared>>,
+    mut rx: UnboundedReceiver<Msg>,
+    mut pending_abort: Vec<Arc<ReqShared>>,
+) {
     pending_abort.extend(engine.drain());
     rx.close();
     while let Ok(m) = rx.try_recv() {
@@ -290,4 +310,97 @@ pub(crate) fn run_engine(
         p.state.store(ABORTED, Ordering::Release);
         p.waker.wake();
     }
+}
+
+/// Queues a submission at its modelled arrival: the anchor's modelled time plus the serving
+/// clock's time since the anchor × `speedup`, plus the per-request overhead.
+fn submit_at(
+    engine: &mut Engine<Arc<ReqShared>>,
+    s: Submission,
+    anchor: (Instant, f64),
+    speedup: f64,
+    overhead_s: f64,
+) {
+    let vt = anchor.1 + s.arrival.saturating_duration_since(anchor.0).as_secs_f64() * speedup;
+    engine.submit_with_prefix(
+        s.shared,
+        SeqSpec {
+            prompt_tokens: s.prompt_tokens,
+            output_tokens: s.output_tokens,
+            ready_at_s: vt + overhead_s,
+        },
+        s.prefix_hashes,
+    );
+}
+
+/// The engine loop on the virtual clock: a task on a current-thread runtime with a paused
+/// clock. Each step is published at `anchor + (t_model − t_anchor) / speedup` on that clock
+/// (`speedup` = [`crate::VIRTUAL_SPEEDUP`]), reached by `tokio::time::sleep_until`; the clock
+/// only gets there once every client task waits, so steps are never late and no wall-clock time
+/// enters the numbers. Ends on [`Msg::Stop`], a closed channel or `shutdown` turning true, then
+/// aborts what is left.
+pub(crate) async fn run_engine_virtual(
+    cfg: Arc<EngineConfig>,
+    speedup: f64,
+    stats: Arc<Stats>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+    mut rx: UnboundedReceiver<Msg>,
+) {
+    let overhead_s = cfg.consts.request_overhead_ms * 1e-3;
+    let mut engine: Engine<Arc<ReqShared>> = Engine::new(cfg);
+    let mut anchor = (crate::server::now(), 0.0f64);
+    let mut out: Vec<Emit<Arc<ReqShared>>> = Vec::new();
+    'outer: loop {
+        if engine.is_idle() {
+            stats.running.store(0, Ordering::Relaxed);
+            stats.waiting.store(0, Ordering::Relaxed);
+            stats.kv_used_blocks.store(0, Ordering::Relaxed);
+            let msg = tokio::select! {
+                biased;
+                m = rx.recv() => m,
+                _ = shutdown.wait_for(|v| *v) => None,
+            };
+            match msg {
+                None | Some(Msg::Stop) => break,
+                Some(Msg::ResetPrefixCache(reply)) => {
+                    reset(&mut engine, &stats, reply);
+                    continue;
+                }
+                Some(Msg::Submit(s)) => {
+                    anchor = (s.arrival, engine.now_s());
+                    submit_at(&mut engine, s, anchor, speedup, overhead_s);
+                }
+            }
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(Msg::Submit(s)) => submit_at(&mut engine, s, anchor, speedup, overhead_s),
+                Ok(Msg::ResetPrefixCache(reply)) => reset(&mut engine, &stats, reply),
+                Ok(Msg::Stop) | Err(TryRecvError::Disconnected) => break 'outer,
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+        engine.retain(|p| !p.cancelled.load(Ordering::Relaxed));
+        out.clear();
+        let Some(info) = engine.step(&mut out) else {
+            continue;
+        };
+        gauges(&engine, &stats, info.num_seqs);
+        let target =
+            anchor.0 + Duration::from_secs_f64(((info.end_s - anchor.1) / speedup).max(0.0));
+        let stop = tokio::select! {
+            biased;
+            _ = shutdown.wait_for(|v| *v) => true,
+            () = tokio::time::sleep_until(target.into()) => false,
+        };
+        if stop {
+            break;
+        }
+        // the timer rounds up to its 1 ms tick (1 µs modelled): that is all the lateness
+        let late = crate::server::now()
+            .saturating_duration_since(target)
+            .as_nanos() as u64;
+        publish(&engine, &stats, &mut out, late);
+    }
+    abort_rest(engine, rx, Vec::new());
 }

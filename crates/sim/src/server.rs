@@ -46,6 +46,9 @@ pub(crate) struct AppState {
     pub tokenizer: Option<Arc<servebench_workload::LocalTokenizer>>,
     pub zero_delay: bool,
     pub speedup: f64,
+    /// On the virtual clock: no blocking-pool work (its completion order is the OS's), fixed
+    /// `created`.
+    pub virtual_clock: bool,
     pub answers: Option<Arc<dyn AnswerBook>>,
     pub engine_tx: Option<UnboundedSender<Msg>>,
     pub stats: Arc<Stats>,
@@ -54,6 +57,33 @@ pub(crate) struct AppState {
     pub id_seq: AtomicU64,
     pub id_salt: u64,
     pub created: u64,
+    /// Turns true when the server shuts down (in-memory connections close then).
+    pub shutdown: watch::Receiver<bool>,
+    /// Virtual clock: one permit, held while a generation request's body is read and parsed.
+    pub body_gate: Option<tokio::sync::Semaphore>,
+}
+
+/// Now on the serving clock: tokio's, which is the OS monotonic clock unless the runtime's
+/// clock is paused (the virtual clock).
+pub(crate) fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// Buffer of each direction of an in-memory connection, bytes (a write beyond it waits for
+/// the reader, as a socket's send buffer does).
+const MEMORY_PIPE_BUF: usize = 16 * 1024;
+
+/// [`crate::SimServer::connect_memory`]: a pipe whose server end is served by its own task.
+pub(crate) fn connect_memory(st: &Arc<AppState>) -> std::io::Result<tokio::io::DuplexStream> {
+    if *st.shutdown.borrow() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "the simulator is shutting down",
+        ));
+    }
+    let (client, server) = tokio::io::duplex(MEMORY_PIPE_BUF);
+    tokio::spawn(serve_connection(st.clone(), server, st.shutdown.clone()));
+    Ok(client)
 }
 
 impl AppState {
@@ -322,19 +352,27 @@ async fn prompt_blocks(st: &AppState, gr: &mut api::GenRequest) -> Result<Vec<u6
     let bs = st.cfg.kv_block_size.max(1) as usize;
     let text = std::mem::take(&mut gr.full_text);
     let (n, hashes) = match st.tokenizer.clone() {
-        Some(tok) => tokio::task::spawn_blocking(move || {
-            let ids = tok.encode(&text).unwrap_or_default();
-            let h = chain_hashes(ids.chunks_exact(bs).map(|c| {
-                let mut x = 0xcbf2_9ce4_8422_2325u64;
-                for &id in c {
-                    x = (x ^ u64::from(id)).wrapping_mul(0x100_0000_01b3);
-                }
-                x
-            }));
-            (ids.len() as u32, h)
-        })
-        .await
-        .unwrap_or((gr.prompt_tokens, Vec::new())),
+        Some(tok) => {
+            let count = move || {
+                let ids = tok.encode(&text).unwrap_or_default();
+                let h = chain_hashes(ids.chunks_exact(bs).map(|c| {
+                    let mut x = 0xcbf2_9ce4_8422_2325u64;
+                    for &id in c {
+                        x = (x ^ u64::from(id)).wrapping_mul(0x100_0000_01b3);
+                    }
+                    x
+                }));
+                (ids.len() as u32, h)
+            };
+            if st.virtual_clock {
+                // inline: the blocking pool's completion order would reorder submissions
+                count()
+            } else {
+                tokio::task::spawn_blocking(count)
+                    .await
+                    .unwrap_or((gr.prompt_tokens, Vec::new()))
+            }
+        }
         None => {
             let words: Vec<&str> = text.split_whitespace().collect();
             let h = chain_hashes(words.chunks_exact(bs).map(|c| {
@@ -412,6 +450,19 @@ async fn read_json(req: Request<Incoming>) -> Result<Value, ApiError> {
     })
 }
 
+/// The error answer to a generation request. On the virtual clock it comes after the modelled
+/// front-end latency (`request_overhead_ms`: HTTP, template, tokenize), as from an engine that
+/// parses the request before refusing it: answered in zero time, a client that retries at once
+/// (an AgentX lane whose every play overflows the context) would loop without the clock ever
+/// advancing. On the wall clock the real parsing time stands in for it, as before.
+async fn rejected(st: &AppState, e: &ApiError) -> Response<SimBody> {
+    if st.virtual_clock {
+        let s = st.cfg.consts.request_overhead_ms * 1e-3 / st.speedup;
+        tokio::time::sleep(Duration::from_secs_f64(s.max(0.0))).await;
+    }
+    error_response(e)
+}
+
 async fn generate(
     st: Arc<AppState>,
     req: Request<Incoming>,
@@ -420,17 +471,26 @@ async fn generate(
     wire: Arc<Wire>,
 ) -> Response<SimBody> {
     let (read, arrived) = wire.take_read();
-    let body = match read_json(req).await {
-        Ok(v) => v,
-        Err(e) => return error_response(&e),
+    let parsed = {
+        // On the virtual clock one request body at a time is read and parsed (FIFO): reading
+        // takes no modelled time there, and 4,096 AgentX lanes sending their primers at once
+        // would otherwise hold 4,096 half-read bodies (up to 3.6 MB each) in this process.
+        let _one = match &st.body_gate {
+            Some(g) => g.acquire().await.ok(),
+            None => None,
+        };
+        async {
+            let body = read_json(req).await?;
+            let mut gr = api::parse_generation(&body, api, &st.cfg)?;
+            drop(body);
+            let hashes = prompt_blocks(&st, &mut gr).await?;
+            Ok::<_, ApiError>((gr, hashes))
+        }
+        .await
     };
-    let mut gr = match api::parse_generation(&body, api, &st.cfg) {
-        Ok(g) => g,
-        Err(e) => return error_response(&e),
-    };
-    let prefix_hashes = match prompt_blocks(&st, &mut gr).await {
-        Ok(h) => h,
-        Err(e) => return error_response(&e),
+    let (gr, prefix_hashes) = match parsed {
+        Ok(p) => p,
+        Err(e) => return rejected(&st, &e).await,
     };
     let answer = st.answers.as_ref().and_then(|a| a.answer(&gr.prompt_text));
     let plan = OutputPlan::build(&gr.prompt_text, answer, &gr.params);
@@ -473,7 +533,11 @@ async fn generate(
         engine: (!st.zero_delay).then(|| shared.clone()),
     };
     let model = json_string(&st.cfg.model.served_name);
-    let created = unix_now();
+    let created = if st.virtual_clock {
+        st.created
+    } else {
+        unix_now()
+    };
     if gr.stream {
         let object = match api {
             Api::Completions => "text_completion",
@@ -1032,7 +1096,7 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
     wire: Arc<Wire>,
 ) -> Response<SimBody> {
-    let received = Instant::now();
+    let received = now();
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     let get = method == Method::GET || method == Method::HEAD;
@@ -1091,6 +1155,7 @@ pub(crate) async fn serve_connection<S>(
     st.stats.connections_open.fetch_add(1, Ordering::Relaxed);
     st.stats.connections_total.fetch_add(1, Ordering::Relaxed);
     let _guard = ConnGuard(st.stats.clone());
+    let st_virtual = st.virtual_clock;
     let wire = Wire::new(st.clone());
     let io = WireIo::new(stream, wire.clone());
     let svc = service_fn(move |req| {
@@ -1103,15 +1168,23 @@ pub(crate) async fn serve_connection<S>(
             Ok::<_, Infallible>(resp)
         }
     });
-    let conn = http1::Builder::new()
+    let virt = st_virtual;
+    let mut builder = http1::Builder::new();
+    builder
         .timer(TokioTimer::new())
         .keep_alive(true)
         // Caps hyper's per-connection read and write buffers (default ~400 KB) so 10,000
         // idle-ish connections stay cheap.
-        .max_buf_size(MAX_CONN_BUF)
-        .serve_connection(TokioIo::new(io), svc);
+        .max_buf_size(MAX_CONN_BUF);
+    if virt {
+        // No header-read timeout on the virtual clock (30 s of it is 30 ms modelled), and no
+        // `date` header (wall-clock time that would differ between two identical runs).
+        builder.header_read_timeout(None).auto_date_header(false);
+    }
+    let conn = builder.serve_connection(TokioIo::new(io), svc);
     tokio::pin!(conn);
     tokio::select! {
+        biased;
         _ = conn.as_mut() => {}
         _ = stopped(&mut shutdown) => {
             conn.as_mut().graceful_shutdown();

@@ -22,7 +22,6 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -62,7 +61,7 @@ struct Pending {
 
 impl Wire {
     pub(crate) fn new(st: Arc<AppState>) -> Arc<Wire> {
-        let now = st.ns(Instant::now()) as i128;
+        let now = st.ns(crate::server::now()) as i128;
         let rt = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as i128)
@@ -80,7 +79,7 @@ impl Wire {
     }
 
     fn now(&self) -> u64 {
-        self.st.ns(Instant::now())
+        self.st.ns(crate::server::now())
     }
 
     /// The first socket read holding this request's bytes and the kernel's receive time of
@@ -419,7 +418,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WireIo<S> {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicU64;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
@@ -434,6 +433,7 @@ mod tests {
             tokenizer: None,
             zero_delay: true,
             speedup: 1.0,
+            virtual_clock: false,
             answers: None,
             engine_tx: None,
             stats: Arc::new(crate::runtime::Stats::default()),
@@ -442,6 +442,8 @@ mod tests {
             id_seq: AtomicU64::new(0),
             id_salt: 7,
             created: 0,
+            shutdown: tokio::sync::watch::channel(false).1,
+            body_gate: None,
         })
     }
 

@@ -88,6 +88,7 @@ pub fn run_search(req: SearchRequest) -> Result<SearchResult> {
     // the pipeline's one entry: runtime and Ctrl-C watcher; the body opens one session
     let said = console.clone();
     servebench_pipeline::entry::run(
+        plan.sim_clock(),
         &servebench_endpoint::CancelToken::new(),
         move || {
             said.warn(

@@ -1,6 +1,6 @@
 //! Store throughput: N points (distinct concurrencies of one config) added to one run, each its
 //! own transaction as a sweep adds them, into a SQLite file or a PostgreSQL database; prints the
-//! elapsed time and rate (docs/benchmarks.md §9).
+//! elapsed time and rate (docs/benchmarks.md §10).
 //!
 //! ```text
 //! cargo run --release -p servebench-store --example store_throughput -- DB [N]

@@ -5,8 +5,11 @@
 
 use std::process::ExitCode;
 
+use std::path::Path;
+
 use servebench_catalog::changelog::{
-    append_entry, process_with_base, validate, NewEntry, ProcessOptions,
+    added_text_files, added_text_git, append_entry, process_added, validate, NewEntry,
+    ProcessOptions,
 };
 use servebench_catalog::matrix::ScenarioType;
 use servebench_catalog::{Catalog, Runners};
@@ -55,13 +58,20 @@ pub struct Versions {
 /// Subcommands of `servebench changelog`.
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// Check that head only appends entries to base (or only fixes pr-links), byte for byte,
-    /// and that the appended entries expand into a matrix (AUTOMATION.md §3.2, F-1…F-4).
+    /// Check a change of the change log as InferenceX's gate does (validate_perf_changelog.py:
+    /// final newline, the processor makes a matrix); with --strict also that head only appends
+    /// entries to base (or only fixes pr-links), byte for byte (AUTOMATION.md §3.2, F-1…F-4).
     Validate {
         /// The two versions.
         #[command(flatten)]
         versions: Versions,
-        /// Inside this PR: its link or an XXX placeholder is accepted for new entries.
+        /// Also the stricter rules the gate does not run: `git diff --check`, no CR/tab/NUL,
+        /// history immutable except canonical pr-link corrections, canonical links on new
+        /// entries (or this PR's / XXX with --pr-number), appended at the end with one blank line.
+        #[arg(long)]
+        strict: bool,
+        /// With --strict, inside this PR: its link or an XXX placeholder is accepted for new
+        /// entries.
         #[arg(long = "pr-number")]
         pr_number: Option<u64>,
         /// Expand evals for every entry (PR label all-evals).
@@ -191,6 +201,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Validate {
             versions,
+            strict,
             pr_number,
             all_evals,
             evals_only,
@@ -213,6 +224,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 &bl,
                 &hl,
                 pr_number,
+                strict,
                 &opts,
                 &catalog,
                 &runners,
@@ -234,21 +246,35 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             all_evals,
             evals_only,
         } => {
-            let (base, head, _, _, bn, hn) = load(&versions)?;
             let (catalog, runners, base_catalog) = masters(&versions)?;
             let opts = ProcessOptions {
                 trim_conc,
                 all_evals,
                 evals_only,
             };
-            let base =
-                String::from_utf8(base).map_err(|e| anyhow::anyhow!("{bn}: not UTF-8: {e}"))?;
-            let head =
-                String::from_utf8(head).map_err(|e| anyhow::anyhow!("{hn}: not UTF-8: {e}"))?;
-            let m = process_with_base(
-                &base,
-                &head,
-                &versions.changelog_file,
+            // git's own diff, as process_changelog.py runs it (`git diff BASE HEAD -- FILE` in the
+            // checkout; two files: `git diff --no-index`).
+            let (added, bn, hn) = match (&versions.base, &versions.head) {
+                (Some(b), Some(h)) => (
+                    added_text_files(Path::new(b), Path::new(h), &versions.changelog_file)?,
+                    b.clone(),
+                    h.clone(),
+                ),
+                _ => {
+                    let (Some(b), Some(h)) = (&versions.base_ref, &versions.head_ref) else {
+                        anyhow::bail!(
+                            "give either --base FILE --head FILE or --base-ref REF --head-ref REF"
+                        );
+                    };
+                    (
+                        added_text_git(Path::new("."), b, h, &versions.changelog_file)?,
+                        b.clone(),
+                        h.clone(),
+                    )
+                }
+            };
+            let m = process_added(
+                &added,
                 &bn,
                 &hn,
                 &opts,

@@ -161,6 +161,12 @@ pub struct CommonArgs {
     /// servebench simulator started with --speedup SPEEDUP (as `run --simulate --sim-speedup`).
     #[arg(long, allow_negative_numbers = true)]
     pub sim_speedup: Option<f64>,
+    /// Embedded simulator only: `virtual` (default) runs client and simulator in one process
+    /// on a discrete-event clock — modelled time, host-independent, byte-reproducible, a 900 s
+    /// window in seconds; `wall` plays it back over TCP ÷ --sim-speedup. --sim-speedup has no
+    /// meaning on the virtual clock (refused); given alone, or with --eval, it means wall.
+    #[arg(long, value_enum, value_name = "CLOCK")]
+    pub sim_clock: Option<super::measure_enums::SimClockArg>,
     /// Simulator only: GPU preset.
     #[arg(long, default_value = "h200")]
     pub sim_gpu: String,
@@ -311,7 +317,7 @@ impl CommonArgs {
         // the defaults of the flags that are optional only to tell "given" from "defaulted"
         let d = SweepPlan::default();
         let f = FixedPlan::default();
-        Ok(SweepPlan {
+        let plan = SweepPlan {
             kind,
             concurrencies: concs,
             endpoint: c.endpoint,
@@ -384,6 +390,7 @@ impl CommonArgs {
                 gpu: c.sim_gpu,
                 model: c.sim_model,
                 slowdown: c.sim_slowdown,
+                clock: c.sim_clock.map(Into::into),
             },
             db: (!c.no_store).then_some(c.db),
             branch: Some(c.branch.unwrap_or_else(default_branch)),
@@ -404,7 +411,11 @@ impl CommonArgs {
                 gsm8k_dir: c.gsm8k_dir,
                 sim_answers: c.sim_answers,
             },
-        })
+        };
+        if let Some(e) = plan.sim_clock_conflict() {
+            return Err(super::measure_enums::UsageError(e).into());
+        }
+        Ok(plan)
     }
 }
 

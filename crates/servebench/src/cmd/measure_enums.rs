@@ -1,7 +1,43 @@
-//! The value enums of the measuring flags (`--api`, `--compat`, `--itl`, `--stat`, `--eval`)
-//! and the `--engine` parser, for [`super::measure_args::CommonArgs`].
+//! The value enums of the measuring flags (`--api`, `--compat`, `--itl`, `--stat`, `--eval`,
+//! `--sim-clock`) and the `--engine` parser, for [`super::measure_args::CommonArgs`]; the
+//! usage error a command returns for a flag combination clap cannot express.
 
 use servebench_client::Engine;
+
+/// `--sim-clock` (sweep, bench, search, sim, run --simulate).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimClockArg {
+    /// Discrete-event clock: client and simulator in one process, time advances only when
+    /// every task waits; host-independent, reproducible, fast (the default without
+    /// --sim-speedup or --eval).
+    Virtual,
+    /// Wall clock: the simulator plays modelled time back ÷ --sim-speedup over TCP; for
+    /// testing the network path (numbers move with host load).
+    Wall,
+}
+
+impl From<SimClockArg> for servebench_contracts::SimClock {
+    fn from(c: SimClockArg) -> Self {
+        match c {
+            SimClockArg::Virtual => servebench_contracts::SimClock::Virtual,
+            SimClockArg::Wall => servebench_contracts::SimClock::Wall,
+        }
+    }
+}
+
+/// A command line the parser accepted but whose flags cannot go together (`--sim-clock
+/// virtual --sim-speedup 10`): `main` prints it in one line and exits 64 (EX_USAGE), like a
+/// clap error.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// `--eval`.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

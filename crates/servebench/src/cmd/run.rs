@@ -83,6 +83,14 @@ pub struct Args {
         conflicts_with = "recipes"
     )]
     pub sim_slowdown: Option<f64>,
+    /// Simulated points without --recipes: `virtual` (default without --sim-speedup) measures
+    /// each point in one process on the discrete-event clock (the sweep embeds the simulator;
+    /// the started `servebench sim` answers readiness), so a 3,600 s window takes seconds and
+    /// the numbers do not depend on the host; `wall` measures over TCP. --sim-speedup is a
+    /// wall-clock setting (refused with virtual, exit 64). Real recipes (--recipes) run on the
+    /// wall clock.
+    #[arg(long, value_enum, value_name = "CLOCK", requires = "simulate")]
+    pub sim_clock: Option<super::measure_enums::SimClockArg>,
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
     #[arg(long)]
     pub dry_run: bool,
@@ -245,6 +253,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ))
     });
     let out = std::path::absolute(&out).with_context(|| format!("--out {}", out.display()))?;
+    if args.sim_clock == Some(super::measure_enums::SimClockArg::Virtual) {
+        let why = if let Some(x) = args.sim_speedup {
+            Some(format!("--sim-speedup {x} has no meaning with --sim-clock virtual (modelled time is simulated, not waited); drop one of them"))
+        } else if args.recipes.is_some() {
+            Some("--sim-clock virtual: real recipes (--recipes) run their engine launch and client step as separate processes, on the wall clock; drop --sim-clock or --recipes".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(super::measure_enums::UsageError(why).into());
+        }
+    }
     let opts = RunOptions {
         out,
         db: args.db.clone(),
@@ -254,6 +274,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         sim_model: args.sim_model.clone(),
         sim_speedup: args.sim_speedup,
         sim_slowdown: args.sim_slowdown,
+        sim_clock: args.sim_clock.map(Into::into),
         runner_nodes: runners
             .labels
             .iter()

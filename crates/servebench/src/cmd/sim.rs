@@ -45,6 +45,12 @@ pub struct Args {
     /// Run faster than real time: wall time = modelled time / SPEEDUP.
     #[arg(long, default_value_t = 1.0)]
     pub speedup: f64,
+    /// The server's clock: only `wall` serves clients in other processes (over TCP, modelled
+    /// time ÷ --speedup). `virtual` (the discrete-event clock) needs client and simulator in one
+    /// process: it is `sweep`/`bench`/`search`'s default and `run --simulate --sim-clock
+    /// virtual`'s, and is refused here (exit 64).
+    #[arg(long, value_enum, value_name = "CLOCK", default_value = "wall")]
+    pub sim_clock: super::measure_enums::SimClockArg,
     /// Emit every token at once, without the engine model (client ceiling benchmarks).
     #[arg(long)]
     pub zero_delay: bool,
@@ -116,6 +122,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         list();
         return Ok(ExitCode::SUCCESS);
     }
+    if args.sim_clock == super::measure_enums::SimClockArg::Virtual {
+        return Err(super::measure_enums::UsageError(
+            "--sim-clock virtual: a standalone simulator serves clients in other processes, which only the wall clock can do; the virtual clock runs client and simulator in one process (`servebench sweep`/`bench`/`search` without --endpoint, or `run --simulate --sim-clock virtual`)".into(),
+        )
+        .into());
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -148,6 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 speedup: args.speedup,
                 zero_delay: args.zero_delay,
                 slowdown: args.sim_slowdown,
+                clock: servebench_sim::SimClock::Wall,
                 answers,
                 emission_log: args.emission_log.clone(),
                 tokenizer: args.tokenizer.clone(),

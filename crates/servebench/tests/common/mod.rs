@@ -264,6 +264,40 @@ pub fn real_engine() -> Option<(String, std::path::PathBuf)> {
     }
 }
 
+/// `servebench sweep` of the real llama.cpp engine at `url` (ISL 128, OSL 32, 1 GPU, the
+/// model's tokenizer from `dir`) into `out`, with `extra` flags; asserts success and returns
+/// stdout.
+pub fn real_engine_sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> String {
+    let o = scratch_in(Path::new("."))
+        .args([
+            "sweep",
+            "--endpoint",
+            url,
+            "--engine",
+            "llama.cpp",
+            "--gpus",
+            "1",
+            "--isl",
+            "128",
+            "--osl",
+            "32",
+        ])
+        .arg("--tokenizer")
+        .arg(dir.join("tokenizer.json"))
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
 pub mod crash;
 
 /// The shared folder (`$SERVEBENCH_SHARED`, else `../shared` beside the repository).
