@@ -773,8 +773,8 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), BumpError> {
     Ok(())
 }
 
-/// The provenance file bump writes next to the catalog (used until the store has an
-/// image-provenance table): `{"schema_version": 1, "changes": [ChangeRecord, …]}`, appended.
+/// The provenance file name bump writes with `--provenance-out` (the store's
+/// `image_provenance` table holds the same record by default): `{"schema_version": 1, "changes": [ChangeRecord, …]}`, appended.
 pub const PROVENANCE_FILE: &str = "provenance.json";
 
 #[derive(Serialize, Deserialize)]
@@ -811,9 +811,11 @@ impl BumpPlan {
         s
     }
 
-    /// Writes the catalog, recipes and change log (each atomically, permissions kept) and
-    /// appends the record to `provenance_out` (default `<catalog dir>/provenance.json`).
-    /// Returns the files written.
+    /// Writes the catalog, recipes and change log (each atomically, permissions kept) and, when
+    /// `provenance_out` is given, appends the record to that file (`provenance.json` shape).
+    /// Without it no provenance file is written: a file beside the catalog would be left
+    /// untracked in the InferenceX checkout (the record goes to the results store instead,
+    /// `servebench bump` without `--no-store`). Returns the files written.
     pub fn write(&self, provenance_out: Option<&Path>) -> Result<Vec<PathBuf>, BumpError> {
         let mut written = Vec::new();
         if self.already_updated {
@@ -839,23 +841,17 @@ impl BumpPlan {
             write_atomic(&c.path, &c.new)?;
             written.push(c.path.clone());
         }
-        let prov_path = match provenance_out {
-            Some(p) => p.to_path_buf(),
-            None => self
-                .record
-                .catalog
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(PROVENANCE_FILE),
+        let Some(prov_path) = provenance_out else {
+            return Ok(written);
         };
-        let mut changes = load_change_records(&prov_path)?;
+        let mut changes = load_change_records(prov_path)?;
         changes.push(self.record.clone());
         let text = serde_json::to_string_pretty(&ProvenanceFile {
             schema_version: 1,
             changes,
         })? + "\n";
-        write_atomic(&prov_path, &text)?;
-        written.push(prov_path);
+        write_atomic(prov_path, &text)?;
+        written.push(prov_path.to_path_buf());
         Ok(written)
     }
 }

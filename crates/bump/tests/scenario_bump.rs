@@ -138,8 +138,12 @@ fn scenario_bump_with_offline_provenance() {
         std::fs::read_to_string(&cat).unwrap(),
         std::fs::read_to_string(format!("{SCEN}/master.yaml")).unwrap()
     );
-    let written = p.write(None).unwrap();
+    // catalog, recipe, change log, and the provenance file asked for (none without one: the
+    // CLI default, wiring_bump's test)
+    let prov = tmp.path().join("run-provenance.json");
+    let written = p.write(Some(&prov)).unwrap();
     assert_eq!(written.len(), 4);
+    assert_eq!(written[3], prov);
     let recipe_now = std::fs::read_to_string(rec.join(RECIPE)).unwrap();
     let recipe_orig = std::fs::read_to_string(format!("{SCEN}/recipes/{RECIPE}")).unwrap();
     assert_eq!(
@@ -159,8 +163,7 @@ fn scenario_bump_with_offline_provenance() {
             0
         );
     }
-    let records =
-        servebench_bump::load_change_records(&tmp.path().join("provenance.json")).unwrap();
+    let records = servebench_bump::load_change_records(&prov).unwrap();
     assert_eq!(records.len(), 1);
     assert_eq!(
         records[0].new_provenance.as_ref().unwrap().amd64_digest(),

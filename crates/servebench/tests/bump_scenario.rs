@@ -67,6 +67,8 @@ fn scenario_bump_then_triage() {
             "perf-changelog.yaml",
             "--provenance",
             &images,
+            "--provenance-out",
+            "provenance.json",
         ],
     );
     assert_eq!(rc, 0, "{err}");

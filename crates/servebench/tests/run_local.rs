@@ -506,6 +506,8 @@ fn a_failing_eval_gate_is_never_passed() {
             s.join("images.json").to_str().unwrap(),
             "--db",
             "s.db",
+            "--provenance-out",
+            "provenance.json",
         ],
     );
     assert_eq!(code, 0, "bump: {out}{err}");
@@ -662,7 +664,8 @@ fn filters_and_key_typos_say_what_is_available() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     scenario(d);
-    for c in ["32", "0"] {
+    // "32,64": comma separated as for sweep (issue 27), parsed as two values
+    for c in ["32", "0", "32,64"] {
         let (code, _, err) = run_in(
             d,
             &[

@@ -63,7 +63,9 @@ pub struct Args {
     /// Flag-rules file replacing the embedded one (same format as crates/bump/flag-rules.toml).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// Where to append the provenance record (default: provenance.json next to the catalog file).
+    /// Also append the provenance record to this file (`provenance.json` shape, what `run` and
+    /// `attempt --provenance` read). Default: no file (one beside the catalog would be left
+    /// untracked in the checkout); the record goes to the results store (`--db`).
     #[arg(long = "provenance-out", value_name = "FILE")]
     pub provenance_out: Option<PathBuf>,
     /// Registry request timeout in seconds.
@@ -81,7 +83,8 @@ pub struct Args {
         default_value = servebench_store::DEFAULT_DB
     )]
     pub db: PathBuf,
-    /// Do not record the provenance in the results store (provenance.json only).
+    /// Do not record the provenance in the results store (then it is kept only with
+    /// --provenance-out).
     #[arg(long)]
     pub no_store: bool,
 }
@@ -332,6 +335,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+    } else if args.provenance_out.is_none() && !args.dry_run && !p.already_updated {
+        println!("Provenance: not kept (--no-store without --provenance-out FILE)");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -35,8 +35,8 @@ pub struct Args {
     /// benchmarks/single_node. With --simulate, recipes get $SERVEBENCH_SIM_CMD.
     #[arg(long, value_name = "DIR")]
     pub recipes: Option<PathBuf>,
-    /// Keep only these concurrencies.
-    #[arg(long, num_args = 1.., value_name = "N")]
+    /// Keep only these concurrencies: `--conc 1,4` (comma separated, as `sweep`) or `--conc 1 4`.
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "N")]
     pub conc: Option<Vec<i64>>,
     /// Sequence lengths to include (fixed-seq-len): 1k1k, 8k1k.
     #[arg(long = "seq-lens", num_args = 1.., value_parser = ["1k1k", "8k1k"])]
