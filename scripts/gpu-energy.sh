@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (docs/benchmarks.md §10): start transformers serve (Qwen3-8B shapes, random
+# One device call (docs/benchmarks.md §11): start transformers serve (Qwen3-8B shapes, random
 # weights) on the H200, then measure J per output token at conc 1, 8, 32 (ISL 1024, OSL 128)
 # with servebench's own NVML sampling (10 Hz, energy-counter cross-check). Beside it,
 # InferenceX's monitor (nvidia-smi every 1 s) is recorded and each point's window integrated

@@ -98,6 +98,8 @@ pub struct SweepPlan {
     pub sim: SimPlan,
     /// Results store, or `None` for files only.
     pub db: Option<PathBuf>,
+    /// Git branch the run is stored under (`--branch`; `compare --baseline main`).
+    pub branch: Option<String>,
     /// OCI index digest of the image.
     pub index_digest: Option<String>,
     /// Per-platform manifest digest of the image.
@@ -417,6 +419,7 @@ impl Default for SweepPlan {
                 clock: None,
             },
             db: Some(PathBuf::from(servebench_store::DEFAULT_DB)),
+            branch: None,
             index_digest: None,
             platform_digest: None,
             repeats: 1,

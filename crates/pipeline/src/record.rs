@@ -171,6 +171,7 @@ pub fn run_meta(
         identity.ep,
     ));
     m.workload = Some(c.workload.label());
+    m.branch = c.branch.clone();
     m.out_dir = Some(std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf()));
     let (w1, w2) = c.workload.run_meta();
     let mut meta = serde_json::Map::new();

@@ -16,6 +16,7 @@
 
 pub mod attempt;
 pub mod attempt_logs;
+pub mod branch_baseline;
 pub mod confidence;
 pub mod error;
 pub mod noise_floor;

@@ -60,7 +60,7 @@ impl CompareRequest {
 /// one): `./servebench.db: no results store (run a sweep or `servebench baseline import` first,
 /// or pass --db)`.
 pub fn open_store(db: &Path) -> Result<Store> {
-    if !db.exists() {
+    if !servebench_store::is_postgres_url(db) && !db.exists() {
         return Err(ReviewError::NotFound(format!(
             "{}: no results store here (run `servebench sweep` or `servebench baseline import` \
              first, or pass --db PATH)",
@@ -398,6 +398,13 @@ pub fn build_comparison(args: &CompareRequest) -> Result<Comparison> {
     let (base, cand) = if args.baseline == "latest-baseline" {
         let cand = load_side(&args.db, &args.candidate).context("--candidate")?;
         let (_, base, line) = latest_baseline_for(&args.db, &cand.points).context("--baseline")?;
+        eprintln!("{line}");
+        (base, cand)
+    } else if let Some(branch) = crate::branch_baseline::branch_of(&args.baseline) {
+        let cand = load_side(&args.db, &args.candidate).context("--candidate")?;
+        let (base, line) =
+            crate::branch_baseline::branch_baseline_for(&args.db, &args.candidate, branch)
+                .context("--baseline")?;
         eprintln!("{line}");
         (base, cand)
     } else {

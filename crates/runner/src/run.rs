@@ -632,7 +632,11 @@ impl Runner {
                 created_at: now(),
                 executor: self.exec.name().into(),
                 simulate: self.opts.simulate,
-                db: std::path::absolute(&self.opts.db).unwrap_or(self.opts.db.clone()),
+                db: if servebench_store::is_postgres_url(&self.opts.db) {
+                    self.opts.db.clone()
+                } else {
+                    std::path::absolute(&self.opts.db).unwrap_or(self.opts.db.clone())
+                },
                 store_run: None,
                 pid: std::process::id(),
                 points: plan.to_vec(),
@@ -685,6 +689,7 @@ impl Runner {
                 });
                 m.image = Some(p.image.clone());
                 m.index_digest = sub_run.meta.index_digest.clone();
+                m.branch = sub_run.meta.branch.clone();
                 m.platform_digest = sub_run.meta.platform_digest.clone();
                 m.config_key = Some(p.config_key.clone());
                 m.topology = sub_run.meta.topology.clone();

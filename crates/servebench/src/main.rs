@@ -57,6 +57,9 @@ enum Command {
     /// Manage baselines in the store (import InferenceX artifacts or a baseline table).
     #[command(subcommand)]
     Baseline(cmd::baseline::Command),
+    /// Results store tools (migrate a store between SQLite and PostgreSQL).
+    #[command(subcommand)]
+    Store(cmd::store::Command),
     /// Compare a candidate run with its baseline, point by point.
     Compare(cmd::compare::Args),
     /// Write the report (Markdown comment, HTML with charts, JSON).
@@ -106,6 +109,20 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// InferenceX's `DATABASE_URL` (a `postgres://` URL) is the store of every command that has
+/// `--db` when `SERVEBENCH_DB` is not set: `--db` > `SERVEBENCH_DB` > `DATABASE_URL` >
+/// `./servebench.db`. Runs first, before any thread exists.
+fn database_url_as_store() {
+    if std::env::var_os("SERVEBENCH_DB").is_some() {
+        return;
+    }
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        if servebench_store::is_postgres_url(std::path::Path::new(&url)) {
+            std::env::set_var("SERVEBENCH_DB", url);
+        }
+    }
+}
+
 /// Makes a print to a closed pipe end the process quietly with [`BROKEN_PIPE_EXIT`] instead of
 /// panicking (`failed printing to stdout: Broken pipe`, status 101), for every command at once.
 ///
@@ -152,6 +169,7 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    database_url_as_store();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -178,6 +196,7 @@ fn main() -> ExitCode {
         Command::Eval(c) => cmd::eval::run(c),
         Command::Runs(a) => cmd::runs::run(a),
         Command::Baseline(c) => cmd::baseline::run(c),
+        Command::Store(c) => cmd::store::run(c),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Bump(a) => cmd::bump::run(a),

@@ -23,6 +23,8 @@ mod run_real_engine;
 mod run_slurm;
 #[path = "search_real_engine.rs"]
 mod search_real_engine;
+#[path = "store_pg.rs"]
+mod store_pg;
 #[path = "sweep_agentx_real_engine.rs"]
 mod sweep_agentx_real_engine;
 #[path = "sweep_real_engine.rs"]

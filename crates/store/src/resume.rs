@@ -5,9 +5,8 @@
 
 use std::path::Path;
 
-use crate::error::{fail, Result};
-use rusqlite::params;
-
+use crate::backend::RunFilter;
+use crate::error::Result;
 use crate::{RunId, RunKind, RunRecord, Store};
 
 impl Store {
@@ -15,45 +14,28 @@ impl Store {
     /// `out_dir`, newest first. `out_dir` is canonicalised here when it exists.
     pub fn runs_in_out_dir(&self, out_dir: &Path, kind: RunKind) -> Result<Vec<RunRecord>> {
         let dir = std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf());
-        let sql = format!(
-            "{} WHERE kind = ?1 AND out_dir = ?2 ORDER BY id DESC",
-            Self::RUN_SELECT
-        );
-        let mut st = self.conn.prepare(&sql)?;
-        let rows = st.query_map(
-            params![kind.as_str(), dir.display().to_string()],
-            Self::run_from_row,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.backend.runs(&RunFilter {
+            kind: Some(kind),
+            out_dir: Some(dir.display().to_string()),
+            ..RunFilter::default()
+        })
     }
 
     /// Sets a run's status back to `running` (and clears `finished_at`): a resumed run is
     /// recorded again when it ends.
     pub fn reopen_run(&mut self, run: RunId) -> Result<()> {
-        let n = self.conn.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?1",
-            [run.0],
-        )?;
-        if n == 0 {
-            fail!("{}: run {run} does not exist", self.path.display());
-        }
-        Ok(())
+        self.backend
+            .set_status(run, crate::RunStatus::Running, None)
     }
 
     /// Deletes one point row (`points.id`) of `run`; returns whether it existed.
     pub fn delete_point(&mut self, run: RunId, point_id: i64) -> Result<bool> {
-        let n = self.conn.execute(
-            "DELETE FROM points WHERE id = ?1 AND run_id = ?2",
-            params![point_id, run.0],
-        )?;
-        Ok(n > 0)
+        self.backend.delete_point(run, point_id)
     }
 
     /// Deletes every eval row of `run` (a resumed run scores its eval again); returns how many.
     pub fn delete_evals(&mut self, run: RunId) -> Result<usize> {
-        Ok(self
-            .conn
-            .execute("DELETE FROM evals WHERE run_id = ?1", [run.0])?)
+        self.backend.delete_evals(run)
     }
 }
 

@@ -19,8 +19,10 @@ pub struct Args {
     /// Baseline: a run id in the store (`12`, `latest-baseline`), or a baseline file
     /// (InferenceX `agg_bmk.json` / `agg_eval_all.json`, dashboard API rows
     /// `benchmarks.json` / `benchmarks-history.json`, or a baseline table like
-    /// `baseline.json`), read without importing it.
-    #[arg(long, value_name = "RUN|FILE")]
+    /// `baseline.json`), read without importing it; or `main` / `branch:NAME`: per candidate
+    /// point the newest error-free stored row of the same config on that branch, as
+    /// InferenceX's compare_results.py picks it (docs/store-postgres.md).
+    #[arg(long, value_name = "RUN|FILE|main")]
     pub baseline: String,
     /// Candidate: a run id (`12`; several ids joined by `,` merge a sweep run and its eval run),
     /// `latest` (newest non-baseline run), or a file of agg rows / a sweep `summary.json`.

@@ -188,7 +188,7 @@ pub struct CommonArgs {
     /// Per-platform (linux/amd64) manifest digest of --image (`sha256:…`), recorded with the run.
     #[arg(long, value_name = "DIGEST", requires = "image")]
     pub platform_digest: Option<String>,
-    /// Results store (SQLite) the run and each point are recorded in, as each point finishes.
+    /// Results store (a SQLite file, or `postgres://…`; also `DATABASE_URL`) the run and each point are recorded in, as each point finishes.
     #[arg(
         long,
         value_name = "PATH",
@@ -199,6 +199,10 @@ pub struct CommonArgs {
     /// Do not record the run in the results store (files only).
     #[arg(long)]
     pub no_store: bool,
+    /// Git branch the run is stored under (`compare --baseline main` takes rows of `main`);
+    /// default: the checkout's branch, else `local`.
+    #[arg(long, value_name = "NAME", env = "SERVEBENCH_BRANCH")]
+    pub branch: Option<String>,
     /// Workload: `fixed` (InferenceX random fixed-sequence; the default), `agentx` (agentic
     /// trace replay of --traces, MEASUREMENT.md Part 2 §5; --conc is then the number of live
     /// sessions) or `multiturn` (chat replay of --conversations). --traces alone implies agentx.
@@ -391,6 +395,7 @@ impl CommonArgs {
                 clock: c.sim_clock.map(Into::into),
             },
             db: (!c.no_store).then_some(c.db),
+            branch: Some(c.branch.unwrap_or_else(default_branch)),
             index_digest: c.index_digest,
             platform_digest: c.platform_digest,
             repeats: c.repeats,
@@ -415,4 +420,20 @@ impl CommonArgs {
         }
         Ok(plan)
     }
+}
+
+/// The branch a run is stored under when `--branch` is not given: the current git branch of
+/// the working directory's checkout (`git rev-parse --abbrev-ref HEAD`), else `local` (no git,
+/// not a checkout, or a detached HEAD).
+pub fn default_branch() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--abbrev-ref", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty() && s != "HEAD")
+        .unwrap_or_else(|| "local".to_string())
 }

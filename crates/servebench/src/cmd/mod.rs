@@ -24,5 +24,6 @@ pub mod run;
 pub mod runs;
 pub mod search;
 pub mod sim;
+pub mod store;
 pub mod sweep;
 pub mod triage;

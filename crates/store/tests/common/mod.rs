@@ -2,6 +2,8 @@
 //! and foreign rows of a baseline import.
 #![allow(dead_code)]
 
+pub mod pg;
+
 use serde_json::{json, Value};
 use servebench_contracts::{AggRow, EvalRow, ForeignRow, PointStatus, StatRow};
 

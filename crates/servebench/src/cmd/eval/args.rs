@@ -128,7 +128,7 @@ pub struct Gsm8kArgs {
     /// Catalog config key (recorded with the run).
     #[arg(long, value_name = "KEY")]
     pub config_key: Option<String>,
-    /// Results store (SQLite) the run and its eval row are recorded in.
+    /// Results store (a SQLite file, or `postgres://…`; also `DATABASE_URL`) the run and its eval row are recorded in.
     #[arg(
         long,
         value_name = "PATH",
@@ -139,6 +139,9 @@ pub struct Gsm8kArgs {
     /// Do not record the run in the results store (files only).
     #[arg(long)]
     pub no_store: bool,
+    /// Git branch the run is stored under; default: the checkout's branch, else `local`.
+    #[arg(long, value_name = "NAME", env = "SERVEBENCH_BRANCH")]
+    pub branch: Option<String>,
 }
 
 impl Gsm8kArgs {
