@@ -72,6 +72,7 @@ fn row(conc: u64) -> AggRow {
         mean_osl: Some(1024.0),
         records_file: format!("conc{conc}/records.jsonl"),
         invalid_reasons: Vec::new(),
+        power: None,
         extra: Default::default(),
     }
 }
