@@ -231,9 +231,15 @@ fn report_charts_render_in_headless_chromium() {
     let html = report_html(dir.path());
     let page = dir.path().join("r.html");
 
-    // The rendered DOM has every chart's SVG: 4 base charts + 4 CDFs + goodput + Pareto.
+    // The rendered DOM has every chart's SVG: 4 base charts + output tokens per joule (the
+    // simulator's points carry modelled energy, issue 30) + 4 CDFs + goodput + Pareto.
     let dom = chromium_run(&bin, &dir.path().join("p0"), &["--dump-dom".into()], &page);
-    assert_eq!(dom.matches("<svg").count(), 10, "ten SVG charts in the DOM");
+    assert_eq!(
+        dom.matches("<svg").count(),
+        11,
+        "eleven SVG charts in the DOM"
+    );
+    assert!(dom.contains("Output tok/J"), "the energy chart is drawn");
     for id in ["chart-cdf-ttft", "chart-goodput", "chart-pareto"] {
         assert!(dom.contains(&format!("id=\"{id}\"")), "{id} not in the DOM");
     }

@@ -19,7 +19,7 @@ fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_servebench"));
     c.env(
         "SERVEBENCH_DB",
-        std::env::temp_dir().join("servebench-tests-scratch.db"),
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("servebench-tests-scratch.db"),
     );
     c
 }

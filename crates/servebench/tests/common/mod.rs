@@ -91,9 +91,11 @@ pub const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared
 pub const GSM8K: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k");
 
 /// The scratch store for commands that need `--db` but whose test does not look at it: one
-/// file in the system temp dir, so nothing is written into the test's working directory.
+/// file in this target directory's test temp dir (`CARGO_TARGET_TMPDIR`), so nothing is written
+/// into the test's working directory and a store of another checkout's build (another schema)
+/// is never shared.
 pub fn scratch_db() -> std::path::PathBuf {
-    std::env::temp_dir().join("servebench-tests-scratch.db")
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("servebench-tests-scratch.db")
 }
 
 /// `servebench ARGS` in `dir` (as [`servebench_in`], with `SERVEBENCH_GSM8K_DIR` pointing at the
