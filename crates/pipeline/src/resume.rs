@@ -41,10 +41,19 @@ pub fn mark_finished(p: &PointOutput) -> Result<()> {
         "agg": p.agg.to_value(),
         "result": p.result,
     });
-    let path = p.spec.dir.join(POINT_MARKER);
-    let tmp = p.spec.dir.join(format!("{POINT_MARKER}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec(&v)?).map_err(io(IoOp::Write, &tmp))?;
-    std::fs::rename(&tmp, &path).map_err(io(IoOp::Write, &path))
+    write_whole(&p.spec.dir.join(POINT_MARKER), &serde_json::to_vec(&v)?)
+}
+
+/// Writes `bytes` to `path` whole or not at all: a temporary file beside it (`NAME.tmp`), then a
+/// rename, so a sweep killed mid-write never leaves a truncated marker or flags file for
+/// `--resume` to trip over (seen: an AgentX sweep SIGKILLed 12 ms in left an empty
+/// `sweep-flags.json`, and the resume failed "not a flags file").
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    std::fs::write(&tmp, bytes).map_err(io(IoOp::Write, &tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(IoOp::Write, path))
 }
 
 /// A finished point read back from its marker.
@@ -306,8 +315,7 @@ pub fn check_or_write_flags(
                     "--resume: {} holds no sweep yet: measuring every point",
                     out_dir.display()
                 ));
-                let text = serde_json::to_vec_pretty(&now)?;
-                return std::fs::write(&path, text).map_err(io(IoOp::Write, &path));
+                return write_whole(&path, &serde_json::to_vec_pretty(&now)?);
             }
             Err(e) => return Err(PipelineError::io(IoOp::ReadMarker, &path, e)),
         };
@@ -329,6 +337,5 @@ pub fn check_or_write_flags(
         }
         return Ok(());
     }
-    let text = serde_json::to_vec_pretty(&now)?;
-    std::fs::write(&path, text).map_err(io(IoOp::Write, &path))
+    write_whole(&path, &serde_json::to_vec_pretty(&now)?)
 }
