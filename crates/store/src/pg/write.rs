@@ -234,8 +234,10 @@ impl PgStore {
             let a = args.clone();
             async move {
                 let (st, hw, rf, inv) = &a.10;
-                let row = cl
-                    .query_one(
+                // prepared once per pooled connection (a plain-text query is parsed and
+                // described on every call: one more round trip per point)
+                let stmt = cl
+                    .prepare_cached(
                         "WITH br AS (
                            INSERT INTO benchmark_results (workflow_run_id, config_id,
                                benchmark_type, date, isl, osl, conc, image, metrics, error,
@@ -261,6 +263,11 @@ impl PgStore {
                          SELECT id FROM sp
                          UNION ALL SELECT id FROM servebench_points WHERE token = $11
                          LIMIT 1",
+                    )
+                    .await?;
+                let row = cl
+                    .query_one(
+                        &stmt,
                         &[
                             &run.0, &config, &a.0, &a.1, &a.2, &a.3, &a.4, &a.5, &a.6, &a.7,
                             &a.8, &a.9, st, hw, rf, inv, &a.11, &a.12,
