@@ -137,6 +137,22 @@ pub fn fill_eval_defaults(
     filled
 }
 
+/// The branch a run is stored under when `--branch` is not given: the current git branch of
+/// the working directory's checkout (`git rev-parse --abbrev-ref HEAD`), else `local` (no git,
+/// not a checkout, or a detached HEAD).
+pub fn default_branch() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--abbrev-ref", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty() && s != "HEAD")
+        .unwrap_or_else(|| "local".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

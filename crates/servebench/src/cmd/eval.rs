@@ -89,7 +89,7 @@ fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
     m.branch = Some(
         args.branch
             .clone()
-            .unwrap_or_else(super::measure_args::default_branch),
+            .unwrap_or_else(servebench_pipeline::identity::default_branch),
     );
     if let (Some(tp), ep) = (args.tp, args.ep.unwrap_or(1)) {
         m.topology = Some(servebench_report::words::topology_label(tp, ep));

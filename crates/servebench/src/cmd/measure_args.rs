@@ -4,10 +4,8 @@
 
 use std::path::PathBuf;
 
-use servebench_client::{Api, Compat, Engine};
-use servebench_compare::Stat;
-use servebench_metrics::ItlMode;
-use servebench_pipeline::plan::{EvalPlan, FixedPlan, IdentityPlan, SimPlan, Workload};
+use servebench_client::Engine;
+use servebench_pipeline::plan::{FixedPlan, IdentityPlan, SimPlan, Workload};
 use servebench_pipeline::{EvalTask as PlanEval, SweepPlan};
 use servebench_store::RunKind;
 
@@ -237,46 +235,9 @@ pub struct CommonArgs {
     /// file (docs/compare.md).
     #[arg(long, value_name = "RUN|FILE", requires = "report")]
     pub baseline: Option<String>,
-    /// Run an accuracy eval after the throughput points, against the same endpoint or
-    /// simulator (the simulator then replays recorded GSM8K solutions: --sim-answers).
-    #[arg(long, value_enum, value_name = "TASK")]
-    pub eval: Option<EvalTask>,
-    /// Eval: requests in flight.
-    #[arg(long, value_name = "N", default_value_t = 16, requires = "eval")]
-    pub eval_conc: usize,
-    /// Eval: only the first N test documents.
-    #[arg(long, value_name = "N", alias = "limit", requires = "eval")]
-    pub eval_limit: Option<usize>,
-    /// Eval: task profile, `inferencex` or `lm-eval` (docs/eval.md).
-    #[arg(
-        long,
-        value_name = "PROFILE",
-        default_value = "inferencex",
-        requires = "eval"
-    )]
-    pub eval_profile: servebench_eval::Profile,
-    /// Eval: max_tokens per request (default: the profile's).
-    #[arg(long, value_name = "N", requires = "eval")]
-    pub eval_max_tokens: Option<u32>,
-    /// Eval: minimum score for em_strict and em_flexible (default 0.85, or --eval-thresholds).
-    #[arg(
-        long,
-        value_name = "FRACTION",
-        requires = "eval",
-        allow_negative_numbers = true
-    )]
-    pub eval_threshold: Option<f64>,
-    /// Eval: thresholds.yaml (InferenceX format), looked up by --model-prefix.
-    #[arg(long, value_name = "FILE", requires = "eval")]
-    pub eval_thresholds: Option<PathBuf>,
-    /// Eval: folder with GSM8K test.jsonl, train.jsonl, example_model_solutions.jsonl
-    /// (default: data/gsm8k of $SERVEBENCH_SHARED, else of ../shared, else of shared/ beside the
-    /// checkout the binary was built in).
-    #[arg(long, value_name = "DIR", env = "SERVEBENCH_GSM8K_DIR")]
-    pub gsm8k_dir: Option<PathBuf>,
-    /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.
-    #[arg(long, value_name = "NAME", default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
-    pub sim_answers: String,
+    /// `--eval` and its flags.
+    #[command(flatten)]
+    pub eval_args: super::measure_enums::SweepEvalArgs,
 }
 
 impl CommonArgs {
@@ -341,28 +302,11 @@ impl CommonArgs {
                     burstiness: c.burstiness,
                 }),
             },
-            api: match c.api {
-                None => d.api,
-                Some(ApiArg::Completions) => Api::Completions,
-                Some(ApiArg::Chat) => Api::Chat,
-            },
+            api: c.api.map_or(d.api, Into::into),
             engine: c.engine,
-            compat: match c.compat {
-                None => d.compat,
-                Some(CompatArg::Servebench) => Compat::Servebench,
-                Some(CompatArg::Inferencex) => Compat::InferenceX,
-            },
-            itl_mode: match c.itl {
-                None => d.itl_mode,
-                Some(ItlArg::Chunk) => ItlMode::Chunk,
-                Some(ItlArg::PerToken) => ItlMode::Token,
-            },
-            stat: match c.stat {
-                StatArg::Mean => Stat::Mean,
-                StatArg::Median => Stat::Median,
-                StatArg::P90 => Stat::P90,
-                StatArg::P99 => Stat::P99,
-            },
+            compat: c.compat.map_or(d.compat, Into::into),
+            itl_mode: c.itl.map_or(d.itl_mode, Into::into),
+            stat: c.stat.into(),
             lenient: c.lenient,
             timeout_s: c.timeout,
             ready_timeout_s: c.ready_timeout,
@@ -395,7 +339,10 @@ impl CommonArgs {
                 clock: c.sim_clock.map(Into::into),
             },
             db: (!c.no_store).then_some(c.db),
-            branch: Some(c.branch.unwrap_or_else(default_branch)),
+            branch: Some(
+                c.branch
+                    .unwrap_or_else(servebench_pipeline::identity::default_branch),
+            ),
             index_digest: c.index_digest,
             platform_digest: c.platform_digest,
             repeats: c.repeats,
@@ -403,37 +350,12 @@ impl CommonArgs {
             baseline: c.baseline,
             flush_cache: c.flush_cache,
             power: c.power.plan(),
-            eval: c.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
-            eval_plan: EvalPlan {
-                conc: c.eval_conc,
-                limit: c.eval_limit,
-                profile: c.eval_profile,
-                max_tokens: c.eval_max_tokens,
-                threshold: c.eval_threshold,
-                thresholds: c.eval_thresholds,
-                gsm8k_dir: c.gsm8k_dir,
-                sim_answers: c.sim_answers,
-            },
+            eval: c.eval_args.eval.map(|EvalTask::Gsm8k| PlanEval::Gsm8k),
+            eval_plan: c.eval_args.plan(),
         };
         if let Some(e) = plan.sim_clock_conflict() {
             return Err(super::measure_enums::UsageError(e).into());
         }
         Ok(plan)
     }
-}
-
-/// The branch a run is stored under when `--branch` is not given: the current git branch of
-/// the working directory's checkout (`git rev-parse --abbrev-ref HEAD`), else `local` (no git,
-/// not a checkout, or a detached HEAD).
-pub fn default_branch() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--abbrev-ref", "HEAD"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty() && s != "HEAD")
-        .unwrap_or_else(|| "local".to_string())
 }

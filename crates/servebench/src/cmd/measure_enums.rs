@@ -2,6 +2,8 @@
 //! `--sim-clock`) and the `--engine` parser, for [`super::measure_args::CommonArgs`]; the
 //! usage error a command returns for a flag combination clap cannot express.
 
+use std::path::PathBuf;
+
 use servebench_client::Engine;
 
 /// `--sim-clock` (sweep, bench, search, sim, run --simulate).
@@ -166,6 +168,105 @@ impl PowerArgs {
         PowerPlan {
             mode,
             gpus: self.power_gpus.clone(),
+        }
+    }
+}
+
+impl From<ApiArg> for servebench_client::Api {
+    fn from(a: ApiArg) -> Self {
+        match a {
+            ApiArg::Completions => Self::Completions,
+            ApiArg::Chat => Self::Chat,
+        }
+    }
+}
+
+impl From<CompatArg> for servebench_client::Compat {
+    fn from(c: CompatArg) -> Self {
+        match c {
+            CompatArg::Servebench => Self::Servebench,
+            CompatArg::Inferencex => Self::InferenceX,
+        }
+    }
+}
+
+impl From<ItlArg> for servebench_metrics::ItlMode {
+    fn from(i: ItlArg) -> Self {
+        match i {
+            ItlArg::Chunk => Self::Chunk,
+            ItlArg::PerToken => Self::Token,
+        }
+    }
+}
+
+impl From<StatArg> for servebench_compare::Stat {
+    fn from(s: StatArg) -> Self {
+        match s {
+            StatArg::Mean => Self::Mean,
+            StatArg::Median => Self::Median,
+            StatArg::P90 => Self::P90,
+            StatArg::P99 => Self::P99,
+        }
+    }
+}
+
+/// The `--eval` flags of `sweep`/`bench` (flattened into `CommonArgs`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct SweepEvalArgs {
+    /// Run an accuracy eval after the throughput points, against the same endpoint or
+    /// simulator (the simulator then replays recorded GSM8K solutions: --sim-answers).
+    #[arg(long, value_enum, value_name = "TASK")]
+    pub eval: Option<EvalTask>,
+    /// Eval: requests in flight.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "eval")]
+    pub eval_conc: usize,
+    /// Eval: only the first N test documents.
+    #[arg(long, value_name = "N", alias = "limit", requires = "eval")]
+    pub eval_limit: Option<usize>,
+    /// Eval: task profile, `inferencex` or `lm-eval` (docs/eval.md).
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        default_value = "inferencex",
+        requires = "eval"
+    )]
+    pub eval_profile: servebench_eval::Profile,
+    /// Eval: max_tokens per request (default: the profile's).
+    #[arg(long, value_name = "N", requires = "eval")]
+    pub eval_max_tokens: Option<u32>,
+    /// Eval: minimum score for em_strict and em_flexible (default 0.85, or --eval-thresholds).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        requires = "eval",
+        allow_negative_numbers = true
+    )]
+    pub eval_threshold: Option<f64>,
+    /// Eval: thresholds.yaml (InferenceX format), looked up by --model-prefix.
+    #[arg(long, value_name = "FILE", requires = "eval")]
+    pub eval_thresholds: Option<PathBuf>,
+    /// Eval: folder with GSM8K test.jsonl, train.jsonl, example_model_solutions.jsonl
+    /// (default: data/gsm8k of $SERVEBENCH_SHARED, else of ../shared, else of shared/ beside the
+    /// checkout the binary was built in).
+    #[arg(long, value_name = "DIR", env = "SERVEBENCH_GSM8K_DIR")]
+    pub gsm8k_dir: Option<PathBuf>,
+    /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.
+    #[arg(long, value_name = "NAME", default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
+    pub sim_answers: String,
+}
+
+impl SweepEvalArgs {
+    /// The eval stage's plan (used only when `--eval` is given).
+    pub fn plan(self) -> servebench_pipeline::plan::EvalPlan {
+        servebench_pipeline::plan::EvalPlan {
+            conc: self.eval_conc,
+            limit: self.eval_limit,
+            profile: self.eval_profile,
+            max_tokens: self.eval_max_tokens,
+            threshold: self.eval_threshold,
+            thresholds: self.eval_thresholds,
+            gsm8k_dir: self.gsm8k_dir,
+            sim_answers: self.sim_answers,
         }
     }
 }
