@@ -62,6 +62,7 @@ impl Target {
                     tp: plan.tp(),
                     speedup,
                     slowdown: plan.sim.slowdown,
+                    overrides: plan.sim_overrides(),
                     emission_log: Some(out_dir.join("sim-emission.jsonl")),
                     answers: answers
                         .map(|book| answer_book(move |p| book.lookup(p).map(str::to_string))),

@@ -45,6 +45,7 @@ pub mod emission;
 pub mod engine;
 pub mod error;
 pub mod model;
+mod overrides;
 pub mod plan;
 pub mod plausibility;
 pub mod presets;
@@ -59,6 +60,7 @@ pub use emission::EmissionRecord;
 pub use engine::{simulate_closed_loop, SimSummary, Workload};
 pub use error::SimError;
 pub use model::{EngineConfig, MetricsDialect};
+pub use overrides::EngineOverrides;
 pub use presets::Presets;
 
 /// Supplies the text the simulator streams for a prompt it recognises.
@@ -103,6 +105,9 @@ pub struct SimOptions {
     /// whitespace-separated word (about 4 characters of English/code text; the chat prompt is
     /// rendered with a ChatML-style template first).
     pub tokenizer: Option<PathBuf>,
+    /// An engine's own launch limits on top of the presets (max running requests, context
+    /// length, served name, `/metrics` dialect), applied by [`SimServer::start`].
+    pub overrides: EngineOverrides,
 }
 
 impl Default for SimOptions {
@@ -122,6 +127,7 @@ impl Default for SimOptions {
             answers: None,
             emission_log: None,
             tokenizer: None,
+            overrides: EngineOverrides::default(),
         }
     }
 }
@@ -140,6 +146,7 @@ impl std::fmt::Debug for SimOptions {
             .field("clock", &self.clock)
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
+            .field("overrides", &self.overrides)
             .finish()
     }
 }
@@ -185,7 +192,8 @@ impl SimServer {
     /// speedup not a positive number, emission log not creatable, address not bindable,
     /// tokenizer not loadable.
     pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
-        let cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        let mut cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        opts.overrides.apply(&mut cfg);
         Self::start_with_config(opts, cfg).await
     }
 
