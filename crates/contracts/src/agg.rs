@@ -538,6 +538,42 @@ impl AggRow {
         }
     }
 
+    /// Sets the KV-offload keys InferenceX's agentic aggregate writes, from `id`:
+    /// `kv_offloading`, `kv_offload_backend` (`{name, version?}` or `null`) and
+    /// `allocated_cpu_dram_gb` (GB). Without offload (`none`) the three keys are removed, so
+    /// rows without offload keep their bytes.
+    pub fn set_kv_offload(&mut self, id: &crate::Identity) {
+        self.set_kv_offloading(&id.kv_offloading);
+        if id.kv_offloading.is_none() {
+            self.extra.shift_remove(crate::KvOffloadBackend::KEY);
+            self.extra.shift_remove(ALLOCATED_CPU_DRAM_GB_KEY);
+            return;
+        }
+        self.extra.insert(
+            crate::KvOffloadBackend::KEY.into(),
+            json!(id.kv_offload_backend),
+        );
+        self.extra.insert(
+            ALLOCATED_CPU_DRAM_GB_KEY.into(),
+            json!(id.allocated_cpu_dram_gb),
+        );
+    }
+
+    /// The row's `kv_offload_backend` (`None` when absent, `null` or not `{name, version?}`).
+    pub fn kv_offload_backend(&self) -> Option<crate::KvOffloadBackend> {
+        self.extra
+            .get(crate::KvOffloadBackend::KEY)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// The row's `allocated_cpu_dram_gb`, GB (0 when absent: a row without offload).
+    pub fn allocated_cpu_dram_gb(&self) -> u64 {
+        self.extra
+            .get(ALLOCATED_CPU_DRAM_GB_KEY)
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    }
+
     /// The value of a key as written (`None` when the row has no such key), e.g.
     /// `row.get("num_gpus")`.
     pub fn get(&self, key: &str) -> Option<Value> {
@@ -586,6 +622,10 @@ const FAMILIES: [(&str, &str); 5] = [
     ("intvty", ""),
 ];
 
+/// The row key of the host DRAM budget for KV offload, GB (InferenceX
+/// `allocated_cpu_dram_gb`; [`AggRow::set_kv_offload`]).
+pub const ALLOCATED_CPU_DRAM_GB_KEY: &str = "allocated_cpu_dram_gb";
+
 /// The JSON schema (draft 2020-12) of [`AggRow`], generated from its key table: what
 /// `docs/schema/agg-row.schema.json` holds (a test fails when the checked-in file differs).
 pub fn agg_row_schema() -> Value {
@@ -616,6 +656,19 @@ pub fn agg_row_schema() -> Value {
     for (k, f) in crate::power::PowerFields::schema_properties() {
         props.insert(k.to_string(), f);
     }
+    // optional: present only with KV offload (AggRow::set_kv_offload)
+    props.insert(
+        crate::KvOffload::KEY.to_string(),
+        json!({"type": "string", "description": "KV-cache offload mode (InferenceX kv_offloading: dram, …); absent means none"}),
+    );
+    props.insert(
+        crate::KvOffloadBackend::KEY.to_string(),
+        json!({"type": ["object", "null"], "description": "KV-offload backend (InferenceX kv_offload_backend, the config's kv-offload-backend)", "properties": {"name": {"type": "string"}, "version": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
+    );
+    props.insert(
+        ALLOCATED_CPU_DRAM_GB_KEY.to_string(),
+        json!({"type": "integer", "minimum": 0, "description": "host DRAM budget for the offloaded KV cache, GB (InferenceX allocated_cpu_dram_gb = the matrix row's total-cpu-dram-gb)"}),
+    );
     // optional: present only on an invalid point
     props.insert(
         crate::status::INVALID_REASONS_KEY.to_string(),

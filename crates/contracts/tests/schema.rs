@@ -227,3 +227,72 @@ fn record_schema_lists_exactly_the_keys_a_record_writes_in_order() {
     // the failure strings the schema documents are FailureKind's
     assert_eq!(v["failure"], "timeout");
 }
+
+/// Issue 27: a KV-offload point's row carries what InferenceX's agentic aggregate records
+/// (`kv_offloading`, `kv_offload_backend`, `allocated_cpu_dram_gb`), the keys are in the
+/// schema, they read back typed, and a row without offload keeps its bytes.
+#[test]
+fn kv_offload_keys_are_written_read_back_and_in_the_schema() {
+    use servebench_contracts::{Identity, KvOffload, KvOffloadBackend};
+    let id = |mode: KvOffload, backend: Option<KvOffloadBackend>, gb: u64| Identity {
+        hw: "b200".into(),
+        image: "i".into(),
+        model: "m".into(),
+        infmax_model_prefix: "glm5.2".into(),
+        framework: "sglang".into(),
+        precision: "fp4".into(),
+        spec_decoding: "mtp".into(),
+        disagg: false,
+        recipe_fingerprint: None,
+        isl: None,
+        osl: None,
+        tp: 8,
+        pp: 1,
+        dcp_size: 1,
+        pcp_size: 1,
+        ep: 1,
+        dp_attention: false,
+        kv_offloading: mode,
+        kv_offload_backend: backend,
+        allocated_cpu_dram_gb: gb,
+    };
+    let hicache = KvOffloadBackend::parse(r#"{"name": "hicache"}"#).unwrap();
+    let mut r = row();
+    r.set_kv_offload(&id(KvOffload::Dram, Some(hicache.clone()), 2399));
+    let v = r.to_value();
+    assert_eq!(v["kv_offloading"], "dram");
+    assert_eq!(
+        v["kv_offload_backend"],
+        serde_json::json!({"name": "hicache"})
+    );
+    assert_eq!(v["allocated_cpu_dram_gb"], 2399);
+    let schema: serde_json::Value = serde_json::from_str(&agg_row_schema_text()).unwrap();
+    for k in v.as_object().unwrap().keys() {
+        assert!(
+            schema["properties"].get(k).is_some(),
+            "{k} not in the schema"
+        );
+    }
+    let back = AggRow::from_value(&v).unwrap();
+    assert_eq!(back.kv_offloading(), KvOffload::Dram);
+    assert_eq!(back.kv_offload_backend(), Some(hicache));
+    assert_eq!(back.allocated_cpu_dram_gb(), 2399);
+    assert_eq!(back.to_value(), v, "read and written back byte for byte");
+    // none removes all three: the bytes of a row without offload
+    r.set_kv_offload(&id(KvOffload::None, None, 0));
+    assert_eq!(r.to_value(), row().to_value());
+    // InferenceX's KV_OFFLOAD_BACKEND_METADATA rules
+    let lm = KvOffloadBackend::parse(r#"{"name": "lmcache", "version": "aaf7c0d3"}"#).unwrap();
+    assert_eq!(lm.version.as_deref(), Some("aaf7c0d3"));
+    assert_eq!(KvOffloadBackend::parse("hicache").unwrap().name, "hicache");
+    for (bad, why) in [
+        (r#"{"name": "x", "size": 1}"#, "only `name` and `version`"),
+        (r#"{"version": "1"}"#, "`name` is missing"),
+        (r#"{"name": ""}"#, "non-empty"),
+        ("{oops", "not a JSON object"),
+        ("", "empty"),
+    ] {
+        let e = KvOffloadBackend::parse(bad).unwrap_err();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}

@@ -272,7 +272,7 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         power: None,
         extra: Default::default(),
     };
-    row.set_kv_offloading(&id.kv_offloading);
+    row.set_kv_offload(id);
     row
 }
 

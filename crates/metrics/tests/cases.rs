@@ -141,6 +141,8 @@ fn worked_example_2_6() {
         ep: 8,
         dp_attention: true,
         kv_offloading: Default::default(),
+        kv_offload_backend: None,
+        allocated_cpu_dram_gb: 0,
     };
     let extra = AggExtra {
         benchmark_type: "single_turn".into(),

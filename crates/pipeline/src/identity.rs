@@ -73,7 +73,9 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         pcp_size: c.pcp,
         ep: c.ep,
         dp_attention: c.dp_attn,
-        kv_offloading: Default::default(),
+        kv_offloading: c.kv_offload.mode.clone(),
+        kv_offload_backend: c.kv_offload.backend.clone(),
+        allocated_cpu_dram_gb: c.kv_offload.dram_gb,
     };
     if let Some(g) = plan.gpus {
         if c.tp.is_some() && g != identity.num_gpus() {

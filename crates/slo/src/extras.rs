@@ -635,6 +635,8 @@ mod tests {
             ep: 1,
             dp_attention: false,
             kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
         };
         let extra = AggExtra {
             benchmark_type: "single_turn".into(),
