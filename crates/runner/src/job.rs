@@ -1207,10 +1207,14 @@ mod tests {
         };
         assert_eq!(flag(&measure_args(&s, 4321), "--sim-clock"), None);
         assert_eq!(
-            shim_env(&s, Path::new("/r/recipe.sh"), &SimSetup {
-                clock: Some(SimClock::Wall),
-                ..sim.clone()
-            })
+            shim_env(
+                &s,
+                Path::new("/r/recipe.sh"),
+                &SimSetup {
+                    clock: Some(SimClock::Wall),
+                    ..sim.clone()
+                }
+            )
             .iter()
             .find(|(k, _)| k == shim::ENV_CLOCK)
             .map(|(_, v)| v.as_str()),

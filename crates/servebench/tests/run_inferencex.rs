@@ -459,7 +459,12 @@ fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
         "http://virtual-clock.simulator.invalid/metrics",
         "{export}"
     );
-    assert_eq!(export["benchmark_id"].as_str().map(|s| s.contains("_conc2_")), Some(true));
+    assert_eq!(
+        export["benchmark_id"]
+            .as_str()
+            .map(|s| s.contains("_conc2_")),
+        Some(true)
+    );
     let mlog = std::fs::read_to_string(a.join("measure.log")).unwrap();
     assert!(!mlog.contains("engine profile is"), "{mlog}");
     assert!(mlog.contains("sim_clock: virtual"), "{mlog}");

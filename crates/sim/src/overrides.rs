@@ -67,6 +67,9 @@ mod tests {
         assert_eq!(cfg.max_model_len, 262_144);
         assert_eq!(cfg.model.served_name, "Qwen/Qwen3.5-397B-A17B-FP8");
         assert_eq!(cfg.metrics_dialect, MetricsDialect::Sglang);
-        assert_eq!(cfg.kv_blocks, base.kv_blocks, "the KV budget is the preset's");
+        assert_eq!(
+            cfg.kv_blocks, base.kv_blocks,
+            "the KV budget is the preset's"
+        );
     }
 }

@@ -191,7 +191,9 @@ fn identity_normalizer(tok: &Tokenizer) -> bool {
 impl FastCounter {
     /// The fast counter for `tok`, or `None` when its shape is not the supported one.
     pub fn for_tokenizer(tok: &Tokenizer) -> Option<Self> {
-        if !identity_normalizer(tok) || tok.get_truncation().is_some() || tok.get_padding().is_some()
+        if !identity_normalizer(tok)
+            || tok.get_truncation().is_some()
+            || tok.get_padding().is_some()
         {
             return None;
         }
@@ -554,12 +556,18 @@ pub(crate) mod tests {
 
     #[test]
     fn context_assertions_outside_classes_are_found() {
-        assert!(!has_context_assertion(DEEPSEEK_SPLITS[2]), "^ and $ in classes");
+        assert!(
+            !has_context_assertion(DEEPSEEK_SPLITS[2]),
+            "^ and $ in classes"
+        );
         assert!(!has_context_assertion(r"[^\r\n\p{L}]?\p{L}+"));
         assert!(has_context_assertion(r"^\p{L}+"));
         assert!(has_context_assertion(r"\p{L}+$"));
         assert!(has_context_assertion(r"\bword"));
-        assert!(!has_context_assertion(r"\\b"), "an escaped backslash, then b");
+        assert!(
+            !has_context_assertion(r"\\b"),
+            "an escaped backslash, then b"
+        );
     }
 
     fn counts_equal_full_encode_with(tok: Tokenizer) {

@@ -249,7 +249,10 @@ fn the_128k_oracle_tokenizer_takes_the_fast_path_with_the_librarys_prompts() {
             }
         }
     }
-    assert_eq!(differ, 0, "fast ids differ from encode on {differ} of 400 texts");
+    assert_eq!(
+        differ, 0,
+        "fast ids differ from encode on {differ} of 400 texts"
+    );
     assert!(declined < 20, "{declined} of 400 texts declined");
     let cfg = RandomDatasetConfig {
         input_len: 128,
@@ -266,7 +269,10 @@ fn the_128k_oracle_tokenizer_takes_the_fast_path_with_the_librarys_prompts() {
         .zip(&lib.entries)
         .filter(|(a, b)| (&a.text, a.prompt_tokens) != (&b.text, b.prompt_tokens))
         .count();
-    assert_eq!(differ, 0, "{differ} of 1,024 prompts differ from the library's build");
+    assert_eq!(
+        differ, 0,
+        "{differ} of 1,024 prompts differ from the library's build"
+    );
     let c = d.counts;
     // every check the fast path declined (a text holding an added token) is one full encode
     // beyond the 16 cross-checks
