@@ -14,6 +14,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
+use crate::identity::{BenchmarkType, Identity, KvOffload};
 use crate::status::PointStatus;
 
 /// The statistic prefixes of every latency family, in key order (`p99.9` keeps its dot).
@@ -76,44 +77,12 @@ impl StatRow {
 /// §2.2–2.6 (`servebench_metrics::agg_row`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggRow {
-    /// Runner / hardware name.
-    pub hw: String,
-    /// Concurrency (max requests in flight).
+    /// Who and what the point measured: the one [`Identity`] (its keys are written where
+    /// InferenceX writes them: `hw`, `conc`, `image` … `dp_attention` first, `benchmark_type`
+    /// among the servebench keys, `kv_offloading` after the known keys when not `none`).
+    pub identity: Identity,
+    /// Concurrency (max requests in flight): the point's, written second (after `hw`).
     pub conc: Option<u64>,
-    /// Engine image.
-    pub image: String,
-    /// Model name as served.
-    pub model: String,
-    /// InferenceX model prefix.
-    pub infmax_model_prefix: String,
-    /// Framework.
-    pub framework: String,
-    /// Precision.
-    pub precision: String,
-    /// Speculative decoding.
-    pub spec_decoding: String,
-    /// Disaggregated prefill/decode.
-    pub disagg: bool,
-    /// Catalog config key.
-    pub recipe_fingerprint: Option<String>,
-    /// Nominal input length, tokens.
-    pub isl: Option<u32>,
-    /// Nominal output length, tokens.
-    pub osl: Option<u32>,
-    /// Multinode row (always false for servebench's single-node rows).
-    pub is_multinode: bool,
-    /// Tensor parallel size.
-    pub tp: u32,
-    /// Pipeline parallel size.
-    pub pp: u32,
-    /// Decode context parallel size.
-    pub dcp_size: u32,
-    /// Prefill context parallel size.
-    pub pcp_size: u32,
-    /// Expert parallel size.
-    pub ep: u32,
-    /// DP attention.
-    pub dp_attention: bool,
     /// total_token_throughput / num_gpus, tok/s/GPU.
     pub tput_per_gpu: f64,
     /// output_throughput / num_gpus, tok/s/GPU.
@@ -132,8 +101,6 @@ pub struct AggRow {
     pub intvty: StatRow,
     /// Schema version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// `single_turn`, `agentic_traces` or `multi_turn` (`sweep --scenario multiturn`).
-    pub benchmark_type: String,
     /// `completions` or `chat`.
     pub api: String,
     /// Engine profile.
@@ -200,6 +167,16 @@ pub enum AggRowError {
         /// What it should be.
         expected: &'static str,
     },
+    /// A known key holds a value this version does not know.
+    #[error("agg row: `{key}` is {value}: expected {expected}")]
+    Unknown {
+        /// The key.
+        key: String,
+        /// The value, as JSON.
+        value: String,
+        /// What it should be.
+        expected: &'static str,
+    },
 }
 
 /// A finite number, or `null`.
@@ -259,28 +236,7 @@ impl AggRow {
     /// TPOT statistic followed by its interactivity), the servebench keys, then `extra`.
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.insert("hw".into(), json!(self.hw));
-        o.insert("conc".into(), json!(self.conc));
-        o.insert("image".into(), json!(self.image));
-        o.insert("model".into(), json!(self.model));
-        o.insert(
-            "infmax_model_prefix".into(),
-            json!(self.infmax_model_prefix),
-        );
-        o.insert("framework".into(), json!(self.framework));
-        o.insert("precision".into(), json!(self.precision));
-        o.insert("spec_decoding".into(), json!(self.spec_decoding));
-        o.insert("disagg".into(), json!(self.disagg));
-        o.insert("recipe_fingerprint".into(), json!(self.recipe_fingerprint));
-        o.insert("isl".into(), json!(self.isl));
-        o.insert("osl".into(), json!(self.osl));
-        o.insert("is_multinode".into(), json!(self.is_multinode));
-        o.insert("tp".into(), json!(self.tp));
-        o.insert("pp".into(), json!(self.pp));
-        o.insert("dcp_size".into(), json!(self.dcp_size));
-        o.insert("pcp_size".into(), json!(self.pcp_size));
-        o.insert("ep".into(), json!(self.ep));
-        o.insert("dp_attention".into(), json!(self.dp_attention));
+        write_identity(&self.identity, self.conc, &mut o);
         o.insert("tput_per_gpu".into(), json!(self.tput_per_gpu));
         o.insert(
             "output_tput_per_gpu".into(),
@@ -304,7 +260,10 @@ impl AggRow {
             p.write(&mut o);
         }
         o.insert("schema_version".into(), json!(self.schema_version));
-        o.insert("benchmark_type".into(), json!(self.benchmark_type));
+        o.insert(
+            "benchmark_type".into(),
+            json!(self.identity.benchmark_type.as_str()),
+        );
         o.insert("api".into(), json!(self.api));
         o.insert("engine".into(), json!(self.engine));
         o.insert("endpoint".into(), json!(self.endpoint));
@@ -338,6 +297,14 @@ impl AggRow {
             o.insert(
                 crate::status::INVALID_REASONS_KEY.into(),
                 json!(self.invalid_reasons),
+            );
+        }
+        // where `set_kv_offloading` always put it: first after the known keys; a key of that
+        // name kept in `extra` (not what this version writes) wins
+        if !self.identity.kv_offloading.is_none() && !self.extra.contains_key(KvOffload::KEY) {
+            o.insert(
+                KvOffload::KEY.into(),
+                json!(self.identity.kv_offloading.as_str()),
             );
         }
         for (k, v) in &self.extra {
@@ -451,18 +418,36 @@ impl AggRow {
             .unwrap_or_default();
         // typed only when it reads back whole; otherwise the keys stay in `extra`, as read
         let power = crate::power::PowerFields::read(m);
+        // typed only when writing it back gives the same bytes (a string naming a mode other
+        // than `none`, as written); anything else stays in `extra`, as read
+        let kv_offloading = m
+            .get(KvOffload::KEY)
+            .and_then(Value::as_str)
+            .map(|raw| (raw, KvOffload::parse(Some(raw))))
+            .filter(|(raw, kv)| !kv.is_none() && kv.as_str() == *raw)
+            .map(|(_, kv)| kv);
         let extra = m
             .iter()
             .filter(|(k, _)| !known.contains(k.as_str()))
+            .filter(|(k, _)| kv_offloading.is_none() || k.as_str() != KvOffload::KEY)
             .filter(|(k, _)| power.is_none() || !crate::power::POWER_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| {
                 invalid_reasons.is_empty() || k.as_str() != crate::status::INVALID_REASONS_KEY
             })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        Ok(AggRow {
+        let benchmark_type = match m.get("benchmark_type") {
+            Some(Value::String(t)) => {
+                BenchmarkType::parse(t).ok_or_else(|| AggRowError::Unknown {
+                    key: "benchmark_type".into(),
+                    value: format!("{t:?}"),
+                    expected: "single_turn, agentic_traces or multi_turn",
+                })?
+            }
+            _ => return Err(bad("benchmark_type", "a string")),
+        };
+        let identity = Identity {
             hw: s("hw")?,
-            conc: opt_u("conc")?,
             image: s("image")?,
             model: s("model")?,
             infmax_model_prefix: s("infmax_model_prefix")?,
@@ -480,6 +465,12 @@ impl AggRow {
             pcp_size: u32_("pcp_size")?,
             ep: u32_("ep")?,
             dp_attention: b("dp_attention")?,
+            benchmark_type,
+            kv_offloading: kv_offloading.unwrap_or_default(),
+        };
+        Ok(AggRow {
+            identity,
+            conc: opt_u("conc")?,
             tput_per_gpu: f("tput_per_gpu")?,
             output_tput_per_gpu: f("output_tput_per_gpu")?,
             input_tput_per_gpu: f("input_tput_per_gpu")?,
@@ -489,7 +480,6 @@ impl AggRow {
             e2el: fam("e2el")?,
             intvty: fam("intvty")?,
             schema_version: u32_("schema_version")?,
-            benchmark_type: s("benchmark_type")?,
             api: s("api")?,
             engine: s("engine")?,
             endpoint: s("endpoint")?,
@@ -516,26 +506,23 @@ impl AggRow {
         })
     }
 
-    /// The KV-offload mode of the row (its `kv_offloading` key; `none` when absent, as on
-    /// every row without offload: the key is written only when set).
-    pub fn kv_offloading(&self) -> crate::KvOffload {
-        crate::KvOffload::parse(
-            self.extra
-                .get(crate::KvOffload::KEY)
-                .and_then(Value::as_str),
-        )
+    /// The KV-offload mode of the row: its `kv_offloading` key (`none` when absent, as on
+    /// every row without offload: the key is written only when set). A key of that name kept
+    /// in [`AggRow::extra`] (read from a row this version would not write so) is read as
+    /// [`KvOffload::parse`] reads it.
+    pub fn kv_offloading(&self) -> KvOffload {
+        match self.extra.get(KvOffload::KEY) {
+            Some(v) => KvOffload::parse(v.as_str()),
+            None => self.identity.kv_offloading.clone(),
+        }
     }
 
-    /// Sets the KV-offload mode: `none` removes the key (rows without offload keep their
-    /// bytes), another mode writes `kv_offloading` (after the known keys, with the other keys
-    /// of [`AggRow::extra`]).
-    pub fn set_kv_offloading(&mut self, mode: &crate::KvOffload) {
-        if mode.is_none() {
-            self.extra.shift_remove(crate::KvOffload::KEY);
-        } else {
-            self.extra
-                .insert(crate::KvOffload::KEY.into(), json!(mode.as_str()));
-        }
+    /// Sets the KV-offload mode ([`Identity::kv_offloading`]): `none` writes no key (rows
+    /// without offload keep their bytes), another mode writes `kv_offloading` right after the
+    /// known keys.
+    pub fn set_kv_offloading(&mut self, mode: &KvOffload) {
+        self.extra.shift_remove(KvOffload::KEY);
+        self.identity.kv_offloading = mode.clone();
     }
 
     /// The value of a key as written (`None` when the row has no such key), e.g.
@@ -559,6 +546,33 @@ impl<'de> Deserialize<'de> for AggRow {
         let v = Value::deserialize(deserializer)?;
         AggRow::from_value(&v).map_err(serde::de::Error::custom)
     }
+}
+
+/// The identity's keys of an agg row, in InferenceX's order (`process_result.py`: `hw`, the
+/// point's `conc`, `image`, `model`, `infmax_model_prefix`, `framework`, `precision`,
+/// `spec_decoding`, `disagg`, `recipe_fingerprint`, `isl`, `osl`, then `is_multinode` and the
+/// topology). `benchmark_type` and `kv_offloading` are written by [`AggRow::to_value`] where
+/// the row has always carried them.
+fn write_identity(id: &Identity, conc: Option<u64>, o: &mut Map<String, Value>) {
+    o.insert("hw".into(), json!(id.hw));
+    o.insert("conc".into(), json!(conc));
+    o.insert("image".into(), json!(id.image));
+    o.insert("model".into(), json!(id.model));
+    o.insert("infmax_model_prefix".into(), json!(id.infmax_model_prefix));
+    o.insert("framework".into(), json!(id.framework));
+    o.insert("precision".into(), json!(id.precision));
+    o.insert("spec_decoding".into(), json!(id.spec_decoding));
+    o.insert("disagg".into(), json!(id.disagg));
+    o.insert("recipe_fingerprint".into(), json!(id.recipe_fingerprint));
+    o.insert("isl".into(), json!(id.isl));
+    o.insert("osl".into(), json!(id.osl));
+    o.insert("is_multinode".into(), json!(id.is_multinode));
+    o.insert("tp".into(), json!(id.tp));
+    o.insert("pp".into(), json!(id.pp));
+    o.insert("dcp_size".into(), json!(id.dcp_size));
+    o.insert("pcp_size".into(), json!(id.pcp_size));
+    o.insert("ep".into(), json!(id.ep));
+    o.insert("dp_attention".into(), json!(id.dp_attention));
 }
 
 /// Every key [`AggRow`] types, in schema order (the `required` list of the schema).

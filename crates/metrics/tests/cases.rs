@@ -140,10 +140,11 @@ fn worked_example_2_6() {
         pcp_size: 1,
         ep: 8,
         dp_attention: true,
+        is_multinode: false,
+        benchmark_type: Default::default(),
         kv_offloading: Default::default(),
     };
     let extra = AggExtra {
-        benchmark_type: "single_turn".into(),
         api: "completions".into(),
         engine: "sglang".into(),
         endpoint: "http://x".into(),
