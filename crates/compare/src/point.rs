@@ -185,7 +185,25 @@ fn spec_or_none(s: Option<&str>) -> String {
 /// `telemetry`, `modelled`, `none`).
 pub const POWER_SOURCE_KEY: &str = "power_source";
 
+/// [`Point::extra`] key of why a servebench point has no valid energy
+/// (`telemetry_missing: …`, `sampling_gap_exceeded`); absent when there is no reason.
+pub const POWER_INVALID_REASONS_KEY: &str = "power_invalid_reasons";
+
 impl Point {
+    /// Why the point's energy is missing or invalid, as its row says (empty: no reason given).
+    pub fn power_invalid_reasons(&self) -> Vec<String> {
+        self.extra
+            .get(POWER_INVALID_REASONS_KEY)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// How the point's energy was obtained: `modelled` (the simulator's power model) or
     /// `measured` (NVML, a telemetry file, or an InferenceX row's telemetry).
     pub fn energy_kind(&self) -> &'static str {
@@ -251,6 +269,12 @@ impl Point {
                 }
             }
             extra.insert(POWER_SOURCE_KEY.to_string(), Value::from(p.source.as_str()));
+            if !p.invalid_reasons.is_empty() {
+                extra.insert(
+                    POWER_INVALID_REASONS_KEY.to_string(),
+                    Value::from(p.invalid_reasons.clone()),
+                );
+            }
         }
         extra.insert(
             "failure_reasons".to_string(),

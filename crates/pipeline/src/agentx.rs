@@ -39,6 +39,10 @@ pub struct AgentxExecutor {
     plans: Arc<Vec<Arc<TracePlan>>>,
     cfg: AgentxPlan,
     counting: String,
+    /// How each point's GPU energy is measured, decided at the first point as for fixed-seq
+    /// points (`crate::measure::resolve_power`): NVML, a telemetry file, the simulator's model,
+    /// or `telemetry_missing` with the reason.
+    power: Option<crate::power::PointPower>,
 }
 
 impl AgentxExecutor {
@@ -88,6 +92,7 @@ impl AgentxExecutor {
             plans: Arc::new(plans),
             cfg: ax.clone(),
             counting,
+            power: None,
         })
     }
 }
@@ -154,6 +159,14 @@ impl Executor for AgentxExecutor {
             scrape_metrics: true,
             out_dir: point.dir.clone(),
         };
+        if self.power.is_none() {
+            self.power = Some(crate::measure::resolve_power(ctx)?);
+        }
+        let power = self.power.as_ref().expect("resolved above");
+        // sampling runs over the whole point; the profiling window is cut out of it below
+        // (the client clock's ns anchored to Unix time here)
+        let anchor = (crate::power::unix_now(), self.base_ctx.clock.now_ns());
+        let sampling = power.start(&ctx.target.endpoint).await;
         let progress =
             crate::progress::PointProgress::window(ctx, self.cfg.duration_s, &point.label());
         let res = run_point(
@@ -232,6 +245,23 @@ impl Executor for AgentxExecutor {
             None => {}
         }
         let mut agg = point_row(ctx, point, &m, Api::Chat, false);
+        let window = profiling_window(anchor, res.window_ns, &m);
+        if let Some(e) = power
+            .finish_window(
+                &ctx.target.endpoint,
+                sampling,
+                &window,
+                ctx.target.sim_speedup,
+                i64::from(ctx.identity.num_gpus()),
+            )
+            .await
+        {
+            if !e.sidecar.is_null() {
+                crate::measure::write_sidecar(&point.dir, &e.sidecar)?;
+            }
+            ctx.console.line(&format!("{}: {}", point.label(), e.line));
+            agg.power = Some(e.fields);
+        }
         let ax = to_rounded_value(&res.aggregate);
         agg.extra
             .insert("scenario_type".into(), json!("agentic-coding"));
@@ -274,6 +304,40 @@ impl Executor for AgentxExecutor {
             wall_s: wall_start.elapsed().as_secs_f64(),
             records: res.raw.into(),
         })
+    }
+}
+
+/// The power window of an AgentX point, as InferenceX's `power_adapter.py` builds it: the
+/// profiling window (Unix s: the client clock's `window_ns` through `anchor` = (Unix s, clock
+/// ns) taken together before the point) and the successful profiling requests with their input
+/// and output tokens.
+pub fn profiling_window(
+    anchor: (f64, u64),
+    window_ns: (u64, u64),
+    m: &servebench_metrics::PointMetrics,
+) -> servebench_metrics::power::aggregate::BenchmarkData {
+    window_of(
+        anchor,
+        window_ns,
+        (m.completed, m.total_input_tokens, m.total_output_tokens),
+    )
+}
+
+/// [`profiling_window`] of `(completed, input tokens, output tokens)`.
+pub fn window_of(
+    anchor: (f64, u64),
+    window_ns: (u64, u64),
+    (completed, total_input_tokens, total_output_tokens): (u64, u64, u64),
+) -> servebench_metrics::power::aggregate::BenchmarkData {
+    let unix = |ns: u64| anchor.0 + (ns as f64 - anchor.1 as f64) / 1e9;
+    let (start, end) = (unix(window_ns.0), unix(window_ns.1));
+    servebench_metrics::power::aggregate::BenchmarkData {
+        start,
+        end,
+        duration: end - start,
+        completed,
+        total_input_tokens,
+        total_output_tokens,
     }
 }
 

@@ -385,7 +385,7 @@ pub fn point_row(
 
 /// The sweep's energy measurement, decided at its first point: `Err` only for `--power nvml`
 /// without a readable NVML. The choice is said once.
-fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
+pub(crate) fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
     let mut said = String::new();
     let p = PointPower::resolve(
         &ctx.plan.power,
@@ -413,7 +413,7 @@ fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
 }
 
 /// Writes a point's `power_validation.json` (InferenceX's sidecar, pretty JSON).
-fn write_sidecar(dir: &std::path::Path, sidecar: &serde_json::Value) -> Result<()> {
+pub(crate) fn write_sidecar(dir: &std::path::Path, sidecar: &serde_json::Value) -> Result<()> {
     let path = dir.join("power_validation.json");
     let text = servebench_metrics::inferencex::pyjson::dumps_indent2(sidecar);
     std::fs::write(&path, text).map_err(|e| PipelineError::Io {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 use servebench_contracts::{AggRow, EvalRow, ForeignRow};
 
+use crate::energy::EnergyColumns;
 use crate::error::{err, Result};
 use crate::RunId;
 
@@ -70,6 +71,8 @@ pub(crate) struct PointColumns {
     /// Flags the run only (not the point's status or column): an AgentX point that is not a
     /// valid InferenceX submission.
     pub(crate) run_reasons: Option<String>,
+    /// The point's energy columns (`crate::energy`), copied from the row.
+    pub(crate) energy: EnergyColumns,
     /// `row_json`.
     pub(crate) json: String,
     /// The row as JSON (what `json` spells).
@@ -124,6 +127,7 @@ impl PointColumns {
             records_file: Some(row.records_file.clone()),
             invalid_reasons: row.invalid_reasons.clone(),
             run_reasons,
+            energy: EnergyColumns::of_row(&value),
             json: serde_json::to_string(&value)?,
             value,
         })
@@ -161,6 +165,7 @@ impl PointColumns {
             records_file: row_str(row, "records_file"),
             invalid_reasons: servebench_contracts::status::invalid_reasons_of(row),
             run_reasons: None,
+            energy: EnergyColumns::of_row(row),
             json: serde_json::to_string(row)?,
             value: value.clone(),
         })

@@ -1,12 +1,15 @@
 //! The store's PostgreSQL backend against a real server (scripts/services/postgres.sh): round
 //! trips into InferenceX's tables, idempotent point identity, one-line errors for a wrong URL,
-//! password, database or schema, and a dropped connection retried; many writers and a killed
+//! password, database or schema, and a dropped connection retried; energy columns and their
+//! migration (`energy`); many writers and a killed
 //! one (`writers`); `compare --baseline main`'s rows against compare_results.py
 //! (`baseline_main`). One test binary for all of them.
 
 #[path = "pg/baseline_main.rs"]
 mod baseline_main;
 mod common;
+#[path = "pg/energy.rs"]
+mod energy;
 #[path = "pg/writers.rs"]
 mod writers;
 
