@@ -41,6 +41,8 @@ fn row(conc: u64) -> AggRow {
             dp_attention: true,
             benchmark_type: servebench_contracts::BenchmarkType::SingleTurn,
             kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
         },
         conc: Some(conc),
         tput_per_gpu: 1500.5,

@@ -14,7 +14,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
-use crate::identity::{BenchmarkType, Identity, KvOffload};
+use crate::identity::{BenchmarkType, Identity, KvOffload, KvOffloadBackend};
 use crate::status::PointStatus;
 
 /// The statistic prefixes of every latency family, in key order (`p99.9` keeps its dot).
@@ -299,12 +299,16 @@ impl AggRow {
                 json!(self.invalid_reasons),
             );
         }
-        // where `set_kv_offloading` always put it: first after the known keys; a key of that
-        // name kept in `extra` (not what this version writes) wins
-        if !self.identity.kv_offloading.is_none() && !self.extra.contains_key(KvOffload::KEY) {
+        // the identity's KV-offload keys, only with offload, first after the known keys (where
+        // they were always written); a key of that name kept in `extra` (read from a row this
+        // version would not write so) wins
+        let id = &self.identity;
+        if !id.kv_offloading.is_none() && !self.extra.contains_key(KvOffload::KEY) {
+            o.insert(KvOffload::KEY.into(), json!(id.kv_offloading.as_str()));
+            o.insert(KvOffloadBackend::KEY.into(), json!(id.kv_offload_backend));
             o.insert(
-                KvOffload::KEY.into(),
-                json!(self.identity.kv_offloading.as_str()),
+                ALLOCATED_CPU_DRAM_GB_KEY.into(),
+                json!(id.allocated_cpu_dram_gb),
             );
         }
         for (k, v) in &self.extra {
@@ -418,18 +422,12 @@ impl AggRow {
             .unwrap_or_default();
         // typed only when it reads back whole; otherwise the keys stay in `extra`, as read
         let power = crate::power::PowerFields::read(m);
-        // typed only when writing it back gives the same bytes (a string naming a mode other
-        // than `none`, as written); anything else stays in `extra`, as read
-        let kv_offloading = m
-            .get(KvOffload::KEY)
-            .and_then(Value::as_str)
-            .map(|raw| (raw, KvOffload::parse(Some(raw))))
-            .filter(|(raw, kv)| !kv.is_none() && kv.as_str() == *raw)
-            .map(|(_, kv)| kv);
+        // typed only when writing them back gives the same bytes; otherwise in `extra`, as read
+        let offload = read_offload(m, &known);
         let extra = m
             .iter()
             .filter(|(k, _)| !known.contains(k.as_str()))
-            .filter(|(k, _)| kv_offloading.is_none() || k.as_str() != KvOffload::KEY)
+            .filter(|(k, _)| offload.is_none() || !OFFLOAD_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| power.is_none() || !crate::power::POWER_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| {
                 invalid_reasons.is_empty() || k.as_str() != crate::status::INVALID_REASONS_KEY
@@ -446,7 +444,7 @@ impl AggRow {
             }
             _ => return Err(bad("benchmark_type", "a string")),
         };
-        let identity = Identity {
+        let mut identity = Identity {
             hw: s("hw")?,
             image: s("image")?,
             model: s("model")?,
@@ -466,8 +464,15 @@ impl AggRow {
             ep: u32_("ep")?,
             dp_attention: b("dp_attention")?,
             benchmark_type,
-            kv_offloading: kv_offloading.unwrap_or_default(),
+            kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
         };
+        if let Some((mode, backend, gb)) = offload {
+            identity.kv_offloading = mode;
+            identity.kv_offload_backend = backend;
+            identity.allocated_cpu_dram_gb = gb;
+        }
         Ok(AggRow {
             identity,
             conc: opt_u("conc")?,
@@ -517,12 +522,41 @@ impl AggRow {
         }
     }
 
-    /// Sets the KV-offload mode ([`Identity::kv_offloading`]): `none` writes no key (rows
-    /// without offload keep their bytes), another mode writes `kv_offloading` right after the
-    /// known keys.
+    /// Sets the KV-offload mode ([`Identity::kv_offloading`]): `none` writes no offload key
+    /// (rows without offload keep their bytes), another mode writes `kv_offloading` (with the
+    /// identity's backend and DRAM budget) right after the known keys.
     pub fn set_kv_offloading(&mut self, mode: &KvOffload) {
         self.extra.shift_remove(KvOffload::KEY);
         self.identity.kv_offloading = mode.clone();
+    }
+
+    /// Sets the KV-offload keys InferenceX's agentic aggregate writes, from `id`:
+    /// `kv_offloading`, `kv_offload_backend` (`{name, version?}` or `null`) and
+    /// `allocated_cpu_dram_gb` (GB), written right after the known keys. Without offload
+    /// (`none`) none of the three is written, so rows without offload keep their bytes.
+    pub fn set_kv_offload(&mut self, id: &Identity) {
+        for k in OFFLOAD_KEYS {
+            self.extra.shift_remove(k);
+        }
+        self.identity.kv_offloading = id.kv_offloading.clone();
+        self.identity.kv_offload_backend = id.kv_offload_backend.clone();
+        self.identity.allocated_cpu_dram_gb = id.allocated_cpu_dram_gb;
+    }
+
+    /// The row's `kv_offload_backend` (`None` when absent, `null` or not `{name, version?}`).
+    pub fn kv_offload_backend(&self) -> Option<KvOffloadBackend> {
+        match self.extra.get(KvOffloadBackend::KEY) {
+            Some(v) => serde_json::from_value(v.clone()).ok(),
+            None => self.identity.kv_offload_backend.clone(),
+        }
+    }
+
+    /// The row's `allocated_cpu_dram_gb`, GB (0 when absent: a row without offload).
+    pub fn allocated_cpu_dram_gb(&self) -> u64 {
+        match self.extra.get(ALLOCATED_CPU_DRAM_GB_KEY) {
+            Some(v) => v.as_u64().unwrap_or(0),
+            None => self.identity.allocated_cpu_dram_gb,
+        }
     }
 
     /// The value of a key as written (`None` when the row has no such key), e.g.
@@ -600,6 +634,58 @@ const FAMILIES: [(&str, &str); 5] = [
     ("intvty", ""),
 ];
 
+/// The row key of the host DRAM budget for KV offload, GB (InferenceX
+/// `allocated_cpu_dram_gb`; [`AggRow::set_kv_offload`]).
+pub const ALLOCATED_CPU_DRAM_GB_KEY: &str = "allocated_cpu_dram_gb";
+
+/// The identity's KV-offload keys, in the order a row carries them.
+const OFFLOAD_KEYS: [&str; 3] = [
+    KvOffload::KEY,
+    KvOffloadBackend::KEY,
+    ALLOCATED_CPU_DRAM_GB_KEY,
+];
+
+/// The identity's KV-offload keys of a row, typed only when writing them back gives the same
+/// bytes: `kv_offloading` a mode other than `none` as written, then `kv_offload_backend`
+/// (`null` or `{name, version?}` as written) and `allocated_cpu_dram_gb` (an integer), the
+/// three in that order with no key unknown to this version before them (where
+/// [`AggRow::to_value`] writes them). `None`: they stay in [`AggRow::extra`], as read.
+fn read_offload(
+    m: &Map<String, Value>,
+    known: &std::collections::HashSet<String>,
+) -> Option<(KvOffload, Option<KvOffloadBackend>, u64)> {
+    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+    let at = keys.iter().position(|k| *k == KvOffload::KEY)?;
+    if keys.get(at..at + 3)? != OFFLOAD_KEYS {
+        return None;
+    }
+    let typed_before = keys[..at].iter().all(|k| {
+        known.contains(*k)
+            || crate::power::POWER_KEYS.contains(k)
+            || *k == crate::status::INVALID_REASONS_KEY
+    });
+    if !typed_before {
+        return None;
+    }
+    let raw = m[KvOffload::KEY].as_str()?;
+    let mode = KvOffload::parse(Some(raw));
+    if mode.is_none() || mode.as_str() != raw {
+        return None;
+    }
+    let backend = match &m[KvOffloadBackend::KEY] {
+        Value::Null => None,
+        v => {
+            let b: KvOffloadBackend = serde_json::from_value(v.clone()).ok()?;
+            if serde_json::to_string(&b).ok()? != serde_json::to_string(v).ok()? {
+                return None;
+            }
+            Some(b)
+        }
+    };
+    let gb = m[ALLOCATED_CPU_DRAM_GB_KEY].as_u64()?;
+    Some((mode, backend, gb))
+}
+
 /// The JSON schema (draft 2020-12) of [`AggRow`], generated from its key table: what
 /// `docs/schema/agg-row.schema.json` holds (a test fails when the checked-in file differs).
 pub fn agg_row_schema() -> Value {
@@ -630,6 +716,19 @@ pub fn agg_row_schema() -> Value {
     for (k, f) in crate::power::PowerFields::schema_properties() {
         props.insert(k.to_string(), f);
     }
+    // optional: present only with KV offload (AggRow::set_kv_offload)
+    props.insert(
+        crate::KvOffload::KEY.to_string(),
+        json!({"type": "string", "description": "KV-cache offload mode (InferenceX kv_offloading: dram, …); absent means none"}),
+    );
+    props.insert(
+        crate::KvOffloadBackend::KEY.to_string(),
+        json!({"type": ["object", "null"], "description": "KV-offload backend (InferenceX kv_offload_backend, the config's kv-offload-backend)", "properties": {"name": {"type": "string"}, "version": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
+    );
+    props.insert(
+        ALLOCATED_CPU_DRAM_GB_KEY.to_string(),
+        json!({"type": "integer", "minimum": 0, "description": "host DRAM budget for the offloaded KV cache, GB (InferenceX allocated_cpu_dram_gb = the matrix row's total-cpu-dram-gb)"}),
+    );
     // optional: present only on an invalid point
     props.insert(
         crate::status::INVALID_REASONS_KEY.to_string(),

@@ -47,7 +47,7 @@ pub use agg::{AggRow, AggRowError, StatRow};
 pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use foreign::ForeignRow;
-pub use identity::{BenchmarkType, Identity, KvOffload};
+pub use identity::{BenchmarkType, Identity, KvOffload, KvOffloadBackend};
 pub use job_stage::JobStage;
 pub use power::{PowerFields, PowerMetrics, PowerSource};
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};

@@ -94,6 +94,8 @@ fn fill_identity_fills_only_the_unknown_keys_from_the_one_identity() {
         dp_attention: false,
         benchmark_type: Default::default(),
         kv_offloading: Default::default(),
+        kv_offload_backend: None,
+        allocated_cpu_dram_gb: 0,
     };
     let mut row: EvalRow = serde_json::from_value(serde_json::json!({
         "is_multinode": false, "model_prefix": null, "model": "m", "hw": null,

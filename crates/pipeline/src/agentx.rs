@@ -159,14 +159,7 @@ impl Executor for AgentxExecutor {
             scrape_metrics: true,
             out_dir: point.dir.clone(),
         };
-        if self.power.is_none() {
-            self.power = Some(crate::measure::resolve_power(ctx)?);
-        }
-        let power = self.power.as_ref().expect("resolved above");
-        // sampling runs over the whole point; the profiling window is cut out of it below
-        // (the client clock's ns anchored to Unix time here)
-        let anchor = (crate::power::unix_now(), self.base_ctx.clock.now_ns());
-        let sampling = power.start(&ctx.target.endpoint).await;
+        let (anchor, sampling) = self.start_power(ctx).await?;
         let progress =
             crate::progress::PointProgress::window(ctx, self.cfg.duration_s, &point.label());
         let res = run_point(
@@ -246,22 +239,7 @@ impl Executor for AgentxExecutor {
         }
         let mut agg = point_row(ctx, point, &m, Api::Chat, false);
         let window = profiling_window(anchor, res.window_ns, &m);
-        if let Some(e) = power
-            .finish_window(
-                &ctx.target.endpoint,
-                sampling,
-                &window,
-                ctx.target.sim_speedup,
-                i64::from(ctx.identity.num_gpus()),
-            )
-            .await
-        {
-            if !e.sidecar.is_null() {
-                crate::measure::write_sidecar(&point.dir, &e.sidecar)?;
-            }
-            ctx.console.line(&format!("{}: {}", point.label(), e.line));
-            agg.power = Some(e.fields);
-        }
+        agg.power = self.finish_power(ctx, point, sampling, &window).await?;
         let ax = to_rounded_value(&res.aggregate);
         agg.extra
             .insert("scenario_type".into(), json!("agentic-coding"));
@@ -338,6 +316,54 @@ pub fn window_of(
         completed,
         total_input_tokens,
         total_output_tokens,
+    }
+}
+
+impl AgentxExecutor {
+    /// Starts the point's power sampling (the sweep's choice, resolved at the first point):
+    /// the anchor (Unix s, client clock ns) taken together, and the running sampling. It runs
+    /// over the whole point; [`AgentxExecutor::finish_power`] cuts the profiling window out.
+    async fn start_power(
+        &mut self,
+        ctx: &SweepCtx<'_>,
+    ) -> Result<((f64, u64), crate::power::PointSampling)> {
+        if self.power.is_none() {
+            self.power = Some(crate::measure::resolve_power(ctx)?);
+        }
+        let power = self.power.as_ref().expect("resolved above");
+        let anchor = (crate::power::unix_now(), self.base_ctx.clock.now_ns());
+        Ok((anchor, power.start(&ctx.target.endpoint).await))
+    }
+
+    /// The point's energy over its profiling `window` (the row's power block; `None` with
+    /// `--power off`): the sidecar written, the console told.
+    async fn finish_power(
+        &self,
+        ctx: &SweepCtx<'_>,
+        point: &PointSpec,
+        sampling: crate::power::PointSampling,
+        window: &servebench_metrics::power::aggregate::BenchmarkData,
+    ) -> Result<Option<servebench_contracts::PowerFields>> {
+        let Some(power) = &self.power else {
+            return Ok(None);
+        };
+        let Some(e) = power
+            .finish_window(
+                &ctx.target.endpoint,
+                sampling,
+                window,
+                ctx.target.sim_speedup,
+                i64::from(ctx.identity.num_gpus()),
+            )
+            .await
+        else {
+            return Ok(None);
+        };
+        if !e.sidecar.is_null() {
+            crate::measure::write_sidecar(&point.dir, &e.sidecar)?;
+        }
+        ctx.console.line(&format!("{}: {}", point.label(), e.line));
+        Ok(Some(e.fields))
     }
 }
 

@@ -77,7 +77,9 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         ep: c.ep,
         dp_attention: c.dp_attn,
         benchmark_type: plan.workload.benchmark_type(),
-        kv_offloading: Default::default(),
+        kv_offloading: c.kv_offload.mode.clone(),
+        kv_offload_backend: c.kv_offload.backend.clone(),
+        allocated_cpu_dram_gb: c.kv_offload.dram_gb,
     };
     if let Some(g) = plan.gpus {
         if c.tp.is_some() && g != identity.num_gpus() {

@@ -637,6 +637,8 @@ mod tests {
             is_multinode: false,
             benchmark_type: Default::default(),
             kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
         };
         let extra = AggExtra {
             api: "completions".into(),

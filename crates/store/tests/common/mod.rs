@@ -39,6 +39,8 @@ pub fn agg_row(conc: u64, tag: &str) -> AggRow {
             dp_attention: false,
             benchmark_type: servebench_contracts::BenchmarkType::SingleTurn,
             kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
         },
         conc: Some(conc),
         tput_per_gpu: 1234.5,
