@@ -63,6 +63,10 @@ impl Target {
                     speedup,
                     slowdown: plan.sim.slowdown,
                     overrides: plan.sim_overrides(),
+                    // --kv-offloading dram: the recorded DRAM budget is the simulator's tier
+                    host_kv_dram_gb: (plan.identity.kv_offload.mode
+                        == servebench_contracts::KvOffload::Dram)
+                        .then_some(plan.identity.kv_offload.dram_gb as f64),
                     emission_log: Some(out_dir.join("sim-emission.jsonl")),
                     answers: answers
                         .map(|book| answer_book(move |p| book.lookup(p).map(str::to_string))),

@@ -44,6 +44,7 @@ pub mod api;
 pub mod emission;
 pub mod engine;
 pub mod error;
+pub mod host_kv;
 pub mod model;
 mod overrides;
 pub mod plan;
@@ -109,6 +110,9 @@ pub struct SimOptions {
     /// An engine's own launch limits on top of the presets (max running requests, context
     /// length, served name, `/metrics` dialect), applied by [`SimServer::start`].
     pub overrides: EngineOverrides,
+    /// KV offload: a host-DRAM tier of this many GB ([`host_kv`]; `--kv-offloading dram
+    /// --total-cpu-dram-gb GB`); `None`: GPU memory only. Used by [`SimServer::start`].
+    pub host_kv_dram_gb: Option<f64>,
 }
 
 impl Default for SimOptions {
@@ -129,6 +133,7 @@ impl Default for SimOptions {
             emission_log: None,
             tokenizer: None,
             overrides: EngineOverrides::default(),
+            host_kv_dram_gb: None,
         }
     }
 }
@@ -148,6 +153,7 @@ impl std::fmt::Debug for SimOptions {
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
             .field("overrides", &self.overrides)
+            .field("host_kv_dram_gb", &self.host_kv_dram_gb)
             .finish()
     }
 }
@@ -195,6 +201,9 @@ impl SimServer {
     pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
         let mut cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
         opts.overrides.apply(&mut cfg);
+        if let Some(gb) = opts.host_kv_dram_gb {
+            cfg.set_host_kv(gb)?;
+        }
         Self::start_with_config(opts, cfg).await
     }
 

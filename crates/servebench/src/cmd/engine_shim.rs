@@ -286,6 +286,22 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         }),
     }
     .apply(&mut cfg);
+    // a KV-offload arm (the recipe's KV_OFFLOADING=dram, TOTAL_CPU_DRAM_GB as InferenceX passes
+    // them): the simulator gets a DRAM tier of that budget, whatever the backend's own flags
+    let offload = std::env::var("KV_OFFLOADING").unwrap_or_default();
+    if servebench_contracts::KvOffload::parse(Some(&offload))
+        == servebench_contracts::KvOffload::Dram
+    {
+        let gb: f64 = std::env::var("TOTAL_CPU_DRAM_GB")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        if gb > 0.0 {
+            cfg.set_host_kv(gb)?;
+        } else {
+            eprintln!("{SAY} KV_OFFLOADING=dram without TOTAL_CPU_DRAM_GB: no DRAM tier simulated");
+        }
+    }
     // on the virtual clock the point's sweep embeds this engine and measures it in its own
     // process (run.md): this server answers readiness and the recipe's own requests
     let virtual_clock = std::env::var(shim::ENV_CLOCK).as_deref() == Ok("virtual");
