@@ -47,6 +47,8 @@ pub mod error;
 pub mod model;
 pub mod plan;
 pub mod plausibility;
+pub mod power;
+pub mod power_fit;
 pub mod presets;
 mod runtime;
 mod server;
