@@ -401,6 +401,32 @@ pub struct AggIdentity {
 }
 
 impl AggIdentity {
+    /// The aggregate's identity of a point of `id` at `conc` lanes: the one
+    /// [`servebench_contracts::Identity`] in the harness's spelling (`dp_attention` as
+    /// `"true"`/`"false"`, no recipe fingerprint as `""`).
+    pub fn of(id: &servebench_contracts::Identity, conc: u32) -> AggIdentity {
+        AggIdentity {
+            hw: id.hw.clone(),
+            conc,
+            image: id.image.clone(),
+            recipe_fingerprint: id.recipe_fingerprint.clone().unwrap_or_default(),
+            model: id.model.clone(),
+            infmax_model_prefix: id.infmax_model_prefix.clone(),
+            framework: id.framework.clone(),
+            precision: id.precision.clone(),
+            spec_decoding: id.spec_decoding.clone(),
+            tp: id.tp,
+            ep: id.ep,
+            dp_attention: id.dp_attention.to_string(),
+            kv_offloading: id.kv_offloading.as_str().to_string(),
+            pp: id.pp,
+            dcp_size: id.dcp_size,
+            pcp_size: id.pcp_size,
+            allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
+            kv_offload_backend: id.kv_offload_backend.clone(),
+        }
+    }
+
     /// GPUs of a single-node point: TP × PP × PCP.
     pub fn num_gpus(&self) -> u32 {
         self.tp.max(1) * self.pp.max(1) * self.pcp_size.max(1)

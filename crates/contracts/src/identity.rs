@@ -5,10 +5,13 @@ use serde::{Deserialize, Serialize};
 
 /// Kind of benchmark a point ran: the agg row's `benchmark_type` string and InferenceX-app's
 /// natural-key column (AUTOMATION.md §7.5). Points of different kinds never match in compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BenchmarkType {
     /// Fixed-sequence single-turn requests (`isl`/`osl` set, e.g. 8192/1024).
+    #[default]
     SingleTurn,
     /// AgentX agentic-coding trace replay (`scenario_type: agentic-coding`; `isl`/`osl` null).
     AgenticTraces,
@@ -156,8 +159,18 @@ impl std::fmt::Display for BenchmarkType {
     }
 }
 
-/// Identity and topology of a point, written into its agg row. (compare derives its
-/// normalised match key, `servebench_compare::Identity`, from the row.)
+/// Who and what a point measured, and how it was deployed: the ONE identity of servebench's
+/// rows. The agg row holds it ([`crate::AggRow::identity`], its keys written where InferenceX's
+/// `process_result.py` writes them: `hw`, then the point's `conc`, then `image` … `dp_attention`;
+/// `benchmark_type` among the servebench keys; `kv_offloading`, `kv_offload_backend` and
+/// `allocated_cpu_dram_gb` after the known keys, only with offload), an eval row is filled from it ([`crate::EvalRow::fill_identity`]), the store's
+/// point columns are copied from it, and compare's match key (`servebench_compare::Identity`)
+/// is its normalised projection plus `conc`.
+///
+/// Why the agg row does not `#[serde(flatten)]` it: InferenceX writes the point's `conc`
+/// between `hw` and `image`, `benchmark_type` after `schema_version`, and the KV-offload keys
+/// (AgentX keys) after every single-node key; a flattened struct writes its fields in one run,
+/// so every row's bytes would move (docs/ARCHITECTURE.md, "One identity").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
     /// Runner/hardware name (`hw`).
@@ -182,6 +195,10 @@ pub struct Identity {
     pub isl: Option<u32>,
     /// Nominal OSL, tokens.
     pub osl: Option<u32>,
+    /// Multinode deployment (servebench measures single-node points: always `false` in the
+    /// rows it writes).
+    #[serde(default)]
+    pub is_multinode: bool,
     /// Tensor parallel size.
     pub tp: u32,
     /// Pipeline parallel size.
@@ -194,8 +211,11 @@ pub struct Identity {
     pub ep: u32,
     /// DP attention.
     pub dp_attention: bool,
+    /// Which kind of workload ran (`benchmark_type`).
+    #[serde(default)]
+    pub benchmark_type: BenchmarkType,
     /// KV-cache offload mode (InferenceX `kv_offloading`); written into the agg row only when
-    /// not `none` ([`crate::AggRow::set_kv_offloading`]).
+    /// not `none`, so rows without offload keep their bytes.
     #[serde(default, skip_serializing_if = "KvOffload::is_none")]
     pub kv_offloading: KvOffload,
     /// KV-offload backend (InferenceX `kv_offload_backend`); `None` without offload.

@@ -35,25 +35,31 @@ fn row() -> AggRow {
         p99_9: Some(f64::NAN),
     };
     AggRow {
-        hw: "sim-h200".into(),
+        identity: servebench_contracts::Identity {
+            hw: "sim-h200".into(),
+            image: "servebench-sim".into(),
+            model: "qwen3-8b".into(),
+            infmax_model_prefix: "qwen3-8b".into(),
+            framework: "sim".into(),
+            precision: "bf16".into(),
+            spec_decoding: "none".into(),
+            disagg: false,
+            recipe_fingerprint: None,
+            isl: Some(1024),
+            osl: Some(1024),
+            is_multinode: false,
+            tp: 1,
+            pp: 1,
+            dcp_size: 1,
+            pcp_size: 1,
+            ep: 1,
+            dp_attention: false,
+            benchmark_type: servebench_contracts::BenchmarkType::SingleTurn,
+            kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
+        },
         conc: Some(4),
-        image: "servebench-sim".into(),
-        model: "qwen3-8b".into(),
-        infmax_model_prefix: "qwen3-8b".into(),
-        framework: "sim".into(),
-        precision: "bf16".into(),
-        spec_decoding: "none".into(),
-        disagg: false,
-        recipe_fingerprint: None,
-        isl: Some(1024),
-        osl: Some(1024),
-        is_multinode: false,
-        tp: 1,
-        pp: 1,
-        dcp_size: 1,
-        pcp_size: 1,
-        ep: 1,
-        dp_attention: false,
         tput_per_gpu: 1500.5,
         output_tput_per_gpu: 700.25,
         input_tput_per_gpu: 800.25,
@@ -63,7 +69,6 @@ fn row() -> AggRow {
         e2el: s(10.0),
         intvty: s(100.0),
         schema_version: 1,
-        benchmark_type: "single_turn".into(),
         api: "completions".into(),
         engine: "vllm".into(),
         endpoint: "http://127.0.0.1:1".into(),
@@ -228,6 +233,82 @@ fn record_schema_lists_exactly_the_keys_a_record_writes_in_order() {
     assert_eq!(v["failure"], "timeout");
 }
 
+/// The one identity is written where InferenceX's `process_result.py` writes its keys (`hw`,
+/// the point's `conc`, `image` … `dp_attention`), `benchmark_type` among the servebench keys,
+/// and the KV-offload keys right after the known keys; each reads back into
+/// [`AggRow::identity`] and the row keeps its bytes.
+#[test]
+fn the_one_identity_is_written_where_inferencex_writes_it() {
+    use servebench_contracts::{BenchmarkType, KvOffload};
+    let mut r = row();
+    let v = r.to_value();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys[..19],
+        [
+            "hw",
+            "conc",
+            "image",
+            "model",
+            "infmax_model_prefix",
+            "framework",
+            "precision",
+            "spec_decoding",
+            "disagg",
+            "recipe_fingerprint",
+            "isl",
+            "osl",
+            "is_multinode",
+            "tp",
+            "pp",
+            "dcp_size",
+            "pcp_size",
+            "ep",
+            "dp_attention"
+        ]
+    );
+    assert_eq!(v["benchmark_type"], "single_turn");
+    assert!(v.get("kv_offloading").is_none(), "none writes no key");
+
+    r.identity.benchmark_type = BenchmarkType::AgenticTraces;
+    r.set_kv_offloading(&KvOffload::Dram);
+    r.extra.insert("later".into(), serde_json::json!(1));
+    let text = serde_json::to_string(&r).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys[keys.len() - 5..],
+        [
+            "records_file",
+            "kv_offloading",
+            "kv_offload_backend",
+            "allocated_cpu_dram_gb",
+            "later"
+        ]
+    );
+    let back: AggRow = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.identity, r.identity);
+    assert_eq!(back.kv_offloading(), KvOffload::Dram);
+    assert!(
+        back.extra.keys().eq(["later"]),
+        "the offload keys are typed"
+    );
+    assert_eq!(serde_json::to_string(&back).unwrap(), text);
+
+    // a value this version would not write so (an explicit `none`) stays where it was read
+    let mut v = row().to_value();
+    v.as_object_mut()
+        .unwrap()
+        .insert("kv_offloading".into(), "none".into());
+    let back = AggRow::from_value(&v).unwrap();
+    assert_eq!(back.kv_offloading(), KvOffload::None);
+    assert_eq!(back.to_value(), v);
+    assert_eq!(
+        serde_json::to_string(&back.to_value()).unwrap(),
+        serde_json::to_string(&v).unwrap()
+    );
+}
+
 /// Issue 27: a KV-offload point's row carries what InferenceX's agentic aggregate records
 /// (`kv_offloading`, `kv_offload_backend`, `allocated_cpu_dram_gb`), the keys are in the
 /// schema, they read back typed, and a row without offload keeps its bytes.
@@ -252,6 +333,8 @@ fn kv_offload_keys_are_written_read_back_and_in_the_schema() {
         pcp_size: 1,
         ep: 1,
         dp_attention: false,
+        is_multinode: false,
+        benchmark_type: Default::default(),
         kv_offloading: mode,
         kv_offload_backend: backend,
         allocated_cpu_dram_gb: gb,

@@ -155,26 +155,7 @@ impl Executor for AgentxExecutor {
                 body: agentx_body_fields(ctx.plan.engine),
                 ..Default::default()
             },
-            identity: AggIdentity {
-                hw: id.hw.clone(),
-                conc: point.conc as u32,
-                image: id.image.clone(),
-                recipe_fingerprint: id.recipe_fingerprint.clone().unwrap_or_default(),
-                model: id.model.clone(),
-                infmax_model_prefix: id.infmax_model_prefix.clone(),
-                framework: id.framework.clone(),
-                precision: id.precision.clone(),
-                spec_decoding: id.spec_decoding.clone(),
-                tp: id.tp,
-                ep: id.ep,
-                dp_attention: id.dp_attention.to_string(),
-                kv_offloading: id.kv_offloading.as_str().into(),
-                pp: id.pp,
-                dcp_size: id.dcp_size,
-                pcp_size: id.pcp_size,
-                allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
-                kv_offload_backend: id.kv_offload_backend.clone(),
-            },
+            identity: AggIdentity::of(id, point.conc as u32),
             scrape_metrics: true,
             out_dir: point.dir.clone(),
         };
@@ -256,7 +237,7 @@ impl Executor for AgentxExecutor {
             ),
             None => {}
         }
-        let mut agg = point_row(ctx, point, &m, "agentic_traces", Api::Chat, false);
+        let mut agg = point_row(ctx, point, &m, Api::Chat, false);
         let window = profiling_window(anchor, res.window_ns, &m);
         agg.power = self.finish_power(ctx, point, sampling, &window).await?;
         let ax = to_rounded_value(&res.aggregate);
