@@ -10,7 +10,8 @@
 //! only streams HBM draws [`MEMORY_BOUND_POWER_SHARE`] of it, and the rest of the step — the
 //! all-reduce and the fitted per-step overheads (launch gaps, small kernels, sampling) —
 //! draws `overhead_power_share` of it (a per-GPU fitted value in `presets.json`; absent = 0,
-//! the datasheet-only model); an idle wait (all-zero cost) draws `idle_w`.
+//! the datasheet-only model); an idle wait (all-zero cost), and the part of a step a host→GPU
+//! KV load outlasts the forward pass by (`host_load_s`), draw `idle_w`.
 
 use serde::Serialize;
 
@@ -97,6 +98,7 @@ mod tests {
                     comm_s: 0.001,
                     overhead_s: 0.004,
                     total_s: 0.009,
+                    ..StepCost::default()
                 },
             ),
             (0.010, 0.050, StepCost::default()),
@@ -109,6 +111,7 @@ mod tests {
                     comm_s: 0.01,
                     overhead_s: 0.04,
                     total_s: 0.2,
+                    ..StepCost::default()
                 },
             ),
         ];
