@@ -193,7 +193,11 @@ pub fn line_time(line: &str) -> Option<LineTime> {
             }
         }
     }
-    // slurmstepd: `*** STEP 1943824.0 ON node CANCELLED AT 2023-03-06T03:17:51 …`
+    // slurmstepd: `slurmstepd: error: *** STEP 1943824.0 ON node CANCELLED AT
+    // 2023-03-06T03:17:51 …` (searched only in slurmstepd's lines: no scan of every line)
+    if first != b's' || !line.starts_with("slurmstepd") {
+        return None;
+    }
     if let Some(p) = line.find(" CANCELLED AT ") {
         if let Some(t) = iso_at(b, p + " CANCELLED AT ".len()) {
             return Some(LineTime::Full(t));

@@ -16,7 +16,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use servebench_contracts::JobStage;
 
-use crate::clock::ErrorTime;
+use crate::clock::{days_from_civil, ErrorTime};
 use crate::normalise::normalise_ephemeral;
 use crate::prefix::{bare_prefix, level_prefix};
 use crate::shell::{
@@ -503,16 +503,6 @@ fn markers_in(line: &str) -> u64 {
 }
 
 // ------------------------------------------------------------------------------- time
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
 
 /// Seconds since the epoch of a CI timestamp (`YYYY-MM-DDTHH:MM:SS(.f)Z`); offsets ignored.
 fn ts_seconds(ts: &str) -> Option<f64> {
