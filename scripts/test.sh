@@ -33,6 +33,17 @@ fi
 if [ -z "${SERVEBENCH_SKIP_APT_UPDATE:-}" ] && command -v apt-get >/dev/null; then
   apt-get update -qq >&2 || echo "warning: apt-get update failed" >&2
 fi
+# Services this script started and must stop on exit (normal end, a failure, Ctrl-C): the
+# throwaway PostgreSQL cluster (scripts/services/postgres.sh says SERVEBENCH_PG_STARTED=1 when it
+# created one; a cluster that already answered is someone else's and is left running).
+cleanup() {
+  if [ -n "${SERVEBENCH_PG_STARTED:-}" ]; then
+    echo "[test.sh] stopping the PostgreSQL cluster it started" >&2
+    bash scripts/services/postgres.sh stop >&2 || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 for s in scripts/services/*.sh; do
   name="$(basename "$s" .sh)"
   echo "[test.sh] starting service: $name" >&2

@@ -5,7 +5,8 @@
 # (`servebench_pw`, md5/scram) for the wrong-password test; psycopg2 + tabulate for the
 # compare_results.py cross-check. Idempotent: reuses a cluster that already answers.
 # Prints the env exports on stdout; logs go to stderr. Stop and remove the cluster with
-# `bash scripts/services/postgres.sh stop`.
+# `bash scripts/services/postgres.sh stop`. When this call created the cluster (none answered),
+# it also exports SERVEBENCH_PG_STARTED=1, so scripts/test.sh stops only what it started.
 #
 #   SERVEBENCH_PG_ROOT   state dir (default /tmp/servebench-pg)
 set -euo pipefail
@@ -43,7 +44,9 @@ fi
 
 up() { [ -f "$root/port" ] && "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$root/port")"; }
 
+started=""
 if ! up; then
+  started=1
   if [ -f "$root/data/postmaster.pid" ]; then
     as_pg "$bin/pg_ctl" -D "$root/data" -m immediate stop >&2 2>/dev/null || true
   fi
@@ -70,3 +73,5 @@ fi
 port="$(cat "$root/port")"
 echo "[postgres] ready: 127.0.0.1:$port (state in $root)" >&2
 echo "export SERVEBENCH_PG_URL=postgres://servebench@127.0.0.1:$port/servebench"
+[ -n "$started" ] && echo "export SERVEBENCH_PG_STARTED=1"
+exit 0

@@ -60,12 +60,7 @@ pub fn run_standalone_eval(
     console: Arc<dyn Console>,
 ) -> Result<u8> {
     let plan = eval_plan(&target, rec.as_ref());
-    let eval_identity = EvalIdentity {
-        meta: opts.meta.clone(),
-        image: rec.as_ref().and_then(|r| r.image.clone()),
-        sim_gpu: target.endpoint.is_none().then(|| target.sim.gpu.clone()),
-        engine: plan.engine,
-    };
+    let image = rec.as_ref().and_then(|r| r.image.clone());
     // the run first: an error from here on marks it failed
     let mut recorder = match rec {
         Some(r) => Some(continue_or_record(r, &opts, &plan, &console)?),
@@ -92,6 +87,11 @@ pub fn run_standalone_eval(
             };
             let model = opts.model.clone().unwrap_or_default();
             let identity = crate::identity::identity(&plan, &target, &model)?;
+            let eval_identity = EvalIdentity {
+                meta: opts.meta.clone(),
+                image,
+                identity: identity.clone(),
+            };
             let mut session = Session::from_parts(SessionParts {
                 out_dir: opts.out_dir.clone(),
                 cancel: opts.cancel.clone(),

@@ -131,7 +131,8 @@ impl BaselinePoint {
             | Metric::ItlMs
             | Metric::JoulesPerOutputToken
             | Metric::JoulesPerToken
-            | Metric::PowerPerGpu => None,
+            | Metric::PowerPerGpu
+            | Metric::Ix(_) => None,
         }
     }
 
@@ -431,6 +432,18 @@ pub struct AttemptInput {
 /// The attempt table's default columns (AUTOMATION.md §5.6).
 pub const ATTEMPT_COLUMNS: [Metric; 3] = [Metric::OutputTputPerGpu, Metric::TtftMs, Metric::TpotMs];
 
+/// The attempt table's default columns when it has the candidate's results (a comparison):
+/// [`ATTEMPT_COLUMNS`], J per output token (measured, `modelled` on the simulator, `telemetry
+/// missing` when the point has none — never 0), then InferenceX's PR-check columns (median,
+/// P90, P99, P99.9 of TTFT, interactivity and E2EL as `utils/compare_results.py` prints
+/// them; `crate::ix_columns`).
+pub fn pr_columns() -> Vec<Metric> {
+    let mut c = ATTEMPT_COLUMNS.to_vec();
+    c.push(Metric::JoulesPerOutputToken);
+    c.extend(crate::ix_columns::IxColumn::ALL.map(Metric::Ix));
+    c
+}
+
 /// The baseline body's columns (PRODUCT.md table).
 pub const BASELINE_COLUMNS: [Metric; 4] = [
     Metric::TotalTputPerGpu,
@@ -524,10 +537,10 @@ fn baseline_eval_score(e: &BaselineEval) -> EvalScore {
 
 /// Builds the attempt comment document.
 pub fn build_attempt(a: &AttemptInput) -> Document {
-    let columns: Vec<Metric> = if a.columns.is_empty() {
-        ATTEMPT_COLUMNS.to_vec()
-    } else {
-        a.columns.clone()
+    let columns: Vec<Metric> = match (a.columns.is_empty(), &a.comparison) {
+        (false, _) => a.columns.clone(),
+        (true, Some(_)) => pr_columns(),
+        (true, None) => ATTEMPT_COLUMNS.to_vec(),
     };
     let base = a.baseline.as_ref();
     let workload_differs = base
@@ -587,6 +600,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
                         _ => None,
                     },
                     delta,
+                    modelled: false,
                 }
             })
             .collect();

@@ -42,6 +42,100 @@ pub fn to_cmp_metric(m: Metric) -> cmp::Metric {
         Metric::JoulesPerOutputToken => cmp::Metric::JoulesPerOutputToken,
         Metric::JoulesPerToken => cmp::Metric::JoulesPerToken,
         Metric::PowerPerGpu => cmp::Metric::PowerPerGpu,
+        Metric::Ix(c) => c.cmp_metric(),
+    }
+}
+
+/// A side's value of a column in its display unit: an InferenceX column's fixed statistic, else
+/// the metric at `stat`.
+fn side_value(p: &cmp::Point, m: Metric, stat: cmp::Stat) -> Option<f64> {
+    match m {
+        Metric::Ix(c) => c.value(p),
+        _ => p.value(to_cmp_metric(m), stat),
+    }
+}
+
+/// A cell of an InferenceX PR-check column (`crate::ix_columns`): the candidate's value, and
+/// compare_results.py's delta `(new / old − 1) × 100` against the matched baseline, toned by
+/// direction alone; N/A with the point's reason where the script would print `N/A` or the
+/// comparison found the point not comparable.
+fn ix_cell(m: Metric, pc: &cmp::PointComparison) -> Cell {
+    let cand = &pc.candidate;
+    let value = if usable(cand.status) {
+        side_value(cand, m, cmp::Stat::Mean)
+    } else {
+        None
+    };
+    let baseline = pc
+        .baseline
+        .as_ref()
+        .and_then(|b| side_value(b, m, cmp::Stat::Mean));
+    let delta = if let Some(r) = &pc.na {
+        Delta::Na(na_reason(r))
+    } else if pc.baseline.is_none() {
+        Delta::Na(NaReason::NoMatchedBaseline)
+    } else if !usable(cand.status) {
+        Delta::Na(NaReason::PointFailed)
+    } else {
+        match (baseline, value) {
+            (None, _) => Delta::Na(NaReason::BaselineMissing),
+            (Some(b), _) if b == 0.0 => Delta::Na(NaReason::BaselineZero),
+            (_, None) => Delta::Na(NaReason::CandidateMissing),
+            (Some(b), Some(v)) => match crate::format::pct_delta(b, v) {
+                Some(p) => Delta::Pct(p),
+                None => Delta::Na(NaReason::CandidateMissing),
+            },
+        }
+    };
+    Cell {
+        value,
+        baseline,
+        sd: None,
+        tone: match &delta {
+            Delta::Pct(d) => Tone::of_pct(m, *d),
+            _ => None,
+        },
+        delta,
+        modelled: false,
+    }
+}
+
+/// The note of a row whose energy cells are modelled: which columns, and that they are the
+/// simulator's power model, not a measurement (docs/simulator.md "Energy").
+fn modelled_remark(columns: &[Metric], cells: &[Cell]) -> Option<RowRemark> {
+    let cols: Vec<&str> = columns
+        .iter()
+        .zip(cells)
+        .filter(|(_, c)| c.modelled)
+        .map(|(m, _)| m.label())
+        .collect();
+    (!cols.is_empty()).then(|| RowRemark {
+        kind: "energy".into(),
+        en: format!(
+            "{} modelled by the simulator's power model (per-GPU idle and TDP power), not measured",
+            cols.join(", ")
+        ),
+        zh: format!(
+            "{} 为模拟器功耗模型的估算值（按 GPU 的空闲与 TDP 功耗），并非实测",
+            cols.join("、")
+        ),
+    })
+}
+
+/// An energy cell of a candidate point (issue 30): a modelled value (the simulator's power
+/// model) is marked `modelled`; a usable point without a value says `telemetry missing` (its
+/// row's reason as the detail), never 0.
+fn mark_energy(cell: &mut Cell, m: Metric, cand: &cmp::Point) {
+    if !m.is_energy() {
+        return;
+    }
+    if cell.value.is_some() {
+        cell.modelled = cand.energy_kind() == "modelled";
+    } else if usable(cand.status) {
+        cell.delta = Delta::Na(NaReason::TelemetryMissing(
+            cand.power_invalid_reasons().join("; "),
+        ));
+        cell.tone = None;
     }
 }
 
@@ -337,7 +431,7 @@ fn spread_remark(
 
 /// Sample standard deviation over a point's repeats (display units), when it has ≥ 2.
 fn repeat_sd(p: &cmp::Point, m: Metric, stat: cmp::Stat) -> Option<f64> {
-    if p.repeats.len() < 2 {
+    if p.repeats.len() < 2 || matches!(m, Metric::Ix(_)) {
         return None;
     }
     cmp::Spread::of(&p.repeat_values(to_cmp_metric(m), stat)).and_then(|s| s.sd)
@@ -407,12 +501,15 @@ pub fn point_rows(
     let mut curves = Curves::default();
     for pc in &c.points {
         let cand = &pc.candidate;
-        let cells = columns
+        let cells: Vec<Cell> = columns
             .iter()
             .map(|&m| {
+                if matches!(m, Metric::Ix(_)) {
+                    return ix_cell(m, pc);
+                }
                 let mc = pc.metrics.iter().find(|x| x.metric == to_cmp_metric(m));
                 let usable = usable(cand.status);
-                match mc {
+                let mut cell = match mc {
                     Some(mc) => Cell {
                         value: if usable { mc.candidate } else { None },
                         baseline: mc.baseline,
@@ -427,10 +524,11 @@ pub fn point_rows(
                             (None, None, None) => Delta::Na(NaReason::CandidateMissing),
                         },
                         tone: tone(mc.verdict),
+                        modelled: false,
                     },
                     None => Cell {
                         value: if usable {
-                            cand.value(to_cmp_metric(m), stat)
+                            side_value(cand, m, stat)
                         } else {
                             None
                         },
@@ -439,10 +537,7 @@ pub fn point_rows(
                         } else {
                             None
                         },
-                        baseline: pc
-                            .baseline
-                            .as_ref()
-                            .and_then(|b| b.value(to_cmp_metric(m), stat)),
+                        baseline: pc.baseline.as_ref().and_then(|b| side_value(b, m, stat)),
                         delta: Delta::Na(
                             pc.na
                                 .as_ref()
@@ -450,8 +545,11 @@ pub fn point_rows(
                                 .unwrap_or(NaReason::NoMatchedBaseline),
                         ),
                         tone: None,
+                        modelled: false,
                     },
-                }
+                };
+                mark_energy(&mut cell, m, cand);
+                cell
             })
             .collect();
         let mut remarks: Vec<RowRemark> = Vec::new();
@@ -470,6 +568,7 @@ pub fn point_rows(
             }
         }
         remarks.extend(crate::plausibility::remark(cand));
+        remarks.extend(modelled_remark(columns, &cells));
         rows.push(Row {
             conc: pc.identity.conc,
             label: candidate_row_label(c, pc, labelled),
@@ -504,11 +603,12 @@ pub fn point_rows(
             cells: columns
                 .iter()
                 .map(|&m| Cell {
-                    value: b.value(to_cmp_metric(m), stat),
+                    value: side_value(b, m, stat),
                     sd: repeat_sd(b, m, stat),
                     baseline: None,
                     delta: Delta::Na(NaReason::PointUnavailable),
                     tone: None,
+                    modelled: m.is_energy() && b.energy_kind() == "modelled",
                 })
                 .collect(),
             remarks: vec![],
@@ -861,18 +961,22 @@ pub fn build_run(
                 .collect(),
             cells: columns
                 .iter()
-                .map(|&m| Cell {
-                    value: if !usable(p.status) {
-                        None
-                    } else {
-                        p.value(to_cmp_metric(m), stat)
-                    },
-                    sd: if !usable(p.status) {
-                        None
-                    } else {
-                        repeat_sd(p, m, stat)
-                    },
-                    ..Cell::default()
+                .map(|&m| {
+                    let mut cell = Cell {
+                        value: if !usable(p.status) {
+                            None
+                        } else {
+                            side_value(p, m, stat)
+                        },
+                        sd: if !usable(p.status) {
+                            None
+                        } else {
+                            repeat_sd(p, m, stat)
+                        },
+                        ..Cell::default()
+                    };
+                    mark_energy(&mut cell, m, p);
+                    cell
                 })
                 .collect(),
             remarks: crate::plausibility::remark(p).into_iter().collect(),

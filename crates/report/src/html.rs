@@ -100,13 +100,16 @@ fn tone_class(t: Option<Tone>) -> &'static str {
 
 fn cell_html(c: &Cell) -> String {
     let v = match c.value {
-        Some(v) if v.is_finite() => crate::markdown::value_text(v, c.sd),
+        Some(v) if v.is_finite() => crate::markdown::shown_value(c),
         _ => {
             let title = match &c.delta {
                 Delta::Na(r) => format!(" title=\"{}\"", esc(&words::na_reason_en(r))),
                 _ => String::new(),
             };
-            return format!("<td class=\"num na\"{title}>N/A</td>");
+            return format!(
+                "<td class=\"num na\"{title}>{}</td>",
+                esc(&crate::markdown::shown_value(c))
+            );
         }
     };
     let base = c

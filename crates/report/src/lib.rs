@@ -20,6 +20,7 @@ pub mod dist;
 pub mod dist_charts;
 pub mod format;
 pub mod html;
+pub mod ix_columns;
 pub mod markdown;
 pub mod model;
 pub mod notes;

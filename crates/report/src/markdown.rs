@@ -111,11 +111,25 @@ pub fn value_text(v: f64, sd: Option<f64>) -> String {
     }
 }
 
-/// The text of a point-table cell: `value`, `value ± sd` (repeats), `value (±x.x%)`, or `N/A`.
+/// The value part of a point-table cell: `value`, `value ± sd` (repeats), `value (modelled)`
+/// (the simulator's energy model); without a value `telemetry missing` for an energy cell
+/// whose GPU power was not measured, else `N/A`.
+pub fn shown_value(c: &Cell) -> String {
+    match c.value {
+        Some(v) if v.is_finite() && c.modelled => format!("{} (modelled)", value_text(v, c.sd)),
+        Some(v) if v.is_finite() => value_text(v, c.sd),
+        _ if matches!(c.delta, Delta::Na(NaReason::TelemetryMissing(_))) => {
+            "telemetry missing".to_string()
+        }
+        _ => "N/A".to_string(),
+    }
+}
+
+/// The text of a point-table cell: [`shown_value`], then the delta (`value (±x.x%)`).
 pub fn cell_text(c: &Cell) -> String {
     let v = match c.value {
-        Some(v) if v.is_finite() => value_text(v, c.sd),
-        _ => return "N/A".to_string(),
+        Some(v) if v.is_finite() => shown_value(c),
+        _ => return shown_value(c),
     };
     match &c.delta {
         Delta::Pct(d) => format!("{v} ({})", fmt_pct_delta(*d)),

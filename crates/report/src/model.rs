@@ -31,6 +31,9 @@ pub enum Metric {
     JoulesPerToken,
     /// Mean board power per GPU, W (`avg_power_w`).
     PowerPerGpu,
+    /// One of InferenceX's PR-check columns (a fixed statistic of TTFT, interactivity or
+    /// E2EL, `crate::ix_columns`).
+    Ix(crate::ix_columns::IxColumn),
 }
 
 impl Metric {
@@ -48,17 +51,29 @@ impl Metric {
             Metric::JoulesPerOutputToken => "J/output tok",
             Metric::JoulesPerToken => "J/tok",
             Metric::PowerPerGpu => "W/GPU",
+            Metric::Ix(c) => c.label(),
         }
     }
 
     /// True when a larger value is better (throughput, interactivity); false for latencies.
     pub fn higher_is_better(self) -> bool {
+        match self {
+            Metric::Ix(c) => c.higher_is_better(),
+            _ => matches!(
+                self,
+                Metric::TotalTputPerGpu
+                    | Metric::OutputTputPerGpu
+                    | Metric::InputTputPerGpu
+                    | Metric::Interactivity
+            ),
+        }
+    }
+
+    /// Whether this is an energy column (J/output tok, J/tok, W/GPU).
+    pub fn is_energy(self) -> bool {
         matches!(
             self,
-            Metric::TotalTputPerGpu
-                | Metric::OutputTputPerGpu
-                | Metric::InputTputPerGpu
-                | Metric::Interactivity
+            Metric::JoulesPerOutputToken | Metric::JoulesPerToken | Metric::PowerPerGpu
         )
     }
 
@@ -112,6 +127,10 @@ pub enum NaReason {
     /// The job that should have produced the value failed (an eval job whose engine died, its
     /// data missing); the detail is the first error line of its log.
     JobFailed(String),
+    /// An energy cell of a point whose GPU power was not measured (no GPU or NVML, invalid
+    /// telemetry, or a row written before servebench measured energy): shown as `telemetry
+    /// missing`, never as 0. The detail is the row's reason (`NVML not loadable`), or empty.
+    TelemetryMissing(String),
 }
 
 /// One cell of the point or eval table.
@@ -131,6 +150,14 @@ pub struct Cell {
     /// Whether the delta is good or bad news (colours in HTML and on a terminal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tone: Option<Tone>,
+    /// The value is modelled (the simulator's power model), not measured: shown with
+    /// `(modelled)`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub modelled: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Colour of a delta: good news, bad news, or within noise/gate.

@@ -25,9 +25,9 @@ fn cell(c: &Cell, colored: bool) -> TCell {
                 Delta::Na(NaReason::CandidateInvalid(_)) => " (Δ N/A)".to_string(),
                 _ => String::new(),
             };
-            format!("{}{d}", crate::markdown::value_text(v, c.sd))
+            format!("{}{d}", crate::markdown::shown_value(c))
         }
-        _ => "N/A".to_string(),
+        _ => crate::markdown::shown_value(c),
     };
     let mut tc = TCell::new(text).set_alignment(CellAlignment::Right);
     if colored {

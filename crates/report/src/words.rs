@@ -84,6 +84,11 @@ pub fn na_reason_en(r: &NaReason) -> String {
         NaReason::CandidateInvalid(d) => format!("candidate invalid: {d}"),
         NaReason::JobFailed(d) if d.is_empty() => "its job failed".into(),
         NaReason::JobFailed(d) => format!("its job failed: {d}"),
+        NaReason::TelemetryMissing(d) => {
+            // the row's reason codes repeat the words (`telemetry_missing: NVML not loadable`)
+            let d = d.strip_prefix("telemetry_missing: ").unwrap_or(d);
+            with("telemetry missing", d)
+        }
     }
 }
 
@@ -105,6 +110,7 @@ pub fn na_reason_zh(r: &NaReason) -> &'static str {
         NaReason::NotComparable(_) => "未通过可比性检查（数值见英文说明）",
         NaReason::CandidateInvalid(_) => "候选结果无效（数值见英文说明）",
         NaReason::JobFailed(_) => "产生该值的作业失败（错误见英文说明）",
+        NaReason::TelemetryMissing(_) => "没有 GPU 功耗遥测数据（原因见英文说明）",
     }
 }
 

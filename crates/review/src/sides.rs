@@ -737,12 +737,14 @@ pub struct ImportedRun {
 /// rows (`/api/v1/benchmarks`, `/benchmarks/history`) one **history run per CI run**
 /// (`run_url`), dated by its rows' `date`, with `source.url` = the run link in its
 /// provenance. `label`: the run label (default: the file name; history runs add ` · <date> ·
-/// run <id>`). Notes of the parse are printed to stderr.
+/// run <id>`). `branch`: the runs' branch (`--branch`; `None`: no branch, so `compare
+/// --baseline main` never picks them). Notes of the parse are printed to stderr.
 pub fn import_baseline(
     db: &Path,
     file: &Path,
     ov: &IdentityOverrides,
     label: Option<&str>,
+    branch: Option<&str>,
 ) -> Result<Vec<ImportedRun>> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(io(IoOp::Read, file))?;
@@ -783,6 +785,7 @@ pub fn import_baseline(
         meta.config_key = part.config_key.clone();
         meta.workload = part.workload.clone();
         meta.topology = part.topology.clone();
+        meta.branch = branch.map(str::to_string);
         // A baseline's date is when it was measured: it is the run's time.
         meta.created_at = part.date.as_ref().map(|d| {
             if d.len() == 10 {

@@ -40,6 +40,10 @@ pub fn plan_text(runner: &Runner, plan: &[Point]) -> Result<String> {
         s.push_str(&format!("{n}\n"));
     }
     for (i, p) in plan.iter().enumerate() {
+        if p.disagg.is_some() {
+            s.push_str(&crate::multinode_plan::point_text(runner, i, n, p)?);
+            continue;
+        }
         let (spec, script) = runner.prepare("DRY-RUN", i, p, 1)?;
         s.push_str(&format!(
             "[{}/{n}] {}\n  point: {} · {} · {} · {} GPU{} ({}) · eval: {}\n",

@@ -26,6 +26,8 @@ pub mod dryrun;
 pub mod error;
 pub mod failure;
 pub mod job;
+pub mod multinode;
+pub mod multinode_plan;
 pub mod plan;
 pub mod recipe;
 pub mod run;

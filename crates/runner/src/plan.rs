@@ -6,6 +6,8 @@
 //! eval rows with `--evals-only` (which, for agentic configs, marks the highest concurrency per
 //! (model, runner, framework, precision)).
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use servebench_catalog::matrix::{
@@ -87,12 +89,24 @@ pub struct Point {
     pub eval_only: bool,
     /// Recipe fingerprint (sha256 of the canonical row without conc/exp-name).
     pub recipe_fingerprint: String,
+    /// A multinode point's prefill/decode shape (`None`: single-node). Its `tp`, `ep`,
+    /// `dp_attn` above are the decode side's (prefill's when aggregated), `pp`/`dcp`/`pcp` 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagg: Option<Box<crate::multinode::Disagg>>,
+    /// A multinode point's srt-slurm recipe (`CONFIG_FILE`) or launcher script as found in the
+    /// checkout given to the plan ([`PlanOptions::checkout`]); `None` when not visible there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multinode_recipe: Option<PathBuf>,
 }
 
 impl Point {
-    /// GPUs the point allocates: TP × PP × PCP (DCP reuses the TP GPUs), AUTOMATION.md §4.2.
+    /// GPUs the point allocates: TP × PP × PCP (DCP reuses the TP GPUs), AUTOMATION.md §4.2;
+    /// a multinode point's prefill + decode GPUs.
     pub fn gpus(&self) -> u32 {
-        self.tp * self.pp * self.pcp
+        match &self.disagg {
+            Some(d) => d.gpus(),
+            None => self.tp * self.pp * self.pcp,
+        }
     }
 
     /// `fixed-seq-len` or `agentic-coding`.
@@ -114,13 +128,11 @@ impl Point {
     /// Short label for progress lines: `agentic · TP1/EP1 · conc 4` or
     /// `8k1k · TP8/EP1 · conc 16 · eval gsm8k`.
     pub fn label(&self) -> String {
-        let mut s = format!(
-            "{} · TP{}/EP{} · conc {}",
-            self.seq_label(),
-            self.tp,
-            self.ep,
-            self.conc
-        );
+        let shape = match &self.disagg {
+            Some(d) => d.tag(),
+            None => format!("TP{}/EP{}", self.tp, self.ep),
+        };
+        let mut s = format!("{} · {shape} · conc {}", self.seq_label(), self.conc);
         if self.eval_only {
             s.push_str(" · eval gsm8k");
         }
@@ -183,6 +195,9 @@ pub struct PlanOptions {
     pub evals: EvalSelection,
     /// `--runner-node-filter`.
     pub runner_node_filter: Option<String>,
+    /// An InferenceX checkout where multinode points look for their srt-slurm recipe
+    /// (`benchmarks/multi_node/srt-slurm-recipes/…`) or launcher script (None: not looked up).
+    pub checkout: Option<PathBuf>,
 }
 
 fn s(row: &Row, k: &str) -> Option<String> {
@@ -204,14 +219,43 @@ fn req_u(row: &Row, k: &str, key: &str) -> Result<u32> {
         .ok_or_else(|| RunnerError::Catalog(format!("{key}: matrix row has no integer `{k}`")))
 }
 
-/// A typed point from one single-node matrix row of config `key`. Multinode rows (a `prefill`
-/// worker) are refused with one line: `servebench run` starts single-node engines only.
-pub fn point_from_row(key: &str, row: &Row) -> Result<Point> {
-    if row.contains_key("prefill") {
-        return Err(RunnerError::Invalid(format!(
-            "{key}: multinode (disaggregated) points are not supported by servebench run yet"
+/// Typed points from one matrix row of config `key`: one for a single-node row; one per
+/// concurrency of a multinode row (`prefill`/`decode`, `conc: [..]`), each carrying the
+/// [`crate::multinode::Disagg`] shape (GPUs per node from `runners`).
+pub fn points_from_row(key: &str, row: &Row, runners: &Runners) -> Result<Vec<Point>> {
+    if !row.contains_key("prefill") {
+        return Ok(vec![point_from_row(key, row)?]);
+    }
+    let d = crate::multinode::Disagg::from_row(key, row, runners)?;
+    let mut single = row.clone();
+    let side = if d.decode.num_worker > 0 {
+        &d.decode
+    } else {
+        &d.prefill
+    };
+    single.insert("tp".into(), side.tp.into());
+    single.insert("ep".into(), side.ep.into());
+    single.insert("dp-attn".into(), side.dp_attn.into());
+    if d.concs.is_empty() {
+        return Err(RunnerError::Catalog(format!(
+            "{key}: multinode matrix row has no `conc` list"
         )));
     }
+    let mut v = Vec::new();
+    for c in &d.concs {
+        single.insert("conc".into(), (*c).into());
+        let mut p = point_from_row(key, &single)?;
+        // the fingerprint of the row as InferenceX expands it (conc is left out of it)
+        p.recipe_fingerprint = servebench_catalog::recipe_fingerprint(row)
+            .map_err(|e| RunnerError::Catalog(format!("{key}: recipe fingerprint: {e:?}")))?;
+        p.disagg = Some(Box::new(d.clone()));
+        v.push(p);
+    }
+    Ok(v)
+}
+
+/// A typed point from one single-node matrix row of config `key`.
+pub fn point_from_row(key: &str, row: &Row) -> Result<Point> {
     let workload = if s(row, "scenario-type").as_deref() == Some("agentic-coding") {
         Workload::Agentic {
             duration_s: int(row, "duration").unwrap_or(3600).max(0) as u32,
@@ -255,22 +299,40 @@ pub fn point_from_row(key: &str, row: &Row) -> Result<Point> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         recipe_fingerprint: fp,
+        disagg: None,
+        multinode_recipe: None,
     })
 }
 
 fn point_id(p: &Point) -> String {
-    let mut id = format!(
-        "{}_{}_tp{}-pp{}-dcp{}-pcp{}-ep{}-dpa{}_spec-{}",
-        p.config_key,
-        p.seq_label(),
-        p.tp,
-        p.pp,
-        p.dcp,
-        p.pcp,
-        p.ep,
-        p.dp_attn,
-        p.spec_decoding
-    );
+    let w = |x: &crate::multinode::Worker| {
+        format!(
+            "{}x-tp{}-pp{}-dcp{}-pcp{}-ep{}-dpa{}",
+            x.num_worker, x.tp, x.pp, x.dcp, x.pcp, x.ep, x.dp_attn
+        )
+    };
+    let mut id = match &p.disagg {
+        Some(d) => format!(
+            "{}_{}_p{}_d{}_spec-{}",
+            p.config_key,
+            p.seq_label(),
+            w(&d.prefill),
+            w(&d.decode),
+            p.spec_decoding
+        ),
+        None => format!(
+            "{}_{}_tp{}-pp{}-dcp{}-pcp{}-ep{}-dpa{}_spec-{}",
+            p.config_key,
+            p.seq_label(),
+            p.tp,
+            p.pp,
+            p.dcp,
+            p.pcp,
+            p.ep,
+            p.dp_attn,
+            p.spec_decoding
+        ),
+    };
     if let Workload::Agentic { kv_offloading, .. } = &p.workload {
         if kv_offloading != "none" {
             id.push_str(&format!("_kv-{kv_offloading}"));
@@ -324,7 +386,16 @@ pub fn build_plan(catalog: &Catalog, runners: &Runners, o: &PlanOptions) -> Resu
             common.runner_node_filter = o.runner_node_filter.clone();
             let rows = generate(&mode, &common, catalog, runners)?;
             for row in &rows {
-                points.push(point_from_row(key, row)?);
+                for mut p in points_from_row(key, row, runners)? {
+                    if let (Some(d), Some(dir)) = (&p.disagg, &o.checkout) {
+                        let file = match d.config_file() {
+                            Some(cf) => crate::multinode::recipe_in_checkout(dir, cf),
+                            None => dir.join(crate::multinode::launcher_script(&p)),
+                        };
+                        p.multinode_recipe = file.is_file().then_some(file);
+                    }
+                    points.push(p);
+                }
             }
         }
     }
@@ -429,5 +500,7 @@ pub(crate) fn scenario_point() -> Point {
         exp_name: "qwen3.8next_tp1_conc1_kvnone_spec-mtp".into(),
         eval_only: false,
         recipe_fingerprint: "0123456789abcdef0123".into(),
+        disagg: None,
+        multinode_recipe: None,
     }
 }

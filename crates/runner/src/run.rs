@@ -286,6 +286,11 @@ impl Runner {
         Runner { opts, exec }
     }
 
+    /// The run's options.
+    pub fn options(&self) -> &RunOptions {
+        &self.opts
+    }
+
     /// How points are measured (`--num-prompts`, `--traces`, …).
     pub fn measure(&self) -> &MeasureSpec {
         &self.opts.measure
@@ -377,7 +382,16 @@ impl Runner {
             .opts
             .simulate
             .then(|| sim_setup(p, self.opts.sim_model.as_deref()));
-        match (&self.opts.recipes, sim) {
+        if p.disagg.is_some() && sim.is_none() {
+            return Err(RunnerError::Invalid(format!(
+                "{}: multinode points run only simulated (--simulate); --dry-run prints the Slurm job InferenceX's launcher submits",
+                p.id
+            )));
+        }
+        // a multinode point's recipe is an srt-slurm deployment, not a single-node script:
+        // under --simulate it is the simulated fleet
+        let recipes = self.opts.recipes.as_ref().filter(|_| p.disagg.is_none());
+        match (recipes, sim) {
             (Some(dir), sim) => Ok(EngineSpec::Recipe {
                 path: std::fs::canonicalize(resolve_recipe(dir, p)?)
                     .map_err(|e| RunnerError::io(dir, e))?,

@@ -214,3 +214,103 @@ fn catalog_and_config_files_flags_work_on_validate_show_and_bump() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("Dry run: nothing written."));
     }
 }
+
+/// Issue 32: `run --dry-run` of multinode points of the real repository prints the Slurm job
+/// InferenceX's launcher submits: nodes × GPUs per node, what runs on each node, the srt-slurm
+/// recipe or launcher script it names and whether the checkout holds it. No `--simulate`, no
+/// recipe folder: a dry run of multinode points needs neither.
+#[test]
+fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
+    let tarball = format!("{DATA}/repo-843c6254f.tar.gz");
+    if !std::path::Path::new(&tarball).is_file() {
+        servebench_testkit::skip_or_fail(&format!("{tarball} not found"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let st = Command::new("tar")
+        .args(["xzf", &tarball, "-C"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let ix = dir.path().join("InferenceX");
+    let run = |key: &str, file: &str, conc: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .current_dir(&ix)
+            .args([
+                "run",
+                key,
+                "--catalog",
+                file,
+                "--dry-run",
+                "--no-evals",
+                "--conc",
+                conc,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // GB200 NVL72, Dynamo TRT-LLM: 1 prefill TP4 + 4 decode TP8 at 4 GPUs per tray = 1 + 8 nodes
+    let s = run(
+        "dsr1-fp4-gb200-dynamo-trt",
+        "configs/nvidia-master.yaml",
+        "4",
+    );
+    assert!(s.contains("P1×TP4/EP4/DPA + D4×TP8/EP8 · conc 4"), "{s}");
+    assert!(s.contains("36 GPUs (prefill 4 + decode 32)"), "{s}");
+    assert!(s.contains("runners/launch_gb200-nv.sh"), "{s}");
+    assert!(s.contains("srtctl apply -f recipes/trtllm/gb200-fp4/8k1k/mtp/ctx1_gen4_tep8_batch8_eplb0_mtp3.yaml → sbatch --nodes=9 --gpus-per-node=4"), "{s}");
+    assert!(
+        s.contains("nodes: 9 = prefill 1 (1 × 4 GPUs) + decode 8 (4 × 8 GPUs)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("node 1-2: decode worker 0 (TP8 over 2 nodes)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("node 0: prefill worker 0 (TP4) · frontend + dynamo-router"),
+        "{s}"
+    );
+    // that recipe lives in NVIDIA's srt-slurm branch, not in the checkout
+    assert!(s.contains("not visible in this checkout"), "{s}");
+    assert!(
+        s.contains("engine: not started: servebench runs multinode points only with --simulate"),
+        "{s}"
+    );
+    // a recipe the checkout holds: its resources are what srtctl requests
+    // (plus one node for its dedicated role)
+    let s = run(
+        "dsv4-fp4-gb200-dynamo-vllm",
+        "configs/nvidia-master.yaml",
+        "1",
+    );
+    assert!(
+        s.contains("disagg-gb200-low-latency.yaml: visible ("),
+        "{s}"
+    );
+    assert!(s.contains("resources: prefill_nodes 2, decode_nodes 2, 1 dedicated role node(s), gpus_per_node 4 → srtctl requests 5 node(s)"), "{s}");
+    assert!(s.contains("sbatch --nodes=5 --gpus-per-node=4"), "{s}");
+    // MI355X SGLang disagg: 2 prefill TP8 + 1 decode TP8 at 8 GPUs per node, AMD's own script
+    let s = run(
+        "dsr1-fp8-mi355x-sglang-disagg",
+        "configs/amd-master.yaml",
+        "1024",
+    );
+    assert!(s.contains("runners/launch_mi355x-amds.sh"), "{s}");
+    assert!(s.contains("bash benchmarks/multi_node/dsr1_fp8_mi355x_sglang-disagg.sh → sbatch --nodes=3 --gpus-per-node=8"), "{s}");
+    assert!(
+        s.contains(
+            "launcher script benchmarks/multi_node/dsr1_fp8_mi355x_sglang-disagg.sh: visible"
+        ),
+        "{s}"
+    );
+    assert!(s.contains("KV transfer mori"), "{s}");
+}

@@ -567,7 +567,14 @@ fn history_rows_without_means_say_which_stat_to_use() {
         &["compare", "--baseline", &base, "--candidate", "cand.json"],
     );
     let s = out(&o);
-    assert!(s.contains("Δ N/A: baseline missing"), "{s}");
+    // the latencies: baseline missing; the energy column: the candidate file has no power
+    // keys, so `telemetry missing` (the dashboard rows carry measured energy)
+    assert!(
+        s.contains(
+            "Δ N/A: TTFT ms baseline missing, TPOT ms baseline missing, J/output tok telemetry missing"
+        ),
+        "{s}"
+    );
     assert!(
         s.contains("Note: the baseline has no mean latencies (1 matched point): it carries median, p90, p99; compare with --stat median"),
         "{s}"

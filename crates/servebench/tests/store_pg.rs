@@ -103,8 +103,8 @@ fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
     let ax = s.points(by(agentx_run).id).unwrap();
     assert_eq!(ax.len(), 1);
     assert_eq!(
-        ax[0].row.servebench().unwrap().benchmark_type,
-        "agentic_traces"
+        ax[0].row.servebench().unwrap().identity.benchmark_type,
+        servebench_contracts::BenchmarkType::AgenticTraces
     );
     let ev = runs
         .iter()
@@ -147,4 +147,146 @@ fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
     assert!(out.ends_with("checksums equal\n"), "{out}");
     let copy = Store::open(d.join("copy.db")).unwrap();
     assert_eq!(copy.list_runs(None, None).unwrap().len(), 4);
+}
+
+/// `(baseline, candidate)` J/output token of each compared point of `compare --json`.
+fn joules_compared(c: &std::process::Output) -> Vec<(Option<f64>, Option<f64>)> {
+    // 0-3: compared (a simulated regression or invalid point still prints the comparison)
+    assert!(c.status.code().is_some_and(|x| x <= 3), "{c:?}");
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(c)).unwrap();
+    v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let m = p["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["metric"] == "joules_per_output_token")
+                .unwrap_or_else(|| panic!("no J/output tok in {p}"));
+            (m["baseline"].as_f64(), m["candidate"].as_f64())
+        })
+        .collect()
+}
+
+/// A simulated point's modelled energy survives the store, `compare --baseline main` and the
+/// report on both backends, and a baseline imported with `baseline import --branch main` is
+/// main's row for `--baseline main` (an import without `--branch` never is).
+#[test]
+fn energy_survives_store_compare_baseline_main_and_report_on_both_backends() {
+    let Some(url) = fresh_db("sb_energy_cli") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let sqlite = d.join("s.db").display().to_string();
+    for db in [sqlite.as_str(), url.as_str()] {
+        let tag = if db == url { "pg" } else { "sqlite" };
+        let sweep = |branch: &str| {
+            let o = gsm8k_in(d)
+                .args(["sweep", "--num-prompts", "4", "--isl", "128", "--osl", "64"])
+                .args(["--conc", "1,2", "--out", &format!("o-{tag}-{branch}")])
+                .args(["--db", db, "--branch", branch])
+                .output()
+                .unwrap();
+            printed_run(&ok(&o))
+        };
+        sweep("main");
+        let pr = sweep("my-pr").to_string();
+        let c = gsm8k_in(d)
+            .args([
+                "compare",
+                "--baseline",
+                "main",
+                "--candidate",
+                &pr,
+                "--json",
+            ])
+            .args(["--db", db])
+            .output()
+            .unwrap();
+        let j = joules_compared(&c);
+        assert_eq!(j.len(), 2, "{tag}: {j:?}");
+        for (b, c) in &j {
+            assert!(
+                b.is_some_and(|x| x > 0.0) && c.is_some_and(|x| x > 0.0),
+                "{tag}: J/output tok of both sides: {j:?}"
+            );
+        }
+        let r = gsm8k_in(d)
+            .args(["report", &pr, "--baseline", "main", "--format", "md"])
+            .args(["--db", db, "--lang", "en"])
+            .output()
+            .unwrap();
+        let md = ok(&r);
+        assert!(md.contains("| J/output tok ↓ |"), "{tag}: {md}");
+    }
+
+    // an agg row file imported as main's history: picked by --baseline main only with --branch
+    let imported = d.join("main-rows.json");
+    let rows: Vec<serde_json::Value> = ["conc1", "conc2"]
+        .iter()
+        .map(|c| common::read_json(&d.join(format!("o-sqlite-main/{c}/agg.json"))))
+        .collect();
+    std::fs::write(&imported, serde_json::to_string(&rows).unwrap()).unwrap();
+    let fresh = d.join("import.db").display().to_string();
+    let import = |branch: Option<&str>| {
+        let mut c = gsm8k_in(d);
+        c.args(["baseline", "import"]).arg(&imported);
+        c.args(["--db", &fresh]);
+        if let Some(b) = branch {
+            c.args(["--branch", b]);
+        }
+        ok(&c.output().unwrap())
+    };
+    let line = import(None);
+    assert!(!line.contains("branch"), "{line}");
+    let pr = {
+        let o = gsm8k_in(d)
+            .args(["sweep", "--num-prompts", "4", "--isl", "128", "--osl", "64"])
+            .args(["--conc", "1,2", "--out", "o-import-pr", "--db", &fresh])
+            .args(["--branch", "my-pr"])
+            .output()
+            .unwrap();
+        printed_run(&ok(&o)).to_string()
+    };
+    let compare = || {
+        gsm8k_in(d)
+            .args([
+                "compare",
+                "--baseline",
+                "main",
+                "--candidate",
+                &pr,
+                "--json",
+            ])
+            .args(["--db", &fresh])
+            .output()
+            .unwrap()
+    };
+    let none = compare();
+    assert!(
+        common::stderr(&none).contains("0 of 2 candidate points have a baseline"),
+        "{}",
+        common::stderr(&none)
+    );
+    let line = import(Some("main"));
+    assert!(line.contains("· branch main"), "{line}");
+    let s = Store::open(&fresh).unwrap();
+    let runs = s.list_runs(Some(RunKind::Baseline), None).unwrap();
+    let branches: Vec<Option<&str>> = runs.iter().map(|r| r.meta.branch.as_deref()).collect();
+    assert!(
+        branches.contains(&Some("main")) && branches.contains(&None),
+        "{branches:?}"
+    );
+    drop(s);
+    let two = compare();
+    assert!(
+        common::stderr(&two).contains("2 of 2 candidate points have a baseline"),
+        "{}",
+        common::stderr(&two)
+    );
+    let j = joules_compared(&two);
+    assert!(j.iter().all(|(b, _)| b.is_some()), "imported energy: {j:?}");
 }

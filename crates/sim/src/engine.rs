@@ -575,6 +575,10 @@ pub struct SimSummary {
     pub max_running: usize,
     /// Engine counters at the end.
     pub counters: EngineCounters,
+    /// Modelled GPU energy of every step and idle wait, all GPUs, J
+    /// ([`EngineConfig::step_energy_j`]); `None` when the GPU preset has no power figures or
+    /// the run did not track it.
+    pub energy_j: Option<f64>,
 }
 
 /// Runs `w` through a fresh engine in pure modelled time (no threads, no sleeping; a 1k/1k
@@ -627,11 +631,19 @@ pub fn simulate_closed_loop_with(
     let mut out = Vec::new();
     let mut max_waiting = 0;
     let mut max_running = 0;
+    let mut energy_j = Some(0.0);
     loop {
         out.clear();
         let Some(info) = engine.step(&mut out) else {
             break;
         };
+        energy_j = energy_j.and_then(|e| {
+            Some(
+                e + engine
+                    .config()
+                    .step_energy_j(info.start_s, info.end_s, &info.cost)?,
+            )
+        });
         // Sampled after scheduling a real step, as an engine's metrics see it.
         if info.num_seqs > 0 {
             max_waiting = max_waiting.max(engine.num_waiting());
@@ -651,13 +663,15 @@ pub fn simulate_closed_loop_with(
         }
     }
     let sent_in = in_tokens.get();
-    summarize(
+    let mut s = summarize(
         timings,
         sent_in,
         max_waiting,
         max_running,
         engine.counters(),
-    )
+    );
+    s.energy_j = energy_j;
+    s
 }
 
 fn summarize(
@@ -715,6 +729,7 @@ fn summarize(
         max_waiting,
         max_running,
         counters,
+        energy_j: None,
     }
 }
 

@@ -52,6 +52,7 @@ mod runtime;
 mod server;
 pub mod text;
 pub mod validate;
+pub mod validate_energy;
 pub mod validate_plot;
 mod wire;
 

@@ -36,6 +36,7 @@ pub use crate::error::{Result, StoreError};
 mod backend;
 pub mod baseline;
 mod columns;
+mod energy;
 pub mod error;
 pub mod migrate;
 mod pg;

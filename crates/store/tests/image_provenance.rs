@@ -44,7 +44,7 @@ fn prov(image: &str, role: Option<&str>, digest: Option<&str>) -> ImageProvenanc
 fn record_and_look_up_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(dir.path().join("s.db")).unwrap();
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     let img = "lmsysorg/sglang:v0.5.20-cu130";
     let a = s
         .record_image_provenance(&prov(img, Some("new"), Some(IDX)))
@@ -107,7 +107,12 @@ fn version_1_file_migrates_and_keeps_its_runs() {
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
-            "DROP TABLE image_provenance; ALTER TABLE points DROP COLUMN invalid_reason;
+            "DROP INDEX points_energy; ALTER TABLE points DROP COLUMN power_source;
+             ALTER TABLE points DROP COLUMN power_valid; ALTER TABLE points DROP COLUMN avg_power_w;
+             ALTER TABLE points DROP COLUMN total_gpu_energy_j;
+             ALTER TABLE points DROP COLUMN joules_per_output_token;
+             ALTER TABLE points DROP COLUMN joules_per_total_token;
+             DROP TABLE image_provenance; ALTER TABLE points DROP COLUMN invalid_reason;
              ALTER TABLE runs DROP COLUMN invalid_reason; DROP INDEX runs_branch;
              ALTER TABLE runs DROP COLUMN branch; PRAGMA user_version = 1;",
         )

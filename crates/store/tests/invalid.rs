@@ -111,7 +111,12 @@ fn a_version_2_store_migrates_and_keeps_its_runs() {
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
-            "ALTER TABLE points DROP COLUMN invalid_reason;
+            "DROP INDEX points_energy; ALTER TABLE points DROP COLUMN power_source;
+             ALTER TABLE points DROP COLUMN power_valid; ALTER TABLE points DROP COLUMN avg_power_w;
+             ALTER TABLE points DROP COLUMN total_gpu_energy_j;
+             ALTER TABLE points DROP COLUMN joules_per_output_token;
+             ALTER TABLE points DROP COLUMN joules_per_total_token;
+             ALTER TABLE points DROP COLUMN invalid_reason;
              ALTER TABLE runs DROP COLUMN invalid_reason; DROP INDEX runs_branch;
              ALTER TABLE runs DROP COLUMN branch; PRAGMA user_version = 2;",
         )

@@ -454,40 +454,16 @@ fn crash_mid_sweep_keeps_finished_points() {
 }
 
 /// The energy block of a point round-trips through the store: the row's bytes and the typed
-/// `AggRow::power` (measured, missing, modelled, and a row written before energy).
+/// `AggRow::power` (measured, missing, modelled, and a row written before energy), and the
+/// energy columns hold the same numbers (NULL where the row has none, never zeros).
 #[test]
 fn energy_round_trips_through_rows() {
-    use servebench_contracts::{PowerFields, PowerMetrics, PowerSource};
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(dir.path().join("e.db")).unwrap();
+    let db = dir.path().join("e.db");
+    let mut s = Store::open(&db).unwrap();
     let run = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
-    let metrics = PowerMetrics {
-        avg_power_w: 317.0,
-        avg_total_gpu_power_w: 317.0,
-        total_gpu_energy_j: 9_660.5,
-        joules_per_successful_query: 100.63,
-        joules_per_input_token: 0.098275,
-        joules_per_output_token: 1.509453,
-        joules_per_total_token: 0.092251,
-    };
-    let mut measured = agg_row(32, "nvml");
-    measured.power = Some(PowerFields {
-        source: PowerSource::Nvml,
-        valid: true,
-        metrics: Some(metrics),
-        invalid_reasons: vec![],
-    });
-    let mut missing = agg_row(8, "none");
-    missing.power = Some(PowerFields::missing("telemetry_missing: NVML not loadable"));
-    let mut modelled = agg_row(1, "sim");
-    modelled.power = Some(PowerFields {
-        source: PowerSource::Modelled,
-        valid: false,
-        metrics: Some(metrics),
-        invalid_reasons: vec![],
-    });
-    let old = agg_row(4, "before energy");
-    for r in [&measured, &missing, &modelled, &old] {
+    let want = common::energy_rows();
+    for r in &want {
         s.add_point(run, r).unwrap();
     }
     let rows: Vec<_> = s
@@ -499,5 +475,86 @@ fn energy_round_trips_through_rows() {
             other => panic!("{other:?}"),
         })
         .collect();
-    assert_eq!(rows, vec![measured, missing, modelled, old]);
+    assert_eq!(rows, want);
+    drop(s);
+    assert_eq!(energy_columns(&db), common::ENERGY_COLUMNS);
+}
+
+/// `(power_source, power_valid, avg_power_w, joules_per_output_token)` of every point, in
+/// insertion order, as `common::ENERGY_COLUMNS` spells them.
+fn energy_columns(db: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT coalesce(power_source, '-') || '|' || coalesce(power_valid, '-') || '|' ||
+                    coalesce(avg_power_w, '-') || '|' || coalesce(joules_per_output_token, '-')
+             FROM points ORDER BY id",
+        )
+        .unwrap();
+    let v = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .unwrap();
+    v.into_iter()
+        .map(|s| s.replace("317.0|", "317|").replace("350.0|", "350|"))
+        .collect()
+}
+
+/// A store of schema 4 (before the energy columns) migrates on open: the columns are added and
+/// filled from the stored rows, the rows keep their bytes; imported InferenceX rows get their
+/// `power_valid` and numbers (no `power_source`: the file does not say).
+#[test]
+fn a_schema_4_store_migrates_its_energy_into_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v4.db");
+    let mut s = Store::open(&db).unwrap();
+    let run = s.record_run(&RunMeta::new(RunKind::Sweep)).unwrap();
+    for r in &common::energy_rows() {
+        s.add_point(run, r).unwrap();
+    }
+    let base = s.record_run(&RunMeta::new(RunKind::Baseline)).unwrap();
+    s.add_foreign_point(
+        base,
+        &foreign(
+            json!({"hw": "mi355x", "conc": 4, "isl": 1024, "osl": 1024, "tp": 4,
+            "framework": "sglang", "precision": "fp4", "infmax_model_prefix": "dsr1",
+            "power_metric_schema_version": 2, "power_valid": 1, "avg_power_w": 628.907,
+            "joules_per_output_token": 6.353339}),
+        ),
+    )
+    .unwrap();
+    drop(s);
+    let row_json = |db: &Path| -> Vec<String> {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        let mut st = conn
+            .prepare("SELECT row_json FROM points ORDER BY id")
+            .unwrap();
+        let v = st.query_map([], |r| r.get::<_, String>(0)).unwrap();
+        v.collect::<rusqlite::Result<Vec<_>>>().unwrap()
+    };
+    let before = row_json(&db);
+    // what schema 4 had: the same tables without the energy columns
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "DROP INDEX points_energy;
+         ALTER TABLE points DROP COLUMN power_source; ALTER TABLE points DROP COLUMN power_valid;
+         ALTER TABLE points DROP COLUMN avg_power_w; ALTER TABLE points DROP COLUMN total_gpu_energy_j;
+         ALTER TABLE points DROP COLUMN joules_per_output_token;
+         ALTER TABLE points DROP COLUMN joules_per_total_token;
+         PRAGMA user_version = 4;",
+    )
+    .unwrap();
+    drop(conn);
+    let s = Store::open(&db).unwrap();
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(s.points(run).unwrap().len(), 4);
+    drop(s);
+    assert_eq!(row_json(&db), before, "rows keep their bytes");
+    let mut want: Vec<String> = common::ENERGY_COLUMNS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    want.push("-|1|628.907|6.353339".into());
+    assert_eq!(energy_columns(&db), want);
 }

@@ -54,6 +54,11 @@ pub struct ImportArgs {
     /// Label of the run (default: the file name).
     #[arg(long)]
     pub label: Option<String>,
+    /// Git branch the imported run(s) are stored under: `--branch main` makes them rows
+    /// `compare --baseline main` may pick (InferenceX's history of main). Default: none — an
+    /// imported file is no branch's result, and `--baseline main` never picks it.
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
 }
 
 /// Runs `servebench baseline`.
@@ -73,7 +78,7 @@ fn import(a: ImportArgs) -> Result<ExitCode> {
         spec_decoding: a.spec_decoding,
         model: a.model,
     };
-    let runs = import_baseline(&a.db, &a.file, &ov, a.label.as_deref())?;
+    let runs = import_baseline(&a.db, &a.file, &ov, a.label.as_deref(), a.branch.as_deref())?;
     for r in &runs {
         let imp = &r.import;
         let mut facts = vec![format!(
@@ -88,11 +93,14 @@ fn import(a: ImportArgs) -> Result<ExitCode> {
         facts.extend(imp.workload.clone());
         facts.extend(imp.topology.clone());
         facts.extend(imp.statistic.map(|s| s.latency_label().to_string()));
+        if let Some(b) = &a.branch {
+            facts.push(format!("branch {b}"));
+        }
         println!(
             "imported baseline run {} from {name} ({}) into {}: {}",
             r.run,
             imp.format.label(),
-            a.db.display(),
+            servebench_store::redact_url(&a.db.display().to_string()),
             facts.join(" · ")
         );
     }

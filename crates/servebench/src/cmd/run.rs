@@ -235,6 +235,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 EvalSelection::Default
             },
             runner_node_filter: None,
+            checkout: multinode_checkout(&args),
         },
     )?;
     // The data folders, resolved here once and handed to every job (which runs in its own
@@ -310,7 +311,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let runner = Runner::new(opts.clone(), exec);
     // Everything the run needs, checked before the first job: recipes, traces, GSM8K data for
     // eval jobs, the binary, sbatch; the attempt comment's baseline, change and provenance files.
-    runner.preflight(&plan)?;
+    // a dry run of multinode points only prints their Slurm jobs: nothing needs checking
+    if !(args.dry_run && plan.iter().all(|p| p.disagg.is_some())) {
+        runner.preflight(&plan)?;
+    }
     if args.baseline.is_some() {
         servebench_review::attempt::check_inputs(&out::attempt_request(
             &args,
@@ -367,4 +371,18 @@ fn selection(args: &Args) -> std::collections::BTreeMap<String, String> {
         m.insert("--evals-only".into(), "on".into());
     }
     m
+}
+
+/// Where multinode points look for their srt-slurm recipe or launcher script: `--recipes`, else
+/// the InferenceX checkout the first catalog file is in (`<checkout>/configs/*.yaml`), when it
+/// has `benchmarks/multi_node`.
+fn multinode_checkout(args: &Args) -> Option<PathBuf> {
+    if let Some(r) = &args.recipes {
+        return Some(r.clone());
+    }
+    let cat = std::path::absolute(args.catalog.first()?).ok()?;
+    let root = cat.parent()?.parent()?;
+    root.join("benchmarks/multi_node")
+        .is_dir()
+        .then(|| root.to_path_buf())
 }

@@ -11,13 +11,14 @@
 //! doubles a row.
 
 /// Schema version this build writes (`servebench_schema.version`).
-pub const PG_SCHEMA_VERSION: i64 = 1;
+pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// Advisory lock key held while migrating (any constant both writers agree on).
 pub(crate) const MIGRATION_LOCK: i64 = 0x5e7e_be7c;
 
 /// The migrations; index i upgrades version i → i+1.
-pub(crate) const PG_MIGRATIONS: &[&str] = &[r#"
+pub(crate) const PG_MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE servebench_schema (version integer NOT NULL);
 INSERT INTO servebench_schema VALUES (0);
 
@@ -180,4 +181,40 @@ CREATE TABLE servebench_image_provenance (
   change_json           text NOT NULL DEFAULT '{}'
 );
 CREATE INDEX servebench_image_provenance_image ON servebench_image_provenance (image, id);
-"#];
+"#,
+    // 1 → 2: a point's GPU energy in servebench_points' columns (issue 30; `crate::energy`),
+    // filled from the stored row; a modelled point's energy numbers leave InferenceX's
+    // `metrics` (numbers there are measured and valid, as aggregate_power.py writes them).
+    r#"
+ALTER TABLE servebench_points
+  ADD COLUMN power_source            text,
+  ADD COLUMN power_valid             smallint,
+  ADD COLUMN avg_power_w             double precision,
+  ADD COLUMN total_gpu_energy_j      double precision,
+  ADD COLUMN joules_per_output_token double precision,
+  ADD COLUMN joules_per_total_token  double precision;
+UPDATE servebench_points p SET
+  power_source            = j.v->>'power_source',
+  power_valid             = CASE jsonb_typeof(j.v->'power_valid')
+                              WHEN 'boolean' THEN (j.v->>'power_valid')::boolean::int
+                              WHEN 'number' THEN ((j.v->>'power_valid')::numeric <> 0)::int END,
+  avg_power_w             = CASE jsonb_typeof(j.v->'avg_power_w')
+                              WHEN 'number' THEN (j.v->>'avg_power_w')::float8 END,
+  total_gpu_energy_j      = CASE jsonb_typeof(j.v->'total_gpu_energy_j')
+                              WHEN 'number' THEN (j.v->>'total_gpu_energy_j')::float8 END,
+  joules_per_output_token = CASE jsonb_typeof(j.v->'joules_per_output_token')
+                              WHEN 'number' THEN (j.v->>'joules_per_output_token')::float8 END,
+  joules_per_total_token  = CASE jsonb_typeof(j.v->'joules_per_total_token')
+                              WHEN 'number' THEN (j.v->>'joules_per_total_token')::float8 END
+FROM (SELECT id, row_json::jsonb AS v FROM servebench_points) j
+WHERE j.id = p.id AND j.v ?| array['power_valid', 'power_source'];
+UPDATE benchmark_results b
+  SET metrics = b.metrics - ARRAY['avg_power_w', 'avg_total_gpu_power_w', 'total_gpu_energy_j',
+    'joules_per_successful_query', 'joules_per_input_token', 'joules_per_output_token',
+    'joules_per_total_token']
+  FROM servebench_points p
+  WHERE p.benchmark_result_id = b.id AND p.power_source = 'modelled';
+CREATE INDEX servebench_points_energy
+  ON servebench_points (power_source, joules_per_output_token);
+"#,
+];

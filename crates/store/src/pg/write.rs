@@ -41,12 +41,16 @@ const IDENTITY_KEYS: &[&str] = &[
     "decode_pp",
 ];
 
-/// InferenceX's `metrics` of a row: its top-level finite numbers that are not identity.
+/// InferenceX's `metrics` of a row: its top-level finite numbers that are not identity (and not
+/// a modelled point's energy numbers: `crate::energy`).
 pub(crate) fn metrics_of(v: &Value) -> Value {
     let mut m = Map::new();
     if let Some(o) = v.as_object() {
         for (k, x) in o {
-            if x.as_f64().is_some_and(f64::is_finite) && !IDENTITY_KEYS.contains(&k.as_str()) {
+            if x.as_f64().is_some_and(f64::is_finite)
+                && !IDENTITY_KEYS.contains(&k.as_str())
+                && !crate::energy::inferencex_metrics_filter(v, k)
+            {
                 m.insert(k.clone(), x.clone());
             }
         }
@@ -229,11 +233,14 @@ impl PgStore {
             ),
             c.json.clone(),
             c.run_flag(),
+            c.energy.clone(),
         ));
         self.call("storing a point", move |cl| {
             let a = args.clone();
             async move {
                 let (st, hw, rf, inv) = &a.10;
+                let en = &a.13;
+                let valid = en.valid.and_then(|v| i16::try_from(v).ok());
                 // prepared once per pooled connection (a plain-text query is parsed and
                 // described on every call: one more round trip per point)
                 let stmt = cl
@@ -250,8 +257,11 @@ impl PgStore {
                            RETURNING id),
                          sp AS (
                            INSERT INTO servebench_points (workflow_run_id, benchmark_result_id,
-                               token, created_at, status, hw, records_file, invalid_reason, row_json)
-                           SELECT $1, br.id, $11, $12, $13, $14, $15, $16, $17 FROM br
+                               token, created_at, status, hw, records_file, invalid_reason, row_json,
+                               power_source, power_valid, avg_power_w, total_gpu_energy_j,
+                               joules_per_output_token, joules_per_total_token)
+                           SELECT $1, br.id, $11, $12, $13, $14, $15, $16, $17,
+                                  $19, $20, $21, $22, $23, $24 FROM br
                            ON CONFLICT (token) DO NOTHING RETURNING id),
                          fl AS (
                            UPDATE servebench_runs SET invalid_reason = CASE
@@ -270,7 +280,9 @@ impl PgStore {
                         &stmt,
                         &[
                             &run.0, &config, &a.0, &a.1, &a.2, &a.3, &a.4, &a.5, &a.6, &a.7,
-                            &a.8, &a.9, st, hw, rf, inv, &a.11, &a.12,
+                            &a.8, &a.9, st, hw, rf, inv, &a.11, &a.12, &en.source, &valid,
+                            &en.avg_power_w, &en.total_gpu_energy_j,
+                            &en.joules_per_output_token, &en.joules_per_total_token,
                         ],
                     )
                     .await?;

@@ -59,9 +59,11 @@ impl SqliteStore {
         tx.execute(
             "INSERT INTO points (run_id, created_at, hw, framework, model_prefix, precision,
                 spec_decoding, disagg, is_multinode, tp, ep, dp_attention, benchmark_type, isl,
-                osl, conc, image, status, records_file, row_json, invalid_reason)
+                osl, conc, image, status, records_file, row_json, invalid_reason, power_source,
+                power_valid, avg_power_w, total_gpu_energy_j, joules_per_output_token,
+                joules_per_total_token)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19, ?20, ?21)",
+                ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
             params![
                 run.0,
                 now_utc(),
@@ -84,6 +86,12 @@ impl SqliteStore {
                 c.records_file,
                 c.json,
                 c.invalid(),
+                c.energy.source,
+                c.energy.valid,
+                c.energy.avg_power_w,
+                c.energy.total_gpu_energy_j,
+                c.energy.joules_per_output_token,
+                c.energy.joules_per_total_token,
             ],
         )?;
         let id = tx.last_insert_rowid();

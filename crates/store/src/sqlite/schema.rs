@@ -4,7 +4,7 @@ use std::time::Duration;
 
 /// Schema version this build writes (`PRAGMA user_version`). Opening a newer database fails
 /// with a clear message instead of guessing.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// How long a writer waits for another process's lock before failing (SQLite busy timeout).
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -109,5 +109,28 @@ ALTER TABLE runs ADD COLUMN invalid_reason TEXT;
     r#"
 ALTER TABLE runs ADD COLUMN branch TEXT;
 CREATE INDEX runs_branch ON runs(branch, id);
+"#,
+    // 4 → 5: a point's GPU energy in columns (issue 30; `crate::energy`), filled from the
+    // stored row for points stored before; NULL where the row has no power keys or numbers.
+    r#"
+ALTER TABLE points ADD COLUMN power_source TEXT;
+ALTER TABLE points ADD COLUMN power_valid INTEGER;
+ALTER TABLE points ADD COLUMN avg_power_w REAL;
+ALTER TABLE points ADD COLUMN total_gpu_energy_j REAL;
+ALTER TABLE points ADD COLUMN joules_per_output_token REAL;
+ALTER TABLE points ADD COLUMN joules_per_total_token REAL;
+UPDATE points SET
+    power_source            = json_extract(row_json, '$.power_source'),
+    power_valid             = CASE json_type(row_json, '$.power_valid')
+                                WHEN 'true' THEN 1 WHEN 'false' THEN 0
+                                ELSE CAST(json_extract(row_json, '$.power_valid') AS INTEGER) END,
+    avg_power_w             = json_extract(row_json, '$.avg_power_w'),
+    total_gpu_energy_j      = json_extract(row_json, '$.total_gpu_energy_j'),
+    joules_per_output_token = json_extract(row_json, '$.joules_per_output_token'),
+    joules_per_total_token  = json_extract(row_json, '$.joules_per_total_token')
+WHERE json_valid(row_json)
+  AND (json_type(row_json, '$.power_valid') IS NOT NULL
+       OR json_type(row_json, '$.power_source') IS NOT NULL);
+CREATE INDEX points_energy ON points(power_source, joules_per_output_token);
 "#,
 ];

@@ -18,25 +18,31 @@ pub fn agg_row(conc: u64, tag: &str) -> AggRow {
         p99_9: Some(x),
     };
     AggRow {
-        hw: "sim-h200".into(),
+        identity: servebench_contracts::Identity {
+            hw: "sim-h200".into(),
+            image: "sim:1".into(),
+            model: "Qwen/Qwen3-8B".into(),
+            infmax_model_prefix: "qwen3".into(),
+            framework: "sim".into(),
+            precision: "bf16".into(),
+            spec_decoding: "none".into(),
+            disagg: false,
+            recipe_fingerprint: None,
+            isl: Some(1024),
+            osl: Some(1024),
+            is_multinode: false,
+            tp: 1,
+            pp: 1,
+            dcp_size: 1,
+            pcp_size: 1,
+            ep: 1,
+            dp_attention: false,
+            benchmark_type: servebench_contracts::BenchmarkType::SingleTurn,
+            kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
+        },
         conc: Some(conc),
-        image: "sim:1".into(),
-        model: "Qwen/Qwen3-8B".into(),
-        infmax_model_prefix: "qwen3".into(),
-        framework: "sim".into(),
-        precision: "bf16".into(),
-        spec_decoding: "none".into(),
-        disagg: false,
-        recipe_fingerprint: None,
-        isl: Some(1024),
-        osl: Some(1024),
-        is_multinode: false,
-        tp: 1,
-        pp: 1,
-        dcp_size: 1,
-        pcp_size: 1,
-        ep: 1,
-        dp_attention: false,
         tput_per_gpu: 1234.5,
         output_tput_per_gpu: 600.25,
         input_tput_per_gpu: 634.25,
@@ -46,7 +52,6 @@ pub fn agg_row(conc: u64, tag: &str) -> AggRow {
         e2el: stat(10.5),
         intvty: stat(100.0),
         schema_version: 1,
-        benchmark_type: "single_turn".into(),
         api: "completions".into(),
         engine: "sglang".into(),
         endpoint: "http://127.0.0.1:8000".into(),
@@ -131,3 +136,49 @@ pub fn eval_row(conc: u32, score: f64) -> EvalRow {
 pub fn foreign(v: Value) -> ForeignRow {
     ForeignRow::from_value(v).expect("a JSON object")
 }
+
+/// Energy in four shapes, each a point of one run: measured by NVML (conc 32), telemetry
+/// missing (conc 8), modelled by the simulator (conc 1), and a row written before servebench
+/// measured energy (conc 4).
+pub fn energy_rows() -> Vec<AggRow> {
+    use servebench_contracts::{PowerFields, PowerMetrics, PowerSource};
+    let metrics = PowerMetrics {
+        avg_power_w: 317.0,
+        avg_total_gpu_power_w: 317.0,
+        total_gpu_energy_j: 9_660.5,
+        joules_per_successful_query: 100.63,
+        joules_per_input_token: 0.098275,
+        joules_per_output_token: 1.509453,
+        joules_per_total_token: 0.092251,
+    };
+    let mut measured = agg_row(32, "nvml");
+    measured.power = Some(PowerFields {
+        source: PowerSource::Nvml,
+        valid: true,
+        metrics: Some(metrics),
+        invalid_reasons: vec![],
+    });
+    let mut missing = agg_row(8, "none");
+    missing.power = Some(PowerFields::missing("telemetry_missing: NVML not loadable"));
+    let mut modelled = agg_row(1, "sim");
+    modelled.power = Some(PowerFields {
+        source: PowerSource::Modelled,
+        valid: false,
+        metrics: Some(PowerMetrics {
+            avg_power_w: 350.0,
+            joules_per_output_token: 2.053,
+            ..metrics
+        }),
+        invalid_reasons: vec![],
+    });
+    vec![measured, missing, modelled, agg_row(4, "before energy")]
+}
+
+/// The energy columns every backend stores for [`energy_rows`], in conc order 32, 8, 1, 4:
+/// `(power_source, power_valid, avg_power_w, joules_per_output_token)` as text, NULL as `-`.
+pub const ENERGY_COLUMNS: [&str; 4] = [
+    "nvml|1|317|1.509453",
+    "none|0|-|-",
+    "modelled|0|350|2.053",
+    "-|-|-|-",
+];
