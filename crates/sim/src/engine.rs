@@ -18,6 +18,13 @@
 //! blocks, and evicts least-recently-used blocks beyond that, so hits fall under KV pressure.
 //! Counters: prefix-cache queries and hits in tokens (vLLM `prefix_cache_{queries,hits}`).
 //!
+//! KV offload ([`EngineConfig::host_kv`], [`crate::host_kv`]): a second LRU set of block hashes
+//! in host DRAM, written through when a prefill completes; on admission the blocks after the
+//! GPU hits that are found there are hits too, loaded host→GPU at the link's bandwidth (the
+//! step's cost includes the load, overlapped with its forward pass) and counted apart
+//! (`host_cache_hits`: SGLang `cached_tokens{cache_source="host"}`, vLLM
+//! `external_prefix_cache_hits`).
+//!
 //! The engine knows nothing about wall time, HTTP or text: [`crate::runtime`] drives it in
 //! real time and [`simulate_closed_loop`] drives it in pure virtual time.
 
@@ -139,6 +146,9 @@ pub struct EngineCounters {
     pub prefix_cache_evictions: u64,
     /// Successful [`Engine::reset_prefix_cache`] calls (vLLM `POST /reset_prefix_cache`).
     pub prefix_cache_resets: u64,
+    /// Prompt tokens found in the host-DRAM tier after the GPU hits (loaded, not prefilled;
+    /// 0 without KV offload).
+    pub host_cache_hits: u64,
 }
 
 /// The scheduler state. `P` is the caller's per-sequence handle (cloned into [`Emit`]).
@@ -152,6 +162,10 @@ pub struct Engine<P> {
     sched: Vec<(usize, u32)>,
     chunks: Vec<Chunk>,
     cache: PrefixCache,
+    /// The host-DRAM tier's blocks (empty without KV offload).
+    host: PrefixCache,
+    /// Tokens the step being scheduled loads from the DRAM tier.
+    step_load_tokens: u64,
     /// Requests ready (front end done) at or before this time have reached the scheduler
     /// (see [`EngineConfig::scheduler_recv_interval`]).
     recv_horizon_s: f64,
@@ -175,6 +189,8 @@ impl<P: Clone> Engine<P> {
             sched: Vec::new(),
             chunks: Vec::new(),
             cache: PrefixCache::default(),
+            host: PrefixCache::default(),
+            step_load_tokens: 0,
             recv_horizon_s: 0.0,
             recv_counter: 0,
             last_prefilled: false,
@@ -227,6 +243,9 @@ impl<P: Clone> Engine<P> {
         let n = self.cache.last_use.len();
         self.cache.last_use.clear();
         self.cache.by_age.clear();
+        // a flush empties the DRAM tier too (SGLang /flush_cache: a cold cache)
+        self.host.last_use.clear();
+        self.host.by_age.clear();
         self.counters.prefix_cache_resets += 1;
         Ok(n)
     }
@@ -354,6 +373,7 @@ impl<P: Clone> Engine<P> {
             return None;
         }
         self.recv();
+        self.step_load_tokens = 0;
         let mut budget = self.cfg.max_num_batched_tokens;
         self.sched.clear();
         let mut preempted = false;
@@ -390,16 +410,27 @@ impl<P: Clone> Engine<P> {
                     break;
                 }
                 let fresh = front.computed == 0 && front.generated == 0 && !front.hashes.is_empty();
-                let hit_tokens = if fresh {
+                // (tokens hit in GPU memory, tokens hit in the DRAM tier after them)
+                let (gpu_tokens, host_tokens) = if fresh {
                     let bs = self.cfg.kv_block_size;
-                    let hits = self.cache.hit(&front.hashes) as u32;
-                    (hits * bs).min(front.spec.prompt_tokens.saturating_sub(1))
+                    let g = self.cache.hit(&front.hashes);
+                    let h = if self.cfg.host_kv.is_some() {
+                        self.host.hit(&front.hashes[g..])
+                    } else {
+                        0
+                    };
+                    let cap = front.spec.prompt_tokens.saturating_sub(1);
+                    let all = ((g + h) as u32 * bs).min(cap);
+                    let gpu = (g as u32 * bs).min(all);
+                    (gpu, all - gpu)
                 } else {
-                    0
+                    (0, 0)
                 };
+                let hit_tokens = gpu_tokens + host_tokens;
                 if fresh {
                     self.counters.prefix_cache_queries += u64::from(front.spec.prompt_tokens);
-                    self.counters.prefix_cache_hits += u64::from(hit_tokens);
+                    self.counters.prefix_cache_hits += u64::from(gpu_tokens);
+                    self.counters.host_cache_hits += u64::from(host_tokens);
                 }
                 let bs = self.cfg.kv_block_size;
                 let front = self.waiting.front_mut().expect("front exists");
@@ -415,12 +446,14 @@ impl<P: Clone> Engine<P> {
                     let front = self.waiting.front_mut().expect("front exists");
                     if fresh {
                         self.counters.prefix_cache_queries -= u64::from(front.spec.prompt_tokens);
-                        self.counters.prefix_cache_hits -= u64::from(hit_tokens);
+                        self.counters.prefix_cache_hits -= u64::from(gpu_tokens);
+                        self.counters.host_cache_hits -= u64::from(host_tokens);
                         front.computed = 0;
                         front.cached = 0;
                     }
                     break;
                 }
+                self.step_load_tokens += u64::from(host_tokens);
                 let mut s = self.waiting.pop_front().expect("front exists");
                 self.free_blocks -= need;
                 s.blocks = need;
@@ -468,7 +501,10 @@ impl<P: Clone> Engine<P> {
                 samples: s.computed + n == s.spec.prompt_tokens + s.generated,
             });
         }
-        let cost = self.cfg.step_cost(&self.chunks);
+        // DRAM-tier hits admitted in this step are loaded during it (× the planted slowdown,
+        // like every other part of the step)
+        let load_s = self.cfg.host_load_s(self.step_load_tokens) * self.cfg.slowdown;
+        let cost = self.cfg.step_cost(&self.chunks).with_host_load(load_s);
         self.last_prefilled = self.chunks.iter().any(|c| c.tokens > 1);
         self.now_s += cost.total_s;
         self.counters.steps += 1;
@@ -481,6 +517,13 @@ impl<P: Clone> Engine<P> {
                     self.counters.prompt_tokens += s.spec.prompt_tokens as u64;
                     for &h in &s.hashes {
                         self.cache.touch(h);
+                    }
+                    if let Some(t) = &self.cfg.host_kv {
+                        // write-through to the DRAM tier, LRU within its capacity
+                        for &h in &s.hashes {
+                            self.host.touch(h);
+                        }
+                        self.host.evict_to(t.blocks as usize);
                     }
                 }
                 s.generated += 1;

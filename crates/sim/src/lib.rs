@@ -44,6 +44,7 @@ pub mod api;
 pub mod emission;
 pub mod engine;
 pub mod error;
+pub mod host_kv;
 pub mod model;
 pub mod plan;
 pub mod plausibility;
@@ -104,6 +105,9 @@ pub struct SimOptions {
     /// whitespace-separated word (about 4 characters of English/code text; the chat prompt is
     /// rendered with a ChatML-style template first).
     pub tokenizer: Option<PathBuf>,
+    /// KV offload: a host-DRAM tier of this many GB ([`host_kv`]; `--kv-offloading dram
+    /// --total-cpu-dram-gb GB`); `None`: GPU memory only. Used by [`SimServer::start`].
+    pub host_kv_dram_gb: Option<f64>,
 }
 
 impl Default for SimOptions {
@@ -123,6 +127,7 @@ impl Default for SimOptions {
             answers: None,
             emission_log: None,
             tokenizer: None,
+            host_kv_dram_gb: None,
         }
     }
 }
@@ -141,6 +146,7 @@ impl std::fmt::Debug for SimOptions {
             .field("clock", &self.clock)
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
+            .field("host_kv_dram_gb", &self.host_kv_dram_gb)
             .finish()
     }
 }
@@ -186,7 +192,10 @@ impl SimServer {
     /// speedup not a positive number, emission log not creatable, address not bindable,
     /// tokenizer not loadable.
     pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
-        let cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        let mut cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        if let Some(gb) = opts.host_kv_dram_gb {
+            cfg.set_host_kv(gb)?;
+        }
         Self::start_with_config(opts, cfg).await
     }
 

@@ -104,6 +104,8 @@ pub struct EngineConfig {
     /// multiplied by this factor (`--sim-slowdown F`; 1.0 = the preset's engine). 1.1 makes
     /// every step 10 % slower, so a comparison against an unslowed run must find it.
     pub slowdown: f64,
+    /// A host-DRAM KV tier (KV offload, [`crate::host_kv`]); `None`: GPU memory only.
+    pub host_kv: Option<crate::host_kv::HostKvTier>,
 }
 
 /// The engine whose `/metrics` series names the simulator exposes (same values either way;
@@ -133,8 +135,23 @@ pub struct StepCost {
     pub comm_s: f64,
     /// Fixed step overhead + per-sequence overhead.
     pub overhead_s: f64,
-    /// max(compute, memory) + comm + overhead.
+    /// Loading DRAM-tier prefix hits into GPU memory ([`crate::host_kv`]; 0 without offload).
+    pub host_load_s: f64,
+    /// max(compute, memory, host load) + comm + overhead.
     pub total_s: f64,
+}
+
+impl StepCost {
+    /// Adds `load_s` of host→GPU KV loading, overlapped with the forward pass (layer by layer):
+    /// the step takes max(compute, memory, load) + comm + overhead.
+    pub fn with_host_load(mut self, load_s: f64) -> StepCost {
+        if load_s > 0.0 {
+            self.host_load_s = load_s;
+            self.total_s =
+                self.compute_s.max(self.memory_s).max(load_s) + self.comm_s + self.overhead_s;
+        }
+        self
+    }
 }
 
 /// One sequence's share of a step: `tokens` new tokens after `context` cached ones.
@@ -316,6 +333,7 @@ impl EngineConfig {
             metrics_dialect: MetricsDialect::Vllm,
             scheduler_recv_interval: 1,
             slowdown: 1.0,
+            host_kv: None,
         })
     }
 
@@ -484,6 +502,7 @@ impl EngineConfig {
             memory_s,
             comm_s,
             overhead_s,
+            host_load_s: 0.0,
             total_s: compute_s.max(memory_s) + comm_s + overhead_s,
         }
     }
@@ -522,7 +541,15 @@ impl EngineConfig {
             self.kv_capacity_tokens(),
             self.max_num_seqs,
             self.max_num_batched_tokens
-        )
+        ) + &match &self.host_kv {
+            Some(t) => format!(
+                "; KV offload to a {} GB DRAM tier ({} tokens) at {} GB/s host link",
+                t.dram_gb,
+                self.host_kv_capacity_tokens(),
+                t.link_gb_s
+            ),
+            None => String::new(),
+        }
     }
 }
 

@@ -37,6 +37,13 @@ pub struct GpuSpec {
     pub peak_fp4_tflops: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
+    /// Host link (CPU DRAM ↔ GPU) bandwidth per direction, GB/s (1e9 B/s): the KV-offload
+    /// DRAM tier's load bandwidth ([`crate::host_kv`]); absent: no DRAM tier can be modelled.
+    #[serde(default)]
+    pub host_link_gb_s: Option<f64>,
+    /// Where `host_link_gb_s` comes from.
+    #[serde(default)]
+    pub host_link_source: Option<String>,
     /// Board power limit (TDP / TBP), W: the modelled power of a fully busy GPU (absent: no
     /// modelled energy).
     #[serde(default)]

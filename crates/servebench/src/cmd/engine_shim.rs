@@ -232,6 +232,22 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     if let Some(c) = l.context_length {
         cfg.max_model_len = c;
     }
+    // a KV-offload arm (the recipe's KV_OFFLOADING=dram, TOTAL_CPU_DRAM_GB as InferenceX passes
+    // them): the simulator gets a DRAM tier of that budget, whatever the backend's own flags
+    let offload = std::env::var("KV_OFFLOADING").unwrap_or_default();
+    if servebench_contracts::KvOffload::parse(Some(&offload))
+        == servebench_contracts::KvOffload::Dram
+    {
+        let gb: f64 = std::env::var("TOTAL_CPU_DRAM_GB")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        if gb > 0.0 {
+            cfg.set_host_kv(gb)?;
+        } else {
+            eprintln!("{SAY} KV_OFFLOADING=dram without TOTAL_CPU_DRAM_GB: no DRAM tier simulated");
+        }
+    }
     if let Some(name) = l.served_model_name.clone().or_else(|| l.model.clone()) {
         cfg.model.served_name = name;
     }
