@@ -766,12 +766,12 @@ fn wait_ready(
             }
         }
         if let Some(e) = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE) {
-            if e.port != port {
+            if e.args.port != port {
                 log.line(&format!(
                     "the recipe's engine listens on port {} (not $PORT {port}): measuring it there",
-                    e.port
+                    e.args.port
                 ));
-                port = e.port;
+                port = e.args.port;
                 st.port = port;
             }
         }
