@@ -30,6 +30,9 @@ pub struct EvalTarget {
     pub sim: SimOptions,
     /// The recorded model whose GSM8K solutions the simulator replays.
     pub sim_answers: String,
+    /// `--sim-gsm8k-accuracy`: answer with this chosen accuracy instead
+    /// ([`servebench_eval::sim_answers::with_accuracy`]).
+    pub sim_accuracy: Option<f64>,
     /// GSM8K data folder (`None`: the default).
     pub gsm8k_dir: Option<PathBuf>,
 }
@@ -143,9 +146,13 @@ async fn open_target(
     let inner = match t.endpoint {
         Some(ep) => servebench_endpoint::Target::remote(ep),
         None => {
-            let book =
-                servebench_eval::sim_answers::load_from(&t.sim_answers, t.gsm8k_dir.as_deref())
-                    .map_err(PipelineError::Eval)?;
+            let book = match t.sim_accuracy {
+                Some(a) => servebench_eval::sim_answers::with_accuracy(a, t.gsm8k_dir.as_deref()),
+                None => {
+                    servebench_eval::sim_answers::load_from(&t.sim_answers, t.gsm8k_dir.as_deref())
+                }
+            }
+            .map_err(PipelineError::Eval)?;
             let sim = SimOptions {
                 answers: Some(answer_book(move |p| book.lookup(p).map(str::to_string))),
                 ..t.sim

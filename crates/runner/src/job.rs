@@ -475,6 +475,7 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
                     push(&mut a, "--sim-slowdown", f.to_string());
                 }
                 if let Some(l) = launched {
+                    let l = l.args;
                     if let Some(n) = l.max_running_requests {
                         push(&mut a, "--sim-max-running-requests", n.to_string());
                     }
@@ -813,12 +814,12 @@ fn wait_ready(
             }
         }
         if let Some(e) = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE) {
-            if e.port != port {
+            if e.args.port != port {
                 log.line(&format!(
                     "the recipe's engine listens on port {} (not $PORT {port}): measuring it there",
-                    e.port
+                    e.args.port
                 ));
-                port = e.port;
+                port = e.args.port;
                 st.port = port;
             }
         }

@@ -622,6 +622,9 @@ pub struct SimSummary {
     /// ([`EngineConfig::step_energy_j`]); `None` when the GPU preset has no power figures or
     /// the run did not track it.
     pub energy_j: Option<f64>,
+    /// Per-GPU time sums of every step and idle wait ([`crate::power::PowerProfile`]): the
+    /// energy under other power parameters without re-running.
+    pub power_profile: crate::power::PowerProfile,
 }
 
 /// Runs `w` through a fresh engine in pure modelled time (no threads, no sleeping; a 1k/1k
@@ -675,11 +678,13 @@ pub fn simulate_closed_loop_with(
     let mut max_waiting = 0;
     let mut max_running = 0;
     let mut energy_j = Some(0.0);
+    let mut profile = crate::power::PowerProfile::default();
     loop {
         out.clear();
         let Some(info) = engine.step(&mut out) else {
             break;
         };
+        profile.add(info.start_s, info.end_s, &info.cost);
         energy_j = energy_j.and_then(|e| {
             Some(
                 e + engine
@@ -714,6 +719,7 @@ pub fn simulate_closed_loop_with(
         engine.counters(),
     );
     s.energy_j = energy_j;
+    s.power_profile = profile;
     s
 }
 
@@ -773,6 +779,7 @@ fn summarize(
         max_running,
         counters,
         energy_j: None,
+        power_profile: Default::default(),
     }
 }
 

@@ -49,6 +49,8 @@ pub mod model;
 mod overrides;
 pub mod plan;
 pub mod plausibility;
+pub mod power;
+pub mod power_fit;
 pub mod presets;
 mod runtime;
 mod server;

@@ -49,10 +49,7 @@ impl Parallelism {
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// Share of a GPU's dynamic power range (TDP − idle) a step that only streams HBM draws
-/// (decode of a small batch): an assumption, not a datasheet figure, checked against the
-/// H200 measurement in docs/simulator.md "Energy".
-pub const MEMORY_BOUND_POWER_SHARE: f64 = 0.6;
+pub use crate::power::MEMORY_BOUND_POWER_SHARE;
 
 /// A GPU/model/TP combination with everything the scheduler and the cost model need, derived
 /// once from the presets. Fields are public so tests and callers can override them (for
@@ -409,22 +406,22 @@ impl EngineConfig {
         }
     }
 
-    /// Modelled board power of one GPU during a step of cost `cost`, W (docs/simulator.md
-    /// "Energy"): `idle_w + (tdp_w − idle_w) · u` with the utilisation
-    /// `u = max(compute_s / total_s, MEMORY_BOUND_POWER_SHARE · memory_s / total_s)`: tensor
-    /// cores busy for the whole step draw the whole dynamic range, a step that only streams
-    /// HBM draws [`MEMORY_BOUND_POWER_SHARE`] of it, host overhead and idle waits draw idle
-    /// power. `None` when the GPU preset has no power figures.
+    /// The GPU's power parameters (`tdp_w`, `idle_w`, `overhead_power_share` of its preset;
+    /// an absent share is 0). `None` when the preset has no power figures.
+    pub fn power_params(&self) -> Option<crate::power::PowerParams> {
+        Some(crate::power::PowerParams {
+            tdp_w: self.gpu.tdp_w?,
+            idle_w: self.gpu.idle_w?,
+            overhead_power_share: self.gpu.overhead_power_share.unwrap_or(0.0),
+        })
+    }
+
+    /// Modelled board power of one GPU during a step of cost `cost`, W
+    /// ([`crate::power::step_power_w`], docs/simulator.md "Energy"): `idle_w + (tdp_w − idle_w)
+    /// · u`, `u` from the step's compute, memory and overhead time. `None` when the GPU preset
+    /// has no power figures.
     pub fn step_power_w(&self, cost: &StepCost) -> Option<f64> {
-        let (tdp, idle) = (self.gpu.tdp_w?, self.gpu.idle_w?);
-        let u = if cost.total_s > 0.0 {
-            (cost.compute_s / cost.total_s)
-                .max(MEMORY_BOUND_POWER_SHARE * cost.memory_s / cost.total_s)
-                .clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        Some(idle + (tdp - idle) * u)
+        Some(crate::power::step_power_w(&self.power_params()?, cost))
     }
 
     /// Modelled energy of a step from `start_s` to `end_s` (modelled s) on all the engine's

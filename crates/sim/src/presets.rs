@@ -51,7 +51,12 @@ pub struct GpuSpec {
     /// Board power of an idle GPU with a model loaded, W.
     #[serde(default)]
     pub idle_w: Option<f64>,
-    /// Where `tdp_w` and `idle_w` come from.
+    /// Share of (TDP − idle) drawn during a step's all-reduce and overhead time
+    /// (docs/simulator.md "Energy"); fitted on measured power where a GPU has rows with it
+    /// (`power_fit::fit_power`), absent (= 0) elsewhere.
+    #[serde(default)]
+    pub overhead_power_share: Option<f64>,
+    /// Where `tdp_w`, `idle_w` and `overhead_power_share` come from.
     #[serde(default)]
     pub power_source: Option<String>,
 }

@@ -272,11 +272,11 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     }
     let gpu = std::env::var(shim::ENV_GPU).unwrap_or_else(|_| "h200".into());
     let model = std::env::var(shim::ENV_MODEL).unwrap_or_else(|_| "qwen3-8b".into());
-    let mut cfg = EngineConfig::from_presets(&gpu, &model, l.tp)?;
+    let mut cfg = EngineConfig::from_presets(&gpu, &model, l.args.tp)?;
     EngineOverrides {
-        max_num_seqs: l.max_running_requests,
-        max_model_len: l.context_length,
-        served_name: l.served_model_name.clone().or_else(|| l.model.clone()),
+        max_num_seqs: l.args.max_running_requests,
+        max_model_len: l.args.context_length,
+        served_name: l.args.served_model_name.clone().or_else(|| l.args.model.clone()),
         // the simulator stands in for this engine: its /metrics names are the engine's own
         metrics_dialect: Some(match l.engine {
             servebench_client::Engine::Sglang => servebench_sim::MetricsDialect::Sglang,
@@ -305,7 +305,7 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     // on the virtual clock the point's sweep embeds this engine and measures it in its own
     // process (run.md): this server answers readiness and the recipe's own requests
     let virtual_clock = std::env::var(shim::ENV_CLOCK).as_deref() == Ok("virtual");
-    let host: IpAddr = match l.host.as_str() {
+    let host: IpAddr = match l.args.host.as_str() {
         "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|e| anyhow::anyhow!("--host {h}: {e}"))?,
     };
@@ -325,7 +325,7 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         let server = SimServer::start_with_config(
             SimOptions {
                 host,
-                port: l.port,
+                port: l.args.port,
                 answers,
                 ..SimOptions::default()
             },
@@ -338,11 +338,11 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
             l.engine.name(),
             server.config().model.served_name,
             server.base_url(),
-            l.tp,
-            l.ep,
-            l.dp
+            l.args.tp,
+            l.args.ep,
+            l.args.dp
         );
-        l.port = server.addr().port();
+        l.args.port = server.addr().port();
         l.describe = Some(server.describe());
         shim::write_state(&state, shim::ENGINE_FILE, &l)?;
         if virtual_clock {
@@ -353,7 +353,7 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
                 server.config().max_model_len
             );
         } else {
-            scrape_for_aiperf(state.clone(), l.port);
+            scrape_for_aiperf(state.clone(), l.args.port);
         }
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
