@@ -276,7 +276,11 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     EngineOverrides {
         max_num_seqs: l.args.max_running_requests,
         max_model_len: l.args.context_length,
-        served_name: l.args.served_model_name.clone().or_else(|| l.args.model.clone()),
+        served_name: l
+            .args
+            .served_model_name
+            .clone()
+            .or_else(|| l.args.model.clone()),
         // the simulator stands in for this engine: its /metrics names are the engine's own
         metrics_dialect: Some(match l.engine {
             servebench_client::Engine::Sglang => servebench_sim::MetricsDialect::Sglang,
