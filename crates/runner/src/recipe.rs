@@ -127,6 +127,12 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
             }
         }
     };
+    if p.disagg.is_some() {
+        notes.push(format!(
+            "disaggregated prefill/decode is not modelled by this build: simulated as one engine of TP{} (no prefill/decode split, no KV transfer, no router)",
+            p.tp
+        ));
+    }
     if p.ep > 1 {
         notes.push(format!(
             "EP{} is not modelled by the simulator (recorded only)",
