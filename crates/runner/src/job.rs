@@ -178,6 +178,11 @@ pub struct JobSpec {
     pub teardown_grace_s: f64,
     /// Overall bound on the measurement, s (then it is stopped and the point fails).
     pub measure_timeout_s: f64,
+    /// A multinode point submitted to Slurm: the nodes of its allocation. The engine is then
+    /// one `srun` step per role on those nodes ([`crate::fleet_launch`]); `None`: one engine
+    /// process here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm_nodes: Option<u32>,
 }
 
 /// How far an attempt got.
@@ -308,6 +313,12 @@ fn engine_command(spec: &JobSpec, port: u16) -> Result<Command> {
     let p = &spec.point;
     let sim_answers = p.eval_only;
     let mut cmd = match &spec.engine {
+        EngineSpec::Simulator(s) if spec.slurm_nodes.is_some() && p.disagg.is_some() => {
+            let script = fleet_script(spec, s, port)?;
+            let mut c = Command::new("bash");
+            c.arg(script);
+            c
+        }
         EngineSpec::Simulator(s) => {
             let argv = sim_argv(&spec.exe, s, port, sim_answers);
             let mut c = Command::new(&argv[0]);
@@ -359,6 +370,28 @@ fn engine_command(spec: &JobSpec, port: u16) -> Result<Command> {
     }
     cmd.current_dir(&spec.dir);
     Ok(cmd)
+}
+
+/// Writes the launcher of a multinode point in its Slurm allocation ([`crate::fleet_launch`]):
+/// every worker on its node(s) on a port of its own, the frontend (the point's simulated
+/// engine, `sim_argv`) on `port` of the first node. The workers get the readiness bound to
+/// register.
+fn fleet_script(spec: &JobSpec, s: &SimSetup, port: u16) -> Result<PathBuf> {
+    let p = &spec.point;
+    let d = p.disagg.as_deref().expect("a multinode point");
+    let job = crate::multinode_plan::job_plan(p, d)?;
+    let steps = crate::fleet_launch::role_steps(
+        &spec.exe,
+        d,
+        &job.layout,
+        s,
+        sim_argv(&spec.exe, s, port, p.eval_only),
+        port,
+        free_port,
+    )?;
+    let nodes = spec.slurm_nodes.unwrap_or(job.sbatch_nodes);
+    let text = crate::fleet_launch::launcher_script(&p.id, &steps, nodes, spec.ready_timeout_s);
+    crate::fleet_launch::write(&spec.dir, &text)
 }
 
 /// The environment a real recipe gets under `--simulate` (docs/run.md §Real recipes): the
@@ -496,7 +529,13 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
             spec.dir.join("sweep").display().to_string(),
         );
         a.push("--overwrite".into());
-        push(&mut a, "--gpus", p.gpus().to_string());
+        // a multinode point's sweep sees its main side's TP; the runner writes the stored row
+        // in process_result.py's multinode shape with the fleet's GPUs (multinode_row)
+        let gpus = match p.disagg {
+            Some(_) => p.tp * p.pp * p.pcp,
+            None => p.gpus(),
+        };
+        push(&mut a, "--gpus", gpus.to_string());
         push(&mut a, "--pp", p.pp.to_string());
         push(&mut a, "--pcp", p.pcp.to_string());
         push(&mut a, "--dcp", p.dcp.to_string());
@@ -1117,6 +1156,7 @@ mod tests {
             ready_timeout_s: 1.0,
             teardown_grace_s: 1.0,
             measure_timeout_s: 1.0,
+            slurm_nodes: None,
         }
     }
 
