@@ -80,7 +80,9 @@ pub fn triage_attempt(log: &Path, dir: &Path, retries_used: u32) -> Result<Triag
     for f in &files {
         let fh = File::open(f).map_err(|e| RunnerError::io(f, e))?;
         let name = f.display().to_string();
-        scanned.push(scan_reader(BufReader::new(fh), &name, table()).map_err(|e| RunnerError::io(f, e))?);
+        scanned.push(
+            scan_reader(BufReader::new(fh), &name, table()).map_err(|e| RunnerError::io(f, e))?,
+        );
     }
     let opts = TriageOptions {
         infra_retries_used: retries_used,
