@@ -16,6 +16,9 @@ use serde_json::{json, Map, Value};
 
 use crate::status::PointStatus;
 
+/// The single-node shape keys a multinode row replaces with [`crate::multinode::MULTINODE_KEYS`].
+pub const SINGLE_NODE_SHAPE: [&str; 6] = ["tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention"];
+
 /// The statistic prefixes of every latency family, in key order (`p99.9` keeps its dot).
 pub const STAT_PREFIXES: [&str; 6] = ["mean", "median", "std", "p90", "p99", "p99.9"];
 
@@ -100,7 +103,7 @@ pub struct AggRow {
     pub isl: Option<u32>,
     /// Nominal output length, tokens.
     pub osl: Option<u32>,
-    /// Multinode row (always false for servebench's single-node rows).
+    /// Multinode row: true exactly when [`AggRow::multinode`] is set.
     pub is_multinode: bool,
     /// Tensor parallel size.
     pub tp: u32,
@@ -182,6 +185,11 @@ pub struct AggRow {
     /// latency statistics where InferenceX writes its power keys; `None` on rows written
     /// before servebench measured energy (they keep their bytes).
     pub power: Option<crate::power::PowerFields>,
+    /// A multinode (disaggregated) row's prefill/decode shape: written in place of `tp` …
+    /// `dp_attention` in process_result.py's multinode shape ([`crate::multinode`]); `tp`,
+    /// `ep`, `dp_attention` above then hold its main side's (decode's) values. `None` on
+    /// single-node rows.
+    pub multinode: Option<crate::multinode::MultinodeFields>,
     /// Keys this version does not know, in order (written after the known keys).
     pub extra: IndexMap<String, Value>,
 }
@@ -274,13 +282,19 @@ impl AggRow {
         o.insert("recipe_fingerprint".into(), json!(self.recipe_fingerprint));
         o.insert("isl".into(), json!(self.isl));
         o.insert("osl".into(), json!(self.osl));
-        o.insert("is_multinode".into(), json!(self.is_multinode));
-        o.insert("tp".into(), json!(self.tp));
-        o.insert("pp".into(), json!(self.pp));
-        o.insert("dcp_size".into(), json!(self.dcp_size));
-        o.insert("pcp_size".into(), json!(self.pcp_size));
-        o.insert("ep".into(), json!(self.ep));
-        o.insert("dp_attention".into(), json!(self.dp_attention));
+        if let Some(m) = &self.multinode {
+            m.write_components(&mut o);
+            o.insert("is_multinode".into(), json!(true));
+            m.write(&mut o);
+        } else {
+            o.insert("is_multinode".into(), json!(self.is_multinode));
+            o.insert("tp".into(), json!(self.tp));
+            o.insert("pp".into(), json!(self.pp));
+            o.insert("dcp_size".into(), json!(self.dcp_size));
+            o.insert("pcp_size".into(), json!(self.pcp_size));
+            o.insert("ep".into(), json!(self.ep));
+            o.insert("dp_attention".into(), json!(self.dp_attention));
+        }
         o.insert("tput_per_gpu".into(), json!(self.tput_per_gpu));
         o.insert(
             "output_tput_per_gpu".into(),
@@ -449,11 +463,42 @@ impl AggRow {
                     .collect()
             })
             .unwrap_or_default();
+        // a multinode row has its shape in place of tp … dp_attention
+        let multinode = if m.get("is_multinode").and_then(Value::as_bool) == Some(true) {
+            Some(
+                crate::multinode::MultinodeFields::read(m).ok_or_else(|| AggRowError::Field {
+                    key: "prefill_tp".into(),
+                    expected: "a multinode row's prefill/decode fields",
+                })?,
+            )
+        } else {
+            None
+        };
+        // the single-node shape keys, or the multinode row's main side
+        let shape = match &multinode {
+            Some(mn) => *mn.main_side(),
+            None => crate::multinode::WorkerFields {
+                tp: u32_("tp")?,
+                pp: u32_("pp")?,
+                dcp_size: u32_("dcp_size")?,
+                pcp_size: u32_("pcp_size")?,
+                ep: u32_("ep")?,
+                dp_attention: b("dp_attention")?,
+                num_workers: 1,
+            },
+        };
+        let single = |k: &str| multinode.is_none() || !SINGLE_NODE_SHAPE.contains(&k);
+        let mn_key = |k: &str| {
+            multinode.is_some()
+                && (crate::multinode::MULTINODE_KEYS.contains(&k)
+                    || k == "router"
+                    || k == "kv_p2p_transfer")
+        };
         // typed only when it reads back whole; otherwise the keys stay in `extra`, as read
         let power = crate::power::PowerFields::read(m);
         let extra = m
             .iter()
-            .filter(|(k, _)| !known.contains(k.as_str()))
+            .filter(|(k, _)| !(known.contains(k.as_str()) && single(k)) && !mn_key(k))
             .filter(|(k, _)| power.is_none() || !crate::power::POWER_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| {
                 invalid_reasons.is_empty() || k.as_str() != crate::status::INVALID_REASONS_KEY
@@ -474,12 +519,12 @@ impl AggRow {
             isl: opt_u32("isl")?,
             osl: opt_u32("osl")?,
             is_multinode: b("is_multinode")?,
-            tp: u32_("tp")?,
-            pp: u32_("pp")?,
-            dcp_size: u32_("dcp_size")?,
-            pcp_size: u32_("pcp_size")?,
-            ep: u32_("ep")?,
-            dp_attention: b("dp_attention")?,
+            tp: shape.tp,
+            pp: shape.pp,
+            dcp_size: shape.dcp_size,
+            pcp_size: shape.pcp_size,
+            ep: shape.ep,
+            dp_attention: shape.dp_attention,
             tput_per_gpu: f("tput_per_gpu")?,
             output_tput_per_gpu: f("output_tput_per_gpu")?,
             input_tput_per_gpu: f("input_tput_per_gpu")?,
@@ -512,6 +557,7 @@ impl AggRow {
             records_file: s("records_file")?,
             invalid_reasons,
             power,
+            multinode,
             extra,
         })
     }
@@ -616,6 +662,10 @@ pub fn agg_row_schema() -> Value {
     for (k, f) in crate::power::PowerFields::schema_properties() {
         props.insert(k.to_string(), f);
     }
+    // multinode rows: their shape in place of tp … dp_attention (process_result.py)
+    for (k, f) in crate::multinode::MultinodeFields::schema_properties() {
+        props.insert(k, f);
+    }
     // optional: present only on an invalid point
     props.insert(
         crate::status::INVALID_REASONS_KEY.to_string(),
@@ -627,8 +677,11 @@ pub fn agg_row_schema() -> Value {
         "title": "servebench aggregated point row (agg.json), schema_version 1",
         "description": "InferenceX agg_*.json single-node row (MEASUREMENT.md Part 2 §2.6; latencies in seconds, interactivity tok/s/user) followed by servebench keys (notes/contract.md). Missing statistics are null, never 0 (except under compat inferencex, which reproduces InferenceX's 0).",
         "type": "object",
-        "required": agg_row_keys(),
+        "required": agg_row_keys().into_iter().filter(|k| !SINGLE_NODE_SHAPE.contains(&k.as_str())).collect::<Vec<_>>(),
         "properties": props,
+        "if": {"properties": {"is_multinode": {"const": true}}},
+        "then": {"required": crate::multinode::MULTINODE_KEYS},
+        "else": {"required": SINGLE_NODE_SHAPE},
         "additionalProperties": false,
     })
 }
@@ -673,7 +726,7 @@ mod schema {
             "osl",
             r#"{"type": ["integer", "null"], "description": "nominal output length (tokens)"}"#,
         ),
-        ("is_multinode", r#"{"type": "boolean", "const": false}"#),
+        ("is_multinode", r#"{"type": "boolean"}"#),
         ("tp", r#"{"type": "integer"}"#),
         ("pp", r#"{"type": "integer"}"#),
         ("dcp_size", r#"{"type": "integer"}"#),
