@@ -395,9 +395,38 @@ pub struct AggIdentity {
     pub pcp_size: u32,
     /// CPU DRAM GB allocated.
     pub allocated_cpu_dram_gb: u64,
+    /// KV-offload backend (`None` without offload).
+    #[serde(default)]
+    pub kv_offload_backend: Option<KvOffloadBackend>,
 }
 
 impl AggIdentity {
+    /// The aggregate's identity of a point of `id` at `conc` lanes: the one
+    /// [`servebench_contracts::Identity`] in the harness's spelling (`dp_attention` as
+    /// `"true"`/`"false"`, no recipe fingerprint as `""`).
+    pub fn of(id: &servebench_contracts::Identity, conc: u32) -> AggIdentity {
+        AggIdentity {
+            hw: id.hw.clone(),
+            conc,
+            image: id.image.clone(),
+            recipe_fingerprint: id.recipe_fingerprint.clone().unwrap_or_default(),
+            model: id.model.clone(),
+            infmax_model_prefix: id.infmax_model_prefix.clone(),
+            framework: id.framework.clone(),
+            precision: id.precision.clone(),
+            spec_decoding: id.spec_decoding.clone(),
+            tp: id.tp,
+            ep: id.ep,
+            dp_attention: id.dp_attention.to_string(),
+            kv_offloading: id.kv_offloading.as_str().to_string(),
+            pp: id.pp,
+            dcp_size: id.dcp_size,
+            pcp_size: id.pcp_size,
+            allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
+            kv_offload_backend: id.kv_offload_backend.clone(),
+        }
+    }
+
     /// GPUs of a single-node point: TP × PP × PCP.
     pub fn num_gpus(&self) -> u32 {
         self.tp.max(1) * self.pp.max(1) * self.pcp_size.max(1)
@@ -424,14 +453,9 @@ pub struct AggDataset {
 }
 
 /// `kv_offload_backend` when KV offloading is on: `{"name": "lmcache", "version": "aaf7c0d3"}`
-/// (InferenceX CI aggregates, e.g. run 29337493492); `null` when off.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KvOffloadBackend {
-    /// Backend name (`lmcache`, `hicache`).
-    pub name: String,
-    /// Backend version or commit, when known.
-    pub version: Option<String>,
-}
+/// (InferenceX CI aggregates, e.g. run 29337493492); `null` when off. One type with the agg
+/// row's (`servebench_contracts::KvOffloadBackend`).
+pub use servebench_contracts::KvOffloadBackend;
 
 /// `server_metrics.tokens.prompt_by_source.raw`: the engine's prompt-token counters by
 /// source over the window, tokens. vLLM's `vllm:prompt_tokens_by_source{source=…}` sources are
@@ -725,7 +749,7 @@ pub fn aggregate(records: &[AgentxRecord], inp: &AggInputs) -> AgentxAggregate {
         ep: id.ep,
         dp_attention: or_default(&id.dp_attention, "false"),
         kv_offloading: or_default(&id.kv_offloading, "none"),
-        kv_offload_backend: None,
+        kv_offload_backend: id.kv_offload_backend.clone(),
         allocated_cpu_dram_gb: id.allocated_cpu_dram_gb,
         num_requests_total: acc.records_total,
         num_requests_successful: acc.records_profiled,

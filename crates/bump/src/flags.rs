@@ -191,6 +191,21 @@ fn replacement(flag: &str, new: &FlagTable) -> Option<(String, String)> {
 /// leave it) against `engine`'s table for `image`. A missing table is said in
 /// [`FlagCheck::unchecked`]; nothing passes silently.
 pub fn check_recipe(engine: &str, image: &str, before: &str, after: &str) -> FlagCheck {
+    let after_flags: Vec<String> = engine_flags(after).into_iter().map(|(f, _)| f).collect();
+    check_flags(engine, image, &engine_flags(before), &after_flags)
+}
+
+/// Checks engine flags found in a recipe (`flags`: each with its 1-based line, in the recipe
+/// as it is; `after_flags`: those the bumped recipe still passes) against `engine`'s table for
+/// `image`: the one check behind [`check_recipe`] (shell scripts) and the srt-slurm recipe
+/// YAMLs of multinode configs ([`crate::srt`]). A missing table is said in
+/// [`FlagCheck::unchecked`].
+pub fn check_flags(
+    engine: &str,
+    image: &str,
+    flags: &[(String, usize)],
+    after_flags: &[String],
+) -> FlagCheck {
     let table = match servebench_engines::table_for_image(engine, image) {
         Ok(t) => t,
         Err(line) => {
@@ -200,10 +215,8 @@ pub fn check_recipe(engine: &str, image: &str, before: &str, after: &str) -> Fla
             }
         }
     };
-    let flags = engine_flags(before);
-    let after_flags: Vec<String> = engine_flags(after).into_iter().map(|(f, _)| f).collect();
     let mut findings: Vec<FlagFinding> = Vec::new();
-    for (flag, line) in &flags {
+    for (flag, line) in flags {
         if findings.iter().any(|f| &f.flag == flag) {
             continue;
         }

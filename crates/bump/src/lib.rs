@@ -13,6 +13,8 @@
 //! * [`shell`] — shell-aware edits of recipe scripts;
 //! * [`catalog_edit`] — the in-place `image:` edit of one master-config entry;
 //! * [`recipe`] — which recipe a config runs (InferenceX naming) and who else runs it;
+//! * [`srt`] — the srt-slurm recipe YAMLs a multinode config names (`CONFIG_FILE=`) and their
+//!   engine flags;
 //! * [`changelog`] — the append-only change-log entry;
 //! * [`provenance`] — digests and labels, from the registry or a provenance file;
 //! * [`error`] — [`BumpError`], one variant per way a bump fails (file, line, key, rule, URL).
@@ -31,6 +33,7 @@ pub mod reference;
 pub mod registry;
 pub mod rules;
 pub mod shell;
+pub mod srt;
 pub mod version;
 
 use std::io::Write as _;
@@ -546,16 +549,31 @@ fn check_recipes(
     match &opts.recipes_dir {
         None => notes.push("no --recipes directory: recipe flags were not checked".into()),
         Some(dir) if entry.multinode => {
-            notes.push(format!("`{}` is multinode: its recipes are srt-slurm YAML (CONFIG_FILE) and were not checked in {}", opts.key, dir.display()))
+            let multi_dir = srt::multi_node_dir(dir);
+            let check = srt::SrtCheck {
+                key: &opts.key,
+                image: &opts.image,
+                multi_dir: &multi_dir,
+            };
+            recipes = srt::check_srt_recipes(entry, &check, notes)?;
         }
         Some(dir) => {
             let uses = recipe::recipe_uses(entry, dir);
             if uses.is_empty() {
-                notes.push(format!("`{}` has no single-node scenario: no recipe to check", opts.key));
+                notes.push(format!(
+                    "`{}` has no single-node scenario: no recipe to check",
+                    opts.key
+                ));
             }
             for u in uses {
                 let Some(path) = u.path.clone() else {
-                    notes.push(format!("recipe for {} ({}) not found in {}: looked for {}", u.scenario, u.spec, dir.display(), u.candidates.join(", ")));
+                    notes.push(format!(
+                        "recipe for {} ({}) not found in {}: looked for {}",
+                        u.scenario,
+                        u.spec,
+                        dir.display(),
+                        u.candidates.join(", ")
+                    ));
                     continue;
                 };
                 let shared = recipe::other_users(&path, &opts.key, catalog, dir);
@@ -571,17 +589,27 @@ fn check_recipes(
                         continue;
                     }
                     let old_cov = rule.covers(old_version);
-                    let can_edit = rule.apply == Apply::Auto && cov_new == Coverage::Yes && shared.is_empty();
+                    let can_edit =
+                        rule.apply == Apply::Auto && cov_new == Coverage::Yes && shared.is_empty();
                     let (edits, oc) = rules::plan_rule(rule, &text, can_edit);
                     let Some(mut oc) = oc else { continue };
                     if can_edit {
-                        text = shell::apply_edits(&text, &edits).map_err(|detail| BumpError::RecipeEdit { path: path.clone(), detail })?;
+                        text = shell::apply_edits(&text, &edits).map_err(|detail| {
+                            BumpError::RecipeEdit {
+                                path: path.clone(),
+                                detail,
+                            }
+                        })?;
                         if old_cov == Coverage::Yes {
                             oc.message.push_str(" (already required by the old image)");
                         }
                     } else if rule.apply == Apply::Auto && !shared.is_empty() {
                         oc.status = "not-applied".into();
-                        oc.message = format!("shared recipe (also used by {}): not edited; needed: {}", shared.join(", "), oc.message);
+                        oc.message = format!(
+                            "shared recipe (also used by {}): not edited; needed: {}",
+                            shared.join(", "),
+                            oc.message
+                        );
                     } else if rule.apply == Apply::Auto {
                         if let Coverage::Unknown(why) = &cov_new {
                             oc.status = "not-applied".into();
@@ -591,12 +619,24 @@ fn check_recipes(
                     outcomes.push(oc);
                 }
                 if !shared.is_empty() {
-                    notes.push(format!("recipe {} is shared with {}: reported, not edited", path.display(), shared.join(", ")));
+                    notes.push(format!(
+                        "recipe {} is shared with {}: reported, not edited",
+                        path.display(),
+                        shared.join(", ")
+                    ));
                 }
-                let flag_engine = servebench_engines::engine_of_image(&opts.image).unwrap_or(engine);
+                let flag_engine =
+                    servebench_engines::engine_of_image(&opts.image).unwrap_or(engine);
                 let flags = flags::check_recipe(flag_engine, &opts.image, &original, &text);
                 let change = (text != original).then(|| FileChange::new(&path, original, text));
-                recipes.push(RecipeReport { path, scenario: u.scenario, shared_with: shared, outcomes, change, flags });
+                recipes.push(RecipeReport {
+                    path,
+                    scenario: u.scenario,
+                    shared_with: shared,
+                    outcomes,
+                    change,
+                    flags,
+                });
             }
         }
     }

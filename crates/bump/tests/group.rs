@@ -10,3 +10,5 @@ mod registry_mock;
 mod rules_rows;
 #[path = "scenario_bump.rs"]
 mod scenario_bump;
+#[path = "srt_recipes.rs"]
+mod srt_recipes;

@@ -20,39 +20,43 @@ use crate::{
 };
 
 impl Identity {
-    /// The match identity of a row servebench wrote (single-node: `tp`, `ep`, `dp_attention`
-    /// for both pools; `benchmark_type` as the row says it, `isl`/`osl` cleared for
-    /// `agentic_traces`). Same rules as
-    /// [`Identity::from_row`]: `hw` normalised, framework and precision lowercased, an empty
-    /// `spec_decoding` is `"none"`.
+    /// The match identity of a row servebench wrote: [`Identity::of`] its
+    /// [`AggRow::identity`] at its `conc` (the kv-offload mode as [`AggRow::kv_offloading`]
+    /// reads it).
     ///
-    /// Errors: no `conc` (or one over 2^32), a `benchmark_type` other than `single_turn`,
-    /// `agentic_traces`, `multi_turn`, or `is_multinode` (servebench writes single-node rows
-    /// only; a multinode row is a foreign one, read by [`Identity::from_row`]).
+    /// Errors: no `conc` (or one over 2^32), or `is_multinode` (servebench writes single-node
+    /// rows only; a multinode row is a foreign one, read by [`Identity::from_row`]).
     pub fn from_agg(row: &AggRow) -> Result<Identity> {
-        if row.is_multinode {
+        let conc = row.conc.ok_or_else(|| err!("missing field `conc`"))?;
+        let conc = u32::try_from(conc).map_err(|_| err!("field `conc` is {conc}, too large"))?;
+        let mut id = Identity::of(&row.identity, conc)?;
+        id.kv_offloading = row.kv_offloading();
+        Ok(id)
+    }
+
+    /// The match key of the one identity ([`servebench_contracts::Identity`]) at `conc`
+    /// (single-node: `tp`, `ep`, `dp_attention` for both pools; `isl`/`osl` cleared for
+    /// `agentic_traces`). Same rules as [`Identity::from_row`]: `hw` normalised, framework and
+    /// precision lowercased, an empty `spec_decoding` is `"none"`.
+    ///
+    /// Errors: `is_multinode` (the one identity describes a single-node deployment).
+    pub fn of(id: &servebench_contracts::Identity, conc: u32) -> Result<Identity> {
+        if id.is_multinode {
             fail!("field `is_multinode` is true: a servebench agg row is single-node");
         }
         let p = Parallelism {
-            tp: row.tp,
-            ep: row.ep,
-            dp_attention: row.dp_attention,
+            tp: id.tp,
+            ep: id.ep,
+            dp_attention: id.dp_attention,
         };
-        let benchmark_type = BenchmarkType::parse(&row.benchmark_type).ok_or_else(|| {
-            err!(
-                "field `benchmark_type` is {:?}: expected single_turn, agentic_traces or multi_turn",
-                row.benchmark_type
-            )
-        })?;
-        let agentic = benchmark_type == BenchmarkType::AgenticTraces;
-        let conc = row.conc.ok_or_else(|| err!("missing field `conc`"))?;
+        let agentic = id.benchmark_type == BenchmarkType::AgenticTraces;
         Ok(Identity {
-            hw: normalize_hw(&row.hw),
-            framework: row.framework.to_ascii_lowercase(),
-            model_prefix: row.infmax_model_prefix.clone(),
-            precision: row.precision.to_ascii_lowercase(),
-            spec_decoding: spec_or_none(Some(&row.spec_decoding)),
-            disagg: row.disagg,
+            hw: normalize_hw(&id.hw),
+            framework: id.framework.to_ascii_lowercase(),
+            model_prefix: id.infmax_model_prefix.clone(),
+            precision: id.precision.to_ascii_lowercase(),
+            spec_decoding: spec_or_none(Some(&id.spec_decoding)),
+            disagg: id.disagg,
             is_multinode: false,
             topology: Topology {
                 prefill: p,
@@ -60,11 +64,11 @@ impl Identity {
                 prefill_workers: None,
                 decode_workers: None,
             },
-            benchmark_type,
-            isl: if agentic { None } else { row.isl },
-            osl: if agentic { None } else { row.osl },
-            conc: u32::try_from(conc).map_err(|_| err!("field `conc` is {conc}, too large"))?,
-            kv_offloading: row.kv_offloading(),
+            benchmark_type: id.benchmark_type,
+            isl: if agentic { None } else { id.isl },
+            osl: if agentic { None } else { id.osl },
+            conc,
+            kv_offloading: id.kv_offloading.clone(),
         })
     }
 
@@ -296,8 +300,8 @@ impl Point {
         };
         Ok(Point {
             identity,
-            image: Some(row.image.clone()),
-            model: Some(row.model.clone()),
+            image: Some(row.identity.image.clone()),
+            model: Some(row.identity.model.clone()),
             status: row.point_status,
             api: Some(api),
             endpoint: Some(row.endpoint.clone()),

@@ -14,10 +14,8 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
+use crate::identity::{BenchmarkType, Identity, KvOffload, KvOffloadBackend};
 use crate::status::PointStatus;
-
-/// The single-node shape keys a multinode row replaces with [`crate::multinode::MULTINODE_KEYS`].
-pub const SINGLE_NODE_SHAPE: [&str; 6] = ["tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention"];
 
 /// The statistic prefixes of every latency family, in key order (`p99.9` keeps its dot).
 pub const STAT_PREFIXES: [&str; 6] = ["mean", "median", "std", "p90", "p99", "p99.9"];
@@ -79,44 +77,12 @@ impl StatRow {
 /// §2.2–2.6 (`servebench_metrics::agg_row`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggRow {
-    /// Runner / hardware name.
-    pub hw: String,
-    /// Concurrency (max requests in flight).
+    /// Who and what the point measured: the one [`Identity`] (its keys are written where
+    /// InferenceX writes them: `hw`, `conc`, `image` … `dp_attention` first, `benchmark_type`
+    /// among the servebench keys, `kv_offloading` after the known keys when not `none`).
+    pub identity: Identity,
+    /// Concurrency (max requests in flight): the point's, written second (after `hw`).
     pub conc: Option<u64>,
-    /// Engine image.
-    pub image: String,
-    /// Model name as served.
-    pub model: String,
-    /// InferenceX model prefix.
-    pub infmax_model_prefix: String,
-    /// Framework.
-    pub framework: String,
-    /// Precision.
-    pub precision: String,
-    /// Speculative decoding.
-    pub spec_decoding: String,
-    /// Disaggregated prefill/decode.
-    pub disagg: bool,
-    /// Catalog config key.
-    pub recipe_fingerprint: Option<String>,
-    /// Nominal input length, tokens.
-    pub isl: Option<u32>,
-    /// Nominal output length, tokens.
-    pub osl: Option<u32>,
-    /// Multinode row: true exactly when [`AggRow::multinode`] is set.
-    pub is_multinode: bool,
-    /// Tensor parallel size.
-    pub tp: u32,
-    /// Pipeline parallel size.
-    pub pp: u32,
-    /// Decode context parallel size.
-    pub dcp_size: u32,
-    /// Prefill context parallel size.
-    pub pcp_size: u32,
-    /// Expert parallel size.
-    pub ep: u32,
-    /// DP attention.
-    pub dp_attention: bool,
     /// total_token_throughput / num_gpus, tok/s/GPU.
     pub tput_per_gpu: f64,
     /// output_throughput / num_gpus, tok/s/GPU.
@@ -135,8 +101,6 @@ pub struct AggRow {
     pub intvty: StatRow,
     /// Schema version ([`crate::SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// `single_turn`, `agentic_traces` or `multi_turn` (`sweep --scenario multiturn`).
-    pub benchmark_type: String,
     /// `completions` or `chat`.
     pub api: String,
     /// Engine profile.
@@ -186,9 +150,9 @@ pub struct AggRow {
     /// before servebench measured energy (they keep their bytes).
     pub power: Option<crate::power::PowerFields>,
     /// A multinode (disaggregated) row's prefill/decode shape: written in place of `tp` …
-    /// `dp_attention` in process_result.py's multinode shape ([`crate::multinode`]); `tp`,
-    /// `ep`, `dp_attention` above then hold its main side's (decode's) values. `None` on
-    /// single-node rows.
+    /// `dp_attention` in process_result.py's multinode shape ([`crate::multinode`]); the
+    /// identity's `tp`, `ep`, `dp_attention` then hold its main side's (decode's) values and
+    /// `is_multinode` is true. `None` on single-node rows.
     pub multinode: Option<crate::multinode::MultinodeFields>,
     /// Keys this version does not know, in order (written after the known keys).
     pub extra: IndexMap<String, Value>,
@@ -205,6 +169,16 @@ pub enum AggRowError {
     Field {
         /// The key.
         key: String,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// A known key holds a value this version does not know.
+    #[error("agg row: `{key}` is {value}: expected {expected}")]
+    Unknown {
+        /// The key.
+        key: String,
+        /// The value, as JSON.
+        value: String,
         /// What it should be.
         expected: &'static str,
     },
@@ -267,33 +241,9 @@ impl AggRow {
     /// TPOT statistic followed by its interactivity), the servebench keys, then `extra`.
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
-        o.insert("hw".into(), json!(self.hw));
-        o.insert("conc".into(), json!(self.conc));
-        o.insert("image".into(), json!(self.image));
-        o.insert("model".into(), json!(self.model));
-        o.insert(
-            "infmax_model_prefix".into(),
-            json!(self.infmax_model_prefix),
-        );
-        o.insert("framework".into(), json!(self.framework));
-        o.insert("precision".into(), json!(self.precision));
-        o.insert("spec_decoding".into(), json!(self.spec_decoding));
-        o.insert("disagg".into(), json!(self.disagg));
-        o.insert("recipe_fingerprint".into(), json!(self.recipe_fingerprint));
-        o.insert("isl".into(), json!(self.isl));
-        o.insert("osl".into(), json!(self.osl));
+        write_identity(&self.identity, self.conc, &mut o);
         if let Some(m) = &self.multinode {
-            m.write_components(&mut o);
-            o.insert("is_multinode".into(), json!(true));
-            m.write(&mut o);
-        } else {
-            o.insert("is_multinode".into(), json!(self.is_multinode));
-            o.insert("tp".into(), json!(self.tp));
-            o.insert("pp".into(), json!(self.pp));
-            o.insert("dcp_size".into(), json!(self.dcp_size));
-            o.insert("pcp_size".into(), json!(self.pcp_size));
-            o.insert("ep".into(), json!(self.ep));
-            o.insert("dp_attention".into(), json!(self.dp_attention));
+            multinode_shape(&mut o, m);
         }
         o.insert("tput_per_gpu".into(), json!(self.tput_per_gpu));
         o.insert(
@@ -318,7 +268,10 @@ impl AggRow {
             p.write(&mut o);
         }
         o.insert("schema_version".into(), json!(self.schema_version));
-        o.insert("benchmark_type".into(), json!(self.benchmark_type));
+        o.insert(
+            "benchmark_type".into(),
+            json!(self.identity.benchmark_type.as_str()),
+        );
         o.insert("api".into(), json!(self.api));
         o.insert("engine".into(), json!(self.engine));
         o.insert("endpoint".into(), json!(self.endpoint));
@@ -354,6 +307,18 @@ impl AggRow {
                 json!(self.invalid_reasons),
             );
         }
+        // the identity's KV-offload keys, only with offload, first after the known keys (where
+        // they were always written); a key of that name kept in `extra` (read from a row this
+        // version would not write so) wins
+        let id = &self.identity;
+        if !id.kv_offloading.is_none() && !self.extra.contains_key(KvOffload::KEY) {
+            o.insert(KvOffload::KEY.into(), json!(id.kv_offloading.as_str()));
+            o.insert(KvOffloadBackend::KEY.into(), json!(id.kv_offload_backend));
+            o.insert(
+                ALLOCATED_CPU_DRAM_GB_KEY.into(),
+                json!(id.allocated_cpu_dram_gb),
+            );
+        }
         for (k, v) in &self.extra {
             o.insert(k.clone(), v.clone());
         }
@@ -364,6 +329,9 @@ impl AggRow {
     /// are `null`). Unknown keys go to [`AggRow::extra`], in order.
     pub fn from_value(v: &Value) -> Result<AggRow, AggRowError> {
         let m = v.as_object().ok_or(AggRowError::NotAnObject)?;
+        if let Some(row) = multinode_from(m)? {
+            return Ok(row);
+        }
         let bad = |key: &str, expected: &'static str| AggRowError::Field {
             key: key.to_string(),
             expected,
@@ -463,51 +431,32 @@ impl AggRow {
                     .collect()
             })
             .unwrap_or_default();
-        // a multinode row has its shape in place of tp … dp_attention
-        let multinode = if m.get("is_multinode").and_then(Value::as_bool) == Some(true) {
-            Some(
-                crate::multinode::MultinodeFields::read(m).ok_or_else(|| AggRowError::Field {
-                    key: "prefill_tp".into(),
-                    expected: "a multinode row's prefill/decode fields",
-                })?,
-            )
-        } else {
-            None
-        };
-        // the single-node shape keys, or the multinode row's main side
-        let shape = match &multinode {
-            Some(mn) => *mn.main_side(),
-            None => crate::multinode::WorkerFields {
-                tp: u32_("tp")?,
-                pp: u32_("pp")?,
-                dcp_size: u32_("dcp_size")?,
-                pcp_size: u32_("pcp_size")?,
-                ep: u32_("ep")?,
-                dp_attention: b("dp_attention")?,
-                num_workers: 1,
-            },
-        };
-        let single = |k: &str| multinode.is_none() || !SINGLE_NODE_SHAPE.contains(&k);
-        let mn_key = |k: &str| {
-            multinode.is_some()
-                && (crate::multinode::MULTINODE_KEYS.contains(&k)
-                    || k == "router"
-                    || k == "kv_p2p_transfer")
-        };
         // typed only when it reads back whole; otherwise the keys stay in `extra`, as read
         let power = crate::power::PowerFields::read(m);
+        // typed only when writing them back gives the same bytes; otherwise in `extra`, as read
+        let offload = read_offload(m, &known);
         let extra = m
             .iter()
-            .filter(|(k, _)| !(known.contains(k.as_str()) && single(k)) && !mn_key(k))
+            .filter(|(k, _)| !known.contains(k.as_str()))
+            .filter(|(k, _)| offload.is_none() || !OFFLOAD_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| power.is_none() || !crate::power::POWER_KEYS.contains(&k.as_str()))
             .filter(|(k, _)| {
                 invalid_reasons.is_empty() || k.as_str() != crate::status::INVALID_REASONS_KEY
             })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        Ok(AggRow {
+        let benchmark_type = match m.get("benchmark_type") {
+            Some(Value::String(t)) => {
+                BenchmarkType::parse(t).ok_or_else(|| AggRowError::Unknown {
+                    key: "benchmark_type".into(),
+                    value: format!("{t:?}"),
+                    expected: "single_turn, agentic_traces or multi_turn",
+                })?
+            }
+            _ => return Err(bad("benchmark_type", "a string")),
+        };
+        let mut identity = Identity {
             hw: s("hw")?,
-            conc: opt_u("conc")?,
             image: s("image")?,
             model: s("model")?,
             infmax_model_prefix: s("infmax_model_prefix")?,
@@ -519,12 +468,25 @@ impl AggRow {
             isl: opt_u32("isl")?,
             osl: opt_u32("osl")?,
             is_multinode: b("is_multinode")?,
-            tp: shape.tp,
-            pp: shape.pp,
-            dcp_size: shape.dcp_size,
-            pcp_size: shape.pcp_size,
-            ep: shape.ep,
-            dp_attention: shape.dp_attention,
+            tp: u32_("tp")?,
+            pp: u32_("pp")?,
+            dcp_size: u32_("dcp_size")?,
+            pcp_size: u32_("pcp_size")?,
+            ep: u32_("ep")?,
+            dp_attention: b("dp_attention")?,
+            benchmark_type,
+            kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
+        };
+        if let Some((mode, backend, gb)) = offload {
+            identity.kv_offloading = mode;
+            identity.kv_offload_backend = backend;
+            identity.allocated_cpu_dram_gb = gb;
+        }
+        Ok(AggRow {
+            identity,
+            conc: opt_u("conc")?,
             tput_per_gpu: f("tput_per_gpu")?,
             output_tput_per_gpu: f("output_tput_per_gpu")?,
             input_tput_per_gpu: f("input_tput_per_gpu")?,
@@ -534,7 +496,6 @@ impl AggRow {
             e2el: fam("e2el")?,
             intvty: fam("intvty")?,
             schema_version: u32_("schema_version")?,
-            benchmark_type: s("benchmark_type")?,
             api: s("api")?,
             engine: s("engine")?,
             endpoint: s("endpoint")?,
@@ -557,30 +518,56 @@ impl AggRow {
             records_file: s("records_file")?,
             invalid_reasons,
             power,
-            multinode,
+            multinode: None,
             extra,
         })
     }
 
-    /// The KV-offload mode of the row (its `kv_offloading` key; `none` when absent, as on
-    /// every row without offload: the key is written only when set).
-    pub fn kv_offloading(&self) -> crate::KvOffload {
-        crate::KvOffload::parse(
-            self.extra
-                .get(crate::KvOffload::KEY)
-                .and_then(Value::as_str),
-        )
+    /// The KV-offload mode of the row: its `kv_offloading` key (`none` when absent, as on
+    /// every row without offload: the key is written only when set). A key of that name kept
+    /// in [`AggRow::extra`] (read from a row this version would not write so) is read as
+    /// [`KvOffload::parse`] reads it.
+    pub fn kv_offloading(&self) -> KvOffload {
+        match self.extra.get(KvOffload::KEY) {
+            Some(v) => KvOffload::parse(v.as_str()),
+            None => self.identity.kv_offloading.clone(),
+        }
     }
 
-    /// Sets the KV-offload mode: `none` removes the key (rows without offload keep their
-    /// bytes), another mode writes `kv_offloading` (after the known keys, with the other keys
-    /// of [`AggRow::extra`]).
-    pub fn set_kv_offloading(&mut self, mode: &crate::KvOffload) {
-        if mode.is_none() {
-            self.extra.shift_remove(crate::KvOffload::KEY);
-        } else {
-            self.extra
-                .insert(crate::KvOffload::KEY.into(), json!(mode.as_str()));
+    /// Sets the KV-offload mode ([`Identity::kv_offloading`]): `none` writes no offload key
+    /// (rows without offload keep their bytes), another mode writes `kv_offloading` (with the
+    /// identity's backend and DRAM budget) right after the known keys.
+    pub fn set_kv_offloading(&mut self, mode: &KvOffload) {
+        self.extra.shift_remove(KvOffload::KEY);
+        self.identity.kv_offloading = mode.clone();
+    }
+
+    /// Sets the KV-offload keys InferenceX's agentic aggregate writes, from `id`:
+    /// `kv_offloading`, `kv_offload_backend` (`{name, version?}` or `null`) and
+    /// `allocated_cpu_dram_gb` (GB), written right after the known keys. Without offload
+    /// (`none`) none of the three is written, so rows without offload keep their bytes.
+    pub fn set_kv_offload(&mut self, id: &Identity) {
+        for k in OFFLOAD_KEYS {
+            self.extra.shift_remove(k);
+        }
+        self.identity.kv_offloading = id.kv_offloading.clone();
+        self.identity.kv_offload_backend = id.kv_offload_backend.clone();
+        self.identity.allocated_cpu_dram_gb = id.allocated_cpu_dram_gb;
+    }
+
+    /// The row's `kv_offload_backend` (`None` when absent, `null` or not `{name, version?}`).
+    pub fn kv_offload_backend(&self) -> Option<KvOffloadBackend> {
+        match self.extra.get(KvOffloadBackend::KEY) {
+            Some(v) => serde_json::from_value(v.clone()).ok(),
+            None => self.identity.kv_offload_backend.clone(),
+        }
+    }
+
+    /// The row's `allocated_cpu_dram_gb`, GB (0 when absent: a row without offload).
+    pub fn allocated_cpu_dram_gb(&self) -> u64 {
+        match self.extra.get(ALLOCATED_CPU_DRAM_GB_KEY) {
+            Some(v) => v.as_u64().unwrap_or(0),
+            None => self.identity.allocated_cpu_dram_gb,
         }
     }
 
@@ -607,6 +594,92 @@ impl<'de> Deserialize<'de> for AggRow {
     }
 }
 
+/// The identity's keys of an agg row, in InferenceX's order (`process_result.py`: `hw`, the
+/// point's `conc`, `image`, `model`, `infmax_model_prefix`, `framework`, `precision`,
+/// `spec_decoding`, `disagg`, `recipe_fingerprint`, `isl`, `osl`, then `is_multinode` and the
+/// topology). `benchmark_type` and `kv_offloading` are written by [`AggRow::to_value`] where
+/// the row has always carried them.
+fn write_identity(id: &Identity, conc: Option<u64>, o: &mut Map<String, Value>) {
+    o.insert("hw".into(), json!(id.hw));
+    o.insert("conc".into(), json!(conc));
+    o.insert("image".into(), json!(id.image));
+    o.insert("model".into(), json!(id.model));
+    o.insert("infmax_model_prefix".into(), json!(id.infmax_model_prefix));
+    o.insert("framework".into(), json!(id.framework));
+    o.insert("precision".into(), json!(id.precision));
+    o.insert("spec_decoding".into(), json!(id.spec_decoding));
+    o.insert("disagg".into(), json!(id.disagg));
+    o.insert("recipe_fingerprint".into(), json!(id.recipe_fingerprint));
+    o.insert("isl".into(), json!(id.isl));
+    o.insert("osl".into(), json!(id.osl));
+    o.insert("is_multinode".into(), json!(id.is_multinode));
+    o.insert("tp".into(), json!(id.tp));
+    o.insert("pp".into(), json!(id.pp));
+    o.insert("dcp_size".into(), json!(id.dcp_size));
+    o.insert("pcp_size".into(), json!(id.pcp_size));
+    o.insert("ep".into(), json!(id.ep));
+    o.insert("dp_attention".into(), json!(id.dp_attention));
+}
+
+/// The single-node shape keys a multinode row replaces with [`crate::multinode::MULTINODE_KEYS`].
+pub const SINGLE_NODE_SHAPE: [&str; 6] = ["tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention"];
+
+/// Rewrites a written row into process_result.py's multinode shape: `router` and
+/// `kv_p2p_transfer` before `is_multinode: true`, the multinode keys in place of
+/// [`SINGLE_NODE_SHAPE`].
+fn multinode_shape(o: &mut Map<String, Value>, m: &crate::multinode::MultinodeFields) {
+    let old = std::mem::take(o);
+    for (k, v) in old {
+        if SINGLE_NODE_SHAPE.contains(&k.as_str()) {
+            continue;
+        }
+        if k == "is_multinode" {
+            m.write_components(o);
+            o.insert(k, json!(true));
+            m.write(o);
+            continue;
+        }
+        o.insert(k, v);
+    }
+}
+
+/// A multinode row read back: the row without its multinode keys, the main side's shape as
+/// the single-node keys, then the shape set. `None` when the row is not multinode.
+fn multinode_from(m: &Map<String, Value>) -> Result<Option<AggRow>, AggRowError> {
+    if m.get("is_multinode").and_then(Value::as_bool) != Some(true) {
+        return Ok(None);
+    }
+    let mn = crate::multinode::MultinodeFields::read(m).ok_or_else(|| AggRowError::Field {
+        key: "prefill_tp".into(),
+        expected: "a multinode row's prefill/decode fields",
+    })?;
+    let w = *mn.main_side();
+    let mut single = Map::new();
+    for (k, v) in m {
+        if crate::multinode::MULTINODE_KEYS.contains(&k.as_str())
+            || k == "router"
+            || k == "kv_p2p_transfer"
+        {
+            continue;
+        }
+        if k == "is_multinode" {
+            single.insert(k.clone(), json!(false));
+            single.insert("tp".into(), json!(w.tp));
+            single.insert("pp".into(), json!(w.pp));
+            single.insert("dcp_size".into(), json!(w.dcp_size));
+            single.insert("pcp_size".into(), json!(w.pcp_size));
+            single.insert("ep".into(), json!(w.ep));
+            single.insert("dp_attention".into(), json!(w.dp_attention));
+            continue;
+        }
+        single.insert(k.clone(), v.clone());
+    }
+    let mut row = AggRow::from_value(&Value::Object(single))?;
+    row.identity.is_multinode = true;
+    row.multinode = Some(mn);
+    Ok(Some(row))
+}
+
 /// Every key [`AggRow`] types, in schema order (the `required` list of the schema).
 pub fn agg_row_keys() -> Vec<String> {
     let mut keys: Vec<String> = schema::HEAD.iter().map(|(k, _)| k.to_string()).collect();
@@ -631,6 +704,58 @@ const FAMILIES: [(&str, &str); 5] = [
     ("e2el", "E2EL"),
     ("intvty", ""),
 ];
+
+/// The row key of the host DRAM budget for KV offload, GB (InferenceX
+/// `allocated_cpu_dram_gb`; [`AggRow::set_kv_offload`]).
+pub const ALLOCATED_CPU_DRAM_GB_KEY: &str = "allocated_cpu_dram_gb";
+
+/// The identity's KV-offload keys, in the order a row carries them.
+const OFFLOAD_KEYS: [&str; 3] = [
+    KvOffload::KEY,
+    KvOffloadBackend::KEY,
+    ALLOCATED_CPU_DRAM_GB_KEY,
+];
+
+/// The identity's KV-offload keys of a row, typed only when writing them back gives the same
+/// bytes: `kv_offloading` a mode other than `none` as written, then `kv_offload_backend`
+/// (`null` or `{name, version?}` as written) and `allocated_cpu_dram_gb` (an integer), the
+/// three in that order with no key unknown to this version before them (where
+/// [`AggRow::to_value`] writes them). `None`: they stay in [`AggRow::extra`], as read.
+fn read_offload(
+    m: &Map<String, Value>,
+    known: &std::collections::HashSet<String>,
+) -> Option<(KvOffload, Option<KvOffloadBackend>, u64)> {
+    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+    let at = keys.iter().position(|k| *k == KvOffload::KEY)?;
+    if keys.get(at..at + 3)? != OFFLOAD_KEYS {
+        return None;
+    }
+    let typed_before = keys[..at].iter().all(|k| {
+        known.contains(*k)
+            || crate::power::POWER_KEYS.contains(k)
+            || *k == crate::status::INVALID_REASONS_KEY
+    });
+    if !typed_before {
+        return None;
+    }
+    let raw = m[KvOffload::KEY].as_str()?;
+    let mode = KvOffload::parse(Some(raw));
+    if mode.is_none() || mode.as_str() != raw {
+        return None;
+    }
+    let backend = match &m[KvOffloadBackend::KEY] {
+        Value::Null => None,
+        v => {
+            let b: KvOffloadBackend = serde_json::from_value(v.clone()).ok()?;
+            if serde_json::to_string(&b).ok()? != serde_json::to_string(v).ok()? {
+                return None;
+            }
+            Some(b)
+        }
+    };
+    let gb = m[ALLOCATED_CPU_DRAM_GB_KEY].as_u64()?;
+    Some((mode, backend, gb))
+}
 
 /// The JSON schema (draft 2020-12) of [`AggRow`], generated from its key table: what
 /// `docs/schema/agg-row.schema.json` holds (a test fails when the checked-in file differs).
@@ -662,6 +787,19 @@ pub fn agg_row_schema() -> Value {
     for (k, f) in crate::power::PowerFields::schema_properties() {
         props.insert(k.to_string(), f);
     }
+    // optional: present only with KV offload (AggRow::set_kv_offload)
+    props.insert(
+        crate::KvOffload::KEY.to_string(),
+        json!({"type": "string", "description": "KV-cache offload mode (InferenceX kv_offloading: dram, …); absent means none"}),
+    );
+    props.insert(
+        crate::KvOffloadBackend::KEY.to_string(),
+        json!({"type": ["object", "null"], "description": "KV-offload backend (InferenceX kv_offload_backend, the config's kv-offload-backend)", "properties": {"name": {"type": "string"}, "version": {"type": "string"}}, "required": ["name"], "additionalProperties": false}),
+    );
+    props.insert(
+        ALLOCATED_CPU_DRAM_GB_KEY.to_string(),
+        json!({"type": "integer", "minimum": 0, "description": "host DRAM budget for the offloaded KV cache, GB (InferenceX allocated_cpu_dram_gb = the matrix row's total-cpu-dram-gb)"}),
+    );
     // multinode rows: their shape in place of tp … dp_attention (process_result.py)
     for (k, f) in crate::multinode::MultinodeFields::schema_properties() {
         props.insert(k, f);

@@ -12,6 +12,8 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::identity::Identity;
+
 /// One eval row, field for field (§4.4). Scores are fractions in [0, 1]; `*_se` are lm-eval's
 /// standard error of the mean (`null` when n < 2).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -117,6 +119,48 @@ impl EvalRow {
     /// The row as an ordered JSON object (the known fields, then `extra`).
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("an eval row serialises")
+    }
+
+    /// Fills the identity keys this row left `null` from the one [`Identity`] (InferenceX's
+    /// eval rows spell `hw` upper-case, MEASUREMENT.md §4.4, and name the model prefix
+    /// `model_prefix`) and returns the keys filled, in the order `hw`, `framework`,
+    /// `precision`, `model_prefix`, `spec_decoding`, `tp`, `ep`, `dp_attention` (what
+    /// `identity_defaults` lists). `isl`/`osl` are left as they are: an eval's lengths are its
+    /// own, not the identity's nominal ones.
+    pub fn fill_identity(&mut self, id: &Identity) -> Vec<&'static str> {
+        let mut filled = Vec::new();
+        fn fill<T>(slot: &mut Option<T>, v: T, key: &'static str, filled: &mut Vec<&'static str>) {
+            if slot.is_none() {
+                *slot = Some(v);
+                filled.push(key);
+            }
+        }
+        fill(&mut self.hw, id.hw.to_uppercase(), "hw", &mut filled);
+        fill(
+            &mut self.framework,
+            id.framework.clone(),
+            "framework",
+            &mut filled,
+        );
+        fill(
+            &mut self.precision,
+            id.precision.clone(),
+            "precision",
+            &mut filled,
+        );
+        let prefix = id.infmax_model_prefix.clone();
+        fill(&mut self.model_prefix, prefix, "model_prefix", &mut filled);
+        let spec = id.spec_decoding.clone();
+        fill(&mut self.spec_decoding, spec, "spec_decoding", &mut filled);
+        fill(&mut self.tp, id.tp, "tp", &mut filled);
+        fill(&mut self.ep, id.ep, "ep", &mut filled);
+        fill(
+            &mut self.dp_attention,
+            id.dp_attention,
+            "dp_attention",
+            &mut filled,
+        );
+        filled
     }
 
     /// Sets (or replaces, keeping its place) a key of [`EvalRow::extra`].

@@ -5,10 +5,13 @@ use serde::{Deserialize, Serialize};
 
 /// Kind of benchmark a point ran: the agg row's `benchmark_type` string and InferenceX-app's
 /// natural-key column (AUTOMATION.md §7.5). Points of different kinds never match in compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum BenchmarkType {
     /// Fixed-sequence single-turn requests (`isl`/`osl` set, e.g. 8192/1024).
+    #[default]
     SingleTurn,
     /// AgentX agentic-coding trace replay (`scenario_type: agentic-coding`; `isl`/`osl` null).
     AgenticTraces,
@@ -99,14 +102,75 @@ impl<'de> Deserialize<'de> for KvOffload {
     }
 }
 
+/// The KV-offload backend a point ran with: InferenceX's `kv_offload_backend` (the search
+/// space's `kv-offload-backend`, e.g. `{"name": "hicache"}` or `{"name": "lmcache", "version":
+/// "aaf7c0d3"}`; `utils/agentic/aggregation/process_agentic_result.py` reads it from
+/// `KV_OFFLOAD_BACKEND_METADATA` and writes it only with `name` and an optional `version`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KvOffloadBackend {
+    /// Backend name (`hicache`, `lmcache`, `vllm-simple`, `mooncake`, …).
+    pub name: String,
+    /// Backend version or commit, when the config names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+impl KvOffloadBackend {
+    /// The row key it is written under.
+    pub const KEY: &'static str = "kv_offload_backend";
+
+    /// Reads InferenceX's `KV_OFFLOAD_BACKEND_METADATA` form: a JSON object with a non-empty
+    /// string `name` and an optional non-empty string `version`, nothing else (the rules of
+    /// `optional_kv_offload_backend_metadata`); a bare name (`hicache`) is taken as `{"name":
+    /// …}`. The error is one line saying what is wrong.
+    pub fn parse(text: &str) -> Result<KvOffloadBackend, String> {
+        let t = text.trim();
+        if !t.starts_with('{') {
+            if t.is_empty() {
+                return Err("the backend name is empty".into());
+            }
+            return Ok(KvOffloadBackend {
+                name: t.to_string(),
+                version: None,
+            });
+        }
+        let v: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(t).map_err(|e| format!("not a JSON object: {e}"))?;
+        if let Some(k) = v.keys().find(|k| *k != "name" && *k != "version") {
+            return Err(format!("may contain only `name` and `version`, not `{k}`"));
+        }
+        let field = |k: &str| -> Result<Option<String>, String> {
+            match v.get(k) {
+                None => Ok(None),
+                Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+                Some(_) => Err(format!("`{k}` must be a non-empty string")),
+            }
+        };
+        Ok(KvOffloadBackend {
+            name: field("name")?.ok_or("`name` is missing")?,
+            version: field("version")?,
+        })
+    }
+}
+
 impl std::fmt::Display for BenchmarkType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// Identity and topology of a point, written into its agg row. (compare derives its
-/// normalised match key, `servebench_compare::Identity`, from the row.)
+/// Who and what a point measured, and how it was deployed: the ONE identity of servebench's
+/// rows. The agg row holds it ([`crate::AggRow::identity`], its keys written where InferenceX's
+/// `process_result.py` writes them: `hw`, then the point's `conc`, then `image` … `dp_attention`;
+/// `benchmark_type` among the servebench keys; `kv_offloading`, `kv_offload_backend` and
+/// `allocated_cpu_dram_gb` after the known keys, only with offload), an eval row is filled from it ([`crate::EvalRow::fill_identity`]), the store's
+/// point columns are copied from it, and compare's match key (`servebench_compare::Identity`)
+/// is its normalised projection plus `conc`.
+///
+/// Why the agg row does not `#[serde(flatten)]` it: InferenceX writes the point's `conc`
+/// between `hw` and `image`, `benchmark_type` after `schema_version`, and the KV-offload keys
+/// (AgentX keys) after every single-node key; a flattened struct writes its fields in one run,
+/// so every row's bytes would move (docs/ARCHITECTURE.md, "One identity").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
     /// Runner/hardware name (`hw`).
@@ -131,6 +195,10 @@ pub struct Identity {
     pub isl: Option<u32>,
     /// Nominal OSL, tokens.
     pub osl: Option<u32>,
+    /// Multinode deployment (servebench measures single-node points: always `false` in the
+    /// rows it writes).
+    #[serde(default)]
+    pub is_multinode: bool,
     /// Tensor parallel size.
     pub tp: u32,
     /// Pipeline parallel size.
@@ -143,10 +211,26 @@ pub struct Identity {
     pub ep: u32,
     /// DP attention.
     pub dp_attention: bool,
+    /// Which kind of workload ran (`benchmark_type`).
+    #[serde(default)]
+    pub benchmark_type: BenchmarkType,
     /// KV-cache offload mode (InferenceX `kv_offloading`); written into the agg row only when
-    /// not `none` ([`crate::AggRow::set_kv_offloading`]).
+    /// not `none`, so rows without offload keep their bytes.
     #[serde(default, skip_serializing_if = "KvOffload::is_none")]
     pub kv_offloading: KvOffload,
+    /// KV-offload backend (InferenceX `kv_offload_backend`); `None` without offload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_offload_backend: Option<KvOffloadBackend>,
+    /// Host DRAM budget for the offloaded KV cache, GB: InferenceX `allocated_cpu_dram_gb`
+    /// (`TOTAL_CPU_DRAM_GB`, the matrix row's `total-cpu-dram-gb`: runner DRAM × the config's
+    /// `dram-utilization`, `generate_sweep_configs.py agentic_dram_offload_gb`); 0 without
+    /// offload.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub allocated_cpu_dram_gb: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Identity {

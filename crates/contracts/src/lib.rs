@@ -1,8 +1,9 @@
 //! Typed contracts between servebench's stages: what `metrics` produces and `store`, `compare`,
 //! `report` and the pipeline read.
 //!
-//! Owns: [`PointStatus`] (one meaning, documented; on-disk strings unchanged), the point
-//! [`Identity`] (InferenceX `process_result.py` env inputs), the aggregated point row
+//! Owns: [`PointStatus`] (one meaning, documented; on-disk strings unchanged), the one point
+//! [`Identity`] every row is built from (InferenceX `process_result.py` env inputs, with the
+//! [`BenchmarkType`] and [`KvOffload`]), the aggregated point row
 //! [`AggRow`] (`agg.json`: known keys typed, unknown keys kept in order so files stay byte
 //! for byte what they were) with its JSON schema generated from the same key table
 //! ([`agg::agg_row_schema`], checked in as `docs/schema/agg-row.schema.json`), and
@@ -47,7 +48,7 @@ pub use agg::{AggRow, AggRowError, StatRow};
 pub use eval::EvalRow;
 pub use failure::FailureKind;
 pub use foreign::ForeignRow;
-pub use identity::{BenchmarkType, Identity, KvOffload};
+pub use identity::{BenchmarkType, Identity, KvOffload, KvOffloadBackend};
 pub use job_stage::JobStage;
 pub use multinode::{MultinodeFields, WorkerFields};
 pub use power::{PowerFields, PowerMetrics, PowerSource};

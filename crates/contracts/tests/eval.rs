@@ -67,3 +67,71 @@ fn a_row_without_extra_keys_writes_only_the_known_fields_and_set_extra_keeps_pla
     let back: EvalRow = serde_json::from_value(v).unwrap();
     assert_eq!(back, row);
 }
+
+/// `fill_identity` fills only the identity keys a row left null, from the one identity
+/// (`hw` upper-case, the model prefix under `model_prefix`), names them in the row's order, and
+/// leaves the eval's own lengths alone.
+#[test]
+fn fill_identity_fills_only_the_unknown_keys_from_the_one_identity() {
+    let id = servebench_contracts::Identity {
+        hw: "sim-h200".into(),
+        image: "servebench-sim".into(),
+        model: "m".into(),
+        infmax_model_prefix: "qwen3".into(),
+        framework: "sim".into(),
+        precision: "bf16".into(),
+        spec_decoding: "none".into(),
+        disagg: false,
+        recipe_fingerprint: None,
+        isl: Some(1024),
+        osl: Some(1024),
+        is_multinode: false,
+        tp: 1,
+        pp: 1,
+        dcp_size: 1,
+        pcp_size: 1,
+        ep: 1,
+        dp_attention: false,
+        benchmark_type: Default::default(),
+        kv_offloading: Default::default(),
+        kv_offload_backend: None,
+        allocated_cpu_dram_gb: 0,
+    };
+    let mut row: EvalRow = serde_json::from_value(serde_json::json!({
+        "is_multinode": false, "model_prefix": null, "model": "m", "hw": null,
+        "framework": "vllm", "precision": null, "spec_decoding": null, "isl": null,
+        "osl": null, "tp": 8, "ep": null, "prefill_tp": null, "prefill_ep": null,
+        "prefill_num_workers": null, "decode_tp": null, "decode_ep": null,
+        "decode_num_workers": null, "conc": 4, "dp_attention": null,
+        "prefill_dp_attention": null, "decode_dp_attention": null, "task": "gsm8k",
+        "em_strict": 0.5, "em_strict_se": null, "em_flexible": 0.5, "em_flexible_se": null,
+        "n_eff": 2, "source": "result.json", "score": 0.5, "score_name": "em_strict",
+        "score_se": null
+    }))
+    .unwrap();
+    let filled = row.fill_identity(&id);
+    assert_eq!(
+        filled,
+        [
+            "hw",
+            "precision",
+            "model_prefix",
+            "spec_decoding",
+            "ep",
+            "dp_attention"
+        ]
+    );
+    assert_eq!(row.hw.as_deref(), Some("SIM-H200"));
+    assert_eq!(
+        row.framework.as_deref(),
+        Some("vllm"),
+        "a given key is kept"
+    );
+    assert_eq!(row.tp, Some(8));
+    assert_eq!(
+        (row.isl, row.osl),
+        (None, None),
+        "the eval's lengths are its own"
+    );
+    assert!(row.fill_identity(&id).is_empty(), "nothing left to fill");
+}

@@ -35,25 +35,31 @@ fn row() -> AggRow {
         p99_9: Some(f64::NAN),
     };
     AggRow {
-        hw: "sim-h200".into(),
+        identity: servebench_contracts::Identity {
+            hw: "sim-h200".into(),
+            image: "servebench-sim".into(),
+            model: "qwen3-8b".into(),
+            infmax_model_prefix: "qwen3-8b".into(),
+            framework: "sim".into(),
+            precision: "bf16".into(),
+            spec_decoding: "none".into(),
+            disagg: false,
+            recipe_fingerprint: None,
+            isl: Some(1024),
+            osl: Some(1024),
+            is_multinode: false,
+            tp: 1,
+            pp: 1,
+            dcp_size: 1,
+            pcp_size: 1,
+            ep: 1,
+            dp_attention: false,
+            benchmark_type: servebench_contracts::BenchmarkType::SingleTurn,
+            kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
+        },
         conc: Some(4),
-        image: "servebench-sim".into(),
-        model: "qwen3-8b".into(),
-        infmax_model_prefix: "qwen3-8b".into(),
-        framework: "sim".into(),
-        precision: "bf16".into(),
-        spec_decoding: "none".into(),
-        disagg: false,
-        recipe_fingerprint: None,
-        isl: Some(1024),
-        osl: Some(1024),
-        is_multinode: false,
-        tp: 1,
-        pp: 1,
-        dcp_size: 1,
-        pcp_size: 1,
-        ep: 1,
-        dp_attention: false,
         tput_per_gpu: 1500.5,
         output_tput_per_gpu: 700.25,
         input_tput_per_gpu: 800.25,
@@ -63,7 +69,6 @@ fn row() -> AggRow {
         e2el: s(10.0),
         intvty: s(100.0),
         schema_version: 1,
-        benchmark_type: "single_turn".into(),
         api: "completions".into(),
         engine: "vllm".into(),
         endpoint: "http://127.0.0.1:1".into(),
@@ -227,4 +232,151 @@ fn record_schema_lists_exactly_the_keys_a_record_writes_in_order() {
     assert_eq!(keys_of(&v["phases"]), phase_props);
     // the failure strings the schema documents are FailureKind's
     assert_eq!(v["failure"], "timeout");
+}
+
+/// The one identity is written where InferenceX's `process_result.py` writes its keys (`hw`,
+/// the point's `conc`, `image` … `dp_attention`), `benchmark_type` among the servebench keys,
+/// and the KV-offload keys right after the known keys; each reads back into
+/// [`AggRow::identity`] and the row keeps its bytes.
+#[test]
+fn the_one_identity_is_written_where_inferencex_writes_it() {
+    use servebench_contracts::{BenchmarkType, KvOffload};
+    let mut r = row();
+    let v = r.to_value();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys[..19],
+        [
+            "hw",
+            "conc",
+            "image",
+            "model",
+            "infmax_model_prefix",
+            "framework",
+            "precision",
+            "spec_decoding",
+            "disagg",
+            "recipe_fingerprint",
+            "isl",
+            "osl",
+            "is_multinode",
+            "tp",
+            "pp",
+            "dcp_size",
+            "pcp_size",
+            "ep",
+            "dp_attention"
+        ]
+    );
+    assert_eq!(v["benchmark_type"], "single_turn");
+    assert!(v.get("kv_offloading").is_none(), "none writes no key");
+
+    r.identity.benchmark_type = BenchmarkType::AgenticTraces;
+    r.set_kv_offloading(&KvOffload::Dram);
+    r.extra.insert("later".into(), serde_json::json!(1));
+    let text = serde_json::to_string(&r).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys[keys.len() - 5..],
+        [
+            "records_file",
+            "kv_offloading",
+            "kv_offload_backend",
+            "allocated_cpu_dram_gb",
+            "later"
+        ]
+    );
+    let back: AggRow = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.identity, r.identity);
+    assert_eq!(back.kv_offloading(), KvOffload::Dram);
+    assert!(
+        back.extra.keys().eq(["later"]),
+        "the offload keys are typed"
+    );
+    assert_eq!(serde_json::to_string(&back).unwrap(), text);
+
+    // a value this version would not write so (an explicit `none`) stays where it was read
+    let mut v = row().to_value();
+    v.as_object_mut()
+        .unwrap()
+        .insert("kv_offloading".into(), "none".into());
+    let back = AggRow::from_value(&v).unwrap();
+    assert_eq!(back.kv_offloading(), KvOffload::None);
+    assert_eq!(back.to_value(), v);
+    assert_eq!(
+        serde_json::to_string(&back.to_value()).unwrap(),
+        serde_json::to_string(&v).unwrap()
+    );
+}
+
+/// Issue 27: a KV-offload point's row carries what InferenceX's agentic aggregate records
+/// (`kv_offloading`, `kv_offload_backend`, `allocated_cpu_dram_gb`), the keys are in the
+/// schema, they read back typed, and a row without offload keeps its bytes.
+#[test]
+fn kv_offload_keys_are_written_read_back_and_in_the_schema() {
+    use servebench_contracts::{Identity, KvOffload, KvOffloadBackend};
+    let id = |mode: KvOffload, backend: Option<KvOffloadBackend>, gb: u64| Identity {
+        hw: "b200".into(),
+        image: "i".into(),
+        model: "m".into(),
+        infmax_model_prefix: "glm5.2".into(),
+        framework: "sglang".into(),
+        precision: "fp4".into(),
+        spec_decoding: "mtp".into(),
+        disagg: false,
+        recipe_fingerprint: None,
+        isl: None,
+        osl: None,
+        tp: 8,
+        pp: 1,
+        dcp_size: 1,
+        pcp_size: 1,
+        ep: 1,
+        dp_attention: false,
+        is_multinode: false,
+        benchmark_type: Default::default(),
+        kv_offloading: mode,
+        kv_offload_backend: backend,
+        allocated_cpu_dram_gb: gb,
+    };
+    let hicache = KvOffloadBackend::parse(r#"{"name": "hicache"}"#).unwrap();
+    let mut r = row();
+    r.set_kv_offload(&id(KvOffload::Dram, Some(hicache.clone()), 2399));
+    let v = r.to_value();
+    assert_eq!(v["kv_offloading"], "dram");
+    assert_eq!(
+        v["kv_offload_backend"],
+        serde_json::json!({"name": "hicache"})
+    );
+    assert_eq!(v["allocated_cpu_dram_gb"], 2399);
+    let schema: serde_json::Value = serde_json::from_str(&agg_row_schema_text()).unwrap();
+    for k in v.as_object().unwrap().keys() {
+        assert!(
+            schema["properties"].get(k).is_some(),
+            "{k} not in the schema"
+        );
+    }
+    let back = AggRow::from_value(&v).unwrap();
+    assert_eq!(back.kv_offloading(), KvOffload::Dram);
+    assert_eq!(back.kv_offload_backend(), Some(hicache));
+    assert_eq!(back.allocated_cpu_dram_gb(), 2399);
+    assert_eq!(back.to_value(), v, "read and written back byte for byte");
+    // none removes all three: the bytes of a row without offload
+    r.set_kv_offload(&id(KvOffload::None, None, 0));
+    assert_eq!(r.to_value(), row().to_value());
+    // InferenceX's KV_OFFLOAD_BACKEND_METADATA rules
+    let lm = KvOffloadBackend::parse(r#"{"name": "lmcache", "version": "aaf7c0d3"}"#).unwrap();
+    assert_eq!(lm.version.as_deref(), Some("aaf7c0d3"));
+    assert_eq!(KvOffloadBackend::parse("hicache").unwrap().name, "hicache");
+    for (bad, why) in [
+        (r#"{"name": "x", "size": 1}"#, "only `name` and `version`"),
+        (r#"{"version": "1"}"#, "`name` is missing"),
+        (r#"{"name": ""}"#, "non-empty"),
+        ("{oops", "not a JSON object"),
+        ("", "empty"),
+    ] {
+        let e = KvOffloadBackend::parse(bad).unwrap_err();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
 }

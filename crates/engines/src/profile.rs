@@ -319,8 +319,10 @@ pub fn display_name(framework: &str) -> String {
     }
 }
 
-/// The arguments of an engine launch that servebench reads (engine defaults filled in).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The arguments of an engine launch that servebench reads (engine defaults filled in); the
+/// runner's `--simulate` shim records them flattened into its `engine.json`
+/// (`servebench_runner::shim::EngineLaunch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaunchArgs {
     /// `--host`, else the engine's default.
     pub host: String,

@@ -27,6 +27,10 @@ pub enum EvalError {
         models = crate::sim_answers::MODELS.join(", ")
     )]
     UnknownSimModel(String),
+    /// `--sim-gsm8k-accuracy` cannot be simulated (out of range, below what the recorded
+    /// wrong answers allow, or a reference that does not score): one line saying which.
+    #[error("{0}")]
+    SimAccuracy(String),
     /// An input file could not be read (`cannot read <what> <path>: <reason><hint>`).
     #[error("cannot read {file}{}: {error}{}", path.display(), file.hint())]
     Read {

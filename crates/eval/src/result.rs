@@ -10,7 +10,8 @@ use crate::task::{Message, Profile, Verdict};
 use crate::thresholds::GateVerdict;
 
 /// Benchmark-point metadata copied into the eval row (what InferenceX reads from
-/// `meta_env.json`). Unknown fields stay `null`.
+/// `meta_env.json`): the flags of a standalone eval (unknown fields stay `null` in
+/// `result.json`), or the one [`servebench_contracts::Identity`] of a sweep (`From`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EvalMeta {
     /// Model prefix (`qwen3.5`, `dsr1`, …); also the thresholds lookup key.
@@ -33,6 +34,24 @@ pub struct EvalMeta {
     pub ep: Option<u32>,
     /// DP-attention.
     pub dp_attention: Option<bool>,
+}
+
+impl From<&servebench_contracts::Identity> for EvalMeta {
+    /// Every field from the one identity (a `sweep --eval` row: nothing is left unknown).
+    fn from(id: &servebench_contracts::Identity) -> EvalMeta {
+        EvalMeta {
+            model_prefix: Some(id.infmax_model_prefix.clone()),
+            hw: Some(id.hw.clone()),
+            framework: Some(id.framework.clone()),
+            precision: Some(id.precision.clone()),
+            spec_decoding: Some(id.spec_decoding.clone()),
+            isl: id.isl,
+            osl: id.osl,
+            tp: Some(id.tp),
+            ep: Some(id.ep),
+            dp_attention: Some(id.dp_attention),
+        }
+    }
 }
 
 /// The eval row (InferenceX `agg_eval` fields, §4.4): defined in `servebench-contracts`, the

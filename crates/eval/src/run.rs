@@ -56,6 +56,10 @@ pub struct EvalOptions {
     /// Said in the summary and `result.json` when the target replays recorded answers (the
     /// embedded simulator with the GSM8K answer book; see [`crate::sim_answers::replay_note`]).
     pub replay_note: Option<String>,
+    /// The simulator answered with this chosen accuracy (`--sim-gsm8k-accuracy`,
+    /// [`crate::sim_answers::with_accuracy`]): written into the row as `simulated_accuracy`,
+    /// so a stored score is never taken for a measurement.
+    pub simulated_accuracy: Option<f64>,
     /// Draw a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
     /// Stop request (Ctrl-C; the endpoint layer's one token): the run ends early with a
@@ -90,6 +94,7 @@ impl Default for EvalOptions {
             thresholds_file: None,
             meta: EvalMeta::default(),
             replay_note: None,
+            simulated_accuracy: None,
             progress: false,
             cancel: CancelToken::new(),
             ready_timeout: None,
@@ -701,6 +706,10 @@ fn eval_row(
         identity_defaults: None,
         extra: Default::default(),
     };
+    let mut row = row;
+    if let Some(a) = opts.simulated_accuracy {
+        row.set_extra(crate::sim_answers::SIMULATED_ACCURACY_KEY, json!(a));
+    }
     Ok((row, gate))
 }
 

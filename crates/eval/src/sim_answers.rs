@@ -192,6 +192,97 @@ pub fn load_from(name: &str, data_dir: Option<&Path>) -> Result<Gsm8kAnswers, Ev
     Ok(Gsm8kAnswers::new(name, &solutions))
 }
 
+/// The eval row key of a simulated accuracy ([`with_accuracy`]).
+pub const SIMULATED_ACCURACY_KEY: &str = "simulated_accuracy";
+
+/// An answer book that scores a chosen `accuracy` (a fraction in (0, 1]) under lm-eval's scorer,
+/// for testing the accuracy gate against the simulator (`--sim-gsm8k-accuracy A`): each test
+/// question is answered either with the dataset's own reference solution (`test.jsonl`,
+/// `#### n`) or with a recorded wrong solution (`example_model_solutions.jsonl`, the first of
+/// [`DEFAULT_MODEL`] and the other recorded models whose answer both filters of both profiles
+/// score wrong). Question *i* (test order) is answered correctly while the correct count is
+/// under ⌊(i+1)·A⌋, else wrongly, so the first *n* questions score ⌊n·A⌋/n whatever `--limit`
+/// cuts, within one question (a question no recorded model got wrong is answered correctly,
+/// and the next ones wrongly until the count is back). Every choice is checked with the task's scorer when the
+/// book is built. Not a model's output: the summary, `result.json` and the row say so.
+///
+/// # Errors
+/// `accuracy` outside (0, 1] or lower than the recorded wrong answers allow
+/// ([`EvalError::SimAccuracy`]), or the GSM8K files cannot be read (one line naming them).
+pub fn with_accuracy(accuracy: f64, data_dir: Option<&Path>) -> Result<Gsm8kAnswers, EvalError> {
+    use crate::task::{Profile, TaskSpec};
+    if !(accuracy > 0.0 && accuracy <= 1.0) {
+        return Err(EvalError::SimAccuracy(format!(
+            "--sim-gsm8k-accuracy {accuracy}: must be in (0, 1]"
+        )));
+    }
+    let dir: PathBuf = crate::task::resolve_data_dir(data_dir)?;
+    let test = crate::task::load_docs(&dir.join("test.jsonl"))?;
+    let mut recorded = Vec::new();
+    for m in
+        std::iter::once(DEFAULT_MODEL).chain(MODELS.into_iter().filter(|m| *m != DEFAULT_MODEL))
+    {
+        recorded.push(read_solutions(&dir.join(SOLUTIONS_FILE), m)?);
+    }
+    let specs = [
+        TaskSpec::new(Profile::InferenceX),
+        TaskSpec::new(Profile::LmEval),
+    ];
+    let all = |answer: &str, reference: &str, correct: bool| {
+        specs.iter().all(|t| {
+            let v = t.score(answer, reference);
+            v.strict.correct == correct && v.flexible.correct == correct
+        })
+    };
+    let mut by_question = HashMap::with_capacity(test.len());
+    let mut right = 0u64;
+    let mut wrong_available = 0usize;
+    for (i, doc) in test.iter().enumerate() {
+        let wrong = recorded
+            .iter()
+            .filter_map(|sols| sols.get(i).filter(|s| s.question == doc.question))
+            .map(|s| to_gsm8k_format(&s.solution))
+            .find(|a| all(a, &doc.answer, false));
+        wrong_available += usize::from(wrong.is_some());
+        let target = ((i + 1) as f64 * accuracy + 1e-9).floor() as u64;
+        let answer = match wrong {
+            Some(w) if right >= target => w,
+            _ => {
+                if !all(&doc.answer, &doc.answer, true) {
+                    return Err(EvalError::SimAccuracy(format!(
+                        "test.jsonl line {}: the reference solution does not score as correct",
+                        i + 1
+                    )));
+                }
+                right += 1;
+                doc.answer.clone()
+            }
+        };
+        by_question.insert(doc.question.clone(), answer);
+    }
+    let n = test.len() as f64;
+    let want = (n * accuracy + 1e-9).floor();
+    // a question without a recorded wrong answer may leave the count one over at the end
+    if right as f64 > want + 1.0 {
+        return Err(EvalError::SimAccuracy(format!(
+            "--sim-gsm8k-accuracy {accuracy}: the recorded solutions have a wrong answer for only {wrong_available} of {} questions; the lowest accuracy they allow is {:.3}",
+            test.len(),
+            1.0 - wrong_available as f64 / n
+        )));
+    }
+    Ok(Gsm8kAnswers {
+        model: format!("simulated accuracy {accuracy}"),
+        by_question,
+    })
+}
+
+/// What a score against [`with_accuracy`]'s book means (summary, `result.json`).
+pub fn accuracy_note(accuracy: f64) -> String {
+    format!(
+        "SIMULATED accuracy {accuracy}: the simulator answers ⌊n·{accuracy}⌋ of the first n GSM8K questions with the dataset's reference solutions and the rest with recorded wrong solutions (--sim-gsm8k-accuracy); this score tests the gate, it measures no model and no engine"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,3 +151,52 @@ fn ignore_case_and_dollar_normalisation() {
     let v = spec.score("Answer: $ , 7", "#### 7");
     assert_eq!(v.flexible.extracted, "7");
 }
+
+/// Issue 27: `--sim-gsm8k-accuracy A` — every prefix of the 1,319 test questions, as `--limit`
+/// cuts them, scores ⌊n·A⌋/n under both filters of both profiles (the book's answers put
+/// through the task's own prompt and scorer), and an accuracy the recorded wrong answers cannot
+/// reach is refused in one line.
+#[test]
+fn a_chosen_simulated_accuracy_scores_that_accuracy_for_any_limit() {
+    use servebench_eval::sim_answers::with_accuracy;
+    let Some(dir) = servebench_testkit::require(
+        servebench_testkit::shared_path(env!("CARGO_MANIFEST_DIR"), "data/gsm8k"),
+        "no shared data/gsm8k",
+    ) else {
+        return;
+    };
+    let test = servebench_eval::task::load_docs(&dir.join("test.jsonl")).unwrap();
+    let spec = TaskSpec::new(Profile::InferenceX);
+    let lm = TaskSpec::new(Profile::LmEval);
+    for a in [0.9, 0.85, 0.5] {
+        let book = with_accuracy(a, Some(&dir)).unwrap();
+        let mut right = 0u64;
+        for (i, doc) in test.iter().enumerate() {
+            let answer = book
+                .lookup(&spec.doc_to_text(doc))
+                .unwrap_or_else(|| panic!("question {i} not found"));
+            let v = spec.score(answer, &doc.answer);
+            let w = lm.score(answer, &doc.answer);
+            assert_eq!(v.strict.correct, v.flexible.correct, "{a} q{i}");
+            assert_eq!(v.strict.correct, w.strict.correct, "{a} q{i}");
+            right += u64::from(v.strict.correct);
+            let n = i as u64 + 1;
+            // ⌊n·A⌋, or one more where a question no recorded model got wrong came when the
+            // count was already there (the next questions then bring it back)
+            let want = (n as f64 * a + 1e-9).floor() as u64;
+            assert!(
+                right == want || right == want + 1,
+                "accuracy {a}, first {n} questions: {right} right, want {want}"
+            );
+            if a == 0.9 && [100, 1319].contains(&n) {
+                assert_eq!(right, want, "accuracy 0.9, first {n}: exact");
+            }
+        }
+    }
+    let e = match with_accuracy(0.05, Some(&dir)) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("0.05 is below what the recorded wrong answers allow"),
+    };
+    assert!(e.contains("the lowest accuracy they allow is"), "{e}");
+    assert!(with_accuracy(1.5, Some(&dir)).is_err());
+}

@@ -183,8 +183,6 @@ pub use servebench_contracts::Identity;
 /// The servebench keys that follow the InferenceX agg keys.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AggExtra {
-    /// `single_turn` or `agentic_traces`.
-    pub benchmark_type: String,
     /// `completions` or `chat`.
     pub api: String,
     /// Engine profile name.
@@ -217,26 +215,9 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         }
     };
     let secs = |v: Option<f64>| v.map(|x| x / 1000.0);
-    let mut row = AggRow {
-        hw: id.hw.clone(),
+    AggRow {
+        identity: id.clone(),
         conc,
-        image: id.image.clone(),
-        model: id.model.clone(),
-        infmax_model_prefix: id.infmax_model_prefix.clone(),
-        framework: id.framework.clone(),
-        precision: id.precision.clone(),
-        spec_decoding: id.spec_decoding.clone(),
-        disagg: id.disagg,
-        recipe_fingerprint: id.recipe_fingerprint.clone(),
-        isl: id.isl,
-        osl: id.osl,
-        is_multinode: false,
-        tp: id.tp,
-        pp: id.pp,
-        dcp_size: id.dcp_size,
-        pcp_size: id.pcp_size,
-        ep: id.ep,
-        dp_attention: id.dp_attention,
         tput_per_gpu: m.total_token_throughput / g,
         output_tput_per_gpu: m.output_throughput / g,
         input_tput_per_gpu: (m.total_token_throughput - m.output_throughput) / g,
@@ -246,7 +227,6 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         e2el: fam(&m.e2el, &secs),
         intvty: fam(&m.tpot, &intvty),
         schema_version: SCHEMA_VERSION,
-        benchmark_type: extra.benchmark_type.clone(),
         api: extra.api.clone(),
         engine: extra.engine.clone(),
         endpoint: extra.endpoint.clone(),
@@ -272,9 +252,7 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         power: None,
         multinode: None,
         extra: Default::default(),
-    };
-    row.set_kv_offloading(&id.kv_offloading);
-    row
+    }
 }
 
 /// Interactivity (tok/s/user) of a TPOT statistic in ms: `1000 / tpot_ms`; null for null/0.

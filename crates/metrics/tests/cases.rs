@@ -140,10 +140,13 @@ fn worked_example_2_6() {
         pcp_size: 1,
         ep: 8,
         dp_attention: true,
+        is_multinode: false,
+        benchmark_type: Default::default(),
         kv_offloading: Default::default(),
+        kv_offload_backend: None,
+        allocated_cpu_dram_gb: 0,
     };
     let extra = AggExtra {
-        benchmark_type: "single_turn".into(),
         api: "completions".into(),
         engine: "sglang".into(),
         endpoint: "http://x".into(),

@@ -39,6 +39,10 @@ pub struct AgentxExecutor {
     plans: Arc<Vec<Arc<TracePlan>>>,
     cfg: AgentxPlan,
     counting: String,
+    /// How each point's GPU energy is measured, decided at the first point as for fixed-seq
+    /// points (`crate::measure::resolve_power`): NVML, a telemetry file, the simulator's model,
+    /// or `telemetry_missing` with the reason.
+    power: Option<crate::power::PointPower>,
 }
 
 impl AgentxExecutor {
@@ -88,6 +92,7 @@ impl AgentxExecutor {
             plans: Arc::new(plans),
             cfg: ax.clone(),
             counting,
+            power: None,
         })
     }
 }
@@ -150,28 +155,11 @@ impl Executor for AgentxExecutor {
                 body: agentx_body_fields(ctx.plan.engine),
                 ..Default::default()
             },
-            identity: AggIdentity {
-                hw: id.hw.clone(),
-                conc: point.conc as u32,
-                image: id.image.clone(),
-                recipe_fingerprint: id.recipe_fingerprint.clone().unwrap_or_default(),
-                model: id.model.clone(),
-                infmax_model_prefix: id.infmax_model_prefix.clone(),
-                framework: id.framework.clone(),
-                precision: id.precision.clone(),
-                spec_decoding: id.spec_decoding.clone(),
-                tp: id.tp,
-                ep: id.ep,
-                dp_attention: id.dp_attention.to_string(),
-                kv_offloading: "none".into(),
-                pp: id.pp,
-                dcp_size: id.dcp_size,
-                pcp_size: id.pcp_size,
-                allocated_cpu_dram_gb: 0,
-            },
+            identity: AggIdentity::of(id, point.conc as u32),
             scrape_metrics: true,
             out_dir: point.dir.clone(),
         };
+        let (anchor, sampling) = self.start_power(ctx).await?;
         let progress =
             crate::progress::PointProgress::window(ctx, self.cfg.duration_s, &point.label());
         let res = run_point(
@@ -249,7 +237,9 @@ impl Executor for AgentxExecutor {
             ),
             None => {}
         }
-        let mut agg = point_row(ctx, point, &m, "agentic_traces", Api::Chat, false);
+        let mut agg = point_row(ctx, point, &m, Api::Chat, false);
+        let window = profiling_window(anchor, res.window_ns, &m);
+        agg.power = self.finish_power(ctx, point, sampling, &window).await?;
         let ax = to_rounded_value(&res.aggregate);
         agg.extra
             .insert("scenario_type".into(), json!("agentic-coding"));
@@ -292,6 +282,88 @@ impl Executor for AgentxExecutor {
             wall_s: wall_start.elapsed().as_secs_f64(),
             records: res.raw.into(),
         })
+    }
+}
+
+/// The power window of an AgentX point, as InferenceX's `power_adapter.py` builds it: the
+/// profiling window (Unix s: the client clock's `window_ns` through `anchor` = (Unix s, clock
+/// ns) taken together before the point) and the successful profiling requests with their input
+/// and output tokens.
+pub fn profiling_window(
+    anchor: (f64, u64),
+    window_ns: (u64, u64),
+    m: &servebench_metrics::PointMetrics,
+) -> servebench_metrics::power::aggregate::BenchmarkData {
+    window_of(
+        anchor,
+        window_ns,
+        (m.completed, m.total_input_tokens, m.total_output_tokens),
+    )
+}
+
+/// [`profiling_window`] of `(completed, input tokens, output tokens)`.
+pub fn window_of(
+    anchor: (f64, u64),
+    window_ns: (u64, u64),
+    (completed, total_input_tokens, total_output_tokens): (u64, u64, u64),
+) -> servebench_metrics::power::aggregate::BenchmarkData {
+    let unix = |ns: u64| anchor.0 + (ns as f64 - anchor.1 as f64) / 1e9;
+    let (start, end) = (unix(window_ns.0), unix(window_ns.1));
+    servebench_metrics::power::aggregate::BenchmarkData {
+        start,
+        end,
+        duration: end - start,
+        completed,
+        total_input_tokens,
+        total_output_tokens,
+    }
+}
+
+impl AgentxExecutor {
+    /// Starts the point's power sampling (the sweep's choice, resolved at the first point):
+    /// the anchor (Unix s, client clock ns) taken together, and the running sampling. It runs
+    /// over the whole point; [`AgentxExecutor::finish_power`] cuts the profiling window out.
+    async fn start_power(
+        &mut self,
+        ctx: &SweepCtx<'_>,
+    ) -> Result<((f64, u64), crate::power::PointSampling)> {
+        if self.power.is_none() {
+            self.power = Some(crate::measure::resolve_power(ctx)?);
+        }
+        let power = self.power.as_ref().expect("resolved above");
+        let anchor = (crate::power::unix_now(), self.base_ctx.clock.now_ns());
+        Ok((anchor, power.start(&ctx.target.endpoint).await))
+    }
+
+    /// The point's energy over its profiling `window` (the row's power block; `None` with
+    /// `--power off`): the sidecar written, the console told.
+    async fn finish_power(
+        &self,
+        ctx: &SweepCtx<'_>,
+        point: &PointSpec,
+        sampling: crate::power::PointSampling,
+        window: &servebench_metrics::power::aggregate::BenchmarkData,
+    ) -> Result<Option<servebench_contracts::PowerFields>> {
+        let Some(power) = &self.power else {
+            return Ok(None);
+        };
+        let Some(e) = power
+            .finish_window(
+                &ctx.target.endpoint,
+                sampling,
+                window,
+                ctx.target.sim_speedup,
+                i64::from(ctx.identity.num_gpus()),
+            )
+            .await
+        else {
+            return Ok(None);
+        };
+        if !e.sidecar.is_null() {
+            crate::measure::write_sidecar(&point.dir, &e.sidecar)?;
+        }
+        ctx.console.line(&format!("{}: {}", point.label(), e.line));
+        Ok(Some(e.fields))
     }
 }
 

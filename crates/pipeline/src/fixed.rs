@@ -182,7 +182,6 @@ impl RequestWorkload for FixedSequence {
     fn meta(&self, ctx: &SweepCtx<'_>, dataset: &Dataset, point: &PointSpec) -> PointMeta {
         let (c, f) = (ctx.plan, fixed_plan(ctx.plan));
         PointMeta {
-            benchmark_type: "single_turn",
             api: c.api,
             prompt_count: PromptCount::Client,
             lengths_in_row: true,

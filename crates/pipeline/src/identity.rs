@@ -1,8 +1,10 @@
 //! The identity every row of a run carries: the plan's flags, with defaults that say what was
 //! measured (`sim-<gpu>`, `servebench-sim`, `sim`, `bf16` on the simulator; `unknown` or the
-//! engine profile otherwise). [`IdentityDefaults`] is the one table of those defaults: the sweep's
-//! agg rows, its `--eval` row and the standalone `servebench eval` row all take them from here, so
-//! the rows of one engine get one compare identity.
+//! engine profile otherwise; model prefix = the model, spec decoding `none`, TP/EP 1, no
+//! DP-attention). [`IdentityDefaults`] is the one table of those defaults and [`identity`] the
+//! one builder: the sweep's agg rows, its `--eval` row and the standalone `servebench eval`
+//! row (its null keys filled from it, `EvalRow::fill_identity`) all take them from here, so the
+//! rows of one engine get one compare identity.
 
 use servebench_client::Engine;
 use servebench_metrics::Identity;
@@ -71,9 +73,13 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         pp: c.pp,
         dcp_size: c.dcp,
         pcp_size: c.pcp,
+        is_multinode: false,
         ep: c.ep,
         dp_attention: c.dp_attn,
-        kv_offloading: Default::default(),
+        benchmark_type: plan.workload.benchmark_type(),
+        kv_offloading: c.kv_offload.mode.clone(),
+        kv_offload_backend: c.kv_offload.backend.clone(),
+        allocated_cpu_dram_gb: c.kv_offload.dram_gb,
     };
     if let Some(g) = plan.gpus {
         if c.tp.is_some() && g != identity.num_gpus() {
@@ -84,57 +90,6 @@ pub fn identity(plan: &SweepPlan, target: &Target, model: &str) -> Result<Identi
         }
     }
     Ok(identity)
-}
-
-/// Fills the identity fields of a standalone eval row that its flags left empty with the
-/// sweep's defaults ([`IdentityDefaults`]; model prefix = the model; spec decoding `none`, TP
-/// 1, EP 1, no DP-attention: what a sweep's `--eval` row carries from the sweep's identity, so
-/// both rows store the same identity) and returns the names
-/// of the fields filled (stored under `identity_defaults`). `sim_gpu`: the simulator's preset,
-/// `None` against an endpoint served by `engine`.
-pub fn fill_eval_defaults(
-    row: &mut servebench_eval::EvalRow,
-    sim_gpu: Option<&str>,
-    engine: Engine,
-) -> Vec<&'static str> {
-    let d = IdentityDefaults::new(sim_gpu, engine);
-    let mut filled = Vec::new();
-    if row.hw.is_none() {
-        // InferenceX's eval rows carry `hw` in upper case (MEASUREMENT.md §4.4), as
-        // `servebench_eval` writes a given `--hw`; the default follows the same rule, so
-        // `eval` alone and `sweep --eval` store the same identity.
-        row.hw = Some(d.hw.to_uppercase());
-        filled.push("hw");
-    }
-    if row.framework.is_none() {
-        row.framework = Some(d.framework);
-        filled.push("framework");
-    }
-    if row.precision.is_none() {
-        row.precision = Some(d.precision);
-        filled.push("precision");
-    }
-    if row.model_prefix.is_none() {
-        row.model_prefix = Some(row.model.clone());
-        filled.push("model_prefix");
-    }
-    if row.spec_decoding.is_none() {
-        row.spec_decoding = Some("none".into());
-        filled.push("spec_decoding");
-    }
-    if row.tp.is_none() {
-        row.tp = Some(1);
-        filled.push("tp");
-    }
-    if row.ep.is_none() {
-        row.ep = Some(1);
-        filled.push("ep");
-    }
-    if row.dp_attention.is_none() {
-        row.dp_attention = Some(false);
-        filled.push("dp_attention");
-    }
-    filled
 }
 
 /// The branch a run is stored under when `--branch` is not given: the current git branch of

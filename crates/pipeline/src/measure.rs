@@ -59,8 +59,6 @@ pub struct PointRequests {
 
 /// What a point is: the agg row's and the raw result's facts that only the workload knows.
 pub struct PointMeta {
-    /// `benchmark_type` of the agg row (`single_turn`, `multi_turn`).
-    pub benchmark_type: &'static str,
     /// The API the requests used.
     pub api: Api,
     /// Where prompt token counts come from.
@@ -263,14 +261,7 @@ impl<W: RequestWorkload> Executor for Measured<W> {
         }
         m.rescale_time(ctx.target.sim_speedup);
         m.notes.extend(self.workload.notes(&res.records));
-        let mut agg = point_row(
-            ctx,
-            point,
-            &m,
-            meta.benchmark_type,
-            meta.api,
-            meta.lengths_in_row,
-        );
+        let mut agg = point_row(ctx, point, &m, meta.api, meta.lengths_in_row);
         let window = servebench_metrics::power::aggregate::BenchmarkData {
             start: wall_start.timestamp_micros() as f64 / 1e6,
             end: wall_end.timestamp_micros() as f64 / 1e6,
@@ -368,19 +359,17 @@ pub fn statistics(
     m
 }
 
-/// The agg row of a point: the session's identity at the point's concurrency, its statistics
-/// and the workload's `benchmark_type` and API; `lengths_in_row` false clears the nominal
-/// ISL/OSL (a replay's lengths are its data's).
+/// The agg row of a point: the session's identity (its `benchmark_type` the workload's) at
+/// the point's concurrency, its statistics and the workload's API; `lengths_in_row` false
+/// clears the nominal ISL/OSL (a replay's lengths are its data's).
 pub fn point_row(
     ctx: &SweepCtx<'_>,
     point: &PointSpec,
     m: &PointMetrics,
-    benchmark_type: &str,
     api: Api,
     lengths_in_row: bool,
 ) -> AggRow {
     let extra = AggExtra {
-        benchmark_type: benchmark_type.into(),
         api: api.as_str().into(),
         engine: ctx.plan.engine.name().into(),
         endpoint: ctx.target.endpoint.base_url.clone(),
@@ -388,15 +377,15 @@ pub fn point_row(
     };
     let mut agg = agg_row(ctx.identity, Some(point.conc), m, &extra);
     if !lengths_in_row {
-        agg.isl = None;
-        agg.osl = None;
+        agg.identity.isl = None;
+        agg.identity.osl = None;
     }
     agg
 }
 
 /// The sweep's energy measurement, decided at its first point: `Err` only for `--power nvml`
 /// without a readable NVML. The choice is said once.
-fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
+pub(crate) fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
     let mut said = String::new();
     let p = PointPower::resolve(
         &ctx.plan.power,
@@ -424,7 +413,7 @@ fn resolve_power(ctx: &SweepCtx<'_>) -> Result<PointPower> {
 }
 
 /// Writes a point's `power_validation.json` (InferenceX's sidecar, pretty JSON).
-fn write_sidecar(dir: &std::path::Path, sidecar: &serde_json::Value) -> Result<()> {
+pub(crate) fn write_sidecar(dir: &std::path::Path, sidecar: &serde_json::Value) -> Result<()> {
     let path = dir.join("power_validation.json");
     let text = servebench_metrics::inferencex::pyjson::dumps_indent2(sidecar);
     std::fs::write(&path, text).map_err(|e| PipelineError::Io {

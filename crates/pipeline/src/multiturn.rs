@@ -412,7 +412,6 @@ impl RequestWorkload for MultiturnReplay {
 
     fn meta(&self, _ctx: &SweepCtx<'_>, convs: &Self::Prepared, _point: &PointSpec) -> PointMeta {
         PointMeta {
-            benchmark_type: "multi_turn",
             api: Api::Chat,
             prompt_count: PromptCount::Server,
             lengths_in_row: false,

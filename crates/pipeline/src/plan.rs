@@ -330,6 +330,42 @@ pub struct IdentityPlan {
     pub image: Option<String>,
     /// Catalog config key (`recipe_fingerprint`).
     pub config_key: Option<String>,
+    /// KV-cache offload (`--kv-offloading`, `--kv-offload-backend`, `--total-cpu-dram-gb`).
+    pub kv_offload: KvOffloadPlan,
+}
+
+/// KV-cache offload of the served engine: recorded in every row (InferenceX
+/// `kv_offloading`, `kv_offload_backend`, `allocated_cpu_dram_gb`) and, on the embedded
+/// simulator, modelled as a host-DRAM prefix tier of `dram_gb` (docs/simulator.md).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KvOffloadPlan {
+    /// `none` (default) or `dram`.
+    pub mode: servebench_contracts::KvOffload,
+    /// The backend (`hicache`, `lmcache`, …), when named.
+    pub backend: Option<servebench_contracts::KvOffloadBackend>,
+    /// Host DRAM budget for the offloaded KV cache, GB (InferenceX `TOTAL_CPU_DRAM_GB`).
+    pub dram_gb: u64,
+}
+
+impl KvOffloadPlan {
+    /// Checks the flags together: a backend or a DRAM budget needs an offload mode, and
+    /// `dram` needs a budget (InferenceX's `benchmark_lib.sh` requires `TOTAL_CPU_DRAM_GB`
+    /// with `KV_OFFLOADING=dram`).
+    pub fn validate(&self) -> Result<()> {
+        use servebench_contracts::KvOffload;
+        if self.mode.is_none() {
+            if self.backend.is_some() {
+                bail!("--kv-offload-backend needs --kv-offloading dram (InferenceX: the backend must be empty when KV_OFFLOADING=none)");
+            }
+            if self.dram_gb > 0 {
+                bail!("--total-cpu-dram-gb needs --kv-offloading dram");
+            }
+        }
+        if self.mode == KvOffload::Dram && self.dram_gb == 0 {
+            bail!("--kv-offloading dram needs --total-cpu-dram-gb GB (the host DRAM budget, InferenceX TOTAL_CPU_DRAM_GB)");
+        }
+        Ok(())
+    }
 }
 
 /// The embedded simulator's settings.
@@ -410,6 +446,7 @@ impl Default for SweepPlan {
                 spec_decoding: "none".into(),
                 image: None,
                 config_key: None,
+                kv_offload: KvOffloadPlan::default(),
             },
             sim: SimPlan {
                 speedup: None,
@@ -498,6 +535,19 @@ impl SweepPlan {
             .and_then(|v| v.as_bool())
             .unwrap_or(false);
         p.identity.spec_decoding = s("spec-decoding")?;
+        p.identity.kv_offload = KvOffloadPlan {
+            mode: servebench_contracts::KvOffload::parse(
+                row.get("kv-offloading").and_then(|v| v.as_str()),
+            ),
+            backend: row
+                .get("kv-offload-backend")
+                .filter(|v| !v.is_null())
+                .and_then(|v| serde_json::from_value(v.clone()).ok()),
+            dram_gb: row
+                .get("total-cpu-dram-gb")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+        };
         Ok(p)
     }
 
@@ -537,6 +587,7 @@ impl SweepPlan {
                 bail!("{flag} must be at least 1");
             }
         }
+        id.kv_offload.validate()?;
         if let Some(f) = self.workload.fixed() {
             f.validate()?;
         }

@@ -390,6 +390,49 @@ impl PointPower {
     }
 }
 
+impl PointPower {
+    /// [`PointPower::finish`] for a point whose sampling ran longer than its benchmark window
+    /// `b` (an AgentX point: warmup, then the profiling window; InferenceX's
+    /// `power_adapter.py` integrates the profiling window only). Samples (NVML) and a telemetry
+    /// file are integrated over `b` as they are; the simulator's modelled counters cover the
+    /// whole point, so its energy is the point's mean modelled power × the window's modelled
+    /// length (`b.duration` × `time_scale`).
+    pub async fn finish_window(
+        &self,
+        ep: &servebench_client::Endpoint,
+        sampling: PointSampling,
+        b: &BenchmarkData,
+        time_scale: f64,
+        expected_gpus: i64,
+    ) -> Option<PointEnergy> {
+        let PointSampling::Modelled(start) = sampling else {
+            return self.finish(ep, sampling, b, expected_gpus).await;
+        };
+        let window_s = b.duration * time_scale;
+        let fields = match (start, sim_energy_counters(ep).await) {
+            (Some((t0, e0)), Some((t1, e1))) if t1 > t0 => {
+                servebench_metrics::power::modelled_energy(
+                    (e1 - e0) / (t1 - t0) * window_s,
+                    window_s,
+                    b,
+                    expected_gpus,
+                )
+            }
+            _ => {
+                return self
+                    .finish(ep, PointSampling::Modelled(start), b, expected_gpus)
+                    .await
+            }
+        };
+        let line = energy_line(&fields, None, 0);
+        Some(PointEnergy {
+            fields,
+            sidecar: Value::Null,
+            line,
+        })
+    }
+}
+
 /// `localhost`, a loopback address, or this machine's host name.
 pub fn is_local_host(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');

@@ -221,3 +221,77 @@ fn cuda_visible_devices_and_local_hosts() {
     }
     assert!(!is_local_host("10.1.2.3"));
 }
+
+/// 600 W until `switch_at` (Unix s), 300 W after: an AgentX point's warmup, then its
+/// profiling window.
+struct Stepped {
+    switch_at: Arc<Mutex<f64>>,
+}
+
+impl PowerSampler for Stepped {
+    fn read(&mut self) -> Result<Readings, String> {
+        let w = if unix_now() < *self.switch_at.lock().unwrap() {
+            600.0
+        } else {
+            300.0
+        };
+        Ok(vec![("0".into(), w, None)])
+    }
+}
+
+/// An AgentX point is sampled from before its warmup, and integrated over its profiling window
+/// only (as InferenceX's power_adapter.py windows it): the warmup's 600 W is not in it.
+#[tokio::test]
+async fn an_agentx_point_is_integrated_over_its_profiling_window_only() {
+    let switch_at = Arc::new(Mutex::new(f64::INFINITY));
+    let p = sampled(Stepped {
+        switch_at: switch_at.clone(),
+    });
+    let clock = servebench_client::Clock::start();
+    let anchor = (unix_now(), clock.now_ns());
+    let sampling = p.start(&ep()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await; // the warmup, at 600 W
+    *switch_at.lock().unwrap() = unix_now();
+    // a 300 W reading before the window opens, so its edge interpolates between 300 W readings
+    let PointSampling::Monitor(m) = &sampling else {
+        panic!("NVML sampling runs a monitor");
+    };
+    // (the reading after the switch may have begun before it: the one after that has not)
+    m.wait_past(unix_now(), Duration::from_secs(10)).await;
+    let t1 = m.last_t().expect("a reading");
+    m.wait_past(t1, Duration::from_secs(10)).await;
+    let w0 = clock.now_ns();
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let w1 = clock.now_ns();
+    let b = crate::agentx::window_of(anchor, (w0, w1), (11, 123_708, 1_246));
+    // Unix seconds as f64 keep ~0.2 µs near 1.7e9 s
+    assert!((b.duration - (w1 - w0) as f64 / 1e9).abs() < 1e-6);
+    let e = p.finish_window(&ep(), sampling, &b, 1.0, 1).await.unwrap();
+    assert!(e.fields.valid, "{:?}", e.fields.invalid_reasons);
+    let m = e.fields.metrics.unwrap();
+    assert_eq!(
+        m.avg_power_w, 300.0,
+        "the warmup's 600 W is outside the window"
+    );
+    assert!((m.joules_per_output_token - 300.0 * b.duration / 1_246.0).abs() < 1e-5);
+}
+
+/// Without NVML an AgentX point says why, with no numbers (never zeros).
+#[tokio::test]
+async fn an_agentx_point_without_nvml_says_telemetry_missing() {
+    let p = PointPower::resolve(&PowerPlan::default(), false, "127.0.0.1", no_nvml).unwrap();
+    let sampling = p.start(&ep()).await;
+    let b = crate::agentx::window_of((1000.0, 0), (5_000_000_000, 65_000_000_000), (11, 1, 1));
+    assert_eq!((b.start, b.end, b.duration), (1005.0, 1065.0, 60.0));
+    let e = p.finish_window(&ep(), sampling, &b, 1.0, 1).await.unwrap();
+    assert!(
+        !e.fields.valid && e.fields.metrics.is_none(),
+        "{:?}",
+        e.fields
+    );
+    assert!(
+        e.fields.invalid_reasons[0].starts_with("telemetry_missing: "),
+        "{:?}",
+        e.fields.invalid_reasons
+    );
+}

@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use servebench_client::Engine;
 use servebench_eval::{EvalMeta, EvalOptions, EvalResult, EvalRow};
 use servebench_metrics::{Identity, PointStatus};
 use servebench_store::{RunId, RunStatus, Store};
@@ -96,53 +95,39 @@ pub struct SessionParts<E: Executor> {
     pub eval_identity: Option<EvalIdentity>,
 }
 
-/// The identity an eval row is stored with: the row's identity fields, the image, and the
-/// [`crate::identity::IdentityDefaults`] for the fields left empty (the simulator's preset, or
-/// the engine against an endpoint). `sweep --eval` takes every field from the session's
-/// [`Identity`]; `servebench eval` from its flags, the rest defaulted and named under
-/// `identity_defaults`. One [`EvalIdentity::row`] writes both rows.
+/// The identity an eval row is stored with: what the eval row is told (`meta`), the image,
+/// and the session's one [`Identity`] its unknown keys are filled from
+/// ([`EvalRow::fill_identity`]: [`crate::identity::IdentityDefaults`] for what no flag named —
+/// the simulator's preset, or the engine against an endpoint). `sweep --eval` tells the row
+/// every field of the session's identity; `servebench eval` its flags, the rest filled and
+/// named under `identity_defaults`. One [`EvalIdentity::row`] writes both rows.
 #[derive(Debug, Clone)]
 pub struct EvalIdentity {
-    /// The identity fields copied into the row (`None`: defaulted).
+    /// The identity fields the eval writes into its row (`None`: filled from `identity`).
     pub meta: EvalMeta,
     /// `--image`, stored with the row.
     pub image: Option<String>,
-    /// The simulator's GPU preset, `None` against an endpoint.
-    pub sim_gpu: Option<String>,
-    /// The engine profile: the default framework against an endpoint.
-    pub engine: Engine,
+    /// The session's identity ([`crate::identity::identity`]).
+    pub identity: Identity,
 }
 
 impl EvalIdentity {
-    /// A sweep's eval identity: every field from the rows' `identity` (nothing is defaulted
+    /// A sweep's eval identity: every field from the rows' `identity` (nothing is filled
     /// again).
-    pub fn of_sweep(identity: &Identity, plan: &SweepPlan, target: &Target) -> EvalIdentity {
+    pub fn of_sweep(identity: &Identity) -> EvalIdentity {
         EvalIdentity {
-            meta: EvalMeta {
-                model_prefix: Some(identity.infmax_model_prefix.clone()),
-                hw: Some(identity.hw.clone()),
-                framework: Some(identity.framework.clone()),
-                precision: Some(identity.precision.clone()),
-                spec_decoding: Some(identity.spec_decoding.clone()),
-                isl: identity.isl,
-                osl: identity.osl,
-                tp: Some(identity.tp),
-                ep: Some(identity.ep),
-                dp_attention: Some(identity.dp_attention),
-            },
+            meta: EvalMeta::from(identity),
             image: Some(identity.image.clone()),
-            sim_gpu: target.is_sim().then(|| plan.sim.gpu.clone()),
-            engine: plan.engine,
+            identity: identity.clone(),
         }
     }
 
     /// The stored eval row of `r`: the gate outcome and image ([`eval_store_row`]), the empty
-    /// identity fields filled with the defaults ([`crate::identity::fill_eval_defaults`]) and
-    /// named under `identity_defaults`.
+    /// identity fields filled from the identity ([`EvalRow::fill_identity`]) and named under
+    /// `identity_defaults`.
     pub fn row(&self, r: &EvalResult) -> EvalRow {
         let mut row = eval_store_row(r, self.image.as_deref());
-        let filled =
-            crate::identity::fill_eval_defaults(&mut row, self.sim_gpu.as_deref(), self.engine);
+        let filled = row.fill_identity(&self.identity);
         if !filled.is_empty() {
             row.identity_defaults = Some(filled.iter().map(|f| f.to_string()).collect());
         }
@@ -275,7 +260,7 @@ impl<E: Executor> Session<E> {
             resume::finished_points(&p.plan, &p.out_dir, p.recorder.as_mut(), &*p.console)?;
         let eval_identity = match p.eval_identity.take() {
             Some(e) => e,
-            None => EvalIdentity::of_sweep(&p.identity, &p.plan, &p.target),
+            None => EvalIdentity::of_sweep(&p.identity),
         };
         Ok(Session {
             eval_identity,
@@ -879,7 +864,6 @@ mod tests {
             m.point_status = PointStatus::Ok;
             m.completed = *w;
             let extra = AggExtra {
-                benchmark_type: "single_turn".into(),
                 api: "completions".into(),
                 engine: "vllm".into(),
                 endpoint: ctx.target.endpoint.base_url.clone(),

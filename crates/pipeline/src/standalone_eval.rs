@@ -30,6 +30,9 @@ pub struct EvalTarget {
     pub sim: SimOptions,
     /// The recorded model whose GSM8K solutions the simulator replays.
     pub sim_answers: String,
+    /// `--sim-gsm8k-accuracy`: answer with this chosen accuracy instead
+    /// ([`servebench_eval::sim_answers::with_accuracy`]).
+    pub sim_accuracy: Option<f64>,
     /// GSM8K data folder (`None`: the default).
     pub gsm8k_dir: Option<PathBuf>,
 }
@@ -60,12 +63,7 @@ pub fn run_standalone_eval(
     console: Arc<dyn Console>,
 ) -> Result<u8> {
     let plan = eval_plan(&target, rec.as_ref());
-    let eval_identity = EvalIdentity {
-        meta: opts.meta.clone(),
-        image: rec.as_ref().and_then(|r| r.image.clone()),
-        sim_gpu: target.endpoint.is_none().then(|| target.sim.gpu.clone()),
-        engine: plan.engine,
-    };
+    let image = rec.as_ref().and_then(|r| r.image.clone());
     // the run first: an error from here on marks it failed
     let mut recorder = match rec {
         Some(r) => Some(continue_or_record(r, &opts, &plan, &console)?),
@@ -92,6 +90,11 @@ pub fn run_standalone_eval(
             };
             let model = opts.model.clone().unwrap_or_default();
             let identity = crate::identity::identity(&plan, &target, &model)?;
+            let eval_identity = EvalIdentity {
+                meta: opts.meta.clone(),
+                image,
+                identity: identity.clone(),
+            };
             let mut session = Session::from_parts(SessionParts {
                 out_dir: opts.out_dir.clone(),
                 cancel: opts.cancel.clone(),
@@ -143,9 +146,13 @@ async fn open_target(
     let inner = match t.endpoint {
         Some(ep) => servebench_endpoint::Target::remote(ep),
         None => {
-            let book =
-                servebench_eval::sim_answers::load_from(&t.sim_answers, t.gsm8k_dir.as_deref())
-                    .map_err(PipelineError::Eval)?;
+            let book = match t.sim_accuracy {
+                Some(a) => servebench_eval::sim_answers::with_accuracy(a, t.gsm8k_dir.as_deref()),
+                None => {
+                    servebench_eval::sim_answers::load_from(&t.sim_answers, t.gsm8k_dir.as_deref())
+                }
+            }
+            .map_err(PipelineError::Eval)?;
             let sim = SimOptions {
                 answers: Some(answer_book(move |p| book.lookup(p).map(str::to_string))),
                 ..t.sim

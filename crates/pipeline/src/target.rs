@@ -62,6 +62,10 @@ impl Target {
                     tp: plan.tp(),
                     speedup,
                     slowdown: plan.sim.slowdown,
+                    // --kv-offloading dram: the recorded DRAM budget is the simulator's tier
+                    host_kv_dram_gb: (plan.identity.kv_offload.mode
+                        == servebench_contracts::KvOffload::Dram)
+                        .then_some(plan.identity.kv_offload.dram_gb as f64),
                     emission_log: Some(out_dir.join("sim-emission.jsonl")),
                     answers: answers
                         .map(|book| answer_book(move |p| book.lookup(p).map(str::to_string))),

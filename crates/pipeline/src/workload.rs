@@ -45,6 +45,16 @@ impl Workload {
         }
     }
 
+    /// The kind of benchmark its points are (the identity's `benchmark_type`).
+    pub fn benchmark_type(&self) -> servebench_contracts::BenchmarkType {
+        use servebench_contracts::BenchmarkType;
+        match self {
+            Workload::FixedSequence(_) => BenchmarkType::SingleTurn,
+            Workload::Agentx(_) => BenchmarkType::AgenticTraces,
+            Workload::Multiturn(_) => BenchmarkType::MultiTurn,
+        }
+    }
+
     /// The store's workload label (`1k/1k`, `AgentX`, `multi-turn`).
     pub fn label(&self) -> String {
         match self {

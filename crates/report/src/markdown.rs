@@ -405,6 +405,12 @@ pub fn failure_en(f: &FailureSummary) -> String {
         (Some(file), None) => s.push_str(&format!(" ({})", code_md(file))),
         _ => {}
     }
+    match (&f.node, &f.role) {
+        (Some(n), Some(r)) => s.push_str(&format!(" on node {} ({r})", code_md(n))),
+        (Some(n), None) => s.push_str(&format!(" on node {}", code_md(n))),
+        (None, Some(r)) => s.push_str(&format!(" in the {r}")),
+        (None, None) => {}
+    }
     s.push_str(": ");
     let quoted: Vec<String> = f.first_error.iter().map(|l| code_md(l.trim())).collect();
     s.push_str(&quoted.join(" / "));
@@ -476,7 +482,13 @@ pub fn failure_en(f: &FailureSummary) -> String {
 /// Chinese failure paragraph (the first error is quoted again: it is evidence, not a table number).
 pub fn failure_zh(f: &FailureSummary) -> String {
     let quoted: Vec<String> = f.first_error.iter().map(|l| code_md(l.trim())).collect();
-    let mut s = format!("作业日志中的第一个错误是 {}，", quoted.join(" / "));
+    let origin = match (&f.node, &f.role) {
+        (Some(n), Some(r)) => format!("（节点 {}，{}）", code_md(n), words::role_zh(r)),
+        (Some(n), None) => format!("（节点 {}）", code_md(n)),
+        (None, Some(r)) => format!("（{}）", words::role_zh(r)),
+        (None, None) => String::new(),
+    };
+    let mut s = format!("作业日志中的第一个错误{origin}是 {}，", quoted.join(" / "));
     s.push_str(&format!("由{}报出", words::layer_zh(&f.layer)));
     if let Some(words) = f.stage.and_then(words::job_stage_zh) {
         s.push('，');

@@ -537,6 +537,12 @@ pub struct FailureSummary {
     /// words as triage's evidence. `None`: not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<servebench_contracts::JobStage>,
+    /// The node the first error is on, in a multi-node job (for a lost node: the lost node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The role of that node's log in a multi-node job (`decode worker w1`, `frontend`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     /// Failure class, worded (`launcher environment check`), with its id when known (`F3`).
     pub class: Option<String>,
     /// `Some(true)` deterministic, `Some(false)` transient, `None` mixed/unknown.

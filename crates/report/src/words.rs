@@ -197,9 +197,35 @@ pub fn layer_zh(layer: &str) -> String {
         "lifecycle" | "tooling" | "lifecycle/tooling" => "自动化工具",
         "readiness" => "就绪检查",
         "capacity" => "集群容量",
+        "network" => "网络",
+        "scheduler" => "调度器",
         _ => return layer.to_string(),
     };
     zh.to_string()
+}
+
+/// Chinese of a multi-node log's role as triage names it (`decode worker w1` → `decode 工作进程
+/// w1`, `frontend 0` → `前端 0`, `Slurm batch log` → `Slurm 批处理日志`); a list (`prefill worker
+/// w0, decode worker w1`) is translated item by item; names (etcd, NATS, routers) stay.
+pub fn role_zh(role: &str) -> String {
+    role.split(", ")
+        .map(|r| {
+            for (en, zh) in [
+                ("prefill worker", "prefill 工作进程"),
+                ("decode worker", "decode 工作进程"),
+                ("aggregated worker", "聚合工作进程"),
+                ("frontend", "前端"),
+                ("Slurm batch log", "Slurm 批处理日志"),
+                ("benchmark client", "基准测试客户端"),
+            ] {
+                if let Some(rest) = r.strip_prefix(en) {
+                    return format!("{zh}{rest}");
+                }
+            }
+            r.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("、")
 }
 
 /// Chinese of an engine display name stays the same; this maps framework ids to display names

@@ -139,6 +139,8 @@ fn failed_attempt() -> AttemptInput {
             not_layers: vec!["recipe".into(), "image".into(), "engine".into()],
             seconds_after_start: Some(2.819),
             stage: Some(servebench_contracts::JobStage::BeforeImportOrServerStart),
+            node: None,
+            role: None,
             class: Some("required environment variable not set (F3)".into()),
             deterministic: Some(true),
             same_on: vec!["b200-nscale-slurm_00".into(), "b200-nscale-slurm_01".into()],

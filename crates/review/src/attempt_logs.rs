@@ -247,6 +247,8 @@ pub fn failure_summary(r: &TriageReport, repairs_used: u32) -> Option<FailureSum
         not_layers,
         seconds_after_start: fe.seconds_after_log_start,
         stage: Some(stage),
+        node: fe.node.clone(),
+        role: fe.role.clone(),
         class: Some(class),
         deterministic,
         same_on: r.same_first_error_runners.clone(),
@@ -286,6 +288,41 @@ pub fn next_step(r: &TriageReport, launcher: Option<&str>) -> Bilingual {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A multi-node attempt: the failure paragraph names the node and role of the first error
+    /// across nodes, in English and Chinese.
+    #[test]
+    fn the_failure_paragraph_names_node_and_role() {
+        let logs = [
+            (
+                "logs/gb200-cn08_decode_w1.out",
+                "[2026-09-21 01:20:13 TP0] Decode batch. #running-req: 61\ngb200-cn08:3468:3905 [4] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.7.12<54862> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n",
+            ),
+            (
+                "logs/gb200-cn07_decode_w0.out",
+                "[2026-09-21 01:20:11 TP0] Decode batch. #running-req: 60\n",
+            ),
+            (
+                "logs/slurm_job-18590.out",
+                "2026-09-21 01:17:05,100 - srtctl - INFO - Running sa-bench\nsrun: error: Node failure on gb200-cn07\n",
+            ),
+        ];
+        let r =
+            servebench_triage::triage_texts(&logs, &servebench_triage::TriageOptions::default());
+        let f = failure_summary(&r, 0).unwrap();
+        assert_eq!(f.node.as_deref(), Some("gb200-cn07"));
+        assert_eq!(f.role.as_deref(), Some("decode worker w0"));
+        let en = servebench_report::markdown::failure_en(&f);
+        assert!(
+            en.starts_with("First error in the job log (`slurm_job-18590.out`, line 2) on node `gb200-cn07` (decode worker w0): `srun: error: Node failure on gb200-cn07`."),
+            "{en}"
+        );
+        let zh = servebench_report::markdown::failure_zh(&f);
+        assert!(
+            zh.starts_with("作业日志中的第一个错误（节点 `gb200-cn07`，decode 工作进程 w0）是 `srun: error: Node failure on gb200-cn07`，由运行器节点报出"),
+            "{zh}"
+        );
+    }
 
     #[test]
     fn job_lines_name_points() {

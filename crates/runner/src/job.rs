@@ -513,6 +513,24 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
     push(&mut a, "--spec-decoding", p.spec_decoding.clone());
     push(&mut a, "--image", p.image.clone());
     push(&mut a, "--config-key", p.config_key.clone());
+    if let Workload::Agentic {
+        kv_offloading,
+        total_cpu_dram_gb,
+        kv_offload_backend,
+        ..
+    } = &p.workload
+    {
+        // recorded as InferenceX's aggregate records them (kv_offloading,
+        // kv_offload_backend, allocated_cpu_dram_gb); the sweep's own simulator models the
+        // DRAM tier from them
+        if kv_offloading != "none" && !p.eval_only {
+            push(&mut a, "--kv-offloading", kv_offloading.clone());
+            if let Some(b) = kv_offload_backend {
+                push(&mut a, "--kv-offload-backend", b.clone());
+            }
+            push(&mut a, "--total-cpu-dram-gb", total_cpu_dram_gb.to_string());
+        }
+    }
     push(&mut a, "--db", db);
     a
 }
@@ -754,12 +772,12 @@ fn wait_ready(
             }
         }
         if let Some(e) = shim::read_state::<shim::EngineLaunch>(&spec.dir, shim::ENGINE_FILE) {
-            if e.port != port {
+            if e.args.port != port {
                 log.line(&format!(
                     "the recipe's engine listens on port {} (not $PORT {port}): measuring it there",
-                    e.port
+                    e.args.port
                 ));
-                port = e.port;
+                port = e.args.port;
                 st.port = port;
             }
         }
@@ -1111,6 +1129,28 @@ mod tests {
             note.contains("AgentX trace replay of /t/traces for 3600 s"),
             "{note}"
         );
+        // no offload: no KV-offload flags (rows keep their bytes)
+        assert_eq!(flag(&a, "--kv-offloading"), None);
+        // a DRAM arm: the sweep records the mode, the backend and the budget (issue 27)
+        let mut s = spec(Some("/t/traces"), None);
+        if let Workload::Agentic {
+            kv_offloading,
+            total_cpu_dram_gb,
+            kv_offload_backend,
+            ..
+        } = &mut s.point.workload
+        {
+            *kv_offloading = "dram".into();
+            *total_cpu_dram_gb = 2399;
+            *kv_offload_backend = Some(r#"{"name":"hicache"}"#.into());
+        }
+        let a = measure_args(&s, 8000);
+        assert_eq!(flag(&a, "--kv-offloading"), Some("dram"));
+        assert_eq!(
+            flag(&a, "--kv-offload-backend"),
+            Some(r#"{"name":"hicache"}"#)
+        );
+        assert_eq!(flag(&a, "--total-cpu-dram-gb"), Some("2399"));
     }
 
     #[test]

@@ -290,12 +290,12 @@ pub fn multinode_row(
     r.output_tput_per_gpu = o;
     r.input_tput_per_gpu = i;
     r.num_gpus = d.gpus();
-    r.is_multinode = true;
-    r.disagg = d.disagg;
+    r.identity.is_multinode = true;
+    r.identity.disagg = d.disagg;
     let main = *mn.main_side();
-    r.tp = main.tp;
-    r.ep = main.ep;
-    r.dp_attention = main.dp_attention;
+    r.identity.tp = main.tp;
+    r.identity.ep = main.ep;
+    r.identity.dp_attention = main.dp_attention;
     r.multinode = Some(mn);
     r
 }

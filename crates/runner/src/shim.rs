@@ -12,7 +12,8 @@
 //!   atom.entrypoints.openai_server`, …): check argv against the
 //!   image's flag table (`servebench-engines`; a refused argv fails like the engine's
 //!   argparse, exit 2) and serve the embedded simulator with the recipe's host, port, model,
-//!   served model name, TP, context length and max running requests ([`EngineLaunch`]).
+//!   served model name, TP, context length and max running requests ([`EngineLaunch`], its
+//!   [`LaunchArgs`] the engine profile's).
 //! * `mpirun [OPTIONS] CMD ARGS…` (how every InferenceX TensorRT-LLM recipe starts
 //!   `trtllm-serve`): the options are dropped and `CMD ARGS…` runs once, through the shims.
 //! * `nvidia-smi` (NVIDIA runners), `rocm-smi` and `amd-smi` (AMD runners): the runner's GPUs
@@ -112,24 +113,11 @@ pub struct EngineLaunch {
     pub engine: Engine,
     /// The engine's own argv (after `-m MODULE` / `serve`).
     pub argv: Vec<String>,
-    /// `--host` (default 127.0.0.1 for SGLang, 0.0.0.0 for vLLM, as the engines do).
-    pub host: String,
-    /// `--port` (engine defaults: SGLang 30000, vLLM and trtllm-serve 8000).
-    pub port: u16,
-    /// The model path or id.
-    pub model: Option<String>,
-    /// The served model name (default: the model).
-    pub served_model_name: Option<String>,
-    /// Tensor parallelism.
-    pub tp: u32,
-    /// Expert parallelism (recorded; not modelled).
-    pub ep: u32,
-    /// Data parallelism (recorded; not modelled).
-    pub dp: u32,
-    /// Context length, tokens (`--context-length`, `--max-model-len`, `--max_seq_len`).
-    pub context_length: Option<u32>,
-    /// Max running requests (`--max-running-requests`, `--max-num-seqs`, `--max_batch_size`).
-    pub max_running_requests: Option<u32>,
+    /// What servebench reads of it — host, port, model, served model name, TP/EP/DP, context
+    /// length, max running requests — with the engine's defaults: the engine profile's one
+    /// parse ([`LaunchArgs::parse`]), flattened into `engine.json` (same keys as before).
+    #[serde(flatten)]
+    pub args: LaunchArgs,
     /// The simulator's one-line description, once it serves.
     #[serde(default)]
     pub describe: Option<String>,
@@ -226,19 +214,10 @@ pub fn flag_value(args: &[String], names: &[&str]) -> Option<String> {
 /// Reads an engine launch from its argv (after the module / `serve`): the engine's argument
 /// spellings and defaults are its profile's (`servebench_engines::LaunchArgs`).
 pub fn engine_launch(engine: Engine, argv: &[String]) -> EngineLaunch {
-    let l = LaunchArgs::parse(engine, argv);
     EngineLaunch {
         engine,
         argv: argv.to_vec(),
-        host: l.host,
-        port: l.port,
-        served_model_name: l.served_model_name,
-        model: l.model,
-        tp: l.tp,
-        ep: l.ep,
-        dp: l.dp,
-        context_length: l.context_length,
-        max_running_requests: l.max_running_requests,
+        args: LaunchArgs::parse(engine, argv),
         describe: None,
     }
 }
@@ -792,11 +771,14 @@ mod tests {
             panic!()
         };
         assert_eq!(e.engine, Engine::Sglang);
-        assert_eq!((e.port, e.tp, e.ep, e.dp), (8123, 8, 2, 1));
-        assert_eq!(e.model.as_deref(), Some("/m"));
-        assert_eq!(e.served_model_name.as_deref(), Some("Q/M"));
-        assert_eq!(e.max_running_requests, Some(8));
-        assert_eq!(e.context_length, Some(4096));
+        assert_eq!(
+            (e.args.port, e.args.tp, e.args.ep, e.args.dp),
+            (8123, 8, 2, 1)
+        );
+        assert_eq!(e.args.model.as_deref(), Some("/m"));
+        assert_eq!(e.args.served_model_name.as_deref(), Some("Q/M"));
+        assert_eq!(e.args.max_running_requests, Some(8));
+        assert_eq!(e.args.context_length, Some(4096));
         let Invocation::Engine(v) = classify(
             "vllm",
             &a("serve org/m --host 0.0.0.0 --port=9000 --tensor-parallel-size 4 --max-num-seqs 16 --max-model-len 9472"),
@@ -804,10 +786,10 @@ mod tests {
             panic!()
         };
         assert_eq!(v.engine, Engine::Vllm);
-        assert_eq!((v.port, v.tp), (9000, 4));
-        assert_eq!(v.model.as_deref(), Some("org/m"));
-        assert_eq!(v.context_length, Some(9472));
-        assert_eq!(v.max_running_requests, Some(16));
+        assert_eq!((v.args.port, v.args.tp), (9000, 4));
+        assert_eq!(v.args.model.as_deref(), Some("org/m"));
+        assert_eq!(v.args.context_length, Some(9472));
+        assert_eq!(v.args.max_running_requests, Some(16));
         assert!(matches!(
             classify("sglang", &a("serve --model-path m")),
             Invocation::Engine(_)
@@ -823,7 +805,7 @@ mod tests {
         ) else {
             panic!("python3 -u -m is not recognised")
         };
-        assert_eq!((u.engine, u.port), (Engine::Atom, 8124));
+        assert_eq!((u.engine, u.args.port), (Engine::Atom, 8124));
         // AMD's ATOM (dsr1_fp8_mi355x_atom.sh): `--server-port`, `-tp`, vLLM's API
         let Invocation::Engine(at) = classify(
             "python3",
@@ -831,8 +813,11 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!((at.engine, at.port, at.tp), (Engine::Atom, 8123, 8));
-        assert_eq!(at.context_length, Some(10240));
+        assert_eq!(
+            (at.engine, at.args.port, at.args.tp),
+            (Engine::Atom, 8123, 8)
+        );
+        assert_eq!(at.args.context_length, Some(10240));
     }
 
     #[test]
@@ -870,7 +855,10 @@ mod tests {
         let Invocation::Engine(e) = classify(&argv[0], &argv[1..]) else {
             panic!()
         };
-        assert_eq!((e.engine, e.port, e.tp), (Engine::Trtllm, 8888, 8));
+        assert_eq!(
+            (e.engine, e.args.port, e.args.tp),
+            (Engine::Trtllm, 8888, 8)
+        );
         assert!(shimmed().contains(&"mpirun") && shimmed().contains(&"trtllm-serve"));
         assert!(matches!(
             classify("mpirun", &a("-n 2")),

@@ -121,6 +121,61 @@ fn simulator_replay_prints_scores_writes_files_and_fails_the_default_gate() {
     assert_eq!(s["messages"].as_array().unwrap().len(), 11);
 }
 
+/// Issue 27: the simulated success path. `--sim-gsm8k-accuracy 0.9` scores 0.9 exactly on the
+/// first 100 questions (⌊100·0.9⌋ = 90 reference solutions, 10 recorded wrong ones), passes the
+/// 0.85 gate, and says SIMULATED in the summary, `result.json` and the stored row
+/// (`simulated_accuracy`); without it the replay of the recorded model stays what it was (the
+/// test above: 175b_verification, FAIL, no `simulated_accuracy` key).
+#[test]
+fn a_chosen_simulated_accuracy_passes_the_gate_and_says_simulated() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let db = dir.path().join("e.db");
+    let (o, d) = (out.to_str().unwrap(), PathBuf::from(GSM8K));
+    let r = output_scratch(
+        &[
+            eval_args(o, d.to_str().unwrap(), &["--limit", "100", "--conc", "16"]),
+            vec!["--sim-gsm8k-accuracy", "0.9", "--db", db.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    let stdout = common::stdout(&r);
+    assert_eq!(r.status.code(), Some(0), "{stdout}\n{}", common::stderr(&r));
+    assert!(stdout.contains("em_strict   90.00 %"), "{stdout}");
+    assert!(stdout.contains("em_flexible 90.00 %"), "{stdout}");
+    assert!(stdout.contains("SIMULATED accuracy 0.9"), "{stdout}");
+    assert!(stdout.contains(": PASS"), "{stdout}");
+    let res: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(res["row"]["em_strict"], 0.9);
+    assert_eq!(res["row"]["simulated_accuracy"], 0.9);
+    assert!(res["servebench"]["replay_note"]
+        .as_str()
+        .unwrap()
+        .contains("SIMULATED"));
+    let st = servebench_store::Store::open(&db).unwrap();
+    let run = st.latest_run(None).unwrap().unwrap();
+    let evals = st.evals(run.id).unwrap();
+    let servebench_store::StoredRow::Servebench(row) = &evals[0].row else {
+        panic!("a servebench row")
+    };
+    assert_eq!(row.extra["simulated_accuracy"], 0.9);
+    // with an endpoint it means nothing: refused in one line
+    let r = output_scratch(
+        &[
+            eval_args(
+                o,
+                d.to_str().unwrap(),
+                &["--endpoint", "http://127.0.0.1:9"],
+            ),
+            vec!["--sim-gsm8k-accuracy", "0.9"],
+        ]
+        .concat(),
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert!(common::stderr(&r).contains("--sim-gsm8k-accuracy is for the embedded simulator"));
+}
+
 #[test]
 fn gate_exit_codes_and_threshold_sources() {
     let dir = tempfile::tempdir().unwrap();

@@ -640,6 +640,25 @@ fn the_real_inferencex_recipes_store_rows_under_simulate() {
     let ax = read_json(&walk(&g.join("sweep"), "agg.json").unwrap());
     assert_eq!(ax["benchmark_type"], "agentic_traces", "{ax}");
     assert_eq!(ax["framework"], "sglang", "{ax}");
+    // recorded as InferenceX's aggregate records it: the mode, the search space's backend and
+    // the DRAM budget of the matrix row (b200-dgxc: 3,774,874 MiB × dram-utilization 0.80 /
+    // 8 GPUs × TP 8 = 2399 GB, generate_sweep_configs.py), in agg.json, agentx.json and the
+    // stored row
+    let stored = rows_of(&d.join("cov.db"));
+    let glm = stored
+        .iter()
+        .find(|r| r["infmax_model_prefix"] == "glm5.2")
+        .unwrap_or_else(|| panic!("no glm5.2 row in {stored:?}"));
+    let agentx = read_json(&walk(&g.join("sweep"), "agentx.json").unwrap());
+    for v in [&ax, &agentx, glm] {
+        assert_eq!(v["kv_offloading"], "dram", "{v}");
+        assert_eq!(
+            v["kv_offload_backend"],
+            serde_json::json!({"name": "hicache"}),
+            "{v}"
+        );
+        assert_eq!(v["allocated_cpu_dram_gb"], 2399, "{v}");
+    }
     // ATOM: AIPerf's export with the `atom:` series the recipe requires
     let k = find("kimik3-fp4-mi355x-atom-agentic-mtp");
     let export = walk(&k.join("results"), "server_metrics_export.json").unwrap();
@@ -659,4 +678,19 @@ fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
         }
     }
     None
+}
+
+/// Every point row stored in `db`, over all its runs, as written.
+fn rows_of(db: &Path) -> Vec<serde_json::Value> {
+    let st = servebench_store::Store::open(db).unwrap();
+    let mut rows = Vec::new();
+    for r in st.list_runs(None, None).unwrap() {
+        rows.extend(
+            st.points(r.id)
+                .unwrap()
+                .into_iter()
+                .map(|p| p.row.to_value()),
+        );
+    }
+    rows
 }

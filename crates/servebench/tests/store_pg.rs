@@ -103,8 +103,8 @@ fn sweep_agentx_and_eval_land_in_postgres_and_compare_takes_main() {
     let ax = s.points(by(agentx_run).id).unwrap();
     assert_eq!(ax.len(), 1);
     assert_eq!(
-        ax[0].row.servebench().unwrap().benchmark_type,
-        "agentic_traces"
+        ax[0].row.servebench().unwrap().identity.benchmark_type,
+        servebench_contracts::BenchmarkType::AgenticTraces
     );
     let ev = runs
         .iter()

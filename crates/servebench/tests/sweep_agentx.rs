@@ -149,6 +149,25 @@ fn agentx_sweep_is_matched_with_the_scenarios_agentx_baseline() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     let agg = read_json(&out.join("conc1/agg.json"));
     assert_eq!(agg["benchmark_type"], "agentic_traces", "{agg}");
+    // energy over the profiling window, modelled on the simulator (issue 30): the window's
+    // modelled length × the point's mean modelled power, per output token of the window
+    assert_eq!(agg["power_source"], "modelled", "{agg}");
+    assert_eq!(agg["power_valid"], 0, "{agg}");
+    let (w, j, e) = (
+        agg["avg_power_w"].as_f64().unwrap(),
+        agg["joules_per_output_token"].as_f64().unwrap(),
+        agg["total_gpu_energy_j"].as_f64().unwrap(),
+    );
+    assert!(w > 77.0 && w < 1000.0, "between idle and TDP: {agg}");
+    assert!(
+        (e / w - 10.0).abs() < 0.01,
+        "the 10 s window: {e} J at {w} W"
+    );
+    let out_tokens = agg["agentx"]["request_metrics"]["output_sequence_length"]["sum"].as_f64();
+    if let Some(n) = out_tokens {
+        assert!((j - e / n).abs() < 1e-3, "{j} J/tok vs {e} J / {n} tokens");
+    }
+    assert!(stdout_has_energy(&o), "the point's energy line");
     // a 10 s window is not a valid InferenceX submission (unsafe_override): the point is
     // measured and stored as ok (its numbers stand), but the sweep says the run is invalid in
     // its status line, its exit code and `servebench runs`, as `servebench run` does for the
@@ -257,4 +276,14 @@ fn traces_without_a_trace_are_refused_before_anything_is_made() {
     );
     assert!(!String::from_utf8_lossy(&o.stdout).contains("embedded simulator"));
     assert!(!d.join("o").exists() && !d.join("s.db").exists());
+}
+
+/// The sweep printed the point's energy line, marked modelled.
+fn stdout_has_energy(o: &std::process::Output) -> bool {
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    all.contains("conc 1: energy: ") && all.contains("(modelled, not measured)")
 }

@@ -125,6 +125,29 @@ fn agentx_replay_on_llama_cpp_hits_the_servers_prefix_cache() {
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(stdout.contains("(unsafe_override)"), "{stdout}");
+    // GPU energy over the profiling window (issue 30): NVML where the engine's GPU is readable;
+    // on a machine without NVML (CI) the row says why — no numbers, never zeros
+    let row = read_json(&out.join("conc2/agg.json"));
+    match row["power_source"].as_str() {
+        Some("none") => {
+            assert_eq!(row["power_valid"], 0, "{row}");
+            assert!(row.get("joules_per_output_token").is_none(), "{row}");
+            let why = row["power_invalid_reasons"][0].as_str().unwrap_or_default();
+            assert!(why.starts_with("telemetry_missing: "), "{row}");
+            assert!(
+                stdout.contains("conc 2: energy not measured: telemetry_missing"),
+                "{stdout}"
+            );
+        }
+        Some("nvml") => assert!(
+            row["joules_per_output_token"]
+                .as_f64()
+                .is_some_and(|j| j > 0.0)
+                || row["power_valid"] == 0,
+            "{row}"
+        ),
+        other => panic!("power_source {other:?}: {row}"),
+    }
 
     let agg = read_json(&out.join("conc2/agentx.json"));
     let recs = read_jsonl(&out.join("conc2/agentx_records.jsonl"));

@@ -206,6 +206,15 @@ fn bad_flags_are_one_line_naming_the_flag_before_any_io() {
             "--sim-answers",
         ),
         (&["sweep", "--sim-speedup", "-2"], "--sim-speedup"),
+        // KV offload: a budget without a mode, dram without a budget
+        (
+            &["sweep", "--total-cpu-dram-gb", "100"],
+            "--total-cpu-dram-gb needs --kv-offloading dram",
+        ),
+        (
+            &["sweep", "--kv-offloading", "dram"],
+            "--kv-offloading dram needs --total-cpu-dram-gb",
+        ),
         // fixed-sequence flags with an AgentX replay (a new-user run found them silently
         // ignored): refused, naming each, whether agentx is asked for or implied by --traces
         (

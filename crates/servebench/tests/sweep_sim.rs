@@ -299,7 +299,7 @@ fn multiturn_replays_conversations_with_history_and_think_times() {
     assert_eq!(points.len(), 1);
     let row = points[0].row.servebench().expect("a servebench row");
     assert_eq!(
-        (row.benchmark_type.as_str(), row.conc),
+        (row.identity.benchmark_type.as_str(), row.conc),
         ("multi_turn", Some(2))
     );
 }

@@ -125,6 +125,7 @@ fn bump_records_provenance_and_a_sweep_of_the_image_uses_it() {
             .row
             .servebench()
             .unwrap()
+            .identity
             .image,
         NEW
     );

@@ -18,6 +18,13 @@
 //! blocks, and evicts least-recently-used blocks beyond that, so hits fall under KV pressure.
 //! Counters: prefix-cache queries and hits in tokens (vLLM `prefix_cache_{queries,hits}`).
 //!
+//! KV offload ([`EngineConfig::host_kv`], [`crate::host_kv`]): a second LRU set of block hashes
+//! in host DRAM, written through when a prefill completes; on admission the blocks after the
+//! GPU hits that are found there are hits too, loaded host→GPU at the link's bandwidth (the
+//! step's cost includes the load, overlapped with its forward pass) and counted apart
+//! (`host_cache_hits`: SGLang `cached_tokens{cache_source="host"}`, vLLM
+//! `external_prefix_cache_hits`).
+//!
 //! The engine knows nothing about wall time, HTTP or text: [`crate::runtime`] drives it in
 //! real time and [`simulate_closed_loop`] drives it in pure virtual time.
 
@@ -139,6 +146,9 @@ pub struct EngineCounters {
     pub prefix_cache_evictions: u64,
     /// Successful [`Engine::reset_prefix_cache`] calls (vLLM `POST /reset_prefix_cache`).
     pub prefix_cache_resets: u64,
+    /// Prompt tokens found in the host-DRAM tier after the GPU hits (loaded, not prefilled;
+    /// 0 without KV offload).
+    pub host_cache_hits: u64,
 }
 
 /// The scheduler state. `P` is the caller's per-sequence handle (cloned into [`Emit`]).
@@ -152,6 +162,10 @@ pub struct Engine<P> {
     sched: Vec<(usize, u32)>,
     chunks: Vec<Chunk>,
     cache: PrefixCache,
+    /// The host-DRAM tier's blocks (empty without KV offload).
+    host: PrefixCache,
+    /// Tokens the step being scheduled loads from the DRAM tier.
+    step_load_tokens: u64,
     /// Requests ready (front end done) at or before this time have reached the scheduler
     /// (see [`EngineConfig::scheduler_recv_interval`]).
     recv_horizon_s: f64,
@@ -175,6 +189,8 @@ impl<P: Clone> Engine<P> {
             sched: Vec::new(),
             chunks: Vec::new(),
             cache: PrefixCache::default(),
+            host: PrefixCache::default(),
+            step_load_tokens: 0,
             recv_horizon_s: 0.0,
             recv_counter: 0,
             last_prefilled: false,
@@ -253,6 +269,9 @@ impl<P: Clone> Engine<P> {
         let n = self.cache.last_use.len();
         self.cache.last_use.clear();
         self.cache.by_age.clear();
+        // a flush empties the DRAM tier too (SGLang /flush_cache: a cold cache)
+        self.host.last_use.clear();
+        self.host.by_age.clear();
         self.counters.prefix_cache_resets += 1;
         Ok(n)
     }
@@ -380,6 +399,7 @@ impl<P: Clone> Engine<P> {
             return None;
         }
         self.recv();
+        self.step_load_tokens = 0;
         let mut budget = self.cfg.max_num_batched_tokens;
         self.sched.clear();
         let mut preempted = false;
@@ -416,16 +436,27 @@ impl<P: Clone> Engine<P> {
                     break;
                 }
                 let fresh = front.computed == 0 && front.generated == 0 && !front.hashes.is_empty();
-                let hit_tokens = if fresh {
+                // (tokens hit in GPU memory, tokens hit in the DRAM tier after them)
+                let (gpu_tokens, host_tokens) = if fresh {
                     let bs = self.cfg.kv_block_size;
-                    let hits = self.cache.hit(&front.hashes) as u32;
-                    (hits * bs).min(front.spec.prompt_tokens.saturating_sub(1))
+                    let g = self.cache.hit(&front.hashes);
+                    let h = if self.cfg.host_kv.is_some() {
+                        self.host.hit(&front.hashes[g..])
+                    } else {
+                        0
+                    };
+                    let cap = front.spec.prompt_tokens.saturating_sub(1);
+                    let all = ((g + h) as u32 * bs).min(cap);
+                    let gpu = (g as u32 * bs).min(all);
+                    (gpu, all - gpu)
                 } else {
-                    0
+                    (0, 0)
                 };
+                let hit_tokens = gpu_tokens + host_tokens;
                 if fresh {
                     self.counters.prefix_cache_queries += u64::from(front.spec.prompt_tokens);
-                    self.counters.prefix_cache_hits += u64::from(hit_tokens);
+                    self.counters.prefix_cache_hits += u64::from(gpu_tokens);
+                    self.counters.host_cache_hits += u64::from(host_tokens);
                 }
                 let bs = self.cfg.kv_block_size;
                 let front = self.waiting.front_mut().expect("front exists");
@@ -441,12 +472,14 @@ impl<P: Clone> Engine<P> {
                     let front = self.waiting.front_mut().expect("front exists");
                     if fresh {
                         self.counters.prefix_cache_queries -= u64::from(front.spec.prompt_tokens);
-                        self.counters.prefix_cache_hits -= u64::from(hit_tokens);
+                        self.counters.prefix_cache_hits -= u64::from(gpu_tokens);
+                        self.counters.host_cache_hits -= u64::from(host_tokens);
                         front.computed = 0;
                         front.cached = 0;
                     }
                     break;
                 }
+                self.step_load_tokens += u64::from(host_tokens);
                 let mut s = self.waiting.pop_front().expect("front exists");
                 self.free_blocks -= need;
                 s.blocks = need;
@@ -494,7 +527,10 @@ impl<P: Clone> Engine<P> {
                 samples: s.computed + n == s.spec.prompt_tokens + s.generated,
             });
         }
-        let cost = self.cfg.step_cost(&self.chunks);
+        // DRAM-tier hits admitted in this step are loaded during it (× the planted slowdown,
+        // like every other part of the step)
+        let load_s = self.cfg.host_load_s(self.step_load_tokens) * self.cfg.slowdown;
+        let cost = self.cfg.step_cost(&self.chunks).with_host_load(load_s);
         self.last_prefilled = self.chunks.iter().any(|c| c.tokens > 1);
         self.now_s += cost.total_s;
         self.counters.steps += 1;
@@ -507,6 +543,13 @@ impl<P: Clone> Engine<P> {
                     self.counters.prompt_tokens += s.spec.prompt_tokens as u64;
                     for &h in &s.hashes {
                         self.cache.touch(h);
+                    }
+                    if let Some(t) = &self.cfg.host_kv {
+                        // write-through to the DRAM tier, LRU within its capacity
+                        for &h in &s.hashes {
+                            self.host.touch(h);
+                        }
+                        self.host.evict_to(t.blocks as usize);
                     }
                 }
                 s.generated += 1;
@@ -601,6 +644,13 @@ pub struct SimSummary {
     pub max_running: usize,
     /// Engine counters at the end.
     pub counters: EngineCounters,
+    /// Modelled GPU energy of every step and idle wait, all GPUs, J
+    /// ([`EngineConfig::step_energy_j`]); `None` when the GPU preset has no power figures or
+    /// the run did not track it.
+    pub energy_j: Option<f64>,
+    /// Per-GPU time sums of every step and idle wait ([`crate::power::PowerProfile`]): the
+    /// energy under other power parameters without re-running.
+    pub power_profile: crate::power::PowerProfile,
 }
 
 /// Runs `w` through a fresh engine in pure modelled time (no threads, no sleeping; a 1k/1k
@@ -653,11 +703,21 @@ pub fn simulate_closed_loop_with(
     let mut out = Vec::new();
     let mut max_waiting = 0;
     let mut max_running = 0;
+    let mut energy_j = Some(0.0);
+    let mut profile = crate::power::PowerProfile::default();
     loop {
         out.clear();
         let Some(info) = engine.step(&mut out) else {
             break;
         };
+        profile.add(info.start_s, info.end_s, &info.cost);
+        energy_j = energy_j.and_then(|e| {
+            Some(
+                e + engine
+                    .config()
+                    .step_energy_j(info.start_s, info.end_s, &info.cost)?,
+            )
+        });
         // Sampled after scheduling a real step, as an engine's metrics see it.
         if info.num_seqs > 0 {
             max_waiting = max_waiting.max(engine.num_waiting());
@@ -677,13 +737,16 @@ pub fn simulate_closed_loop_with(
         }
     }
     let sent_in = in_tokens.get();
-    summarize(
+    let mut s = summarize(
         timings,
         sent_in,
         max_waiting,
         max_running,
         engine.counters(),
-    )
+    );
+    s.energy_j = energy_j;
+    s.power_profile = profile;
+    s
 }
 
 pub(crate) fn summarize(
@@ -741,6 +804,8 @@ pub(crate) fn summarize(
         max_waiting,
         max_running,
         counters,
+        energy_j: None,
+        power_profile: Default::default(),
     }
 }
 

@@ -91,6 +91,12 @@ pub enum SimError {
         /// The value given.
         speedup: f64,
     },
+    /// The host-DRAM KV tier (`--kv-offloading dram --total-cpu-dram-gb GB`) cannot be modelled.
+    #[error("KV offload (DRAM tier): {what}")]
+    HostKv {
+        /// What is wrong, naming the preset or the value.
+        what: String,
+    },
     /// The planted slowdown (`--sim-slowdown`, step time × F) is not a positive number.
     #[error("slowdown: must be a positive number, got {slowdown}")]
     Slowdown {

@@ -46,9 +46,12 @@ pub mod emission;
 pub mod engine;
 pub mod error;
 pub mod fleet;
+pub mod host_kv;
 pub mod model;
 pub mod plan;
 pub mod plausibility;
+pub mod power;
+pub mod power_fit;
 pub mod presets;
 mod runtime;
 pub mod sched;
@@ -56,6 +59,7 @@ mod server;
 pub mod text;
 pub mod validate;
 pub mod validate_disagg;
+pub mod validate_energy;
 pub mod validate_plot;
 mod wire;
 
@@ -107,6 +111,9 @@ pub struct SimOptions {
     /// whitespace-separated word (about 4 characters of English/code text; the chat prompt is
     /// rendered with a ChatML-style template first).
     pub tokenizer: Option<PathBuf>,
+    /// KV offload: a host-DRAM tier of this many GB ([`host_kv`]; `--kv-offloading dram
+    /// --total-cpu-dram-gb GB`); `None`: GPU memory only. Used by [`SimServer::start`].
+    pub host_kv_dram_gb: Option<f64>,
 }
 
 impl Default for SimOptions {
@@ -126,6 +133,7 @@ impl Default for SimOptions {
             answers: None,
             emission_log: None,
             tokenizer: None,
+            host_kv_dram_gb: None,
         }
     }
 }
@@ -144,6 +152,7 @@ impl std::fmt::Debug for SimOptions {
             .field("clock", &self.clock)
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
+            .field("host_kv_dram_gb", &self.host_kv_dram_gb)
             .finish()
     }
 }
@@ -189,7 +198,10 @@ impl SimServer {
     /// speedup not a positive number, emission log not creatable, address not bindable,
     /// tokenizer not loadable.
     pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
-        let cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        let mut cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        if let Some(gb) = opts.host_kv_dram_gb {
+            cfg.set_host_kv(gb)?;
+        }
         Self::start_with_config(opts, cfg).await
     }
 

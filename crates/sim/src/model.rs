@@ -49,10 +49,7 @@ impl Parallelism {
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// Share of a GPU's dynamic power range (TDP − idle) a step that only streams HBM draws
-/// (decode of a small batch): an assumption, not a datasheet figure, checked against the
-/// H200 measurement in docs/simulator.md "Energy".
-pub const MEMORY_BOUND_POWER_SHARE: f64 = 0.6;
+pub use crate::power::MEMORY_BOUND_POWER_SHARE;
 
 /// A GPU/model/TP combination with everything the scheduler and the cost model need, derived
 /// once from the presets. Fields are public so tests and callers can override them (for
@@ -104,6 +101,8 @@ pub struct EngineConfig {
     /// multiplied by this factor (`--sim-slowdown F`; 1.0 = the preset's engine). 1.1 makes
     /// every step 10 % slower, so a comparison against an unslowed run must find it.
     pub slowdown: f64,
+    /// A host-DRAM KV tier (KV offload, [`crate::host_kv`]); `None`: GPU memory only.
+    pub host_kv: Option<crate::host_kv::HostKvTier>,
 }
 
 /// The engine whose `/metrics` series names the simulator exposes (same values either way;
@@ -133,8 +132,23 @@ pub struct StepCost {
     pub comm_s: f64,
     /// Fixed step overhead + per-sequence overhead.
     pub overhead_s: f64,
-    /// max(compute, memory) + comm + overhead.
+    /// Loading DRAM-tier prefix hits into GPU memory ([`crate::host_kv`]; 0 without offload).
+    pub host_load_s: f64,
+    /// max(compute, memory, host load) + comm + overhead.
     pub total_s: f64,
+}
+
+impl StepCost {
+    /// Adds `load_s` of host→GPU KV loading, overlapped with the forward pass (layer by layer):
+    /// the step takes max(compute, memory, load) + comm + overhead.
+    pub fn with_host_load(mut self, load_s: f64) -> StepCost {
+        if load_s > 0.0 {
+            self.host_load_s = load_s;
+            self.total_s =
+                self.compute_s.max(self.memory_s).max(load_s) + self.comm_s + self.overhead_s;
+        }
+        self
+    }
 }
 
 /// One sequence's share of a step: `tokens` new tokens after `context` cached ones.
@@ -316,6 +330,7 @@ impl EngineConfig {
             metrics_dialect: MetricsDialect::Vllm,
             scheduler_recv_interval: 1,
             slowdown: 1.0,
+            host_kv: None,
         })
     }
 
@@ -391,22 +406,22 @@ impl EngineConfig {
         }
     }
 
-    /// Modelled board power of one GPU during a step of cost `cost`, W (docs/simulator.md
-    /// "Energy"): `idle_w + (tdp_w − idle_w) · u` with the utilisation
-    /// `u = max(compute_s / total_s, MEMORY_BOUND_POWER_SHARE · memory_s / total_s)`: tensor
-    /// cores busy for the whole step draw the whole dynamic range, a step that only streams
-    /// HBM draws [`MEMORY_BOUND_POWER_SHARE`] of it, host overhead and idle waits draw idle
-    /// power. `None` when the GPU preset has no power figures.
+    /// The GPU's power parameters (`tdp_w`, `idle_w`, `overhead_power_share` of its preset;
+    /// an absent share is 0). `None` when the preset has no power figures.
+    pub fn power_params(&self) -> Option<crate::power::PowerParams> {
+        Some(crate::power::PowerParams {
+            tdp_w: self.gpu.tdp_w?,
+            idle_w: self.gpu.idle_w?,
+            overhead_power_share: self.gpu.overhead_power_share.unwrap_or(0.0),
+        })
+    }
+
+    /// Modelled board power of one GPU during a step of cost `cost`, W
+    /// ([`crate::power::step_power_w`], docs/simulator.md "Energy"): `idle_w + (tdp_w − idle_w)
+    /// · u`, `u` from the step's compute, memory and overhead time. `None` when the GPU preset
+    /// has no power figures.
     pub fn step_power_w(&self, cost: &StepCost) -> Option<f64> {
-        let (tdp, idle) = (self.gpu.tdp_w?, self.gpu.idle_w?);
-        let u = if cost.total_s > 0.0 {
-            (cost.compute_s / cost.total_s)
-                .max(MEMORY_BOUND_POWER_SHARE * cost.memory_s / cost.total_s)
-                .clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        Some(idle + (tdp - idle) * u)
+        Some(crate::power::step_power_w(&self.power_params()?, cost))
     }
 
     /// Modelled energy of a step from `start_s` to `end_s` (modelled s) on all the engine's
@@ -484,6 +499,7 @@ impl EngineConfig {
             memory_s,
             comm_s,
             overhead_s,
+            host_load_s: 0.0,
             total_s: compute_s.max(memory_s) + comm_s + overhead_s,
         }
     }
@@ -522,7 +538,15 @@ impl EngineConfig {
             self.kv_capacity_tokens(),
             self.max_num_seqs,
             self.max_num_batched_tokens
-        )
+        ) + &match &self.host_kv {
+            Some(t) => format!(
+                "; KV offload to a {} GB DRAM tier ({} tokens) at {} GB/s host link",
+                t.dram_gb,
+                self.host_kv_capacity_tokens(),
+                t.link_gb_s
+            ),
+            None => String::new(),
+        }
     }
 }
 

@@ -37,6 +37,13 @@ pub struct GpuSpec {
     pub peak_fp4_tflops: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
+    /// Host link (CPU DRAM ↔ GPU) bandwidth per direction, GB/s (1e9 B/s): the KV-offload
+    /// DRAM tier's load bandwidth ([`crate::host_kv`]); absent: no DRAM tier can be modelled.
+    #[serde(default)]
+    pub host_link_gb_s: Option<f64>,
+    /// Where `host_link_gb_s` comes from.
+    #[serde(default)]
+    pub host_link_source: Option<String>,
     /// Board power limit (TDP / TBP), W: the modelled power of a fully busy GPU (absent: no
     /// modelled energy).
     #[serde(default)]
@@ -44,7 +51,12 @@ pub struct GpuSpec {
     /// Board power of an idle GPU with a model loaded, W.
     #[serde(default)]
     pub idle_w: Option<f64>,
-    /// Where `tdp_w` and `idle_w` come from.
+    /// Share of (TDP − idle) drawn during a step's all-reduce and overhead time
+    /// (docs/simulator.md "Energy"); fitted on measured power where a GPU has rows with it
+    /// (`power_fit::fit_power`), absent (= 0) elsewhere.
+    #[serde(default)]
+    pub overhead_power_share: Option<f64>,
+    /// Where `tdp_w`, `idle_w` and `overhead_power_share` come from.
     #[serde(default)]
     pub power_source: Option<String>,
 }

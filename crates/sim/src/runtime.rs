@@ -113,6 +113,8 @@ pub(crate) struct Stats {
     pub preemptions: AtomicU64,
     pub prefix_cache_queries: AtomicU64,
     pub prefix_cache_hits: AtomicU64,
+    /// Prompt tokens hit in the host-DRAM tier (KV offload), loaded not prefilled.
+    pub host_cache_hits: AtomicU64,
     /// Successful prefix-cache resets.
     pub prefix_cache_resets: AtomicU64,
     pub steps: AtomicU64,
@@ -289,6 +291,9 @@ fn publish(
     stats
         .prefix_cache_hits
         .store(c.prefix_cache_hits, Ordering::Relaxed);
+    stats
+        .host_cache_hits
+        .store(c.host_cache_hits, Ordering::Relaxed);
     stats.steps.store(c.steps, Ordering::Relaxed);
     stats
         .modelled_ns

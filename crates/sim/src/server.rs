@@ -787,6 +787,17 @@ fn sglang_series(
         hits as f64 / queries as f64
     };
     let finished = g(&s.finished_stop) + g(&s.finished_length) + g(&s.finished_abort);
+    let host = g(&s.host_cache_hits);
+    let cached_by_source = [
+        ("cache_source=\"device\"", hits.to_string()),
+        ("cache_source=\"host\"", host.to_string()),
+    ];
+    // the host series only with a DRAM tier (SGLang without HiCache has no host source)
+    let cached: &[(&str, String)] = if st.cfg.host_kv.is_some() {
+        &cached_by_source
+    } else {
+        &cached_by_source[..1]
+    };
     let series: [(&str, &str, &str, &[(&str, String)]); 10] = [
         (
             "sglang:num_running_reqs",
@@ -834,7 +845,7 @@ fn sglang_series(
             "sglang:cached_tokens_total",
             "counter",
             "Number of cached prompt tokens.",
-            &[("cache_source=\"device\"", hits.to_string())],
+            cached,
         ),
         (
             "sglang:num_requests_total",
@@ -960,6 +971,21 @@ fn metrics(st: &AppState) -> Response<SimBody> {
             "Prefix-cache hits, in prompt tokens.",
             &[("", g(&s.prefix_cache_hits).to_string())],
         );
+        if st.cfg.host_kv.is_some() {
+            // vLLM's KV-connector (offload) prefix-cache counters, in prompt tokens
+            metric(
+                "vllm:external_prefix_cache_queries_total",
+                "counter",
+                "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
+                &[("", g(&s.prefix_cache_queries).to_string())],
+            );
+            metric(
+                "vllm:external_prefix_cache_hits_total",
+                "counter",
+                "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+                &[("", g(&s.host_cache_hits).to_string())],
+            );
+        }
         metric(
             "vllm:num_preemptions_total",
             "counter",

@@ -487,7 +487,7 @@ fn measured(row: &RealRow, m: Metric) -> Option<f64> {
     .filter(|v| v.is_finite() && *v > 0.0)
 }
 
-fn median_of(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median_of(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
@@ -519,6 +519,28 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
     if row.disagg {
         return crate::validate_disagg::predict(row, calibration);
     }
+    let s = simulate_row(row, calibration)?;
+    let done: Vec<_> = s.requests.iter().filter(|r| r.output_tokens > 1).collect();
+    Ok(Prediction {
+        output_tput_per_gpu: s.output_throughput / row.tp as f64,
+        median_tpot_s: median_of(
+            done.iter()
+                .map(|r| (r.last_token_s - r.first_token_s) / (r.output_tokens - 1) as f64)
+                .collect(),
+        ),
+        median_ttft_s: median_of(done.iter().map(|r| r.first_token_s - r.sent_s).collect()),
+    })
+}
+
+/// The closed-loop run of a row's point that [`predict`] summarises (the same engine, presets,
+/// lengths and front-end latency); its [`crate::engine::SimSummary::energy_j`] is the modelled
+/// energy `crate::validate_energy` compares.
+///
+/// Errors: as [`predict`].
+pub fn simulate_row(
+    row: &RealRow,
+    calibration: Option<&Calibration>,
+) -> Result<crate::engine::SimSummary, String> {
     let p = Presets::embedded();
     let mk = model_key(row).ok_or("no model preset")?;
     let (gk, g) = p.gpu(&row.hardware).map_err(|e| e.to_string())?;
@@ -548,16 +570,7 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
         },
         |i| lengths[i],
     );
-    let done: Vec<_> = s.requests.iter().filter(|r| r.output_tokens > 1).collect();
-    Ok(Prediction {
-        output_tput_per_gpu: s.output_throughput / row.tp as f64,
-        median_tpot_s: median_of(
-            done.iter()
-                .map(|r| (r.last_token_s - r.first_token_s) / (r.output_tokens - 1) as f64)
-                .collect(),
-        ),
-        median_ttft_s: median_of(done.iter().map(|r| r.first_token_s - r.sent_s).collect()),
-    })
+    Ok(s)
 }
 
 /// One modelled row: identity, prediction, measurement and signed % errors.
@@ -606,7 +619,7 @@ pub struct ErrorStats {
     pub median_pct_error: f64,
 }
 
-fn stats(errs: &[f64]) -> ErrorStats {
+pub(crate) fn stats(errs: &[f64]) -> ErrorStats {
     let abs: Vec<f64> = errs.iter().map(|e| e.abs()).collect();
     ErrorStats {
         n: errs.len(),

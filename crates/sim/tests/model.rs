@@ -284,3 +284,122 @@ fn llama_3_1_8b_on_a100_40gb_matches_a_published_sweep_within_2x() {
         },
     ]);
 }
+
+/// One session turn at a time (concurrency 1) through the scheduler in modelled time: 8
+/// sessions, each turn a 64-block prefix of its own plus 4 new blocks, 5 rounds. The prefix
+/// working set (8 × 64 blocks) is twice the GPU KV (256 blocks), so without offload a
+/// session's prefix is evicted by the 7 others before it comes back; a DRAM tier that holds it
+/// serves those blocks from host memory. Returns (hit rate over rounds 2–5 in tokens, of which
+/// from DRAM, mean TTFT over rounds 2–5 s, load time charged to one revisit's first step s).
+fn sessions_through_the_engine(dram_gb: Option<f64>) -> (f64, f64, f64, f64) {
+    use servebench_sim::engine::{Engine, SeqSpec};
+    use servebench_sim::EngineConfig;
+    let mut cfg = EngineConfig::from_presets("h200", "qwen3-8b", 1).unwrap();
+    cfg.kv_blocks = 256;
+    if let Some(gb) = dram_gb {
+        cfg.set_host_kv(gb).unwrap();
+    }
+    let bs = cfg.kv_block_size;
+    let cfg = std::sync::Arc::new(cfg);
+    let mut e: Engine<usize> = Engine::new(cfg.clone());
+    let (mut ttft, mut n, mut load_s) = (0.0, 0, 0.0);
+    let (mut q0, mut h0, mut d0) = (0, 0, 0);
+    for round in 0..5u64 {
+        if round == 1 {
+            let c = e.counters();
+            (q0, h0, d0) = (
+                c.prefix_cache_queries,
+                c.prefix_cache_hits,
+                c.host_cache_hits,
+            );
+        }
+        for s in 0..8u64 {
+            let mut hashes: Vec<u64> = (0..64).map(|b| s << 32 | b).collect();
+            hashes.extend((0..4).map(|b| 1 << 60 | round << 40 | s << 32 | b));
+            let t0 = e.now_s();
+            let spec = SeqSpec {
+                prompt_tokens: 68 * bs,
+                output_tokens: 4,
+                ready_at_s: t0,
+            };
+            e.submit_with_prefix(round as usize, spec, hashes);
+            let mut out = Vec::new();
+            let mut first = true;
+            while let Some(info) = e.step(&mut out) {
+                if first && info.num_seqs > 0 {
+                    if round >= 1 && s == 0 {
+                        load_s = info.cost.host_load_s;
+                    }
+                    first = false;
+                }
+                if out.iter().any(|o| o.generated == 1) && round >= 1 {
+                    ttft += info.end_s - t0;
+                    n += 1;
+                }
+                out.clear();
+            }
+        }
+    }
+    let c = e.counters();
+    let q = (c.prefix_cache_queries - q0) as f64;
+    let gpu = (c.prefix_cache_hits - h0) as f64;
+    let host = (c.host_cache_hits - d0) as f64;
+    ((gpu + host) / q, host / q, ttft / n as f64, load_s)
+}
+
+/// Issue 27: KV offload to DRAM differs from none in a way the model explains: the prefixes
+/// the GPU evicted are found in DRAM (hit rate 0 → 64/68 of the prompt), each revisit loads
+/// 64 blocks over the host link (tokens × KV bytes/token / 64 GB/s, the H200's PCIe Gen5 per
+/// direction) instead of prefilling them, so TTFT falls.
+#[test]
+fn a_dram_tier_serves_prefixes_the_gpu_evicted_at_host_link_speed() {
+    let (none_hit, none_host, none_ttft, none_load) = sessions_through_the_engine(None);
+    let (dram_hit, dram_host, dram_ttft, dram_load) = sessions_through_the_engine(Some(50.0));
+    eprintln!(
+        "none: hit {none_hit:.3}, TTFT {:.2} ms; dram: hit {dram_hit:.3} (DRAM {dram_host:.3}), TTFT {:.2} ms, load {:.3} ms",
+        none_ttft * 1e3,
+        dram_ttft * 1e3,
+        dram_load * 1e3
+    );
+    // without offload every prefix is evicted before its session comes back
+    assert_eq!((none_hit, none_host, none_load), (0.0, 0.0, 0.0));
+    // with it, the 64 prefix blocks of every revisit come from DRAM
+    assert!((dram_hit - 64.0 / 68.0).abs() < 1e-9, "{dram_hit}");
+    assert_eq!(
+        dram_host, dram_hit,
+        "all hits are DRAM hits (the GPU held none)"
+    );
+    let cfg = servebench_sim::EngineConfig::from_presets("h200", "qwen3-8b", 1).unwrap();
+    let tokens = 64.0 * cfg.kv_block_size as f64;
+    let expect = tokens * cfg.kv_bytes_per_token_per_gpu / 64e9;
+    assert!(
+        (dram_load - expect).abs() < 1e-12,
+        "{dram_load} vs {expect}"
+    );
+    assert!(
+        dram_ttft < none_ttft / 2.0,
+        "TTFT with DRAM {dram_ttft} s vs without {none_ttft} s"
+    );
+}
+
+/// A DRAM tier smaller than the working set helps less (LRU over 8 sessions that each come
+/// back after the 7 others: a tier holding fewer than all of them hits nothing), and the
+/// budget reaches the description and `/metrics`' capacity.
+#[test]
+fn the_dram_tier_is_as_large_as_its_budget() {
+    let mut cfg = servebench_sim::EngineConfig::from_presets("h200", "qwen3-8b", 1).unwrap();
+    cfg.kv_blocks = 256;
+    cfg.set_host_kv(2399.0).unwrap();
+    let t = cfg.host_kv.unwrap();
+    let per_block = cfg.kv_bytes_per_token_per_gpu * cfg.kv_block_size as f64;
+    assert_eq!(t.blocks, (2399e9 / per_block) as u64);
+    assert!(
+        cfg.describe().contains("KV offload to a 2399 GB DRAM tier"),
+        "{}",
+        cfg.describe()
+    );
+    // 8 × 68 blocks do not fit in a tier of 0.3 GB (about 127 blocks of Qwen3-8B): no hits
+    let (hit, _, _, _) = sessions_through_the_engine(Some(0.3));
+    assert_eq!(hit, 0.0);
+    assert!(cfg.set_host_kv(0.0).is_err());
+}

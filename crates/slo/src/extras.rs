@@ -634,10 +634,13 @@ mod tests {
             pcp_size: 1,
             ep: 1,
             dp_attention: false,
+            is_multinode: false,
+            benchmark_type: Default::default(),
             kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
         };
         let extra = AggExtra {
-            benchmark_type: "single_turn".into(),
             api: "completions".into(),
             engine: "vllm".into(),
             endpoint: "http://127.0.0.1:9".into(),

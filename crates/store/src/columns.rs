@@ -93,7 +93,8 @@ pub(crate) struct EvalColumns {
 }
 
 impl PointColumns {
-    /// The columns of a point servebench measured (read through its type).
+    /// The columns of a point servebench measured: copied from its one identity
+    /// ([`AggRow::identity`]) and its `conc`.
     pub(crate) fn of_agg(row: &AggRow) -> Result<PointColumns> {
         // an AgentX point InferenceX would not accept as a submission keeps its status (its
         // numbers stand) but flags its run, as `servebench run` calls such a run invalid
@@ -105,22 +106,23 @@ impl PointColumns {
             )
         });
         let value = row.to_value();
+        let id = &row.identity;
         Ok(PointColumns {
-            hw: Some(row.hw.clone()),
-            framework: Some(row.framework.clone()),
-            model_prefix: Some(row.infmax_model_prefix.clone()),
-            precision: Some(row.precision.clone()),
-            spec_decoding: Some(row.spec_decoding.clone()),
-            disagg: Some(row.disagg.into()),
-            is_multinode: Some(row.is_multinode.into()),
-            tp: Some(row.tp.into()),
-            ep: Some(row.ep.into()),
-            dp_attention: Some(row.dp_attention.into()),
-            benchmark_type: Some(row.benchmark_type.clone()),
-            isl: row.isl.map(i64::from),
-            osl: row.osl.map(i64::from),
+            hw: Some(id.hw.clone()),
+            framework: Some(id.framework.clone()),
+            model_prefix: Some(id.infmax_model_prefix.clone()),
+            precision: Some(id.precision.clone()),
+            spec_decoding: Some(id.spec_decoding.clone()),
+            disagg: Some(id.disagg.into()),
+            is_multinode: Some(id.is_multinode.into()),
+            tp: Some(id.tp.into()),
+            ep: Some(id.ep.into()),
+            dp_attention: Some(id.dp_attention.into()),
+            benchmark_type: Some(id.benchmark_type.as_str().to_string()),
+            isl: id.isl.map(i64::from),
+            osl: id.osl.map(i64::from),
             conc: row.conc.map(|c| c as i64),
-            image: Some(row.image.clone()),
+            image: Some(id.image.clone()),
             status: row.point_status.as_str().to_string(),
             records_file: Some(row.records_file.clone()),
             invalid_reasons: row.invalid_reasons.clone(),

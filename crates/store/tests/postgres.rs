@@ -156,9 +156,9 @@ fn a_point_identity_is_stored_once_and_repeats_keep_their_rows() {
     r1.tput_per_gpu = 1300.0;
     s.add_point(run, &r1).unwrap();
     let mut agentx = agg_row(2, "agentx");
-    agentx.benchmark_type = "agentic_traces".into();
-    agentx.isl = None;
-    agentx.osl = None;
+    agentx.identity.benchmark_type = servebench_contracts::BenchmarkType::AgenticTraces;
+    agentx.identity.isl = None;
+    agentx.identity.osl = None;
     agentx.extra.insert("kv_offloading".into(), json!("cpu"));
     s.add_point(run, &agentx).unwrap();
     s.add_point(run, &agentx).unwrap(); // NULL isl/osl are equal in the identity

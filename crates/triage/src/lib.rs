@@ -11,6 +11,9 @@
 //! * [`scan_reader`] reads one log line by line (one buffer, never the whole file) and applies
 //!   the first-error rule; [`build_report`] combines several logs of one attempt into a
 //!   [`TriageReport`] with evidence ("same first error on 2 runners").
+//! * Multi-node jobs (one log per node and role): [`multinode::place`] reports the first
+//!   error across nodes by time, with the clock skew between nodes in mind, and its node and
+//!   role ([`clock`] reads the log timestamps).
 //! * Outcomes and phases of the lifecycle (§5.3) are the types [`Outcome`] and [`Phase`].
 //!
 //! ```no_run
@@ -22,7 +25,9 @@
 //! Errors are [`TriageError`] (one line naming the log, or the table file and signature).
 #![warn(missing_docs)]
 
+pub mod clock;
 pub mod error;
+pub mod multinode;
 pub mod normalise;
 pub mod prefix;
 pub mod preflight;

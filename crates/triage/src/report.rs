@@ -22,6 +22,14 @@ pub struct TriageOptions {
     pub repairs_used: u32,
     /// Infrastructure retries already used for this attempt.
     pub infra_retries_used: u32,
+    /// How far the clocks of two nodes may disagree (milliseconds): first errors on different
+    /// nodes closer than this are not ordered by their times ([`crate::multinode`]).
+    #[serde(default = "default_skew")]
+    pub clock_skew_ms: u64,
+}
+
+fn default_skew() -> u64 {
+    crate::multinode::DEFAULT_CLOCK_SKEW_MS
 }
 
 impl Default for TriageOptions {
@@ -30,6 +38,7 @@ impl Default for TriageOptions {
             phase: Phase::Targeted,
             repairs_used: 0,
             infra_retries_used: 0,
+            clock_skew_ms: crate::multinode::DEFAULT_CLOCK_SKEW_MS,
         }
     }
 }
@@ -121,7 +130,13 @@ impl TriageReport {
                 let _ = writeln!(o, "First error: none found");
             }
             Some(fe) => {
-                let _ = writeln!(o, "First error: {}:{}", fe.file, fe.line_no);
+                let origin = match (&fe.node, &fe.role) {
+                    (Some(n), Some(r)) => format!(" (node {n}, {r})"),
+                    (Some(n), None) => format!(" (node {n})"),
+                    (None, Some(r)) => format!(" ({r})"),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(o, "First error: {}:{}{origin}", fe.file, fe.line_no);
                 let _ = writeln!(o, "  {}", fe.line);
                 for c in &fe.continuation {
                     let _ = writeln!(o, "    {c}");
@@ -251,13 +266,24 @@ pub fn build_report(
         .collect();
     // Empty and binary logs, said by name (`FILE: empty log`, `FILE: not a text log (…)`).
     let unreadable: Vec<String> = logs.iter().filter_map(|l| l.unreadable_reason()).collect();
-    let Some(bi) = best_log(&logs) else {
+    // A multi-node job: the first error across nodes by time, with its node and role.
+    let placement = crate::multinode::place(&logs, opts.clock_skew_ms);
+    let Some(bi) = placement
+        .as_ref()
+        .map(|p| p.chosen)
+        .or_else(|| best_log(&logs))
+    else {
         return no_error_report(logs, secondary, unreadable, opts);
     };
-    let fe = logs[bi]
+    let mut fe = logs[bi]
         .first_error
         .clone()
         .expect("best has a first error");
+    crate::multinode::enrich(&mut fe, &logs[bi]);
+    if let Some(p) = &placement {
+        fe.node = p.node.clone();
+        fe.role = p.role.clone();
+    }
     let agreement = Agreement::of(&logs, &fe);
     let sig = fe.signature_id.as_deref().and_then(|id| table.get(id));
     let verdict = Verdict::of(sig, &fe, table);
@@ -268,6 +294,11 @@ pub fn build_report(
         _ => false,
     };
     let mut evidence = log_evidence(&fe, &logs, &agreement, verdict.persistence);
+    if let Some(p) = placement {
+        // after the first-error line, before agreement and stage
+        let at = evidence.len().min(1);
+        evidence.splice(at..at, p.evidence);
+    }
     let mut reasoning = table_reasoning(&fe, verdict.persistence);
     if let Some(why) = &verdict.layer_reason {
         reasoning.insert(0, why.clone());

@@ -16,6 +16,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use servebench_contracts::JobStage;
 
+use crate::clock::{days_from_civil, ErrorTime};
 use crate::normalise::normalise_ephemeral;
 use crate::prefix::{bare_prefix, level_prefix};
 use crate::shell::{
@@ -137,6 +138,17 @@ pub struct FirstError {
     /// quotes).
     #[serde(default)]
     pub marks: StageMarks,
+    /// When the line was written, as far as the log says ([`crate::clock`]): the time on the
+    /// line, else the last one before it. What orders first errors across nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<ErrorTime>,
+    /// The node the log comes from, in a multi-node job ([`crate::multinode`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The role of the log in a multi-node job (`decode worker w1`, `frontend`, `Slurm batch
+    /// log` …; [`crate::multinode`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 impl FirstError {
@@ -204,6 +216,13 @@ pub struct LogTriage {
     /// (`first_error` and `secondary` are then empty). `None` for text logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary_at: Option<u64>,
+    /// The last time written in the log (where it stops), when it has timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_time: Option<ErrorTime>,
+    /// srt-slurm's last `Model is not ready, waiting for N prefills and M decodes` line: the
+    /// roles the router was still waiting for ([`crate::multinode::WorkerWait`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_wait: Option<crate::multinode::WorkerWait>,
 }
 
 /// How far into a log a NUL byte marks it as binary (git's heuristic looks at 8000 bytes). A NUL
@@ -485,16 +504,6 @@ fn markers_in(line: &str) -> u64 {
 
 // ------------------------------------------------------------------------------- time
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
-
 /// Seconds since the epoch of a CI timestamp (`YYYY-MM-DDTHH:MM:SS(.f)Z`); offsets ignored.
 fn ts_seconds(ts: &str) -> Option<f64> {
     let n = |a: usize, b: usize| ts.get(a..b)?.parse::<i64>().ok();
@@ -634,6 +643,9 @@ impl Trace {
             raw: self.raw.clone(),
             continuation: self.out[..self.out_len].to_vec(),
             seconds_after_log_start: seconds_since(seen.job.first_ts_secs, ts.as_deref()),
+            at: seen.time_at(self.line_no),
+            node: None,
+            role: None,
             timestamp: ts,
             signature_id: Some(sig.id.clone()),
             category: sig.category.clone(),
@@ -844,9 +856,38 @@ struct SeenSoFar<'a> {
     file: &'a str,
     job: JobInfo,
     stages: StageContext,
+    /// The year of the last full timestamp (for vLLM's and glog's times without one).
+    year: Option<i64>,
+    /// The last time written so far: seconds since the epoch and its line.
+    last_time: Option<(f64, u64)>,
+    /// The log's last worker-wait line ([`crate::multinode::WorkerWait::parse`]).
+    worker_wait: Option<crate::multinode::WorkerWait>,
 }
 
 impl SeenSoFar<'_> {
+    /// Reads the time of line `no` ([`crate::clock::line_time`]), keeping the year and the
+    /// last time seen.
+    fn note_time(&mut self, no: u64, raw: &str) {
+        let Some(t) = crate::clock::line_time(raw) else {
+            return;
+        };
+        if let crate::clock::LineTime::Full(s) = t {
+            self.year = Some(crate::clock::year_of(s));
+        }
+        if let Some(secs) = t.resolve(self.year) {
+            self.last_time = Some((secs, no));
+        }
+    }
+
+    /// The time of an error at line `no`: its own, else the last one before it.
+    fn time_at(&self, no: u64) -> Option<ErrorTime> {
+        self.last_time.map(|(secs, at)| ErrorTime {
+            secs,
+            line_no: at,
+            exact: at == no,
+        })
+    }
+
     /// A first-error candidate for `line`: `sig` is the matched signature (`None`:
     /// unclassified), `attributed_layer` the shell rules' owner for a shell row.
     fn first_error(
@@ -877,6 +918,9 @@ impl SeenSoFar<'_> {
             seconds_after_log_start: seconds_since(self.job.first_ts_secs, line.split.ts),
             repeats: 0,
             marks: self.stages.marks.clone(),
+            at: self.time_at(line.no),
+            node: None,
+            role: None,
         }
     }
 }
@@ -1059,6 +1103,9 @@ impl<'a> Scanner<'a> {
                 file,
                 job: JobInfo::default(),
                 stages: StageContext::default(),
+                year: None,
+                last_time: None,
+                worker_wait: None,
             },
             traceback: Traceback::default(),
             trace: Trace::default(),
@@ -1077,6 +1124,10 @@ impl<'a> Scanner<'a> {
         };
         let sp = &line.split;
         self.seen.job.note_timestamp(sp.ts);
+        self.seen.note_time(line.no, raw);
+        if let Some(w) = crate::multinode::WorkerWait::parse(line.no, sp.body) {
+            self.seen.worker_wait = Some(w);
+        }
         let trace = trace_command(sp.body);
         // Continuation lines of the candidate just found. A `set -x` trace between them (`+
         // echo '  - DURATION'`, `+ for var in …`) neither belongs to the error nor ends it.
@@ -1219,6 +1270,8 @@ impl<'a> Scanner<'a> {
             Some(_) => (None, vec![]),
             None => self.found.choose(),
         };
+        let last_time = self.seen.time_at(0).map(|t| ErrorTime { exact: true, ..t });
+        let worker_wait = self.seen.worker_wait;
         let job = self.seen.job;
         LogTriage {
             file: self.seen.file.to_string(),
@@ -1231,6 +1284,8 @@ impl<'a> Scanner<'a> {
             first_error,
             secondary,
             binary_at,
+            last_time,
+            worker_wait,
         }
     }
 }

@@ -509,12 +509,15 @@ pub fn trace_starts_nothing(command: &str) -> bool {
 
 /// True when a `set -x` trace line (`+ cmd`, `++ cmd`) shows a command whose failure is not a
 /// `set -e` stop of interest: an explicit `exit`/`return` (the script chose to stop; its
-/// message comes before), `wait`, or an engine launch (its death is the engine's, read
-/// server.log: row D9).
+/// message comes before), `wait`, cleanup (`kill`, `scancel`: the multinode launchers'
+/// `EXIT` traps cancel the Slurm job after the failure, `scancel "$JOB_ID" … || true`), or
+/// an engine launch (its death is the engine's, read server.log: row D9).
 pub fn trace_is_not_a_set_e_candidate(command: &str) -> bool {
     let first = command.split_whitespace().next().unwrap_or("");
-    matches!(first, "exit" | "return" | "wait" | "trap" | "set" | "kill")
-        || command.contains("sglang.launch_server")
+    matches!(
+        first,
+        "exit" | "return" | "wait" | "trap" | "set" | "kill" | "scancel"
+    ) || command.contains("sglang.launch_server")
         || command.contains("vllm serve")
         || command.contains("vllm.entrypoints")
         || command.contains("trtllm-serve")

@@ -8,6 +8,8 @@ mod cases;
 mod classes;
 #[path = "fuzz_reader.rs"]
 mod fuzz_reader;
+#[path = "multinode.rs"]
+mod multinode;
 #[path = "placeholders.rs"]
 mod placeholders;
 #[path = "real_logs.rs"]

@@ -242,3 +242,41 @@ proptest! {
         }
     }
 }
+
+/// Every row's example and published line as the first error of a multi-node set (a worker
+/// log, a peer's log and the batch log, srt-slurm's names): the placement evidence (node,
+/// role, times, the clock-skew tolerance) and the findings hold no placeholder either.
+#[test]
+fn every_row_in_a_multinode_set_reports_without_placeholders() {
+    let t = SignatureTable::builtin();
+    let peer = "[2026-09-21 01:15:06] INFO:     Application startup complete.\n[2026-09-21 01:15:08 TP0] Decode batch. #running-req: 1\ngb200-cn02:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.1<4000> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n";
+    let batch = "2026-09-21 01:15:00,000 - srtctl.cli.do_sweep - INFO - Job 1: 2 nodes\n2026-09-21 01:20:00,000 - srtctl.core.health - INFO - Model is not ready, waiting for 1 prefills and 0 decodes. Have 0 prefills and 1 decodes.\n";
+    let mut n = 0;
+    for s in t.signatures() {
+        for line in std::iter::once(&s.example).chain(s.source_text.as_ref()) {
+            let worker = format!("[2026-09-21 01:15:07] Load weight end.\n{line}\n");
+            for skew in [0, 2000] {
+                let opts = TriageOptions {
+                    clock_skew_ms: skew,
+                    ..TriageOptions::default()
+                };
+                let logs = [
+                    ("logs/gb200-cn02_decode_w0.out", peer),
+                    ("logs/gb200-cn01_prefill_w0.out", worker.as_str()),
+                    ("logs/slurm_job-1.out", batch),
+                ];
+                let r = triage_texts(&logs, &opts);
+                let all: String = logs.iter().map(|(_, t)| *t).collect();
+                assert_clean(&r, &all, &format!("{} (multinode, skew {skew} ms)", s.id));
+                let fe = r.first_error.as_ref().expect("an error");
+                assert!(
+                    fe.node.is_some() || fe.role.is_some(),
+                    "{}: no node or role",
+                    s.id
+                );
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 100, "{n}");
+}

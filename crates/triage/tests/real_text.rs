@@ -313,6 +313,56 @@ real! {
         "bash: ./crlf.sh: /bin/bash^M: bad interpreter: No such file or directory",
     ];
     shell_crlf_env: "shell_bad_interpreter" @ 1 => ["/usr/bin/env: ‘bash\\r’: No such file or directory"];
+    // multinode: a published multi-node Slurm job (srun names the lost node, slurmstepd
+    // reports the step it cancels); salloc's line as nebius/soperator#854 shows it
+    node_lost_srun: "node_lost" @ 2 => [
+        "** Finished validation **",
+        "srun: error: Node failure on jean-zay-iam37",
+        "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+        "slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+    ];
+    node_lost_salloc: "node_lost" @ 1 => ["salloc: error: Node failure on worker-1"];
+    // NVIDIA/nccl#1405
+    nccl_ib_completion: "nccl_transport" @ 1 => [
+        "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f",
+        "kp-ddp-worker-0:3468:3905 [4] NCCL INFO transport/net.cc:1302 -> 6",
+    ];
+    // sgl-project/sglang#27894 (UCX under NIXL, then NIXL's own line)
+    ucx_devx_cq: "ucx_error" @ 1 => [
+        "[1784273406.684686] [iv-ydzf15rfggbw80bfv8sr:994396:0]      ib_mlx5_dv.c:452  UCX  ERROR   mlx5dv_devx_obj_create(CQ) failed on mlx5_1, syndrome 0x2aac7c: Remote I/O error",
+        "E0717 07:30:06.719655  994396 nixl_agent.cpp:359] createBackend: backend 'UCX' encountered error during intra-agent transfer setup with status NIXL_ERR_BACKEND",
+    ];
+    // ai-dynamo/nixl#503, and NIXL's C++ line of sglang#27894 alone
+    nixl_backend: "nixl_error" @ 2 => [
+        "[2025-06-26 02:04:10] FakeKVSender send with kv_indices: 4",
+        "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND",
+    ];
+    nixl_create_backend: "nixl_error" @ 1 => [
+        "E0717 07:30:06.719655  994396 nixl_agent.cpp:359] createBackend: backend 'UCX' encountered error during intra-agent transfer setup with status NIXL_ERR_BACKEND",
+    ];
+    // ai-dynamo/dynamo#1188
+    etcd_connect: "etcd_unreachable" @ 1 => [
+        "ERROR dynamo_runtime::worker: Application shutdown with error: Failed to connect to etcd server with config ClientOptions { etcd_url: [\"http://localhost:2379\"], etcd_connect_options: None, attach_lease: true }",
+        "Caused by:",
+    ];
+    // ai-dynamo/dynamo#3612
+    nats_connect: "nats_unreachable" @ 4 => [
+        "Traceback (most recent call last):",
+        "  File \"/workspace/components/src/dynamo/frontend/main.py\", line 256, in async_main",
+        "    runtime = DistributedRuntime(loop, is_static)",
+        "Exception: Failed to connect to NATS: IO error: Connection refused (os error 111). Verify NATS server is running and accessible.",
+    ];
+    // NVIDIA/srt-slurm src/srtctl/core/health.py (wait_for_model)
+    never_healthy: "role_never_registered" @ 2 => [
+        "Model is not ready, waiting for 1 prefills and 0 decodes. Have 0 prefills and 5 decodes.",
+        "Model did not get healthy in 3600 seconds",
+    ];
+    // runners/launch_gb200-nv.sh:689
+    srt_recipe_missing: "srt_recipe_missing" @ 2 => [
+        "Submitting job with srtctl...",
+        "Error: CONFIG_FILE does not exist after srt-slurm setup: recipes/gb200-fp4/8k1k/low-latency.yaml",
+        "Current directory: /home/runner/work/InferenceX/InferenceX/srt-slurm",
+    ];
     // benchmarks/benchmark_lib.sh:91 (agentic, KV_OFFLOADING=dram without the backend)
     kv_offload_backend_required: "launcher_env_check" @ 2 => [
         "+ check_agentic_kv_offloading",

@@ -218,8 +218,8 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     }
     let gpu = std::env::var(shim::ENV_GPU).unwrap_or_else(|_| "h200".into());
     let model = std::env::var(shim::ENV_MODEL).unwrap_or_else(|_| "qwen3-8b".into());
-    let mut cfg = EngineConfig::from_presets(&gpu, &model, l.tp)?;
-    if let Some(n) = l.max_running_requests {
+    let mut cfg = EngineConfig::from_presets(&gpu, &model, l.args.tp)?;
+    if let Some(n) = l.args.max_running_requests {
         cfg.max_num_seqs = n;
     }
     // the simulator stands in for this engine: its /metrics names are the engine's own
@@ -229,13 +229,34 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         servebench_client::Engine::Atom => servebench_sim::MetricsDialect::Atom,
         _ => servebench_sim::MetricsDialect::Vllm,
     };
-    if let Some(c) = l.context_length {
+    if let Some(c) = l.args.context_length {
         cfg.max_model_len = c;
     }
-    if let Some(name) = l.served_model_name.clone().or_else(|| l.model.clone()) {
+    // a KV-offload arm (the recipe's KV_OFFLOADING=dram, TOTAL_CPU_DRAM_GB as InferenceX passes
+    // them): the simulator gets a DRAM tier of that budget, whatever the backend's own flags
+    let offload = std::env::var("KV_OFFLOADING").unwrap_or_default();
+    if servebench_contracts::KvOffload::parse(Some(&offload))
+        == servebench_contracts::KvOffload::Dram
+    {
+        let gb: f64 = std::env::var("TOTAL_CPU_DRAM_GB")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0.0);
+        if gb > 0.0 {
+            cfg.set_host_kv(gb)?;
+        } else {
+            eprintln!("{SAY} KV_OFFLOADING=dram without TOTAL_CPU_DRAM_GB: no DRAM tier simulated");
+        }
+    }
+    if let Some(name) = l
+        .args
+        .served_model_name
+        .clone()
+        .or_else(|| l.args.model.clone())
+    {
         cfg.model.served_name = name;
     }
-    let host: IpAddr = match l.host.as_str() {
+    let host: IpAddr = match l.args.host.as_str() {
         "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|e| anyhow::anyhow!("--host {h}: {e}"))?,
     };
@@ -255,7 +276,7 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         let server = SimServer::start_with_config(
             SimOptions {
                 host,
-                port: l.port,
+                port: l.args.port,
                 answers,
                 ..SimOptions::default()
             },
@@ -268,14 +289,14 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
             l.engine.name(),
             server.config().model.served_name,
             server.base_url(),
-            l.tp,
-            l.ep,
-            l.dp
+            l.args.tp,
+            l.args.ep,
+            l.args.dp
         );
-        l.port = server.addr().port();
+        l.args.port = server.addr().port();
         l.describe = Some(server.describe());
         shim::write_state(&state, shim::ENGINE_FILE, &l)?;
-        scrape_for_aiperf(state.clone(), l.port);
+        scrape_for_aiperf(state.clone(), l.args.port);
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {

@@ -50,11 +50,15 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
             )
         })?)
     };
-    if ep.is_none() {
-        eprintln!(
+    match (&ep, args.sim_gsm8k_accuracy) {
+        (Some(_), _) => {}
+        (None, Some(a)) => eprintln!(
+            "no --endpoint: starting the embedded simulator, answering with a SIMULATED accuracy of {a} (reference solutions and recorded wrong ones; not a measurement)"
+        ),
+        (None, None) => eprintln!(
             "no --endpoint: starting the embedded simulator, replaying {}'s recorded GSM8K solutions",
             args.sim_answers
-        );
+        ),
     }
     let rec = store.map(|store| EvalRecording {
         store,
@@ -67,6 +71,7 @@ fn gsm8k(args: Gsm8kArgs) -> anyhow::Result<ExitCode> {
         endpoint: ep,
         sim: sim_options(&args),
         sim_answers: args.sim_answers.clone(),
+        sim_accuracy: args.sim_gsm8k_accuracy,
         gsm8k_dir: args.gsm8k_dir.clone(),
     };
     let exit = run_standalone_eval(opts, target, rec, std::sync::Arc::new(StdConsole))?;
@@ -109,6 +114,7 @@ fn run_meta(args: &Gsm8kArgs, opts: &EvalOptions) -> RunMeta {
         "model": opts.model,
         "simulator": args.endpoint.is_none().then(|| serde_json::json!({
             "gpu": args.sim_gpu, "model": args.sim_model, "answers": args.sim_answers,
+            "simulated_accuracy": args.sim_gsm8k_accuracy,
             "speedup": args.sim_speedup, "zero_delay": args.sim_zero_delay,
         })),
         "command": servebench_contracts::redact::command_line(std::env::args()),

@@ -210,6 +210,8 @@ pub struct CommonArgs {
     pub multiturn: super::measure_enums::MultiturnArgs,
     #[command(flatten)]
     pub power: super::measure_enums::PowerArgs,
+    #[command(flatten)]
+    pub kv_offload: super::measure_enums::KvOffloadArgs,
     /// AgentX traces: a folder of Weka trace_*.json files or a traces.jsonl (--scenario agentx).
     #[arg(long, value_name = "PATH")]
     pub traces: Option<PathBuf>,
@@ -330,6 +332,7 @@ impl CommonArgs {
                 spec_decoding: c.spec_decoding,
                 image: c.image,
                 config_key: c.config_key,
+                kv_offload: c.kv_offload.plan(),
             },
             sim: SimPlan {
                 speedup: c.sim_speedup,

@@ -132,6 +132,40 @@ impl MultiturnArgs {
     }
 }
 
+/// KV-cache offload of the served engine (InferenceX `kv-offloading`, `kv-offload-backend`,
+/// `total-cpu-dram-gb`): recorded in every row; on the embedded simulator, modelled as a
+/// host-DRAM prefix tier (docs/simulator.md, "KV offload").
+#[derive(clap::Args, Debug, Clone)]
+pub struct KvOffloadArgs {
+    /// KV-cache offload mode: none or dram (InferenceX `kv_offloading`; rows with dram never
+    /// match rows without in compare).
+    #[arg(
+        long = "kv-offloading",
+        value_name = "none|dram",
+        default_value = "none"
+    )]
+    pub mode: String,
+    /// The offload backend, a name (hicache) or InferenceX's JSON ({"name": "lmcache",
+    /// "version": "…"}); recorded as `kv_offload_backend`. Needs --kv-offloading dram.
+    #[arg(long = "kv-offload-backend", value_name = "NAME|JSON", value_parser = |s: &str| servebench_contracts::KvOffloadBackend::parse(s))]
+    pub backend: Option<servebench_contracts::KvOffloadBackend>,
+    /// Host DRAM budget for the offloaded KV cache, GB (InferenceX TOTAL_CPU_DRAM_GB; recorded
+    /// as `allocated_cpu_dram_gb`; the simulator's DRAM tier capacity).
+    #[arg(long = "total-cpu-dram-gb", value_name = "GB", default_value_t = 0)]
+    pub dram_gb: u64,
+}
+
+impl KvOffloadArgs {
+    /// The pipeline's offload plan (checked with the rest of the plan).
+    pub(crate) fn plan(&self) -> servebench_pipeline::plan::KvOffloadPlan {
+        servebench_pipeline::plan::KvOffloadPlan {
+            mode: servebench_contracts::KvOffload::parse(Some(&self.mode)),
+            backend: self.backend.clone(),
+            dram_gb: self.dram_gb,
+        }
+    }
+}
+
 /// How each point's GPU energy is measured (docs/measurement.md, "Energy").
 #[derive(clap::Args, Debug, Clone)]
 pub struct PowerArgs {

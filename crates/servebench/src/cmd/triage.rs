@@ -28,6 +28,10 @@ pub struct Args {
     /// Infrastructure retries already used for this attempt (0..=2).
     #[arg(long, default_value_t = 0)]
     pub retries: u32,
+    /// Multi-node logs: how far two nodes' clocks may disagree, in seconds; first errors on
+    /// different nodes closer than this are not ordered by their timestamps.
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub clock_skew: f64,
 }
 
 fn parse_phase(s: &str) -> Result<Phase, String> {
@@ -48,10 +52,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.retries
         );
     }
+    if !(args.clock_skew.is_finite() && args.clock_skew >= 0.0) {
+        anyhow::bail!(
+            "--clock-skew {}: must be a number of seconds >= 0",
+            args.clock_skew
+        );
+    }
     let opts = TriageOptions {
         phase: args.phase,
         repairs_used: args.repairs,
         infra_retries_used: args.retries,
+        clock_skew_ms: (args.clock_skew * 1000.0).round() as u64,
     };
     let report = triage_logs_with(&args.logs, &opts)?;
     if args.json {

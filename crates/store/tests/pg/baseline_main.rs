@@ -23,7 +23,7 @@ fn history() -> Vec<(u32, &'static str, f64, fn(&mut AggRow))> {
             r.conc = Some(8);
             r.point_status = PointStatus::Failed;
         }),
-        (2, "main", 203.0, |r| r.tp = 4),
+        (2, "main", 203.0, |r| r.identity.tp = 4),
         (3, "main", 301.0, |r| {
             r.extra.insert("kv_offloading".into(), json!("cpu"));
         }),
@@ -35,20 +35,20 @@ fn history() -> Vec<(u32, &'static str, f64, fn(&mut AggRow))> {
             r.invalid_reasons = vec!["failure rate 12 % over 5 %".into()];
         }),
         (5, "main", 502.0, |r| {
-            r.infmax_model_prefix = "gptoss120b".into()
+            r.identity.infmax_model_prefix = "gptoss120b".into()
         }),
         (6, "main", 601.0, |r| {
-            r.hw = "H200-trt".into();
-            r.framework = "SIM".into();
+            r.identity.hw = "H200-trt".into();
+            r.identity.framework = "SIM".into();
             r.conc = Some(16);
         }),
         (6, "main", 602.0, |r| {
             r.conc = Some(16);
-            r.dp_attention = true;
+            r.identity.dp_attention = true;
         }),
         (7, "main", 701.0, |r| {
             r.conc = Some(16);
-            r.spec_decoding = "mtp".into();
+            r.identity.spec_decoding = "mtp".into();
         }),
     ]
 }
@@ -83,7 +83,7 @@ fn seed(s: &mut Store) {
         m.created_at = Some(format!("2026-09-0{day}T12:00:00.000Z"));
         let run = s.record_run(&m).unwrap();
         let mut r = agg_row(4, "history");
-        r.hw = "h200".into();
+        r.identity.hw = "h200".into();
         r.tput_per_gpu = tput;
         change(&mut r);
         s.add_point(run, &r).unwrap();

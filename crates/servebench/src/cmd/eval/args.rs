@@ -75,6 +75,12 @@ pub struct Gsm8kArgs {
     /// 175b_finetuning, 175b_verification).
     #[arg(long, default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
     pub sim_answers: String,
+    /// Simulator only: answer with this chosen accuracy (0–1] instead of a recorded model's:
+    /// the dataset's reference solutions for ⌊n·A⌋ of the first n questions, recorded wrong
+    /// solutions for the rest. For testing the accuracy gate; the row says
+    /// `simulated_accuracy` and the summary SIMULATED.
+    #[arg(long, value_name = "A")]
+    pub sim_gsm8k_accuracy: Option<f64>,
     /// Simulator only: GPU preset.
     #[arg(long, default_value = "h200")]
     pub sim_gpu: String,
@@ -177,6 +183,16 @@ impl Gsm8kArgs {
                 known.join(", ")
             );
         }
+        if let Some(a) = self.sim_gsm8k_accuracy {
+            anyhow::ensure!(
+                self.endpoint.is_none(),
+                "--sim-gsm8k-accuracy is for the embedded simulator; it cannot go with --endpoint"
+            );
+            anyhow::ensure!(
+                a > 0.0 && a <= 1.0,
+                "--sim-gsm8k-accuracy {a}: must be in (0, 1]"
+            );
+        }
         if let Some(t) = self.threshold {
             anyhow::ensure!(
                 (0.0..=1.0).contains(&t),
@@ -214,7 +230,15 @@ impl Gsm8kArgs {
             replay_note: self
                 .endpoint
                 .is_none()
-                .then(|| servebench_eval::sim_answers::replay_note(&self.sim_answers)),
+                .then(|| match self.sim_gsm8k_accuracy {
+                    Some(a) => servebench_eval::sim_answers::accuracy_note(a),
+                    None => servebench_eval::sim_answers::replay_note(&self.sim_answers),
+                }),
+            simulated_accuracy: self
+                .endpoint
+                .is_none()
+                .then_some(self.sim_gsm8k_accuracy)
+                .flatten(),
             progress: !self.no_progress,
             ready_timeout: Some(Duration::from_secs_f64(self.ready_timeout)),
             ..Default::default()

@@ -29,11 +29,19 @@ pub struct Args {
     /// Write the predicted-vs-measured chart (SVG) to this file.
     #[arg(long, value_name = "SVG")]
     pub plot: Option<PathBuf>,
+    /// Energy instead of latency: the power model's W/GPU and J/output token against the rows
+    /// with measured power (InferenceX `avg_power_w`, `joules_per_output_token`), per GPU
+    /// (with --rows every row; with --json the whole comparison).
+    #[arg(long)]
+    pub energy: bool,
 }
 
 /// Runs `servebench sim validate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rows = read_rows(&args.against)?;
+    if args.energy {
+        return energy(&args, &rows);
+    }
     let t = Instant::now();
     let v = validate(&rows, None);
     let secs = t.elapsed().as_secs_f64();
@@ -93,6 +101,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "{} rows modelled in {secs:.1} s, {skipped} not modelled (--json lists why); fitted on {}, the rest is the test set",
         v.rows.len(),
         v.fit.join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sim validate --energy`: the power model against the rows with measured power.
+fn energy(args: &Args, rows: &[servebench_sim::validate::RealRow]) -> anyhow::Result<ExitCode> {
+    use servebench_sim::validate_energy as ve;
+    let power = ve::read_measured_power(&args.against)?;
+    let v = ve::validate_energy(rows, &power);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.rows {
+        print!("{}", ve::energy_rows_table(&v));
+        println!();
+    }
+    print!("{}", ve::energy_table(&v));
+    let skipped: Vec<String> = v.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "{} of {} rows with measured power modelled (modelled − measured, %); not modelled: {}",
+        v.rows.len(),
+        power.len(),
+        if skipped.is_empty() {
+            "none".into()
+        } else {
+            skipped.join("; ")
+        }
     );
     Ok(ExitCode::SUCCESS)
 }
