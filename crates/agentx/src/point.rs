@@ -20,6 +20,10 @@ use crate::replay::{run, ReplayConfig, ReplayRecord};
 use crate::synth::{Corpus, TokenCodec};
 use crate::trace::TraceSource;
 
+/// File stem of AIPerf's server-metrics export a point writes with
+/// [`PointConfig::aiperf_export`] (`server_metrics_export.json`, `.csv`, AIPerf's names).
+pub const AIPERF_EXPORT: &str = "server_metrics_export";
+
 /// InferenceX's floor for a valid window (`--unsafe-override` below it), s.
 pub const MIN_VALID_DURATION_S: u64 = 900;
 
@@ -31,6 +35,11 @@ pub struct PointConfig {
     pub identity: AggIdentity,
     /// Scrape `<endpoint>/metrics` every second during the window.
     pub scrape_metrics: bool,
+    /// Also write AIPerf's server-metrics export of those scrapes into `out_dir`
+    /// ([`AIPERF_EXPORT`]`.json`/`.csv`): what a recipe's `aiperf` step leaves when the engine
+    /// is this process's simulator (`run --simulate` of a real recipe on the virtual clock),
+    /// timed in modelled time.
+    pub aiperf_export: bool,
     /// Where `agentx_records.jsonl` and `agentx.json` go (created).
     pub out_dir: PathBuf,
 }
@@ -209,6 +218,10 @@ pub async fn run_point(
             Duration::from_secs(1).div_f64(cfg.replay.time_scale.min(1.0)),
             Some(started.clone()),
             stop_rx,
+            cfg.aiperf_export.then(|| crate::prom::ExportClock {
+                origin: client.clock.origin(),
+                time_scale: cfg.replay.time_scale,
+            }),
         ))
     });
     let mut replay_cfg = cfg.replay.clone();
@@ -239,7 +252,23 @@ pub async fn run_point(
     let mut warnings = Vec::new();
     let server = match scraper {
         Some(h) => {
-            let set = h.await.unwrap_or_default();
+            let (set, export) = h.await.unwrap_or_default();
+            if let Some(e) = export {
+                let id = cfg.replay.benchmark_id.as_str();
+                for (ext, text) in [
+                    (
+                        "json",
+                        serde_json::to_string_pretty(&e.to_json(id)).unwrap_or_default(),
+                    ),
+                    ("csv", e.to_csv(id)),
+                ] {
+                    let p = cfg.out_dir.join(format!("{AIPERF_EXPORT}.{ext}"));
+                    std::fs::write(&p, text).map_err(|err| PointError::Io {
+                        path: p.display().to_string(),
+                        err,
+                    })?;
+                }
+            }
             // InferenceX stops on metrics of an unknown engine; servebench keeps the point and
             // says why the server block is empty
             ServerMetrics::from_scrapes(&set).unwrap_or_else(|e| {

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::aggregate::AgentxRecord;
+use crate::aiperf_export::ServerMetricsScrapes;
 
 pub use servebench_engines::metrics::{
     PromptBySource, ServerCache, ServerKv, ServerMetrics, ServerOffload, ServerTokens,
@@ -18,19 +19,33 @@ pub use servebench_engines::prom::{parse_text, Sample, ScrapeSet, SeriesStats};
 /// Scrapes `<base>/metrics` every `every` until `stop` fires; returns the accumulated set.
 /// With `start`, the first scrape waits for it (the profiling window opening), so counter
 /// increases cover the window and not the warmup; a stop before the start scrapes once.
+/// With `export`, the same scrapes also fill AIPerf's server-metrics export
+/// ([`ServerMetricsScrapes`]), timed in modelled seconds (the client clock's seconds ×
+/// `time_scale`) and with its window in modelled ns from the clock's origin `origin`, so a
+/// virtual-clock run writes the same bytes every time.
 pub async fn scrape_until(
     ep: servebench_client::Endpoint,
     every: Duration,
     start: Option<std::sync::Arc<tokio::sync::Notify>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
-) -> ScrapeSet {
+    export: Option<ExportClock>,
+) -> (ScrapeSet, Option<ServerMetricsScrapes>) {
     let mut set = ScrapeSet::default();
+    let mut out = export.map(|_| ServerMetricsScrapes::new(&format!("{}/metrics", ep.base_url)));
     if let Some(n) = start {
         tokio::select! {
             _ = n.notified() => {}
             _ = stop.changed() => {}
         }
     }
+    let modelled_ns = |c: &ExportClock| {
+        servebench_client::http::now()
+            .saturating_duration_since(c.origin)
+            .as_secs_f64()
+            * c.time_scale
+            * 1e9
+    };
+    let first = export.as_ref().map(modelled_ns);
     loop {
         match servebench_client::http::simple_request(
             &ep,
@@ -44,8 +59,19 @@ pub async fn scrape_until(
             Ok(r) if r.status == 200 => {
                 let text = String::from_utf8_lossy(&r.body);
                 set.add(&parse_text(&text));
+                if let (Some(o), Some(c), Some(f)) = (out.as_mut(), export.as_ref(), first) {
+                    let now = modelled_ns(c);
+                    o.add_text(&text, (now - f) / 1e9);
+                    o.start_ns = f as u128;
+                    o.end_ns = now as u128;
+                }
             }
-            _ => set.failures += 1,
+            _ => {
+                set.failures += 1;
+                if let Some(o) = out.as_mut() {
+                    o.failures += 1;
+                }
+            }
         }
         if *stop.borrow() {
             break;
@@ -55,7 +81,17 @@ pub async fn scrape_until(
             _ = stop.changed() => {}
         }
     }
-    set
+    (set, out)
+}
+
+/// The clock an AIPerf export is timed on ([`scrape_until`]): the client clock's origin and
+/// its modelled seconds per second (1 on the wall clock against an engine).
+#[derive(Debug, Clone, Copy)]
+pub struct ExportClock {
+    /// Instant the run's times count from.
+    pub origin: std::time::Instant,
+    /// Modelled seconds per second of the client's clock.
+    pub time_scale: f64,
 }
 
 fn http_get() -> servebench_client::http::Method {

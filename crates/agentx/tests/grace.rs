@@ -64,6 +64,7 @@ fn requests_cut_by_the_grace_do_not_cancel_the_callers_token() {
             },
             identity: AggIdentity::default(),
             scrape_metrics: false,
+            aiperf_export: false,
             out_dir: dir.path().join("out"),
         };
         let t = std::time::Instant::now();
@@ -160,6 +161,7 @@ fn ctrl_c_ends_the_replay_without_waiting_for_think_times_or_the_window() {
             },
             identity: AggIdentity::default(),
             scrape_metrics: false,
+            aiperf_export: false,
             out_dir: dir.path().join("out"),
         };
         let u = user.clone();

@@ -74,6 +74,7 @@ fn think_times_caps_and_window_are_modelled_time_under_a_speedup() {
             },
             identity: AggIdentity::default(),
             scrape_metrics: false,
+            aiperf_export: false,
             out_dir: dir.path().join("out"),
         };
         let t = Instant::now();

@@ -44,6 +44,6 @@ pub use target::{Simulator, Target};
 pub use tls::TlsConfig;
 
 #[cfg(feature = "sim")]
-pub use servebench_sim::{AnswerBook, SimOptions, SimServer};
+pub use servebench_sim::{AnswerBook, EngineOverrides, MetricsDialect, SimOptions, SimServer};
 #[cfg(feature = "sim")]
 pub use target::answer_book;

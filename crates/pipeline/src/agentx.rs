@@ -157,6 +157,9 @@ impl Executor for AgentxExecutor {
             },
             identity: AggIdentity::of(id, point.conc as u32),
             scrape_metrics: true,
+            // on the virtual clock the engine is this process's simulator: AIPerf's
+            // server-metrics export comes from these scrapes (a recipe's aiperf step copies it)
+            aiperf_export: ctx.target.is_virtual(),
             out_dir: point.dir.clone(),
         };
         let (anchor, sampling) = self.start_power(ctx).await?;

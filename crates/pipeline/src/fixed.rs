@@ -1,7 +1,8 @@
 //! [`FixedSequence`]: the fixed-sequence random workload (InferenceX `random` dataset) as a
-//! [`RequestWorkload`]: the dataset (built once per concurrency), the warmup (2 × conc copies
-//! of prompt 0, discarded) and the measured requests of a point, and what the point is; the
-//! session's [`crate::measure::Measured`] skeleton measures it.
+//! [`RequestWorkload`]: the dataset (built once per parameter set: a point or repeat with the
+//! same ones reuses it), the warmup (2 × conc copies of prompt 0, discarded) and the measured
+//! requests of a point, and what the point is; the session's [`crate::measure::Measured`]
+//! skeleton measures it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -28,6 +29,10 @@ pub struct FixedSequence {
     template: Option<Arc<ChatTemplate>>,
     /// What the requests promise (fixed output length, prompt lengths): the validity rules.
     validity: ValidityOptions,
+    /// The last dataset built and its parameters: a point (or repeat) with the same ones
+    /// reuses it (the build is a function of them, the tokenizer and the template; with a
+    /// 128k-vocab tokenizer it was most of a short point's CPU).
+    last: Option<(RandomDatasetConfig, Dataset)>,
 }
 
 impl FixedSequence {
@@ -96,6 +101,7 @@ impl FixedSequence {
             tokenizer,
             template,
             validity,
+            last: None,
         })
     }
 }
@@ -116,14 +122,21 @@ impl RequestWorkload for FixedSequence {
             num_prompts: p.prompts_at(conc),
             seed: p.seed,
         };
-        build_dataset(
+        if let Some((c, d)) = &self.last {
+            if *c == cfg {
+                return Ok(d.clone());
+            }
+        }
+        let d = build_dataset(
             &cfg,
             self.tokenizer.clone(),
             self.template.clone(),
             &ctx.target.endpoint,
             ctx.model,
         )
-        .await
+        .await?;
+        self.last = Some((cfg, d.clone()));
+        Ok(d)
     }
 
     fn describe(&self, workload: &Dataset) -> String {

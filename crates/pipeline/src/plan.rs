@@ -382,6 +382,15 @@ pub struct SimPlan {
     pub slowdown: f64,
     /// `--sim-clock`; `None` = the default ([`SweepPlan::sim_clock`]).
     pub clock: Option<SimClock>,
+    /// `--sim-max-running-requests`, `--sim-context-length`, `--sim-served-name`: an engine
+    /// launch's own limits on top of the presets (`run --simulate` of a real recipe on the
+    /// virtual clock passes those of the recipe's shimmed launch). The `/metrics` dialect
+    /// follows `--engine` ([`SweepPlan::sim_overrides`]).
+    pub max_running_requests: Option<u32>,
+    /// Context length, tokens (see `max_running_requests`).
+    pub context_length: Option<u32>,
+    /// Served model name (see `max_running_requests`).
+    pub served_name: Option<String>,
 }
 
 /// The `--eval` settings.
@@ -454,6 +463,9 @@ impl Default for SweepPlan {
                 model: "qwen3-8b".into(),
                 slowdown: 1.0,
                 clock: None,
+                max_running_requests: None,
+                context_length: None,
+                served_name: None,
             },
             db: Some(PathBuf::from(servebench_store::DEFAULT_DB)),
             branch: None,
@@ -647,6 +659,23 @@ impl SweepPlan {
             (false, Some(c)) => c,
             (false, None) if self.sim.speedup.is_some() || self.eval.is_some() => SimClock::Wall,
             (false, None) => SimClock::Virtual,
+        }
+    }
+
+    /// The embedded simulator's launch limits ([`SimPlan::max_running_requests`], …) and its
+    /// `/metrics` dialect: the one of the engine `--engine` names (SGLang's `sglang:` series,
+    /// ATOM's `atom:`, else vLLM's), so the sweep's own engine adapter reads what it serves.
+    pub fn sim_overrides(&self) -> servebench_endpoint::EngineOverrides {
+        use servebench_endpoint::MetricsDialect;
+        servebench_endpoint::EngineOverrides {
+            max_num_seqs: self.sim.max_running_requests,
+            max_model_len: self.sim.context_length,
+            served_name: self.sim.served_name.clone(),
+            metrics_dialect: Some(match self.engine {
+                Engine::Sglang => MetricsDialect::Sglang,
+                Engine::Atom => MetricsDialect::Atom,
+                _ => MetricsDialect::Vllm,
+            }),
         }
     }
 

@@ -62,6 +62,7 @@ impl Target {
                     tp: plan.tp(),
                     speedup,
                     slowdown: plan.sim.slowdown,
+                    overrides: plan.sim_overrides(),
                     // --kv-offloading dram: the recorded DRAM budget is the simulator's tier
                     host_kv_dram_gb: (plan.identity.kv_offload.mode
                         == servebench_contracts::KvOffload::Dram)

@@ -115,23 +115,30 @@ impl JobBackend for LocalBackend {
             log: log.to_path_buf(),
         })
     }
+    /// A job reaped here leaves the list at once: its pid (the handle's id) may be reused by a
+    /// later job's process (pid_max is 32,768 on many hosts, and a coverage run spawns
+    /// thousands), and an old exited entry under that id answered for the new job ("failed (job
+    /// exit 0)" while it was still measuring, seen in a whole-catalog coverage run).
     fn poll(&mut self, h: &JobHandle) -> Result<JobState> {
-        let Some((_, child)) = self.children.iter_mut().find(|(id, _)| *id == h.id) else {
+        let Some(i) = self.children.iter().rposition(|(id, _)| *id == h.id) else {
             return Ok(JobState::Done {
                 exit_code: None,
                 state: "unknown (not started by this process)".into(),
             });
         };
-        match child.try_wait() {
+        match self.children[i].1.try_wait() {
             Ok(None) => Ok(JobState::Running),
-            Ok(Some(st)) => Ok(JobState::Done {
-                exit_code: st.code(),
-                state: match (st.code(), st.signal()) {
-                    (Some(c), _) => format!("exit {c}"),
-                    (_, Some(s)) => format!("signal {s}"),
-                    _ => "ended".into(),
-                },
-            }),
+            Ok(Some(st)) => {
+                self.children.remove(i);
+                Ok(JobState::Done {
+                    exit_code: st.code(),
+                    state: match (st.code(), st.signal()) {
+                        (Some(c), _) => format!("exit {c}"),
+                        (_, Some(s)) => format!("signal {s}"),
+                        _ => "ended".into(),
+                    },
+                })
+            }
             Err(e) => Err(RunnerError::io(&h.log, e)),
         }
     }
@@ -307,6 +314,32 @@ impl JobBackend for SlurmBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reaped job leaves the list, so a later job whose pid (the handle id) equals the
+    /// reaped one's is answered from its own process, not from the old exit status.
+    #[test]
+    fn a_reused_pid_is_answered_by_the_live_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let (quick, slow) = (dir.path().join("quick.sh"), dir.path().join("slow.sh"));
+        std::fs::write(&quick, "exit 0\n").unwrap();
+        std::fs::write(&slow, "sleep 30\n").unwrap();
+        let log = dir.path().join("job.log");
+        let mut b = LocalBackend::new();
+        let first = b.submit(&quick, dir.path(), &log).unwrap();
+        while !matches!(b.poll(&first).unwrap(), JobState::Done { .. }) {
+            std::thread::yield_now();
+        }
+        let second = b.submit(&slow, dir.path(), &log).unwrap();
+        // the kernel hands the first job's pid to the second one
+        b.children.last_mut().unwrap().0 = first.id.clone();
+        let reused = JobHandle {
+            id: first.id.clone(),
+            ..second.clone()
+        };
+        assert_eq!(b.poll(&reused).unwrap(), JobState::Running);
+        b.children.last_mut().unwrap().0 = second.id.clone();
+        b.cancel(&second).unwrap();
+    }
 
     #[test]
     fn slurm_states_map() {

@@ -44,6 +44,32 @@ pub enum EngineSpec {
     Simulator(SimSetup),
 }
 
+impl EngineSpec {
+    /// The simulator the point's sweep embeds when it is measured on the virtual clock, and
+    /// the recipe's shimmed engine launch (`engine.json` in `dir`) whose limits it takes:
+    /// `run --simulate` without `--recipes` (virtual unless `--sim-clock wall`/`--sim-speedup`);
+    /// a real recipe whose engine launch the shims replaced (virtual unless `--sim-clock
+    /// wall`); a recipe that runs `$SERVEBENCH_SIM_CMD` itself only with `--sim-clock virtual`
+    /// (that process is what such a recipe delays or kills, so by default it is measured over
+    /// TCP on the wall clock). `None`: the wall clock. Eval jobs are always wall (their client
+    /// is reqwest over TCP).
+    pub fn virtual_clock(&self, dir: &Path) -> Option<(&SimSetup, Option<shim::EngineLaunch>)> {
+        match self {
+            EngineSpec::Simulator(s) if s.clock == Some(SimClock::Virtual) => Some((s, None)),
+            EngineSpec::Recipe { sim: Some(s), .. } if s.speedup.is_none() => {
+                let launched = shim::read_state::<shim::EngineLaunch>(dir, shim::ENGINE_FILE);
+                match (s.clock, launched) {
+                    (Some(SimClock::Wall), _) => None,
+                    (Some(SimClock::Virtual), l) => Some((s, l)),
+                    (None, Some(l)) => Some((s, Some(l))),
+                    (None, None) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
 /// How the point is measured (flags passed to `servebench sweep` / `eval gsm8k`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MeasureSpec {
@@ -353,6 +379,15 @@ pub fn shim_env(spec: &JobSpec, recipe: &Path, sim: &SimSetup) -> Vec<(String, S
         (shim::ENV_GPU.into(), sim.gpu.clone()),
         (shim::ENV_SKU.into(), crate::recipe::sku(&spec.point.runner)),
         (shim::ENV_MODEL.into(), sim.model.clone()),
+        (
+            shim::ENV_CLOCK.into(),
+            match (sim.clock, sim.speedup) {
+                (Some(SimClock::Wall), _) | (_, Some(_)) => SimClock::Wall,
+                _ => SimClock::Virtual,
+            }
+            .as_str()
+            .into(),
+        ),
         (shim::ENV_GPUS.into(), spec.point.gpus().to_string()),
         (
             "HF_HOME".into(),
@@ -428,18 +463,31 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
         push(&mut a, "--dp-attn", p.dp_attn.to_string());
     } else {
         a.push("sweep".into());
-        match &spec.engine {
-            EngineSpec::Simulator(s) if s.clock == Some(SimClock::Virtual) => {
+        match spec.engine.virtual_clock(&spec.dir) {
+            Some((s, launched)) => {
                 // the whole point in one process on the virtual clock: the sweep's own
-                // simulator, set up as the one the runner started (which answers readiness)
+                // simulator, set up as the one the runner or the recipe's shimmed launch
+                // started (which answers readiness), with that launch's own limits
                 push(&mut a, "--sim-clock", "virtual".into());
                 push(&mut a, "--sim-gpu", s.gpu.clone());
                 push(&mut a, "--sim-model", s.model.clone());
                 if let Some(f) = s.slowdown {
                     push(&mut a, "--sim-slowdown", f.to_string());
                 }
+                if let Some(l) = launched {
+                    let l = l.args;
+                    if let Some(n) = l.max_running_requests {
+                        push(&mut a, "--sim-max-running-requests", n.to_string());
+                    }
+                    if let Some(c) = l.context_length {
+                        push(&mut a, "--sim-context-length", c.to_string());
+                    }
+                    if let Some(m) = l.served_model_name.or(l.model) {
+                        push(&mut a, "--sim-served-name", m);
+                    }
+                }
             }
-            _ => push(&mut a, "--endpoint", endpoint),
+            None => push(&mut a, "--endpoint", endpoint),
         }
         push(&mut a, "--conc", p.conc.to_string());
         push(
@@ -1107,6 +1155,94 @@ mod tests {
         let l = shim::engine_launch(Engine::Sglang, &["--model-path".into(), "/m".into()]);
         shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
         assert_eq!(flag(&measure_args(&s, 1), "--engine"), Some("sglang"));
+    }
+
+    #[test]
+    fn a_shimmed_recipe_launch_is_measured_on_the_virtual_clock_with_its_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec(Some("/t/traces"), Some(900.0));
+        s.dir = dir.path().to_path_buf();
+        let sim = SimSetup {
+            gpu: "b200".into(),
+            model: "qwen3-8b".into(),
+            tp: 8,
+            notes: vec![],
+            speedup: None,
+            slowdown: None,
+            clock: None,
+            fleet: None,
+        };
+        s.engine = EngineSpec::Recipe {
+            path: PathBuf::from("/r/recipe.sh"),
+            sim: Some(sim.clone()),
+        };
+        // no shimmed launch (a recipe running $SERVEBENCH_SIM_CMD): its own process, over TCP
+        let a = measure_args(&s, 4321);
+        assert_eq!(flag(&a, "--endpoint"), Some("http://127.0.0.1:4321"));
+        assert_eq!(flag(&a, "--sim-clock"), None);
+        // the recipe's SGLang launch, shimmed: the sweep embeds that engine
+        let mut l = shim::engine_launch(
+            Engine::Sglang,
+            &[
+                "--model-path".into(),
+                "Qwen/Qwen3.5-397B-A17B-FP8".into(),
+                "--context-length".into(),
+                "262144".into(),
+                "--max-running-requests".into(),
+                "128".into(),
+            ],
+        );
+        l.describe = Some("simulated".into());
+        shim::write_state(dir.path(), shim::ENGINE_FILE, &l).unwrap();
+        let a = measure_args(&s, 4321);
+        assert_eq!(flag(&a, "--endpoint"), None, "{a:?}");
+        assert_eq!(flag(&a, "--sim-clock"), Some("virtual"));
+        assert_eq!(flag(&a, "--sim-gpu"), Some("b200"));
+        assert_eq!(flag(&a, "--sim-max-running-requests"), Some("128"));
+        assert_eq!(flag(&a, "--sim-context-length"), Some("262144"));
+        assert_eq!(
+            flag(&a, "--sim-served-name"),
+            Some("Qwen/Qwen3.5-397B-A17B-FP8")
+        );
+        assert_eq!(flag(&a, "--engine"), Some("sglang"));
+        assert_eq!(flag(&a, "--duration"), Some("900"));
+        // --sim-clock wall keeps the TCP path
+        s.engine = EngineSpec::Recipe {
+            path: PathBuf::from("/r/recipe.sh"),
+            sim: Some(SimSetup {
+                clock: Some(SimClock::Wall),
+                ..sim.clone()
+            }),
+        };
+        assert_eq!(flag(&measure_args(&s, 4321), "--sim-clock"), None);
+        assert_eq!(
+            shim_env(
+                &s,
+                Path::new("/r/recipe.sh"),
+                &SimSetup {
+                    clock: Some(SimClock::Wall),
+                    ..sim.clone()
+                }
+            )
+            .iter()
+            .find(|(k, _)| k == shim::ENV_CLOCK)
+            .map(|(_, v)| v.as_str()),
+            Some("wall")
+        );
+        assert_eq!(
+            shim_env(&s, Path::new("/r/recipe.sh"), &sim)
+                .iter()
+                .find(|(k, _)| k == shim::ENV_CLOCK)
+                .map(|(_, v)| v.as_str()),
+            Some("virtual")
+        );
+        // an eval job is never virtual (its client is reqwest over TCP)
+        s.engine = EngineSpec::Recipe {
+            path: PathBuf::from("/r/recipe.sh"),
+            sim: Some(sim),
+        };
+        s.point.eval_only = true;
+        assert_eq!(flag(&measure_args(&s, 4321), "--sim-clock"), None);
     }
 
     #[test]

@@ -52,8 +52,9 @@ pub struct RunOptions {
     /// A planted regression: each simulated engine's modelled steps take F times longer
     /// (`--sim-slowdown`, passed to `servebench sim`). `None`: the preset's engine.
     pub sim_slowdown: Option<f64>,
-    /// `--sim-clock` of simulated points without --recipes: `virtual` (the default without
-    /// --sim-speedup) measures each point in one process on the discrete-event clock.
+    /// `--sim-clock` of simulated points: `virtual` (the default without --sim-speedup, and for
+    /// a real recipe's shimmed engine launch) measures each point in one process on the
+    /// discrete-event clock; `wall` over TCP against the started simulator.
     pub sim_clock: Option<servebench_sim::SimClock>,
     /// Runner label → runner names (`runners.yaml` labels).
     pub runner_nodes: HashMap<String, Vec<String>>,
@@ -400,7 +401,12 @@ impl Runner {
             (Some(dir), sim) => Ok(EngineSpec::Recipe {
                 path: std::fs::canonicalize(resolve_recipe(dir, p)?)
                     .map_err(|e| RunnerError::io(dir, e))?,
-                sim,
+                // `--sim-clock` as given; none: virtual for a shimmed engine launch, the wall
+                // clock for a recipe running `$SERVEBENCH_SIM_CMD` (EngineSpec::virtual_clock)
+                sim: sim.map(|s| SimSetup {
+                    clock: self.opts.sim_clock,
+                    ..s
+                }),
             }),
             // a fleet is served by `servebench sim` on the wall clock (the sweep's embedded
             // virtual-clock simulator is one engine)

@@ -77,6 +77,10 @@ pub const ENV_MODEL: &str = "SERVEBENCH_SIM_MODEL";
 pub const ENV_SKU: &str = "SERVEBENCH_SIM_SKU";
 /// Environment variable: the point's GPU count (what `nvidia-smi` lists).
 pub const ENV_GPUS: &str = "SERVEBENCH_SIM_GPUS";
+/// Environment variable: `virtual` when the point is measured on the virtual clock (the
+/// point's sweep embeds the simulator; the shimmed engine only answers readiness and the
+/// recipe's own requests, and AIPerf's server-metrics export comes from the sweep).
+pub const ENV_CLOCK: &str = "SERVEBENCH_SIM_CLOCK";
 /// Environment variable: recorded GSM8K answers for eval jobs.
 pub const ENV_ANSWERS: &str = "SERVEBENCH_SIM_ANSWERS";
 

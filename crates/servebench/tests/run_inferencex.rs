@@ -447,8 +447,27 @@ fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
         csv.contains("\nEndpoint,Type,Metric,Unit,total,rate,"),
         "{csv}"
     );
+    // measured on the virtual clock (the default): the sweep embedded the engine the recipe
+    // launched, and the export is its own scrapes of it over the modelled window
+    assert!(
+        log.contains("measuring: ") && log.contains(" sweep --sim-clock virtual --sim-gpu h200"),
+        "{log}"
+    );
+    assert!(log.contains("--sim-served-name "), "{log}");
+    assert_eq!(
+        export["summary"]["endpoints_configured"][0],
+        "http://virtual-clock.simulator.invalid/metrics",
+        "{export}"
+    );
+    assert_eq!(
+        export["benchmark_id"]
+            .as_str()
+            .map(|s| s.contains("_conc2_")),
+        Some(true)
+    );
     let mlog = std::fs::read_to_string(a.join("measure.log")).unwrap();
     assert!(!mlog.contains("engine profile is"), "{mlog}");
+    assert!(mlog.contains("sim_clock: virtual"), "{mlog}");
     let agg = read_json(&a.join("results/aiperf_artifacts/servebench_agentx.json"));
     let sm = &agg["server_metrics"];
     assert_eq!(sm["adapter"], "sglang", "{sm}");

@@ -48,6 +48,7 @@ pub mod error;
 pub mod fleet;
 pub mod host_kv;
 pub mod model;
+mod overrides;
 pub mod plan;
 pub mod plausibility;
 pub mod power;
@@ -67,6 +68,7 @@ pub use emission::EmissionRecord;
 pub use engine::{simulate_closed_loop, SimSummary, Workload};
 pub use error::SimError;
 pub use model::{EngineConfig, MetricsDialect};
+pub use overrides::EngineOverrides;
 pub use presets::Presets;
 
 /// Supplies the text the simulator streams for a prompt it recognises.
@@ -111,6 +113,9 @@ pub struct SimOptions {
     /// whitespace-separated word (about 4 characters of English/code text; the chat prompt is
     /// rendered with a ChatML-style template first).
     pub tokenizer: Option<PathBuf>,
+    /// An engine's own launch limits on top of the presets (max running requests, context
+    /// length, served name, `/metrics` dialect), applied by [`SimServer::start`].
+    pub overrides: EngineOverrides,
     /// KV offload: a host-DRAM tier of this many GB ([`host_kv`]; `--kv-offloading dram
     /// --total-cpu-dram-gb GB`); `None`: GPU memory only. Used by [`SimServer::start`].
     pub host_kv_dram_gb: Option<f64>,
@@ -133,6 +138,7 @@ impl Default for SimOptions {
             answers: None,
             emission_log: None,
             tokenizer: None,
+            overrides: EngineOverrides::default(),
             host_kv_dram_gb: None,
         }
     }
@@ -152,6 +158,7 @@ impl std::fmt::Debug for SimOptions {
             .field("clock", &self.clock)
             .field("answers", &self.answers.as_ref().map(|_| "AnswerBook"))
             .field("emission_log", &self.emission_log)
+            .field("overrides", &self.overrides)
             .field("host_kv_dram_gb", &self.host_kv_dram_gb)
             .finish()
     }
@@ -199,6 +206,7 @@ impl SimServer {
     /// tokenizer not loadable.
     pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
         let mut cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
+        opts.overrides.apply(&mut cfg);
         if let Some(gb) = opts.host_kv_dram_gb {
             cfg.set_host_kv(gb)?;
         }

@@ -865,134 +865,111 @@ fn sglang_series(
     }
 }
 
-fn metrics(st: &AppState) -> Response<SimBody> {
-    use std::fmt::Write;
+/// vLLM's (and ATOM's, renamed `atom:` by the caller) series of the simulated engine: queue
+/// gauges, KV usage (fraction 0–1), token/request counters and prefix-cache counters in prompt
+/// tokens (vLLM's metric names and help texts).
+fn vllm_series(
+    metric: &mut impl FnMut(&str, &str, &str, &[(&str, String)]),
+    st: &AppState,
+    running: u64,
+    waiting: u64,
+    kv: f64,
+) {
     let s = &st.stats;
-    let l = format!("model_name={}", json_string(&st.cfg.model.served_name));
     let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
-    let (running, waiting, kv) = if st.zero_delay {
-        (g(&s.http_in_flight), 0, 0.0)
-    } else {
-        (
-            g(&s.running),
-            g(&s.waiting),
-            g(&s.kv_used_blocks) as f64 / st.cfg.kv_blocks.max(1) as f64,
-        )
-    };
-    let mut o = String::with_capacity(4096);
-    let atom = st.cfg.metrics_dialect == MetricsDialect::Atom;
-    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
-        let renamed;
-        let name = match name.strip_prefix("vllm:") {
-            Some(rest) if atom => {
-                renamed = format!("atom:{rest}");
-                renamed.as_str()
-            }
-            _ => name,
-        };
-        // prometheus_client (SGLang) types a counter by its family, without `_total`
-        let family = match kind {
-            "counter" if name.starts_with("sglang:") => name.trim_end_matches("_total"),
-            _ => name,
-        };
-        let _ = writeln!(o, "# HELP {family} {help}\n# TYPE {family} {kind}");
-        for (labels, v) in samples {
-            if labels.is_empty() {
-                let _ = writeln!(o, "{name}{{{l}}} {v}");
-            } else {
-                let _ = writeln!(o, "{name}{{{l},{labels}}} {v}");
-            }
-        }
-    };
-    if st.cfg.metrics_dialect == MetricsDialect::Sglang {
-        sglang_series(&mut metric, st, running, waiting, kv);
-    } else {
+    metric(
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        &[("", running.to_string())],
+    );
+    metric(
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        &[("", waiting.to_string())],
+    );
+    metric(
+        "vllm:kv_cache_usage_perc",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        &[("", kv.to_string())],
+    );
+    metric(
+        "vllm:gpu_cache_usage_perc",
+        "gauge",
+        "GPU KV-cache usage (older name). 1 means 100 percent usage.",
+        &[("", kv.to_string())],
+    );
+    metric(
+        "vllm:prompt_tokens_total",
+        "counter",
+        "Number of prefill tokens processed.",
+        &[("", g(&s.prompt_tokens).to_string())],
+    );
+    metric(
+        "vllm:generation_tokens_total",
+        "counter",
+        "Number of generation tokens processed.",
+        &[("", g(&s.generation_tokens).to_string())],
+    );
+    metric(
+        "vllm:request_success_total",
+        "counter",
+        "Count of finished requests by finish reason.",
+        &[
+            ("finished_reason=\"stop\"", g(&s.finished_stop).to_string()),
+            (
+                "finished_reason=\"length\"",
+                g(&s.finished_length).to_string(),
+            ),
+            (
+                "finished_reason=\"abort\"",
+                g(&s.finished_abort).to_string(),
+            ),
+        ],
+    );
+    metric(
+        "vllm:prefix_cache_queries_total",
+        "counter",
+        "Prefix-cache queries, in prompt tokens.",
+        &[("", g(&s.prefix_cache_queries).to_string())],
+    );
+    metric(
+        "vllm:prefix_cache_hits_total",
+        "counter",
+        "Prefix-cache hits, in prompt tokens.",
+        &[("", g(&s.prefix_cache_hits).to_string())],
+    );
+    if st.cfg.host_kv.is_some() {
+        // vLLM's KV-connector (offload) prefix-cache counters, in prompt tokens
         metric(
-            "vllm:num_requests_running",
-            "gauge",
-            "Number of requests in model execution batches.",
-            &[("", running.to_string())],
-        );
-        metric(
-            "vllm:num_requests_waiting",
-            "gauge",
-            "Number of requests waiting to be processed.",
-            &[("", waiting.to_string())],
-        );
-        metric(
-            "vllm:kv_cache_usage_perc",
-            "gauge",
-            "KV-cache usage. 1 means 100 percent usage.",
-            &[("", kv.to_string())],
-        );
-        metric(
-            "vllm:gpu_cache_usage_perc",
-            "gauge",
-            "GPU KV-cache usage (older name). 1 means 100 percent usage.",
-            &[("", kv.to_string())],
-        );
-        metric(
-            "vllm:prompt_tokens_total",
+            "vllm:external_prefix_cache_queries_total",
             "counter",
-            "Number of prefill tokens processed.",
-            &[("", g(&s.prompt_tokens).to_string())],
-        );
-        metric(
-            "vllm:generation_tokens_total",
-            "counter",
-            "Number of generation tokens processed.",
-            &[("", g(&s.generation_tokens).to_string())],
-        );
-        metric(
-            "vllm:request_success_total",
-            "counter",
-            "Count of finished requests by finish reason.",
-            &[
-                ("finished_reason=\"stop\"", g(&s.finished_stop).to_string()),
-                (
-                    "finished_reason=\"length\"",
-                    g(&s.finished_length).to_string(),
-                ),
-                (
-                    "finished_reason=\"abort\"",
-                    g(&s.finished_abort).to_string(),
-                ),
-            ],
-        );
-        metric(
-            "vllm:prefix_cache_queries_total",
-            "counter",
-            "Prefix-cache queries, in prompt tokens.",
+            "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
             &[("", g(&s.prefix_cache_queries).to_string())],
         );
         metric(
-            "vllm:prefix_cache_hits_total",
+            "vllm:external_prefix_cache_hits_total",
             "counter",
-            "Prefix-cache hits, in prompt tokens.",
-            &[("", g(&s.prefix_cache_hits).to_string())],
-        );
-        if st.cfg.host_kv.is_some() {
-            // vLLM's KV-connector (offload) prefix-cache counters, in prompt tokens
-            metric(
-                "vllm:external_prefix_cache_queries_total",
-                "counter",
-                "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
-                &[("", g(&s.prefix_cache_queries).to_string())],
-            );
-            metric(
-                "vllm:external_prefix_cache_hits_total",
-                "counter",
-                "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
-                &[("", g(&s.host_cache_hits).to_string())],
-            );
-        }
-        metric(
-            "vllm:num_preemptions_total",
-            "counter",
-            "Cumulative number of preemptions (recompute).",
-            &[("", g(&s.preemptions).to_string())],
+            "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+            &[("", g(&s.host_cache_hits).to_string())],
         );
     }
+    metric(
+        "vllm:num_preemptions_total",
+        "counter",
+        "Cumulative number of preemptions (recompute).",
+        &[("", g(&s.preemptions).to_string())],
+    );
+}
+
+/// servebench's own `servebench_sim_*` series (every dialect): cache resets, KV budget
+/// (tokens), steps, modelled seconds, modelled energy (J, only with a power model), wall lag (s),
+/// speedup and the HTTP gauges.
+fn sim_series(metric: &mut impl FnMut(&str, &str, &str, &[(&str, String)]), st: &AppState) {
+    let s = &st.stats;
+    let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
     metric(
         "servebench_sim_prefix_cache_resets_total",
         "counter",
@@ -1068,6 +1045,53 @@ fn metrics(st: &AppState) -> Response<SimBody> {
         "HTTP connections accepted.",
         &[("", g(&s.connections_total).to_string())],
     );
+}
+
+fn metrics(st: &AppState) -> Response<SimBody> {
+    use std::fmt::Write;
+    let s = &st.stats;
+    let l = format!("model_name={}", json_string(&st.cfg.model.served_name));
+    let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let (running, waiting, kv) = if st.zero_delay {
+        (g(&s.http_in_flight), 0, 0.0)
+    } else {
+        (
+            g(&s.running),
+            g(&s.waiting),
+            g(&s.kv_used_blocks) as f64 / st.cfg.kv_blocks.max(1) as f64,
+        )
+    };
+    let mut o = String::with_capacity(4096);
+    let atom = st.cfg.metrics_dialect == MetricsDialect::Atom;
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
+        let renamed;
+        let name = match name.strip_prefix("vllm:") {
+            Some(rest) if atom => {
+                renamed = format!("atom:{rest}");
+                renamed.as_str()
+            }
+            _ => name,
+        };
+        // prometheus_client (SGLang) types a counter by its family, without `_total`
+        let family = match kind {
+            "counter" if name.starts_with("sglang:") => name.trim_end_matches("_total"),
+            _ => name,
+        };
+        let _ = writeln!(o, "# HELP {family} {help}\n# TYPE {family} {kind}");
+        for (labels, v) in samples {
+            if labels.is_empty() {
+                let _ = writeln!(o, "{name}{{{l}}} {v}");
+            } else {
+                let _ = writeln!(o, "{name}{{{l},{labels}}} {v}");
+            }
+        }
+    };
+    if st.cfg.metrics_dialect == MetricsDialect::Sglang {
+        sglang_series(&mut metric, st, running, waiting, kv);
+    } else {
+        vllm_series(&mut metric, st, running, waiting, kv);
+    }
+    sim_series(&mut metric, st);
     full(
         StatusCode::OK,
         "text/plain; version=0.0.4; charset=utf-8",

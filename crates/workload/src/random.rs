@@ -32,7 +32,7 @@ use crate::source::{Prompt, RequestSpec};
 use crate::tokenizer::{ChatTemplate, CheckedDecoder, LocalTokenizer, TokenCounter};
 
 /// Parameters of the random dataset (InferenceX defaults noted per field).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RandomDatasetConfig {
     /// Nominal input length ISL in tokens (`--random-input-len`).
     pub input_len: u32,

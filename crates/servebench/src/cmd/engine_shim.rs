@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use servebench_runner::shim::{self, Invocation, SAY};
-use servebench_sim::{EngineConfig, SimOptions, SimServer};
+use servebench_sim::{EngineConfig, EngineOverrides, SimOptions, SimServer};
 
 /// Arguments of `servebench engine-shim`.
 #[derive(clap::Args, Debug)]
@@ -150,6 +150,12 @@ fn aiperf(state: &std::path::Path, step: &shim::ClientStep) -> anyhow::Result<Ex
     let (mut c, mut lines) = shim::client_handover(state, step, Duration::from_secs(7 * 86400));
     if let (0, Some(dir)) = (c, step.result_dir.as_deref()) {
         let dir = PathBuf::from(dir);
+        if std::env::var(shim::ENV_CLOCK).as_deref() == Ok("virtual") {
+            let (c, l) = virtual_export(state, &dir);
+            lines.push(l);
+            say(&lines);
+            return Ok(code(c));
+        }
         let src = |ext: &str| state.join(format!("{SERVER_METRICS}.{ext}"));
         // the engine shim writes the export within a scrape interval of the measurement's end
         for _ in 0..100 {
@@ -178,6 +184,54 @@ fn aiperf(state: &std::path::Path, step: &shim::ClientStep) -> anyhow::Result<Ex
     }
     say(&lines);
     Ok(code(c))
+}
+
+/// On the virtual clock the point's sweep scraped its own simulator's `/metrics` (every
+/// modelled second of the profiling window) and wrote AIPerf's export beside `agentx.json`:
+/// copied into `dir` with `benchmark_id` = `$RESULT_FILENAME`, as AIPerf names it.
+fn virtual_export(state: &std::path::Path, dir: &std::path::Path) -> (i32, String) {
+    let done = shim::read_state::<shim::MeasureDone>(state, shim::DONE_FILE);
+    let stem = servebench_agentx::point::AIPERF_EXPORT;
+    let found = done
+        .as_ref()
+        .and_then(|d| shim::find_file(&d.out_dir, &format!("{stem}.json")));
+    let Some(json_src) = found else {
+        return (
+            1,
+            format!(
+                "{SAY} AIPerf server-metrics export: the measurement wrote no {stem}.json under {}",
+                done.map(|d| d.out_dir.display().to_string())
+                    .unwrap_or_else(|| state.display().to_string())
+            ),
+        );
+    };
+    let id = std::env::var("RESULT_FILENAME").unwrap_or_else(|_| "servebench".into());
+    let res = (|| -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let mut j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_src)?)?;
+        j["benchmark_id"] = serde_json::Value::String(id.clone());
+        std::fs::write(
+            dir.join("server_metrics_export.json"),
+            serde_json::to_string_pretty(&j)?,
+        )?;
+        let csv = std::fs::read_to_string(json_src.with_extension("csv"))?;
+        let csv: Vec<String> = csv
+            .lines()
+            .map(|l| match l.starts_with("# benchmark_id: ") {
+                true => format!("# benchmark_id: {id}"),
+                false => l.to_string(),
+            })
+            .collect();
+        std::fs::write(dir.join("server_metrics_export.csv"), csv.join("\n") + "\n")?;
+        Ok(())
+    })();
+    match res {
+        Ok(()) => (0, format!(
+            "{SAY} AIPerf server-metrics export: {}/server_metrics_export.{{json,csv}} (the simulated engine's /metrics scraped every modelled second of the window, virtual clock)",
+            dir.display()
+        )),
+        Err(e) => (1, format!("{SAY} AIPerf server-metrics export: {}: {e:#}", json_src.display())),
+    }
 }
 
 /// The AIPerf server-metrics export the engine shim writes in the attempt folder
@@ -219,19 +273,23 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
     let gpu = std::env::var(shim::ENV_GPU).unwrap_or_else(|_| "h200".into());
     let model = std::env::var(shim::ENV_MODEL).unwrap_or_else(|_| "qwen3-8b".into());
     let mut cfg = EngineConfig::from_presets(&gpu, &model, l.args.tp)?;
-    if let Some(n) = l.args.max_running_requests {
-        cfg.max_num_seqs = n;
+    EngineOverrides {
+        max_num_seqs: l.args.max_running_requests,
+        max_model_len: l.args.context_length,
+        served_name: l
+            .args
+            .served_model_name
+            .clone()
+            .or_else(|| l.args.model.clone()),
+        // the simulator stands in for this engine: its /metrics names are the engine's own
+        metrics_dialect: Some(match l.engine {
+            servebench_client::Engine::Sglang => servebench_sim::MetricsDialect::Sglang,
+            // ATOM's series are vLLM's under its own `atom:` prefix
+            servebench_client::Engine::Atom => servebench_sim::MetricsDialect::Atom,
+            _ => servebench_sim::MetricsDialect::Vllm,
+        }),
     }
-    // the simulator stands in for this engine: its /metrics names are the engine's own
-    cfg.metrics_dialect = match l.engine {
-        servebench_client::Engine::Sglang => servebench_sim::MetricsDialect::Sglang,
-        // ATOM's series are vLLM's under its own `atom:` prefix
-        servebench_client::Engine::Atom => servebench_sim::MetricsDialect::Atom,
-        _ => servebench_sim::MetricsDialect::Vllm,
-    };
-    if let Some(c) = l.args.context_length {
-        cfg.max_model_len = c;
-    }
+    .apply(&mut cfg);
     // a KV-offload arm (the recipe's KV_OFFLOADING=dram, TOTAL_CPU_DRAM_GB as InferenceX passes
     // them): the simulator gets a DRAM tier of that budget, whatever the backend's own flags
     let offload = std::env::var("KV_OFFLOADING").unwrap_or_default();
@@ -248,14 +306,9 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
             eprintln!("{SAY} KV_OFFLOADING=dram without TOTAL_CPU_DRAM_GB: no DRAM tier simulated");
         }
     }
-    if let Some(name) = l
-        .args
-        .served_model_name
-        .clone()
-        .or_else(|| l.args.model.clone())
-    {
-        cfg.model.served_name = name;
-    }
+    // on the virtual clock the point's sweep embeds this engine and measures it in its own
+    // process (run.md): this server answers readiness and the recipe's own requests
+    let virtual_clock = std::env::var(shim::ENV_CLOCK).as_deref() == Ok("virtual");
     let host: IpAddr = match l.args.host.as_str() {
         "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
         h => h.parse().map_err(|e| anyhow::anyhow!("--host {h}: {e}"))?,
@@ -296,7 +349,16 @@ fn serve(mut l: shim::EngineLaunch, state: PathBuf) -> anyhow::Result<ExitCode> 
         l.args.port = server.addr().port();
         l.describe = Some(server.describe());
         shim::write_state(&state, shim::ENGINE_FILE, &l)?;
-        scrape_for_aiperf(state.clone(), l.args.port);
+        if virtual_clock {
+            println!(
+                "{SAY} the point is measured on the virtual clock: servebench's sweep runs this engine ({} × {model}, max running requests {}, context {} tokens) in its own process; this server answers readiness",
+                gpu,
+                server.config().max_num_seqs,
+                server.config().max_model_len
+            );
+        } else {
+            scrape_for_aiperf(state.clone(), l.args.port);
+        }
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::select! {

@@ -179,6 +179,17 @@ pub struct CommonArgs {
     /// Simulator only: model preset.
     #[arg(long, default_value = "qwen3-8b")]
     pub sim_model: String,
+    /// Embedded simulator only: max running requests (SGLang --max-running-requests, vLLM
+    /// --max-num-seqs) instead of the preset's.
+    #[arg(long, value_name = "N")]
+    pub sim_max_running_requests: Option<u32>,
+    /// Embedded simulator only: context length, tokens (SGLang --context-length, vLLM
+    /// --max-model-len) instead of the preset's.
+    #[arg(long, value_name = "TOKENS")]
+    pub sim_context_length: Option<u32>,
+    /// Embedded simulator only: the model name it serves (--served-model-name).
+    #[arg(long, value_name = "NAME")]
+    pub sim_served_name: Option<String>,
     /// OCI index (multi-arch) digest of --image (`sha256:…`), recorded with the run. Default:
     /// the newest provenance `servebench bump` recorded for --image in the store, if any.
     #[arg(long, value_name = "DIGEST", requires = "image")]
@@ -340,6 +351,9 @@ impl CommonArgs {
                 model: c.sim_model,
                 slowdown: c.sim_slowdown,
                 clock: c.sim_clock.map(Into::into),
+                max_running_requests: c.sim_max_running_requests,
+                context_length: c.sim_context_length,
+                served_name: c.sim_served_name,
             },
             db: (!c.no_store).then_some(c.db),
             branch: Some(

@@ -50,9 +50,15 @@ pub struct Args {
     /// Only the eval jobs.
     #[arg(long)]
     pub evals_only: bool,
-    /// Where points run: local (this machine, one at a time) or slurm (one job per point).
+    /// Where points run: local (this machine, one at a time; --jobs N with --simulate) or slurm
+    /// (one job per point).
     #[arg(long, value_parser = ["local", "slurm"], default_value = "local")]
     pub executor: String,
+    /// Local executor with --simulate: up to N points at once (each job picks its own port;
+    /// simulated engines hold no GPU). Default 1.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "simulate",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: u32,
     /// Slurm partition.
     #[arg(long, value_name = "P")]
     pub partition: Option<String>,
@@ -83,12 +89,13 @@ pub struct Args {
         conflicts_with = "recipes"
     )]
     pub sim_slowdown: Option<f64>,
-    /// Simulated points without --recipes: `virtual` (default without --sim-speedup) measures
-    /// each point in one process on the discrete-event clock (the sweep embeds the simulator;
-    /// the started `servebench sim` answers readiness), so a 3,600 s window takes seconds and
-    /// the numbers do not depend on the host; `wall` measures over TCP. --sim-speedup is a
-    /// wall-clock setting (refused with virtual, exit 64). Real recipes (--recipes) run on the
-    /// wall clock.
+    /// Simulated points: `virtual` (default without --sim-speedup) measures each point in one
+    /// process on the discrete-event clock (the sweep embeds the simulator, with a real
+    /// recipe's launch limits; the started `servebench sim` or the recipe's shimmed engine
+    /// answers readiness), so a 3,600 s window takes seconds and the numbers do not depend on
+    /// the host; `wall` measures over TCP. A recipe that runs `$SERVEBENCH_SIM_CMD` itself is
+    /// measured on the wall clock unless `virtual` is given. --sim-speedup is a wall-clock
+    /// setting (refused with virtual, exit 64).
     #[arg(long, value_enum, value_name = "CLOCK", requires = "simulate")]
     pub sim_clock: Option<super::measure_enums::SimClockArg>,
     /// Print the plan (points, engine commands, job scripts, GPUs, evals) and stop.
@@ -254,17 +261,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ))
     });
     let out = std::path::absolute(&out).with_context(|| format!("--out {}", out.display()))?;
-    if args.sim_clock == Some(super::measure_enums::SimClockArg::Virtual) {
-        let why = if let Some(x) = args.sim_speedup {
-            Some(format!("--sim-speedup {x} has no meaning with --sim-clock virtual (modelled time is simulated, not waited); drop one of them"))
-        } else if args.recipes.is_some() {
-            Some("--sim-clock virtual: real recipes (--recipes) run their engine launch and client step as separate processes, on the wall clock; drop --sim-clock or --recipes".to_string())
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(super::measure_enums::UsageError(why).into());
-        }
+    if let (Some(super::measure_enums::SimClockArg::Virtual), Some(x)) =
+        (args.sim_clock, args.sim_speedup)
+    {
+        return Err(super::measure_enums::UsageError(format!("--sim-speedup {x} has no meaning with --sim-clock virtual (modelled time is simulated, not waited); drop one of them")).into());
     }
     let opts = RunOptions {
         out,
@@ -306,7 +306,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let exec: Box<dyn JobBackend> = match args.executor.as_str() {
         "slurm" => Box::new(SlurmBackend::default()),
-        _ => Box::new(LocalBackend::new()),
+        _ => Box::new(LocalBackend::with_parallel(args.jobs as usize)),
     };
     let runner = Runner::new(opts.clone(), exec);
     // Everything the run needs, checked before the first job: recipes, traces, GSM8K data for

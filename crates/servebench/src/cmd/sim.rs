@@ -217,6 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             answers,
             emission_log: args.emission_log.clone(),
             tokenizer: args.tokenizer.clone(),
+            overrides: Default::default(),
             host_kv_dram_gb: None,
         };
         let server = match fleet(&args)? {
