@@ -234,6 +234,44 @@ fn is_zero(v: &u64) -> bool {
 }
 
 impl Identity {
+    /// A single-node, single-turn point on one GPU's worth of parallelism: TP/PP/DCP/PCP/EP 1,
+    /// no DP-attention, no speculative decoding, no KV offload, no recipe fingerprint, ISL/OSL
+    /// unknown. The start of fixtures and examples, which override what they vary with struct
+    /// update syntax (`Identity { isl: Some(1024), ..Identity::single_node(…) }`).
+    pub fn single_node(
+        hw: &str,
+        image: &str,
+        model: &str,
+        infmax_model_prefix: &str,
+        framework: &str,
+        precision: &str,
+    ) -> Identity {
+        Identity {
+            hw: hw.into(),
+            image: image.into(),
+            model: model.into(),
+            infmax_model_prefix: infmax_model_prefix.into(),
+            framework: framework.into(),
+            precision: precision.into(),
+            spec_decoding: "none".into(),
+            disagg: false,
+            recipe_fingerprint: None,
+            isl: None,
+            osl: None,
+            is_multinode: false,
+            tp: 1,
+            pp: 1,
+            dcp_size: 1,
+            pcp_size: 1,
+            ep: 1,
+            dp_attention: false,
+            benchmark_type: BenchmarkType::SingleTurn,
+            kv_offloading: Default::default(),
+            kv_offload_backend: None,
+            allocated_cpu_dram_gb: 0,
+        }
+    }
+
     /// GPUs of a single-node point: TP × PP × PCP (EP, DP-attention and DCP do not multiply;
     /// InferenceX `process_result.py`, MEASUREMENT.md Part 2 §2.2).
     pub fn num_gpus(&self) -> u32 {

@@ -74,28 +74,16 @@ fn a_row_without_extra_keys_writes_only_the_known_fields_and_set_extra_keeps_pla
 #[test]
 fn fill_identity_fills_only_the_unknown_keys_from_the_one_identity() {
     let id = servebench_contracts::Identity {
-        hw: "sim-h200".into(),
-        image: "servebench-sim".into(),
-        model: "m".into(),
-        infmax_model_prefix: "qwen3".into(),
-        framework: "sim".into(),
-        precision: "bf16".into(),
-        spec_decoding: "none".into(),
-        disagg: false,
-        recipe_fingerprint: None,
         isl: Some(1024),
         osl: Some(1024),
-        is_multinode: false,
-        tp: 1,
-        pp: 1,
-        dcp_size: 1,
-        pcp_size: 1,
-        ep: 1,
-        dp_attention: false,
-        benchmark_type: Default::default(),
-        kv_offloading: Default::default(),
-        kv_offload_backend: None,
-        allocated_cpu_dram_gb: 0,
+        ..servebench_contracts::Identity::single_node(
+            "sim-h200",
+            "servebench-sim",
+            "m",
+            "qwen3",
+            "sim",
+            "bf16",
+        )
     };
     let mut row: EvalRow = serde_json::from_value(serde_json::json!({
         "is_multinode": false, "model_prefix": null, "model": "m", "hw": null,

@@ -189,8 +189,10 @@ pub fn point_text(runner: &Runner, i: usize, n: usize, p: &Point) -> Result<Stri
         s.push_str(&format!("  {}\n", facts.join(" · ")));
     }
     let engine = if opts.simulate {
-        "simulated disaggregated fleet (servebench sim --disagg …; docs/simulator.md, Multinode)"
-            .to_string()
+        format!(
+            "simulated as one engine of TP{} (this build models no prefill/decode split, KV transfer or router; docs/run.md, Limits)",
+            p.tp
+        )
     } else {
         "not started: servebench runs multinode points only with --simulate".to_string()
     };

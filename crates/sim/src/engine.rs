@@ -214,18 +214,33 @@ impl<P: Clone> Engine<P> {
 
     /// Queues a sequence whose prompt's full KV blocks have the chain hashes `hashes`
     /// (`hashes[i]` identifies tokens `0..(i+1)·kv_block_size`), so cached blocks skip prefill.
+    ///
+    /// The queue stays in arrival order (`ready_at_s`, ties in submission order): a submission
+    /// with an earlier ready time than sequences already queued goes before them. On the wall
+    /// clock requests are submitted when their body is parsed, and a large body that arrived
+    /// first is parsed after a small one that arrived later; queued in submission order, a burst
+    /// (an AgentX window's start, every lane at once) was admitted shortest-body-first, which
+    /// the virtual clock (bodies read in arrival order) does not do (docs/benchmarks.md §9.3).
     pub fn submit_with_prefix(&mut self, payload: P, mut spec: SeqSpec, mut hashes: Vec<u64>) {
         spec.output_tokens = spec.output_tokens.max(1);
         hashes.truncate((spec.prompt_tokens / self.cfg.kv_block_size.max(1)) as usize);
-        self.waiting.push_back(Seq {
-            payload,
-            spec,
-            generated: 0,
-            computed: 0,
-            blocks: 0,
-            cached: 0,
-            hashes,
-        });
+        let at = self
+            .waiting
+            .iter()
+            .rposition(|s| s.spec.ready_at_s <= spec.ready_at_s)
+            .map_or(0, |i| i + 1);
+        self.waiting.insert(
+            at,
+            Seq {
+                payload,
+                spec,
+                generated: 0,
+                computed: 0,
+                blocks: 0,
+                cached: 0,
+                hashes,
+            },
+        );
     }
 
     /// Queues a sequence whose prompt KV arrived from a prefill worker and whose first
@@ -460,6 +475,10 @@ impl<P: Clone> Engine<P> {
                 }
                 let bs = self.cfg.kv_block_size;
                 let front = self.waiting.front_mut().expect("front exists");
+                // A sequence that is not fresh keeps its computed tokens: 0 for one submitted
+                // without hashes or re-admitted after a preemption (`preempt_last` zeroes
+                // them, so a single engine recomputes from scratch as before), the prompt for
+                // one preloaded from a prefill worker (`submit_preloaded`).
                 if fresh {
                     front.computed = hit_tokens;
                     front.cached = hit_tokens;
@@ -932,6 +951,30 @@ mod tests {
         assert_eq!(e.counters().prompt_tokens, 100);
         assert_eq!(e.counters().generation_tokens, 3);
         assert!(e.step(&mut out).is_none());
+    }
+
+    #[test]
+    fn the_queue_admits_in_arrival_order_not_submission_order() {
+        // B arrives after A but is submitted first (A's larger body was parsed later, wall
+        // clock): A is admitted first, and nothing waits behind B's later ready time
+        let c = cfg("h100", "qwen3-8b");
+        let mut e: Engine<u32> = Engine::new(c.clone());
+        let spec = |ready_at_s| SeqSpec {
+            prompt_tokens: 20_000,
+            output_tokens: 2,
+            ready_at_s,
+        };
+        e.submit(2, spec(0.002));
+        e.submit(1, spec(0.001));
+        e.submit(3, spec(0.002));
+        let mut out = Vec::new();
+        let mut first = vec![];
+        while first.len() < 3 {
+            out.clear();
+            e.step(&mut out).unwrap();
+            first.extend(out.iter().filter(|o| o.generated == 1).map(|o| o.payload));
+        }
+        assert_eq!(first, vec![1, 2, 3], "arrival order, ties as submitted");
     }
 
     #[test]

@@ -536,11 +536,15 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
 /// lengths and front-end latency); its [`crate::engine::SimSummary::energy_j`] is the modelled
 /// energy `crate::validate_energy` compares.
 ///
-/// Errors: as [`predict`].
+/// Errors: as [`predict`]; a disaggregated row (one engine cannot stand for its
+/// prefill/decode fleet, which [`crate::validate_disagg`] runs and which models no energy).
 pub fn simulate_row(
     row: &RealRow,
     calibration: Option<&Calibration>,
 ) -> Result<crate::engine::SimSummary, String> {
+    if row.disagg {
+        return Err("prefill/decode disaggregation (one engine does not model its fleet; the fleet models no energy)".into());
+    }
     let p = Presets::embedded();
     let mk = model_key(row).ok_or("no model preset")?;
     let (gk, g) = p.gpu(&row.hardware).map_err(|e| e.to_string())?;
