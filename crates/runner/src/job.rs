@@ -1179,6 +1179,7 @@ mod tests {
                 notes: vec![],
                 speedup: None,
                 slowdown: None,
+                fleet: None,
                 clock: None,
             }),
         };
@@ -1203,6 +1204,7 @@ mod tests {
             speedup: None,
             slowdown: None,
             clock: None,
+            fleet: None,
         };
         s.engine = EngineSpec::Recipe {
             path: PathBuf::from("/r/recipe.sh"),
