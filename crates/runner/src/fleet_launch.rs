@@ -288,6 +288,7 @@ mod tests {
             decode: w(1, 8),
             concs: vec![4],
             router: Some("dynamo-router".into()),
+            router_version: None,
             kv_p2p_transfer: Some("nixl".into()),
             disagg: true,
             settings: vec![],
@@ -304,6 +305,7 @@ mod tests {
             notes: vec![],
             speedup: None,
             slowdown: None,
+            fleet: None,
             clock: None,
         }
     }

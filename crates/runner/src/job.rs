@@ -651,8 +651,17 @@ fn first_sim_line(log: &Path) -> Option<String> {
 /// The description of the simulator this attempt's engine is: the one a shimmed engine launch
 /// wrote to the attempt's `engine.json` (a real recipe, whose job log can hold any text it
 /// prints, e.g. a stale server log it `cat`s), else the first `simulated …` line of the job log
-/// (`exec $SERVEBENCH_SIM_CMD` recipes).
+/// (`exec $SERVEBENCH_SIM_CMD` recipes) or, for a multinode point run as one `srun` step per
+/// role, of the frontend's log (`logs/workers/<node>_frontend_0.out`).
 fn sim_description(dir: &Path, log: Option<&Path>) -> Option<String> {
+    if let Ok(rd) = std::fs::read_dir(dir.join(crate::fleet_launch::LOG_DIR)) {
+        let front = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with("_frontend_0.out"));
+        if let Some(d) = front.as_deref().and_then(first_sim_line) {
+            return Some(d);
+        }
+    }
     // the shim writes engine.json just after its server listens: give it a moment
     let shimmed = dir.join("shims").is_dir();
     for _ in 0..if shimmed { 20 } else { 1 } {

@@ -95,12 +95,13 @@ fn servebench(dir: &Path, conf: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// A temp dir with the shared NVIDIA catalog as `master.yaml` and its `runners.yaml`.
+/// A temp dir with the shared catalogs (NVIDIA's as `master.yaml`) and their `runners.yaml`.
 fn catalog_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let data = common::shared().join("data/inferencex");
     for (from, to) in [
         ("nvidia-master.yaml", "master.yaml"),
+        ("amd-master.yaml", "amd-master.yaml"),
         ("runners.yaml", "runners.yaml"),
     ] {
         common::copy_rw(data.join(from).to_str().unwrap(), &dir.path().join(to));
@@ -216,6 +217,164 @@ fn a_multinode_point_is_one_job_over_three_nodes_with_one_srun_step_per_role() {
         // every role's process is the simulated engine, serving
         assert!(text.contains("\nserving "), "{}: {text}", f.display());
     }
+    // the stored row has the deployment's shape (P3×TP4 + D1×TP8: 12 + 8 GPUs)
+    let shapes = stored_shapes(&d.join("s.db"));
+    assert_eq!(shapes, vec![(12, 8, "single_turn".to_string())]);
+}
+
+/// (num_prefill_gpu, num_decode_gpu, benchmark_type) of every row in the store `db`, after
+/// checking each is a multinode row in process_result.py's shape (prefill/decode fields, no
+/// single `tp`, GPUs = prefill + decode, per-GPU throughput over all of them).
+fn stored_shapes(db: &Path) -> Vec<(u64, u64, String)> {
+    let store = servebench_store::Store::open(db).unwrap();
+    let mut out = Vec::new();
+    for run in store.list_runs(None, None).unwrap().iter().rev() {
+        for p in store.points(run.id).unwrap() {
+            let row = p.row.servebench().unwrap();
+            let v = row.to_value();
+            assert_eq!(v["is_multinode"], true, "{v}");
+            assert_eq!(v["disagg"], true, "{v}");
+            assert!(
+                v.get("tp").is_none() && v.get("prefill_tp").is_some(),
+                "{v}"
+            );
+            let (pg, dg) = (
+                v["num_prefill_gpu"].as_u64().unwrap(),
+                v["num_decode_gpu"].as_u64().unwrap(),
+            );
+            assert_eq!(v["num_gpus"].as_u64(), Some(pg + dg), "{v}");
+            let per_gpu = row.total_token_throughput / (pg + dg) as f64;
+            assert!(
+                (row.tput_per_gpu - per_gpu).abs() <= 1e-9 * per_gpu.max(1.0),
+                "{v}"
+            );
+            out.push((pg, dg, v["benchmark_type"].as_str().unwrap().to_string()));
+        }
+    }
+    out
+}
+
+/// The sample on the multi-node cluster: an NVIDIA agentic and an AMD fixed-seq and
+/// agentic multinode config (the NVIDIA fixed-seq one is the test above) run under `--simulate
+/// --executor slurm`, each point one job over its nodes with one log per node and role, and
+/// store rows with the prefill/decode shape.
+#[test]
+fn both_vendors_fixed_and_agentic_run_on_slurm_and_store_the_prefill_decode_shape() {
+    let Some(conf) = cluster() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = catalog_copy();
+    let d = dir.path();
+    let traces = common::agentx_traces(d, &["trace_0167.json", "trace_0504.json"]);
+    let traces = traces.to_str().unwrap();
+    // (key, conc, exit code: an AgentX window of 3 s is stored but is no valid submission,
+    // rows as (prefill GPUs, decode GPUs, benchmark type))
+    let cases: [(&str, &str, i32, &[(u64, u64, &str)]); 3] = [
+        (
+            "minimaxm3-fp4-gb200-dynamo-vllm-agentic-disagg-mtp",
+            "48",
+            3,
+            &[(8, 4, "agentic_traces")],
+        ),
+        (
+            "dsr1-fp8-mi355x-sglang-disagg",
+            "8",
+            0,
+            &[(8, 16, "single_turn"), (4, 8, "single_turn")],
+        ),
+        (
+            "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp",
+            "1",
+            3,
+            &[(8, 8, "agentic_traces")],
+        ),
+    ];
+    for (i, (key, conc, rc, rows)) in cases.iter().enumerate() {
+        let out = format!("out{i}");
+        let db = format!("s{i}.db");
+        let args = [
+            "run",
+            key,
+            "--catalog",
+            "master.yaml",
+            "amd-master.yaml",
+            "--executor",
+            "slurm",
+            "--simulate",
+            "--no-evals",
+            "--conc",
+            conc,
+            "--num-prompts",
+            "8",
+            "--warmups",
+            "0",
+            "--isl",
+            "512",
+            "--osl",
+            "32",
+            "--duration",
+            "3",
+            "--sim-speedup",
+            "50",
+            "--traces",
+            traces,
+            "--out",
+            &out,
+            "--db",
+            &db,
+        ];
+        let o = servebench(d, &conf, &args);
+        let so = common::stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(*rc),
+            "{key}\n{so}\n{}",
+            common::stderr(&o)
+        );
+        assert_eq!(
+            so.matches(": stored 1 row").count(),
+            rows.len(),
+            "{key}: {so}"
+        );
+        for p in std::fs::read_dir(d.join(&out).join("points")).unwrap() {
+            let attempt = p.unwrap().path().join("attempt-1");
+            let log = std::fs::read_to_string(attempt.join("job.log")).unwrap();
+            let nodes = log
+                .split_once(" nodes: ")
+                .and_then(|(head, _)| head.rsplit(' ').next())
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or_else(|| panic!("{key}: {log}"));
+            assert!(nodes >= 2, "{key}: {log}");
+            // one log per node and role: the frontend's and every worker's
+            let logs = role_logs(&attempt);
+            assert!(
+                logs.iter().any(|f| f.ends_with("_frontend_0.out")),
+                "{key}: {logs:?}"
+            );
+            assert!(
+                logs.iter().any(|f| f.contains("_prefill_w0")),
+                "{key}: {logs:?}"
+            );
+            assert!(
+                logs.iter().any(|f| f.contains("_decode_w0")),
+                "{key}: {logs:?}"
+            );
+            // the frontend serves the simulated disaggregated fleet
+            let front = logs
+                .iter()
+                .find(|f| f.ends_with("_frontend_0.out"))
+                .unwrap();
+            let front = std::fs::read_to_string(attempt.join("logs/workers").join(front)).unwrap();
+            assert!(front.contains("disaggregated "), "{key}: {front}");
+        }
+        let mut got = stored_shapes(&d.join(&db));
+        let mut want: Vec<(u64, u64, String)> = rows
+            .iter()
+            .map(|(p, d, b)| (*p, *d, b.to_string()))
+            .collect();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{key}");
+    }
 }
 
 #[test]
@@ -224,11 +383,20 @@ fn a_node_lost_mid_job_fails_the_point_as_node_lost_with_its_node_and_role() {
     let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = catalog_copy();
     let d = dir.path();
-    // on the wall clock with long outputs the measurement outlasts the node's loss
+    // on the wall clock at real speed with long outputs the measurement outlasts the node's loss
     let mut child = common::servebench_in(d)
         .args(run_args(
             "run2",
-            &["--sim-clock", "wall", "--osl", "4096", "--max-retries", "0"],
+            &[
+                "--sim-clock",
+                "wall",
+                "--sim-speedup",
+                "1",
+                "--osl",
+                "4096",
+                "--max-retries",
+                "0",
+            ],
         ))
         .env("SLURM_CONF", &conf)
         .stdout(std::process::Stdio::piped())
