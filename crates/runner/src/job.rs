@@ -779,11 +779,17 @@ fn log_engine(spec: &JobSpec, log: &mut Log) {
     match &spec.engine {
         EngineSpec::Recipe { path, .. } => log.line(&format!("Run bash {}", path.display())),
         EngineSpec::Simulator(s) => {
+            let shape = match &s.fleet {
+                Some(f) => format!(
+                    "fleet: prefill {}, decode {}, router {}",
+                    f.prefill, f.decode, f.router
+                ),
+                None => format!("TP{}", s.tp),
+            };
             log.line(&format!(
-                "engine: embedded simulator ({} × {}, TP{}){}",
+                "engine: embedded simulator ({} × {}, {shape}){}",
                 s.gpu,
                 s.model,
-                s.tp,
                 if s.notes.is_empty() {
                     String::new()
                 } else {
