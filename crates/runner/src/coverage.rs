@@ -1,17 +1,19 @@
 //! Coverage of a catalog under `--simulate` (`servebench coverage`): the smallest point of every
-//! selected single-node config, run from its real recipe with the simulator behind the shims and
-//! short windows, one after another (or `jobs` at a time) in one run directory, then one row
+//! selected config, run under `--simulate` with short windows — a single-node config from its
+//! real recipe with the simulator behind the shims, a multinode config as the simulated
+//! prefill/decode fleet `servebench run KEY --simulate` runs for it (its srt-slurm recipe is
+//! read for the router policy, not run) — one after another (or `jobs` at a time) in one run directory, then one row
 //! per config: kind (fixed-seq/agentic), vendor, the point run, stored or failed, and the
 //! failure's first error with its triage class. The table drives the fixes class by class
 //! (docs/run.md, "Coverage"; the whole-catalog figure is in docs/benchmarks.md).
 //!
 //! "Smallest point": the throughput point (no eval job) with the fewest GPUs, then the lowest
 //! concurrency, then the lowest TP, of the config's matrix (the catalog's own expansion).
-//! Multinode configs are listed as not run (`servebench run` starts single-node engines only)
-//! and are not part of the totals.
+//! Multinode configs are of their own kinds (`multinode fixed-seq`, `multinode agentic`) and are
+//! counted in the totals beside the single-node ones.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use servebench_catalog::matrix::ScenarioType;
@@ -60,8 +62,8 @@ pub struct CoverageRequest {
     pub progress_stderr: bool,
 }
 
-/// Runs the cases' points (those with a recipe; a point without one is a failed row of class
-/// `no_recipe`) under `--simulate` with short windows, then builds the report; also written as
+/// Runs the cases' points (those with a recipe or, multinode, the simulated fleet; a point
+/// without one is a failed row of class `no_recipe`) under `--simulate` with short windows, then builds the report; also written as
 /// `coverage.json` in the run directory.
 ///
 /// Errors: the run directory or store cannot be used.
@@ -147,7 +149,9 @@ pub struct Case {
 }
 
 /// The configs of `keys` (globs; all when empty) with their smallest point, in catalog order.
-/// `scenario` keeps only configs with points of those scenario types.
+/// `scenario` keeps only configs with points of those scenario types. `checkout` is the
+/// InferenceX checkout where multinode points look for their srt-slurm recipe (the router
+/// policy of the simulated fleet), as `servebench run --recipes` gives it.
 ///
 /// Errors: a key or glob that matches nothing (the catalog's message).
 pub fn select(
@@ -155,6 +159,7 @@ pub fn select(
     runners: &Runners,
     keys: &[String],
     scenario: Option<&[ScenarioType]>,
+    checkout: Option<&Path>,
 ) -> Result<Vec<Case>> {
     let keys = if keys.is_empty() {
         catalog.entries.keys().cloned().collect()
@@ -177,13 +182,6 @@ pub fn select(
             point: None,
             skipped: None,
         };
-        if e.multinode {
-            case.kind = "multinode".into();
-            case.skipped =
-                Some("multinode config: servebench run starts single-node engines only".into());
-            cases.push(case);
-            continue;
-        }
         let plan = build_plan(
             catalog,
             runners,
@@ -191,6 +189,7 @@ pub fn select(
                 keys: vec![key.clone()],
                 evals: EvalSelection::None,
                 scenario: scenario.map(<[ScenarioType]>::to_vec),
+                checkout: checkout.filter(|_| e.multinode).map(Path::to_path_buf),
                 ..Default::default()
             },
         );
@@ -207,7 +206,7 @@ pub fn select(
                 if scenario.is_some() {
                     continue; // not of the selected scenario types
                 }
-                case.kind = "?".into();
+                case.kind = if e.multinode { "multinode ?" } else { "?" }.into();
                 case.skipped = Some(err.to_string());
             }
         }
@@ -216,12 +215,20 @@ pub fn select(
     Ok(cases)
 }
 
-/// `fixed-seq` or `agentic`.
+/// `fixed-seq` or `agentic`; `multinode fixed-seq` or `multinode agentic` for a multinode
+/// (disaggregated) point.
 pub fn kind_of(p: &Point) -> &'static str {
-    match p.workload {
-        Workload::Fixed { .. } => "fixed-seq",
-        Workload::Agentic { .. } => "agentic",
+    match (p.disagg.is_some(), &p.workload) {
+        (false, Workload::Fixed { .. }) => "fixed-seq",
+        (false, Workload::Agentic { .. }) => "agentic",
+        (true, Workload::Fixed { .. }) => "multinode fixed-seq",
+        (true, Workload::Agentic { .. }) => "multinode agentic",
     }
+}
+
+/// Whether a coverage kind is a multinode one.
+pub fn is_multinode(kind: &str) -> bool {
+    kind.starts_with("multinode")
 }
 
 /// One config's row of the coverage table.
@@ -229,7 +236,7 @@ pub fn kind_of(p: &Point) -> &'static str {
 pub struct CoverageRow {
     /// Config key.
     pub config: String,
-    /// `fixed-seq`, `agentic`, `multinode`.
+    /// `fixed-seq`, `agentic`, `multinode fixed-seq`, `multinode agentic`.
     pub kind: String,
     /// `nvidia`, `amd`.
     pub vendor: String,
@@ -254,13 +261,19 @@ pub struct CoverageRow {
 pub struct CoverageReport {
     /// Rows in catalog order.
     pub rows: Vec<CoverageRow>,
-    /// Configs run (single-node).
+    /// Configs run (single-node and multinode).
     pub run: usize,
     /// Configs with rows stored.
     pub stored: usize,
     /// `stored / run` in percent.
     pub stored_pct: f64,
-    /// Stored/run per `kind vendor` (`fixed-seq nvidia` → [stored, run]).
+    /// Single-node configs: [stored, run].
+    #[serde(default)]
+    pub single_node: [usize; 2],
+    /// Multinode configs: [stored, run].
+    #[serde(default)]
+    pub multinode: [usize; 2],
+    /// Stored/run per `kind vendor` (`fixed-seq nvidia`, `multinode agentic amd` → [stored, run]).
     pub by_group: BTreeMap<String, [usize; 2]>,
     /// Failed configs per first-error class, biggest first.
     pub by_class: Vec<(String, usize)>,
@@ -317,11 +330,21 @@ pub fn report(cases: &[Case], summary: Option<&RunSummary>) -> CoverageReport {
 }
 
 fn totals(rows: Vec<CoverageRow>) -> CoverageReport {
-    let ran: Vec<&CoverageRow> = rows.iter().filter(|r| r.kind != "multinode").collect();
+    let ran: Vec<&CoverageRow> = rows.iter().collect();
     let stored = ran.iter().filter(|r| r.state == "stored").count();
     let mut by_group: BTreeMap<String, [usize; 2]> = BTreeMap::new();
     let mut classes: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut single_node, mut multinode) = ([0, 0], [0, 0]);
     for r in &ran {
+        let side: &mut [usize; 2] = if is_multinode(&r.kind) {
+            &mut multinode
+        } else {
+            &mut single_node
+        };
+        side[1] += 1;
+        if r.state == "stored" {
+            side[0] += 1;
+        }
         let g = by_group
             .entry(format!("{} {}", r.kind, r.vendor))
             .or_default();
@@ -344,6 +367,8 @@ fn totals(rows: Vec<CoverageRow>) -> CoverageReport {
         },
         run,
         stored,
+        single_node,
+        multinode,
         by_group,
         by_class,
         rows,
@@ -362,14 +387,14 @@ impl CoverageReport {
             .unwrap_or(6)
             .max(6);
         s.push_str(&format!(
-            "{:<w$}  {:<9}  {:<6}  {:<7}  {:<28}  first error\n",
+            "{:<w$}  {:<19}  {:<6}  {:<7}  {:<28}  first error\n",
             "config", "kind", "vendor", "state", "class"
         ));
-        for r in self.rows.iter().filter(|r| r.kind != "multinode") {
+        for r in &self.rows {
             let err = r.first_error.as_deref().unwrap_or("");
             let err: String = err.chars().take(160).collect();
             s.push_str(&format!(
-                "{:<w$}  {:<9}  {:<6}  {:<7}  {:<28}  {}\n",
+                "{:<w$}  {:<19}  {:<6}  {:<7}  {:<28}  {}\n",
                 r.config,
                 r.kind,
                 r.vendor,
@@ -378,14 +403,27 @@ impl CoverageReport {
                 err
             ));
         }
-        s.push_str(&format!(
-            "stored {}/{} single-node configs ({:.1} %)\n",
-            self.stored, self.run, self.stored_pct
-        ));
-        let multinode = self.rows.iter().filter(|r| r.kind == "multinode").count();
-        if multinode > 0 {
+        let pct = |[ok, n]: [usize; 2]| {
+            if n == 0 {
+                0.0
+            } else {
+                100.0 * ok as f64 / n as f64
+            }
+        };
+        if self.single_node[1] > 0 || self.multinode[1] == 0 {
             s.push_str(&format!(
-                "  ({multinode} multinode config(s) not run: servebench run starts single-node engines only)\n"
+                "stored {}/{} single-node configs ({:.1} %)\n",
+                self.single_node[0],
+                self.single_node[1],
+                pct(self.single_node)
+            ));
+        }
+        if self.multinode[1] > 0 {
+            s.push_str(&format!(
+                "stored {}/{} multinode configs ({:.1} %), simulated prefill/decode fleets\n",
+                self.multinode[0],
+                self.multinode[1],
+                pct(self.multinode)
             ));
         }
         for (g, [ok, n]) in &self.by_group {
@@ -451,16 +489,26 @@ mod tests {
                 "failed",
                 Some("python_module_missing"),
             ),
-            row("e", "multinode", "nvidia", "not run", None),
+            row("e", "multinode fixed-seq", "nvidia", "stored", None),
+            row(
+                "f",
+                "multinode agentic",
+                "amd",
+                "failed",
+                Some("shell_file_not_found"),
+            ),
         ]);
-        assert_eq!((r.stored, r.run), (1, 4));
-        assert_eq!(r.stored_pct, 25.0);
+        assert_eq!((r.stored, r.run), (2, 6));
+        assert_eq!((r.single_node, r.multinode), ([1, 4], [1, 2]));
+        assert_eq!(r.by_group["multinode agentic amd"], [0, 1]);
+        assert_eq!(r.by_group["multinode fixed-seq nvidia"], [1, 1]);
         assert_eq!(r.by_group["fixed-seq amd"], [1, 2]);
         assert_eq!(r.by_group["agentic nvidia"], [0, 2]);
-        assert_eq!(r.by_class[0], ("shell_file_not_found".to_string(), 2));
+        assert_eq!(r.by_class[0], ("shell_file_not_found".to_string(), 3));
         let t = r.render();
         assert!(t.contains("stored 1/4 single-node configs (25.0 %)"), "{t}");
-        assert!(t.contains("    2  shell_file_not_found"), "{t}");
+        assert!(t.contains("stored 1/2 multinode configs (50.0 %)"), "{t}");
+        assert!(t.contains("    3  shell_file_not_found"), "{t}");
     }
 
     #[test]
@@ -472,7 +520,7 @@ mod tests {
             "labels:\n  b200:\n    - b200_0\n  mi355x:\n    - mi355x_0\n",
         )
         .unwrap();
-        let cases = select(&catalog, &runners, &[], None).unwrap();
+        let cases = select(&catalog, &runners, &[], None, None).unwrap();
         assert_eq!(cases.len(), 2);
         let p = cases[0].point.as_ref().unwrap();
         assert_eq!((p.tp, p.conc, p.eval_only), (4, 8, false));

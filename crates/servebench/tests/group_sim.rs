@@ -7,6 +7,8 @@
 /// Helpers the files share, compiled once for the binary (each file: `use crate::common;`).
 mod common;
 
+#[path = "coverage_multinode.rs"]
+mod coverage_multinode;
 #[path = "crash_safety.rs"]
 mod crash_safety;
 #[path = "eval_guards.rs"]

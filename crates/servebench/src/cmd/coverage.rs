@@ -1,5 +1,6 @@
 //! `servebench coverage --catalog … --recipes CHECKOUT`: the smallest point of every selected
-//! single-node config run from its real recipe under `--simulate` with short windows; one row
+//! config run under `--simulate` with short windows (single-node from its real recipe,
+//! multinode as the simulated prefill/decode fleet of `run --simulate`); one row
 //! per config (kind, vendor, stored/failed, first error and its triage class) and the totals,
 //! or `--json`. The logic is `servebench_runner::coverage`; this file parses, wires and prints.
 //! Docs: docs/run.md ("Coverage").
@@ -86,7 +87,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .scenario
         .as_ref()
         .map(|v| v.iter().filter_map(|s| ScenarioType::parse(s)).collect());
-    let cases = coverage::select(&catalog, &runners, &args.keys, scenario.as_deref())?;
+    let cases = coverage::select(
+        &catalog,
+        &runners,
+        &args.keys,
+        scenario.as_deref(),
+        Some(&std::path::absolute(&args.recipes)?),
+    )?;
     let shared = servebench_eval::shared::shared_dir()
         .ok()
         .map(|p| std::path::absolute(&p).unwrap_or(p));
