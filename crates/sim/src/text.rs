@@ -146,7 +146,74 @@ const GENERIC_WORDS: &[&str] = &[
 
 /// Tokens in `s`: whitespace-separated words.
 pub fn count_tokens(s: &str) -> u32 {
-    s.split_whitespace().count().min(u32::MAX as usize) as u32
+    words(s).count().min(u32::MAX as usize) as u32
+}
+
+/// The words of `s`: exactly `str::split_whitespace`'s (Unicode White_Space), found byte by
+/// byte with a table for ASCII and a char decode only at non-ASCII bytes. Prompts are
+/// mostly ASCII and up to megabytes (an AgentX conversation), counted and hashed per request.
+pub fn words(s: &str) -> Words<'_> {
+    Words { s, at: 0 }
+}
+
+/// Iterator of [`words`].
+pub struct Words<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl Words<'_> {
+    /// Length of the whitespace char at byte `i`, or 0 if the char there is not whitespace.
+    fn space_len(&self, i: usize) -> usize {
+        let b = self.s.as_bytes()[i];
+        if b < 0x80 {
+            // U+0009..U+000D and U+0020, as char::is_whitespace
+            usize::from(matches!(b, b'\t'..=b'\r' | b' '))
+        } else {
+            let c = self.s[i..].chars().next().expect("i is a char boundary");
+            if c.is_whitespace() {
+                c.len_utf8()
+            } else {
+                0
+            }
+        }
+    }
+
+    /// Length of the char at byte `i` (a char boundary).
+    fn char_len(&self, i: usize) -> usize {
+        match self.s.as_bytes()[i] {
+            0..=0x7f => 1,
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            _ => 4,
+        }
+    }
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let n = self.s.len();
+        let mut i = self.at;
+        loop {
+            if i >= n {
+                self.at = n;
+                return None;
+            }
+            let l = self.space_len(i);
+            if l == 0 {
+                break;
+            }
+            i += l;
+        }
+        let start = i;
+        while i < n && self.space_len(i) == 0 {
+            i += self.char_len(i);
+        }
+        self.at = i;
+        Some(&self.s[start..i])
+    }
 }
 
 /// The pseudo-word for token id `id` (`id < 262,144`): three syllables, six ASCII letters.
@@ -202,7 +269,7 @@ pub fn token_id(word: &str, vocab: u32) -> u32 {
 
 /// Token ids of `s`.
 pub fn tokenize(s: &str, vocab: u32) -> Vec<u32> {
-    s.split_whitespace().map(|w| token_id(w, vocab)).collect()
+    words(s).map(|w| token_id(w, vocab)).collect()
 }
 
 /// Text of token ids: pseudo-words joined by single spaces.
@@ -226,7 +293,14 @@ pub fn detokenize(ids: &[u64], vocab: u32) -> Result<String, (usize, u64)> {
 /// `<|im_start|>{role}\n{content}<|im_end|>\n` per message, then `<|im_start|>assistant\n`
 /// when `add_generation_prompt`. Its token count is what chat requests are charged.
 pub fn render_chat(messages: &[(String, String)], add_generation_prompt: bool) -> String {
-    let mut s = String::new();
+    // sized up front: AgentX conversations render to megabytes, grown by doubling they were
+    // copied about twice more
+    let cap: usize = messages
+        .iter()
+        .map(|(r, c)| r.len() + c.len() + 24)
+        .sum::<usize>()
+        + 32;
+    let mut s = String::with_capacity(cap);
     for (role, content) in messages {
         s.push_str("<|im_start|>");
         s.push_str(role);
@@ -287,6 +361,32 @@ mod tests {
         assert_eq!(count_tokens(""), 0);
         assert_eq!(count_tokens("  hello \n\t world  "), 2);
         assert_eq!(count_tokens("a,b c"), 2);
+    }
+
+    #[test]
+    fn words_are_split_whitespaces_words() {
+        let texts = [
+            "",
+            " ",
+            "one",
+            "  hello \n\t world  ",
+            "a\u{0b}b\u{0c}c\rd\u{1c}e",
+            "nbsp\u{a0}splits\u{85}and\u{2003}em\u{3000}ideographic\u{2028}line",
+            "é è\u{200b}zero-width-is-not-white\u{feff}bom 日本語 テキスト 😀x 😀",
+            "trailing\u{205f}",
+            "\u{1680}lead",
+        ];
+        for t in texts {
+            let want: Vec<&str> = t.split_whitespace().collect();
+            assert_eq!(words(t).collect::<Vec<_>>(), want, "{t:?}");
+            assert_eq!(count_tokens(t) as usize, want.len());
+        }
+        // every char below U+3100 (all of Unicode's White_Space) between two letters
+        for c in (0u32..0x3100).filter_map(char::from_u32) {
+            let t = format!("a{c}b {c}");
+            let want: Vec<&str> = t.split_whitespace().collect();
+            assert_eq!(words(&t).collect::<Vec<_>>(), want, "U+{:04X}", c as u32);
+        }
     }
 
     #[test]
