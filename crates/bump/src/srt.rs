@@ -13,6 +13,7 @@
 //! (a `base:` or `zip_override_*:` variant too). `trtllm_config` holds TensorRT-LLM LLM-API
 //! options (a YAML file given to the worker), not command-line flags: not checked, and said.
 
+use servebench_engines::Engine;
 use std::path::{Path, PathBuf};
 
 use saphyr_parser::{Event, Parser};
@@ -122,9 +123,10 @@ pub fn recipe_flags(text: &str) -> Result<Vec<(String, String, usize)>, String> 
             return None;
         }
         let cfg = stack[n - 2].key.as_deref()?;
-        cfg.strip_suffix("_config")
-            .filter(|e| matches!(*e, "sglang" | "vllm" | "trtllm"))
-            .map(str::to_string)
+        // srt-slurm's `<engine>_config` blocks: SGLang, vLLM (command-line flags), TRT-LLM
+        let engine = Engine::parse(cfg.strip_suffix("_config")?).ok()?;
+        matches!(engine, Engine::Sglang | Engine::Vllm | Engine::Trtllm)
+            .then(|| engine.name().to_string())
     };
     for ev in Parser::new_from_str(text) {
         let (e, sp) = ev.map_err(|e| format!("{}: {}", e.marker().line(), e.info()))?;
@@ -262,7 +264,10 @@ pub fn check_srt_recipes(
 /// The flag check of one recipe's `(engine, flag, line)` list: the command-line engines
 /// against the image's table ([`crate::flags::check_flags`]), `trtllm_config` said unchecked.
 fn flag_check(image: &str, found: &[(String, String, usize)]) -> FlagCheck {
-    let cli: Vec<&(String, String, usize)> = found.iter().filter(|(e, ..)| e != "trtllm").collect();
+    let cli: Vec<&(String, String, usize)> = found
+        .iter()
+        .filter(|(e, ..)| Engine::parse(e) != Ok(Engine::Trtllm))
+        .collect();
     if cli.is_empty() {
         let why = if found.is_empty() {
             "no sglang_config/vllm_config block with prefill/decode/aggregated keys: no engine flags to check".to_string()

@@ -78,6 +78,7 @@ fn row(conc: u64) -> AggRow {
         records_file: "records.jsonl".into(),
         invalid_reasons: Vec::new(),
         power: None,
+        multinode: None,
         extra: Default::default(),
     }
 }

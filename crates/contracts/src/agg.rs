@@ -149,6 +149,11 @@ pub struct AggRow {
     /// latency statistics where InferenceX writes its power keys; `None` on rows written
     /// before servebench measured energy (they keep their bytes).
     pub power: Option<crate::power::PowerFields>,
+    /// A multinode (disaggregated) row's prefill/decode shape: written in place of `tp` …
+    /// `dp_attention` in process_result.py's multinode shape ([`crate::multinode`]); the
+    /// identity's `tp`, `ep`, `dp_attention` then hold its main side's (decode's) values and
+    /// `is_multinode` is true. `None` on single-node rows.
+    pub multinode: Option<crate::multinode::MultinodeFields>,
     /// Keys this version does not know, in order (written after the known keys).
     pub extra: IndexMap<String, Value>,
 }
@@ -237,6 +242,9 @@ impl AggRow {
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
         write_identity(&self.identity, self.conc, &mut o);
+        if let Some(m) = &self.multinode {
+            multinode_shape(&mut o, m);
+        }
         o.insert("tput_per_gpu".into(), json!(self.tput_per_gpu));
         o.insert(
             "output_tput_per_gpu".into(),
@@ -321,6 +329,9 @@ impl AggRow {
     /// are `null`). Unknown keys go to [`AggRow::extra`], in order.
     pub fn from_value(v: &Value) -> Result<AggRow, AggRowError> {
         let m = v.as_object().ok_or(AggRowError::NotAnObject)?;
+        if let Some(row) = multinode_from(m)? {
+            return Ok(row);
+        }
         let bad = |key: &str, expected: &'static str| AggRowError::Field {
             key: key.to_string(),
             expected,
@@ -507,6 +518,7 @@ impl AggRow {
             records_file: s("records_file")?,
             invalid_reasons,
             power,
+            multinode: None,
             extra,
         })
     }
@@ -607,6 +619,65 @@ fn write_identity(id: &Identity, conc: Option<u64>, o: &mut Map<String, Value>) 
     o.insert("pcp_size".into(), json!(id.pcp_size));
     o.insert("ep".into(), json!(id.ep));
     o.insert("dp_attention".into(), json!(id.dp_attention));
+}
+
+/// The single-node shape keys a multinode row replaces with [`crate::multinode::MULTINODE_KEYS`].
+pub const SINGLE_NODE_SHAPE: [&str; 6] = ["tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention"];
+
+/// Rewrites a written row into process_result.py's multinode shape: `router` and
+/// `kv_p2p_transfer` before `is_multinode: true`, the multinode keys in place of
+/// [`SINGLE_NODE_SHAPE`].
+fn multinode_shape(o: &mut Map<String, Value>, m: &crate::multinode::MultinodeFields) {
+    let old = std::mem::take(o);
+    for (k, v) in old {
+        if SINGLE_NODE_SHAPE.contains(&k.as_str()) {
+            continue;
+        }
+        if k == "is_multinode" {
+            m.write_components(o);
+            o.insert(k, json!(true));
+            m.write(o);
+            continue;
+        }
+        o.insert(k, v);
+    }
+}
+
+/// A multinode row read back: the row without its multinode keys, the main side's shape as
+/// the single-node keys, then the shape set. `None` when the row is not multinode.
+fn multinode_from(m: &Map<String, Value>) -> Result<Option<AggRow>, AggRowError> {
+    if m.get("is_multinode").and_then(Value::as_bool) != Some(true) {
+        return Ok(None);
+    }
+    let mn = crate::multinode::MultinodeFields::read(m).ok_or_else(|| AggRowError::Field {
+        key: "prefill_tp".into(),
+        expected: "a multinode row's prefill/decode fields",
+    })?;
+    let w = *mn.main_side();
+    let mut single = Map::new();
+    for (k, v) in m {
+        if crate::multinode::MULTINODE_KEYS.contains(&k.as_str())
+            || k == "router"
+            || k == "kv_p2p_transfer"
+        {
+            continue;
+        }
+        if k == "is_multinode" {
+            single.insert(k.clone(), json!(false));
+            single.insert("tp".into(), json!(w.tp));
+            single.insert("pp".into(), json!(w.pp));
+            single.insert("dcp_size".into(), json!(w.dcp_size));
+            single.insert("pcp_size".into(), json!(w.pcp_size));
+            single.insert("ep".into(), json!(w.ep));
+            single.insert("dp_attention".into(), json!(w.dp_attention));
+            continue;
+        }
+        single.insert(k.clone(), v.clone());
+    }
+    let mut row = AggRow::from_value(&Value::Object(single))?;
+    row.identity.is_multinode = true;
+    row.multinode = Some(mn);
+    Ok(Some(row))
 }
 
 /// Every key [`AggRow`] types, in schema order (the `required` list of the schema).
@@ -729,6 +800,10 @@ pub fn agg_row_schema() -> Value {
         ALLOCATED_CPU_DRAM_GB_KEY.to_string(),
         json!({"type": "integer", "minimum": 0, "description": "host DRAM budget for the offloaded KV cache, GB (InferenceX allocated_cpu_dram_gb = the matrix row's total-cpu-dram-gb)"}),
     );
+    // multinode rows: their shape in place of tp … dp_attention (process_result.py)
+    for (k, f) in crate::multinode::MultinodeFields::schema_properties() {
+        props.insert(k, f);
+    }
     // optional: present only on an invalid point
     props.insert(
         crate::status::INVALID_REASONS_KEY.to_string(),
@@ -740,8 +815,11 @@ pub fn agg_row_schema() -> Value {
         "title": "servebench aggregated point row (agg.json), schema_version 1",
         "description": "InferenceX agg_*.json single-node row (MEASUREMENT.md Part 2 §2.6; latencies in seconds, interactivity tok/s/user) followed by servebench keys (notes/contract.md). Missing statistics are null, never 0 (except under compat inferencex, which reproduces InferenceX's 0).",
         "type": "object",
-        "required": agg_row_keys(),
+        "required": agg_row_keys().into_iter().filter(|k| !SINGLE_NODE_SHAPE.contains(&k.as_str())).collect::<Vec<_>>(),
         "properties": props,
+        "if": {"properties": {"is_multinode": {"const": true}}},
+        "then": {"required": crate::multinode::MULTINODE_KEYS},
+        "else": {"required": SINGLE_NODE_SHAPE},
         "additionalProperties": false,
     })
 }
@@ -786,7 +864,7 @@ mod schema {
             "osl",
             r#"{"type": ["integer", "null"], "description": "nominal output length (tokens)"}"#,
         ),
-        ("is_multinode", r#"{"type": "boolean", "const": false}"#),
+        ("is_multinode", r#"{"type": "boolean"}"#),
         ("tp", r#"{"type": "integer"}"#),
         ("pp", r#"{"type": "integer"}"#),
         ("dcp_size", r#"{"type": "integer"}"#),

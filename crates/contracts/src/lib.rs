@@ -33,6 +33,7 @@ pub mod foreign;
 pub mod identity;
 pub mod job_stage;
 pub mod labels;
+pub mod multinode;
 pub mod power;
 pub mod record;
 pub mod redact;
@@ -49,6 +50,7 @@ pub use failure::FailureKind;
 pub use foreign::ForeignRow;
 pub use identity::{BenchmarkType, Identity, KvOffload, KvOffloadBackend};
 pub use job_stage::JobStage;
+pub use multinode::{MultinodeFields, WorkerFields};
 pub use power::{PowerFields, PowerMetrics, PowerSource};
 pub use record::{OutputPhases, OutputSource, Phase, RequestRecord};
 pub use result::{

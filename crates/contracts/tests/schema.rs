@@ -79,6 +79,7 @@ fn row() -> AggRow {
         records_file: "records.jsonl".into(),
         invalid_reasons: Vec::new(),
         power: None,
+        multinode: None,
         extra: Default::default(),
     }
 }

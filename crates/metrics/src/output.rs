@@ -250,6 +250,7 @@ pub fn agg_row(id: &Identity, conc: Option<u64>, m: &PointMetrics, extra: &AggEx
         // an invalid point's reasons ([`crate::validity`]); empty (no key) on a valid point
         invalid_reasons: m.invalid_reasons.clone(),
         power: None,
+        multinode: None,
         extra: Default::default(),
     }
 }

@@ -1,5 +1,10 @@
-//! [`AgentxExecutor`]: AgentX trace replay (`servebench-agentx`, MEASUREMENT.md Part 2 §5) as an
-//! [`Executor`] (dispatched by [`crate::workload::AnyExecutor`] for `--scenario agentx`).
+//! [`AgentxReplay`]: AgentX trace replay (`servebench-agentx`, MEASUREMENT.md Part 2 §5) as a
+//! [`RequestWorkload`] whose points are a [`Replay`], measured by the session's one point
+//! lifecycle ([`crate::lifecycle::Measured`], dispatched by [`crate::workload::AnyExecutor`] for
+//! `--scenario agentx`): the lifecycle flushes the prefix cache before the replay's warmup,
+//! samples energy over the profiling window, shows progress, writes `records.jsonl`, computes
+//! the statistics and builds the agg row; this module says only what a point sends (the replay,
+//! its notes, its agg-row keys and its `result.json`) and what it is.
 //!
 //! Per point: `conc` lanes replay the traces for the profiling window (warmup excluded by
 //! phase), the engine's `/metrics` is scraped during it, and the point writes
@@ -8,44 +13,36 @@
 //! aggregate with InferenceX's key sets) and the usual agg row with `benchmark_type
 //! agentic_traces` (the AgentX aggregate is kept under its `agentx` key).
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use servebench_agentx::aggregate::{to_rounded_value, AggIdentity};
 use servebench_agentx::plan::TracePlan;
-use servebench_agentx::point::{load_plans, run_point, PointConfig};
+use servebench_agentx::point::{load_plans, run_point, PointConfig, PointResult};
 use servebench_agentx::synth::{FastTokenizer, TokenCodec, WordCodec};
 use servebench_agentx::ReplayConfig;
-use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat, JsonlWriter};
+use servebench_client::{Api, BodyBuilder, ClientCtx, Clock, Compat};
 use servebench_contracts::{AgentxResultDoc, AgentxServebench};
-use servebench_metrics::{ItlMode, PointOptions, ResultFile};
+use servebench_metrics::{ItlMode, PromptCount, ResultFile};
 use servebench_workload::LocalTokenizer;
 
 use crate::console::Console;
-use crate::error::{flag, io, IoOp, PipelineError, Result};
-use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
-use crate::measure::{point_row, statistics};
+use crate::error::{flag, PipelineError, Result};
+use crate::executor::{PointSpec, SweepCtx};
+use crate::measure::{PointMeta, PointRun, Replay, ReplayRun, RequestWorkload, StatRules};
 use crate::plan::{AgentxPlan, SweepPlan};
 use crate::target::Target;
 
 /// The AgentX replay against one target.
-pub struct AgentxExecutor {
-    /// `--flush-cache`: flushed before each point's warmup, so every point starts cold as on
-    /// the fresh server InferenceX launches per point (the warmup then primes it).
-    cache: crate::cache::CacheControl,
+pub struct AgentxReplay {
     base_ctx: ClientCtx,
     plans: Arc<Vec<Arc<TracePlan>>>,
     cfg: AgentxPlan,
     counting: String,
-    /// How each point's GPU energy is measured, decided at the first point as for fixed-seq
-    /// points (`crate::measure::resolve_power`): NVML, a telemetry file, the simulator's model,
-    /// or `telemetry_missing` with the reason.
-    power: Option<crate::power::PointPower>,
 }
 
-impl AgentxExecutor {
+impl AgentxReplay {
     /// Loads and reconstructs the traces with the served model's tokenizer (`--tokenizer`;
     /// without it one token = 4 characters, said on the console).
     pub async fn new(
@@ -54,7 +51,7 @@ impl AgentxExecutor {
         target: &Target,
         model: &str,
         console: &dyn Console,
-    ) -> Result<AgentxExecutor> {
+    ) -> Result<AgentxReplay> {
         if ax.traces.as_os_str().is_empty() {
             return Err(flag!("--scenario agentx needs --traces PATH (a folder of Weka trace_*.json files or a traces.jsonl)"));
         }
@@ -86,25 +83,27 @@ impl AgentxExecutor {
             capture_text: false,
             api_key: plan.api_key.clone(),
         };
-        Ok(AgentxExecutor {
-            cache: crate::cache::CacheControl::new(plan.flush_cache.clone(), plan.engine),
+        Ok(AgentxReplay {
             base_ctx,
             plans: Arc::new(plans),
             cfg: ax.clone(),
             counting,
-            power: None,
         })
     }
 }
 
-impl Executor for AgentxExecutor {
-    type Workload = Arc<Vec<Arc<TracePlan>>>;
+impl RequestWorkload for AgentxReplay {
+    type Prepared = Arc<Vec<Arc<TracePlan>>>;
 
-    async fn prepare(&mut self, _ctx: &SweepCtx<'_>, _conc: u64) -> Result<Self::Workload> {
+    fn client(&self) -> &ClientCtx {
+        &self.base_ctx
+    }
+
+    async fn prepare(&mut self, _ctx: &SweepCtx<'_>, _conc: u64) -> Result<Self::Prepared> {
         Ok(self.plans.clone())
     }
 
-    fn describe(&self, w: &Self::Workload) -> String {
+    fn describe(&self, w: &Self::Prepared) -> String {
         let short = if self.cfg.duration_s < servebench_agentx::point::MIN_VALID_DURATION_S {
             " (short window: marked invalid, like --unsafe-override)"
         } else {
@@ -119,26 +118,9 @@ impl Executor for AgentxExecutor {
         )
     }
 
-    async fn run_point(
-        &mut self,
-        ctx: &SweepCtx<'_>,
-        plans: &Self::Workload,
-        point: &PointSpec,
-    ) -> Result<PointOutput> {
-        let id = ctx.identity;
-        let wall_start = std::time::Instant::now();
-        if let Some(b) = self
-            .cache
-            .before_measured(&ctx.target.endpoint, &point.label(), 0, &[], &**ctx.console)
-            .await
-        {
-            if let (true, how) = b.flush() {
-                ctx.console.warn(&format!(
-                    "{}: prefix cache flushed before the warmup ({how})",
-                    point.label()
-                ));
-            }
-        }
+    /// `conc` lanes replay the traces (the agentx crate's replay engine: warmup primers, then
+    /// the profiling window, the engine's `/metrics` scraped during it).
+    fn requests(&self, ctx: &SweepCtx<'_>, plans: &Self::Prepared, point: &PointSpec) -> PointRun {
         let cfg = PointConfig {
             replay: ReplayConfig {
                 conc: point.conc as usize,
@@ -155,47 +137,132 @@ impl Executor for AgentxExecutor {
                 body: agentx_body_fields(ctx.plan.engine),
                 ..Default::default()
             },
-            identity: AggIdentity::of(id, point.conc as u32),
+            identity: AggIdentity::of(ctx.identity, point.conc as u32),
             scrape_metrics: true,
             // on the virtual clock the engine is this process's simulator: AIPerf's
             // server-metrics export comes from these scrapes (a recipe's aiperf step copies it)
             aiperf_export: ctx.target.is_virtual(),
             out_dir: point.dir.clone(),
         };
-        let (anchor, sampling) = self.start_power(ctx).await?;
-        let progress =
-            crate::progress::PointProgress::window(ctx, self.cfg.duration_s, &point.label());
-        let res = run_point(
+        let replay = run_point(
             self.base_ctx.clone(),
             plans.to_vec(),
             cfg,
             ctx.cancel.clone(),
-        )
-        .await;
-        progress.finish();
-        let res = res.map_err(|source| PipelineError::Agentx {
-            point: point.label(),
-            source,
-        })?;
-        write_client_records(&point.dir.join("records.jsonl"), &res.raw)?;
-        let mut m = statistics(
-            ctx,
-            &res.raw,
-            &PointOptions {
-                compat: Compat::Servebench,
-                itl_mode: ItlMode::Chunk,
-                phase_window_ns: res.window_ns,
-                max_failed_fraction: 0.10,
-                cancelled: ctx.cancel.is_cancelled(),
-                prompt_count: servebench_metrics::PromptCount::Server,
-            },
         );
+        let (label, said) = (point.label(), self.said(ctx, point));
+        PointRun::Replay(Replay {
+            window_s: self.cfg.duration_s,
+            run: Box::pin(async move {
+                let res = replay.await.map_err(|source| PipelineError::Agentx {
+                    point: label,
+                    source,
+                })?;
+                Ok(said.of(res))
+            }),
+        })
+    }
+
+    fn meta(&self, _ctx: &SweepCtx<'_>, _plans: &Self::Prepared, _point: &PointSpec) -> PointMeta {
+        PointMeta {
+            api: Api::Chat,
+            prompt_count: PromptCount::Server,
+            lengths_in_row: false,
+        }
+    }
+
+    /// servebench's own statistics, per chunk, with the harness's 10 % error gate.
+    fn rules(&self, _ctx: &SweepCtx<'_>) -> StatRules {
+        StatRules {
+            compat: Compat::Servebench,
+            itl_mode: ItlMode::Chunk,
+            max_failed_fraction: 0.10,
+        }
+    }
+}
+
+/// What a point's replay says besides its records: the point's facts its result document
+/// carries, taken when the replay is built.
+struct Said {
+    duration_s: u64,
+    counting: String,
+    simulator: Option<servebench_contracts::SimulatorInfo>,
+    time_scale: f64,
+    repeat: u32,
+    repeats: u32,
+}
+
+impl AgentxReplay {
+    fn said(&self, ctx: &SweepCtx<'_>, point: &PointSpec) -> Said {
+        Said {
+            duration_s: self.cfg.duration_s,
+            counting: self.counting.clone(),
+            simulator: ctx.target.simulator_info(),
+            time_scale: ctx.target.sim_speedup,
+            repeat: point.repeat,
+            repeats: point.repeats,
+        }
+    }
+}
+
+impl Said {
+    /// The replay's records, window, notes under the table, agg-row keys and `result.json`.
+    fn of(self, res: PointResult) -> ReplayRun {
+        let ax = to_rounded_value(&res.aggregate);
+        let row_keys = vec![
+            ("scenario_type".to_string(), json!("agentic-coding")),
+            (
+                "agentx_submission_valid".into(),
+                json!(res.submission_invalid_reasons.is_empty() && res.gate.passed),
+            ),
+            (
+                "agentx_submission_invalid_reasons".into(),
+                json!(res.submission_invalid_reasons),
+            ),
+            ("agentx".into(), ax.clone()),
+        ];
+        let aggregate = match ax {
+            serde_json::Value::Object(o) => o,
+            _ => unreachable!("the AgentX aggregate serializes to an object"),
+        };
+        let notes = self.notes(&res);
+        let result = AgentxResultDoc {
+            aggregate,
+            servebench: AgentxServebench {
+                records_file: "agentx_records.jsonl".into(),
+                client_records_file: "records.jsonl".into(),
+                error_gate_passed: res.gate.passed,
+                context_overflows: res.context_overflows,
+                context_overflow_requests: res.overflow,
+                server_reported_cache: res.reported_cache,
+                submission_invalid_reasons: res.submission_invalid_reasons,
+                short_window: res.short_window,
+                token_counting: self.counting,
+                simulator: self.simulator,
+                time_scale: self.time_scale,
+                repeat: self.repeat,
+                repeats: self.repeats,
+            },
+        };
+        ReplayRun {
+            records: res.raw,
+            window_ns: res.window_ns,
+            notes,
+            row_keys,
+            result: ResultFile::Agentx(Box::new(result)),
+        }
+    }
+
+    /// Lines said under the table: context overflows, the window's and the overflow rate's
+    /// verdicts, the server-reported prefix-cache reuse.
+    fn notes(&self, res: &PointResult) -> Vec<String> {
+        let mut notes = Vec::new();
         let ov = res.overflow;
         if res.context_overflows > 0 {
             // said under the table, not only in agentx.json: the rejections are the server's
             // context limit, not a broken engine (MEASUREMENT.md Part 2 §5: overflow ends the
             // session); like the harness, the rejected requests are left out of the statistics
-            m.notes.push(format!(
+            notes.push(format!(
                 "context overflow: {} session(s) ended because the server rejected the prompt as \
                  longer than its context ({} warmup and {} of {} profiling requests; left out of \
                  the statistics and the error gate, as InferenceX's harness does)",
@@ -203,17 +270,17 @@ impl Executor for AgentxExecutor {
             ));
         }
         if res.short_window {
-            m.notes.push(format!(
+            notes.push(format!(
                 "not a valid InferenceX submission: a {} s profiling window is under the {} s \
                  InferenceX requires (unsafe_override); fine for trying things out",
-                self.cfg.duration_s,
+                self.duration_s,
                 servebench_agentx::point::MIN_VALID_DURATION_S
             ));
         }
         if ov.rate_exceeded() {
             // InferenceX's verdict, said like the short window's: the numbers stand, but the
             // point is not a valid submission (agentx_submission_valid = false)
-            m.notes.push(format!(
+            notes.push(format!(
                 "not a valid InferenceX submission: {} of {} profiling requests ({:.1} %) were \
                  rejected as longer than the server's context, more than {} % \
                  (context_overflow_rate_exceeded)",
@@ -225,14 +292,14 @@ impl Executor for AgentxExecutor {
         }
         let rc = res.reported_cache;
         match rc.hit_rate {
-            Some(h) => m.notes.push(format!(
+            Some(h) => notes.push(format!(
                 "server-reported prefix-cache reuse {h:.3}: {} of {} prompt tokens over {} of {} \
                  profiling requests (usage.prompt_tokens_details.cached_tokens; these requests \
                  only, unlike the /metrics counters)",
                 rc.cached_tokens, rc.prompt_tokens, rc.requests_reporting, rc.requests
             )),
             // the harness warns the same way (aiperf cache_reporting_hint)
-            None if rc.requests > 0 => m.notes.push(
+            None if rc.requests > 0 => notes.push(
                 "the server reported no per-request cached_tokens (vLLM: \
                  --enable-prompt-tokens-details, SGLang: --enable-cache-report); prefix-cache \
                  hits come from its /metrics counters only"
@@ -240,142 +307,8 @@ impl Executor for AgentxExecutor {
             ),
             None => {}
         }
-        let mut agg = point_row(ctx, point, &m, Api::Chat, false);
-        let window = profiling_window(anchor, res.window_ns, &m);
-        agg.power = self.finish_power(ctx, point, sampling, &window).await?;
-        let ax = to_rounded_value(&res.aggregate);
-        agg.extra
-            .insert("scenario_type".into(), json!("agentic-coding"));
-        agg.extra.insert(
-            "agentx_submission_valid".into(),
-            json!(res.submission_invalid_reasons.is_empty() && res.gate.passed),
-        );
-        agg.extra.insert(
-            "agentx_submission_invalid_reasons".into(),
-            json!(res.submission_invalid_reasons),
-        );
-        agg.extra.insert("agentx".into(), ax.clone());
-        let aggregate = match ax {
-            serde_json::Value::Object(o) => o,
-            _ => unreachable!("the AgentX aggregate serializes to an object"),
-        };
-        let result = AgentxResultDoc {
-            aggregate,
-            servebench: AgentxServebench {
-                records_file: "agentx_records.jsonl".into(),
-                client_records_file: "records.jsonl".into(),
-                error_gate_passed: res.gate.passed,
-                context_overflows: res.context_overflows,
-                context_overflow_requests: ov,
-                server_reported_cache: res.reported_cache,
-                submission_invalid_reasons: res.submission_invalid_reasons,
-                short_window: res.short_window,
-                token_counting: self.counting.clone(),
-                simulator: ctx.target.simulator_info(),
-                time_scale: ctx.target.sim_speedup,
-                repeat: point.repeat,
-                repeats: point.repeats,
-            },
-        };
-        Ok(PointOutput {
-            spec: point.clone(),
-            metrics: m,
-            agg,
-            result: ResultFile::Agentx(Box::new(result)),
-            wall_s: wall_start.elapsed().as_secs_f64(),
-            records: res.raw.into(),
-        })
+        notes
     }
-}
-
-/// The power window of an AgentX point, as InferenceX's `power_adapter.py` builds it: the
-/// profiling window (Unix s: the client clock's `window_ns` through `anchor` = (Unix s, clock
-/// ns) taken together before the point) and the successful profiling requests with their input
-/// and output tokens.
-pub fn profiling_window(
-    anchor: (f64, u64),
-    window_ns: (u64, u64),
-    m: &servebench_metrics::PointMetrics,
-) -> servebench_metrics::power::aggregate::BenchmarkData {
-    window_of(
-        anchor,
-        window_ns,
-        (m.completed, m.total_input_tokens, m.total_output_tokens),
-    )
-}
-
-/// [`profiling_window`] of `(completed, input tokens, output tokens)`.
-pub fn window_of(
-    anchor: (f64, u64),
-    window_ns: (u64, u64),
-    (completed, total_input_tokens, total_output_tokens): (u64, u64, u64),
-) -> servebench_metrics::power::aggregate::BenchmarkData {
-    let unix = |ns: u64| anchor.0 + (ns as f64 - anchor.1 as f64) / 1e9;
-    let (start, end) = (unix(window_ns.0), unix(window_ns.1));
-    servebench_metrics::power::aggregate::BenchmarkData {
-        start,
-        end,
-        duration: end - start,
-        completed,
-        total_input_tokens,
-        total_output_tokens,
-    }
-}
-
-impl AgentxExecutor {
-    /// Starts the point's power sampling (the sweep's choice, resolved at the first point):
-    /// the anchor (Unix s, client clock ns) taken together, and the running sampling. It runs
-    /// over the whole point; [`AgentxExecutor::finish_power`] cuts the profiling window out.
-    async fn start_power(
-        &mut self,
-        ctx: &SweepCtx<'_>,
-    ) -> Result<((f64, u64), crate::power::PointSampling)> {
-        if self.power.is_none() {
-            self.power = Some(crate::measure::resolve_power(ctx)?);
-        }
-        let power = self.power.as_ref().expect("resolved above");
-        let anchor = (crate::power::unix_now(), self.base_ctx.clock.now_ns());
-        Ok((anchor, power.start(&ctx.target.endpoint).await))
-    }
-
-    /// The point's energy over its profiling `window` (the row's power block; `None` with
-    /// `--power off`): the sidecar written, the console told.
-    async fn finish_power(
-        &self,
-        ctx: &SweepCtx<'_>,
-        point: &PointSpec,
-        sampling: crate::power::PointSampling,
-        window: &servebench_metrics::power::aggregate::BenchmarkData,
-    ) -> Result<Option<servebench_contracts::PowerFields>> {
-        let Some(power) = &self.power else {
-            return Ok(None);
-        };
-        let Some(e) = power
-            .finish_window(
-                &ctx.target.endpoint,
-                sampling,
-                window,
-                ctx.target.sim_speedup,
-                i64::from(ctx.identity.num_gpus()),
-            )
-            .await
-        else {
-            return Ok(None);
-        };
-        if !e.sidecar.is_null() {
-            crate::measure::write_sidecar(&point.dir, &e.sidecar)?;
-        }
-        ctx.console.line(&format!("{}: {}", point.label(), e.line));
-        Ok(Some(e.fields))
-    }
-}
-
-fn write_client_records(path: &Path, recs: &[servebench_client::RequestRecord]) -> Result<()> {
-    let w = JsonlWriter::create(path).map_err(PipelineError::Client)?;
-    for r in recs {
-        w.write(r).map_err(io(IoOp::Write, path))?;
-    }
-    Ok(())
 }
 
 /// 12 hex chars, new per point (mixed into the cache-bust markers).

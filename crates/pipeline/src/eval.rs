@@ -41,6 +41,8 @@ pub fn sweep_eval_options(
         cancel: cancel.clone(),
         // the sweep checked the model against the endpoint's list already
         check_model: false,
+        // a chosen simulated accuracy is said in the row (`simulated_accuracy`)
+        simulated_accuracy: e.sim_accuracy.filter(|_| target.is_sim()),
         // the sweep says what a replayed score means itself, under its table
         ..Default::default()
     };

@@ -17,7 +17,7 @@ use servebench_workload::{
 use crate::console::Console;
 use crate::error::{Context, PipelineError, Result};
 use crate::executor::{PointSpec, SweepCtx};
-use crate::measure::{PointMeta, PointRequests, RequestWorkload, Warmup};
+use crate::measure::{PointMeta, PointRequests, PointRun, RequestWorkload, StreamFacts, Warmup};
 use crate::plan::SweepPlan;
 use crate::target::Target;
 
@@ -161,11 +161,11 @@ impl RequestWorkload for FixedSequence {
     /// Warmup: 2 × conc copies of prompt 0 (InferenceX's); measured: the dataset, closed loop
     /// at `conc`, or open loop at `--request-rate` (× the simulator's speedup: the rate is in
     /// modelled time) with at most `conc` in flight.
-    fn requests(&self, ctx: &SweepCtx<'_>, dataset: &Dataset, point: &PointSpec) -> PointRequests {
-        let f = fixed_plan(ctx.plan);
+    fn requests(&self, ctx: &SweepCtx<'_>, dataset: &Dataset, point: &PointSpec) -> PointRun {
+        let (c, f) = (ctx.plan, fixed_plan(ctx.plan));
         let conc = point.conc;
         let warmups = f.warmups_at(conc);
-        PointRequests {
+        PointRun::Stream(PointRequests {
             warmup: Some(Warmup {
                 source: Box::new(DatasetSource::new(dataset.warmup_requests(warmups))),
                 requests: warmups as u64,
@@ -189,28 +189,29 @@ impl RequestWorkload for FixedSequence {
                 .iter()
                 .map(|e| crate::cache::fingerprint(&e.text))
                 .collect(),
-        }
+            facts: StreamFacts {
+                backend: match c.api {
+                    Api::Chat => "openai-chat".into(),
+                    Api::Completions => c.engine.profile().completions_backend.into(),
+                },
+                tokenizer_id: match &dataset.token_source {
+                    servebench_workload::TokenCountSource::LocalTokenizer(p) => p.clone(),
+                    servebench_workload::TokenCountSource::Server(d) => format!("server: {d}"),
+                },
+                num_prompts: f.prompts_at(conc) as u64,
+                request_rate: f.request_rate,
+                burstiness: f.burstiness(),
+                num_warmups: warmups as u64,
+                dataset: dataset.describe(),
+            },
+        })
     }
 
-    fn meta(&self, ctx: &SweepCtx<'_>, dataset: &Dataset, point: &PointSpec) -> PointMeta {
-        let (c, f) = (ctx.plan, fixed_plan(ctx.plan));
+    fn meta(&self, ctx: &SweepCtx<'_>, _dataset: &Dataset, _point: &PointSpec) -> PointMeta {
         PointMeta {
-            api: c.api,
+            api: ctx.plan.api,
             prompt_count: PromptCount::Client,
             lengths_in_row: true,
-            backend: match c.api {
-                Api::Chat => "openai-chat".into(),
-                Api::Completions => c.engine.profile().completions_backend.into(),
-            },
-            tokenizer_id: match &dataset.token_source {
-                servebench_workload::TokenCountSource::LocalTokenizer(p) => p.clone(),
-                servebench_workload::TokenCountSource::Server(d) => format!("server: {d}"),
-            },
-            num_prompts: f.prompts_at(point.conc) as u64,
-            request_rate: f.request_rate,
-            burstiness: f.burstiness(),
-            num_warmups: f.warmups_at(point.conc) as u64,
-            dataset: dataset.describe(),
         }
     }
 

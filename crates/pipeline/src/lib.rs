@@ -23,6 +23,7 @@ pub mod eval;
 pub mod executor;
 pub mod fixed;
 pub mod identity;
+pub mod lifecycle;
 pub mod measure;
 pub mod multiturn;
 pub mod observe;

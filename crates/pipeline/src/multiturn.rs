@@ -35,7 +35,7 @@ use servebench_workload::{LocalTokenizer, RequestSource};
 use crate::console::Console;
 use crate::error::{flag, PipelineError, Result};
 use crate::executor::{PointSpec, SweepCtx};
-use crate::measure::{PointMeta, PointRequests, RequestWorkload};
+use crate::measure::{PointMeta, PointRequests, PointRun, RequestWorkload, StreamFacts};
 pub use crate::plan::MultiturnPlan;
 use crate::plan::SweepPlan;
 use crate::target::Target;
@@ -385,13 +385,8 @@ impl RequestWorkload for MultiturnReplay {
 
     /// No warmup; `conc` lanes replay the conversations; the first turns are the prompts the
     /// prefix-cache bookkeeping fingerprints.
-    fn requests(
-        &self,
-        ctx: &SweepCtx<'_>,
-        convs: &Self::Prepared,
-        point: &PointSpec,
-    ) -> PointRequests {
-        PointRequests {
+    fn requests(&self, ctx: &SweepCtx<'_>, convs: &Self::Prepared, point: &PointSpec) -> PointRun {
+        PointRun::Stream(PointRequests {
             warmup: None,
             measured: Box::new(ConversationSource::new(
                 convs,
@@ -407,21 +402,23 @@ impl RequestWorkload for MultiturnReplay {
                 .iter()
                 .map(|c| crate::cache::fingerprint(&c.turns[0].user))
                 .collect(),
-        }
+            facts: StreamFacts {
+                backend: "openai-chat".into(),
+                tokenizer_id: self.counting.clone(),
+                num_prompts: turns(convs),
+                request_rate: None,
+                burstiness: 1.0,
+                num_warmups: 0,
+                dataset: self.describe(convs),
+            },
+        })
     }
 
-    fn meta(&self, _ctx: &SweepCtx<'_>, convs: &Self::Prepared, _point: &PointSpec) -> PointMeta {
+    fn meta(&self, _ctx: &SweepCtx<'_>, _convs: &Self::Prepared, _point: &PointSpec) -> PointMeta {
         PointMeta {
             api: Api::Chat,
             prompt_count: PromptCount::Server,
             lengths_in_row: false,
-            backend: "openai-chat".into(),
-            tokenizer_id: self.counting.clone(),
-            num_prompts: turns(convs),
-            request_rate: None,
-            burstiness: 1.0,
-            num_warmups: 0,
-            dataset: self.describe(convs),
         }
     }
 

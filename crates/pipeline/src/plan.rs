@@ -412,6 +412,9 @@ pub struct EvalPlan {
     pub gsm8k_dir: Option<PathBuf>,
     /// Recorded model whose GSM8K solutions the simulator replays.
     pub sim_answers: String,
+    /// Simulator only: answer with this SIMULATED accuracy (fraction in (0, 1]) instead of
+    /// replaying [`Self::sim_answers`] (`servebench_eval::sim_answers::with_accuracy`).
+    pub sim_accuracy: Option<f64>,
 }
 
 impl Default for SweepPlan {
@@ -486,6 +489,7 @@ impl Default for SweepPlan {
                 thresholds: None,
                 gsm8k_dir: None,
                 sim_answers: servebench_eval::sim_answers::DEFAULT_MODEL.into(),
+                sim_accuracy: None,
             },
         }
     }
@@ -635,6 +639,14 @@ impl SweepPlan {
                     "cannot read thresholds file {} (--eval-thresholds): no such file",
                     f.display()
                 );
+            }
+        }
+        if let Some(a) = e.sim_accuracy {
+            if self.endpoint.is_some() {
+                bail!("--sim-gsm8k-accuracy is for the embedded simulator; it cannot go with --endpoint");
+            }
+            if !(a > 0.0 && a <= 1.0) {
+                bail!("--sim-gsm8k-accuracy {a}: must be in (0, 1]");
             }
         }
         if self.eval.is_some()

@@ -263,7 +263,7 @@ async fn an_agentx_point_is_integrated_over_its_profiling_window_only() {
     let w0 = clock.now_ns();
     tokio::time::sleep(Duration::from_millis(450)).await;
     let w1 = clock.now_ns();
-    let b = crate::agentx::window_of(anchor, (w0, w1), (11, 123_708, 1_246));
+    let b = crate::measure::window_of(anchor, (w0, w1), (11, 123_708, 1_246));
     // Unix seconds as f64 keep ~0.2 µs near 1.7e9 s
     assert!((b.duration - (w1 - w0) as f64 / 1e9).abs() < 1e-6);
     let e = p.finish_window(&ep(), sampling, &b, 1.0, 1).await.unwrap();
@@ -281,7 +281,7 @@ async fn an_agentx_point_is_integrated_over_its_profiling_window_only() {
 async fn an_agentx_point_without_nvml_says_telemetry_missing() {
     let p = PointPower::resolve(&PowerPlan::default(), false, "127.0.0.1", no_nvml).unwrap();
     let sampling = p.start(&ep()).await;
-    let b = crate::agentx::window_of((1000.0, 0), (5_000_000_000, 65_000_000_000), (11, 1, 1));
+    let b = crate::measure::window_of((1000.0, 0), (5_000_000_000, 65_000_000_000), (11, 1, 1));
     assert_eq!((b.start, b.end, b.duration), (1005.0, 1065.0, 60.0));
     let e = p.finish_window(&ep(), sampling, &b, 1.0, 1).await.unwrap();
     assert!(

@@ -196,13 +196,18 @@ impl Session<crate::workload::AnyExecutor> {
         let c = &plan;
         // The simulator replays recorded GSM8K solutions when the sweep runs the eval against it.
         let answers = match (c.eval, endpoint.is_none()) {
-            (Some(EvalTask::Gsm8k), true) => Some(
-                servebench_eval::sim_answers::load_from(
-                    &c.eval_plan.sim_answers,
-                    c.eval_plan.gsm8k_dir.as_deref(),
+            (Some(EvalTask::Gsm8k), true) => {
+                let dir = c.eval_plan.gsm8k_dir.as_deref();
+                Some(
+                    match c.eval_plan.sim_accuracy {
+                        Some(a) => servebench_eval::sim_answers::with_accuracy(a, dir),
+                        None => {
+                            servebench_eval::sim_answers::load_from(&c.eval_plan.sim_answers, dir)
+                        }
+                    }
+                    .map_err(PipelineError::Eval)?,
                 )
-                .map_err(PipelineError::Eval)?,
-            ),
+            }
             _ => None,
         };
         let target = Target::start(c, endpoint, &out_dir, answers, &cancel, &*console).await?;
@@ -647,10 +652,16 @@ impl<E: Executor> Session<E> {
             console.line("");
             console.line(servebench_eval::render_summary(r).trim_end_matches('\n'));
             if is_sim {
-                console.line(&format!(
-                    "note: the simulator replayed the recorded GSM8K solutions of {}: the score is that model's, not a measurement of the simulated engine",
-                    c.eval_plan.sim_answers
-                ));
+                console.line(&match c.eval_plan.sim_accuracy {
+                    Some(a) => format!(
+                        "note: {}",
+                        servebench_eval::sim_answers::accuracy_note(a)
+                    ),
+                    None => format!(
+                        "note: the simulator replayed the recorded GSM8K solutions of {}: the score is that model's, not a measurement of the simulated engine",
+                        c.eval_plan.sim_answers
+                    ),
+                });
             }
         }
         target.shutdown().await;

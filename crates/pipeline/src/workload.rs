@@ -1,17 +1,19 @@
 //! The workload seam's one home: [`Workload`] (the closed set, in the plan) gives every
 //! workload's labels, summary fragment and run metadata, and [`AnyExecutor`] dispatches to its
-//! executor ([`FixedSequence`], [`AgentxExecutor`], [`MultiturnReplay`]). Adding a workload:
+//! workload ([`FixedSequence`], [`AgentxReplay`], [`MultiturnReplay`]), each measured by the
+//! session's one point lifecycle ([`Measured`]). Adding a workload:
 //! one variant in [`Workload`] with its flags struct, one arm in each match here, its executor
 //! module, and its CLI flags (docs/ARCHITECTURE.md "to add").
 
 use serde_json::{json, Value};
 
-use crate::agentx::AgentxExecutor;
+use crate::agentx::AgentxReplay;
 use crate::console::Console;
 use crate::error::Result;
 use crate::executor::{Executor, PointOutput, PointSpec, SweepCtx};
 use crate::fixed::FixedSequence;
-use crate::measure::{Measured, RequestWorkload};
+use crate::lifecycle::Measured;
+use crate::measure::RequestWorkload;
 use crate::multiturn::MultiturnReplay;
 use crate::plan::{SweepPlan, Workload};
 use crate::target::Target;
@@ -186,13 +188,13 @@ impl Workload {
     }
 }
 
-/// The sweep's workload: AgentX replay, multi-turn chat replay or the fixed-sequence dataset
-/// (the two request streams measured by the session's one skeleton, [`Measured`]).
+/// The sweep's workload: AgentX replay, multi-turn chat replay or the fixed-sequence dataset,
+/// each measured by the session's one point lifecycle, [`Measured`].
 pub enum AnyExecutor {
     /// `--scenario fixed`.
     Fixed(Measured<FixedSequence>),
     /// `--scenario agentx`.
-    Agentx(AgentxExecutor),
+    Agentx(Measured<AgentxReplay>),
     /// `--scenario multiturn`.
     Multiturn(Measured<MultiturnReplay>),
 }
@@ -202,7 +204,7 @@ pub enum AnyWorkload {
     /// The fixed-sequence dataset.
     Fixed(<FixedSequence as RequestWorkload>::Prepared),
     /// The AgentX plans.
-    Agentx(<AgentxExecutor as Executor>::Workload),
+    Agentx(<AgentxReplay as RequestWorkload>::Prepared),
     /// The conversations.
     Multiturn(<MultiturnReplay as RequestWorkload>::Prepared),
 }
@@ -216,9 +218,10 @@ impl AnyExecutor {
         console: &dyn Console,
     ) -> Result<AnyExecutor> {
         Ok(match &plan.workload {
-            Workload::Agentx(ax) => {
-                AnyExecutor::Agentx(AgentxExecutor::new(plan, ax, target, model, console).await?)
-            }
+            Workload::Agentx(ax) => AnyExecutor::Agentx(Measured::new(
+                plan,
+                AgentxReplay::new(plan, ax, target, model, console).await?,
+            )),
             Workload::FixedSequence(_) => AnyExecutor::Fixed(Measured::new(
                 plan,
                 FixedSequence::new(plan, target, model, console).await?,

@@ -496,7 +496,13 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
             spec.dir.join("sweep").display().to_string(),
         );
         a.push("--overwrite".into());
-        push(&mut a, "--gpus", p.gpus().to_string());
+        // a multinode point's sweep sees its main side's TP; the runner writes the stored row
+        // in process_result.py's multinode shape with the fleet's GPUs (multinode_row)
+        let gpus = match p.disagg {
+            Some(_) => p.tp * p.pp * p.pcp,
+            None => p.gpus(),
+        };
+        push(&mut a, "--gpus", gpus.to_string());
         push(&mut a, "--pp", p.pp.to_string());
         push(&mut a, "--pcp", p.pcp.to_string());
         push(&mut a, "--dcp", p.dcp.to_string());
@@ -1139,6 +1145,7 @@ mod tests {
                 notes: vec![],
                 speedup: None,
                 slowdown: None,
+                fleet: None,
                 clock: None,
             }),
         };
@@ -1163,6 +1170,7 @@ mod tests {
             speedup: None,
             slowdown: None,
             clock: None,
+            fleet: None,
         };
         s.engine = EngineSpec::Recipe {
             path: PathBuf::from("/r/recipe.sh"),

@@ -109,6 +109,9 @@ pub struct Disagg {
     pub concs: Vec<u32>,
     /// The row's `router.name` (`dynamo-router`, `sglang-router`, …), when set.
     pub router: Option<String>,
+    /// The row's `router.version`, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_version: Option<String>,
     /// The row's `kv-p2p-transfer` (`nixl`, `mooncake`, `mori`, …), when set.
     pub kv_p2p_transfer: Option<String>,
     /// The row's `disagg` flag (prefill and decode on separate workers).
@@ -162,6 +165,11 @@ impl Disagg {
             router: row
                 .get("router")
                 .and_then(|r| r.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            router_version: row
+                .get("router")
+                .and_then(|r| r.get("version"))
                 .and_then(Value::as_str)
                 .map(str::to_string),
             kv_p2p_transfer: row
@@ -236,6 +244,60 @@ impl Disagg {
             nodes,
         })
     }
+}
+
+/// A multinode point's agg row as InferenceX's `process_result.py` writes it with
+/// `IS_MULTINODE=true`: the prefill/decode shape (`num_prefill_gpu` = workers × tp·pp·pcp, as
+/// `process_agentic_result.py` counts it) in place of the single-node keys, `disagg`, the
+/// router and KV transfer, and the per-GPU throughputs over its denominators (total over all
+/// GPUs, output over decode GPUs, input over prefill GPUs:
+/// [`servebench_contracts::MultinodeFields::per_gpu`]).
+pub fn multinode_row(
+    row: &servebench_contracts::AggRow,
+    d: &Disagg,
+) -> servebench_contracts::AggRow {
+    use servebench_contracts::{MultinodeFields, WorkerFields};
+    let side = |w: &Worker| WorkerFields {
+        tp: if w.num_worker > 0 { w.tp } else { 0 },
+        pp: w.pp,
+        dcp_size: w.dcp,
+        pcp_size: w.pcp,
+        ep: if w.num_worker > 0 { w.ep } else { 0 },
+        dp_attention: w.dp_attn,
+        num_workers: w.num_worker,
+    };
+    let mut decode = side(&d.decode);
+    if d.decode.num_worker == 0 {
+        // process_result.py: no decode GPUs → decode tp/ep 0, pp/dcp/pcp 1
+        decode.pp = 1;
+        decode.dcp_size = 1;
+        decode.pcp_size = 1;
+    }
+    let mn = MultinodeFields {
+        router: d.router.as_ref().map(|r| match &d.router_version {
+            Some(v) => serde_json::json!({ "name": r, "version": v }),
+            None => serde_json::json!({ "name": r }),
+        }),
+        kv_p2p_transfer: d.kv_p2p_transfer.clone(),
+        prefill: side(&d.prefill),
+        decode,
+        num_prefill_gpu: d.prefill.gpus(),
+        num_decode_gpu: d.decode.gpus(),
+    };
+    let mut r = row.clone();
+    let (t, o, i) = mn.per_gpu(r.total_token_throughput, r.output_throughput);
+    r.tput_per_gpu = t;
+    r.output_tput_per_gpu = o;
+    r.input_tput_per_gpu = i;
+    r.num_gpus = d.gpus();
+    r.identity.is_multinode = true;
+    r.identity.disagg = d.disagg;
+    let main = *mn.main_side();
+    r.identity.tp = main.tp;
+    r.identity.ep = main.ep;
+    r.identity.dp_attention = main.dp_attention;
+    r.multinode = Some(mn);
+    r
 }
 
 /// Workers placed on nodes.
@@ -551,6 +613,7 @@ mod tests {
             decode: worker(1, 8),
             concs: vec![64],
             router: None,
+            router_version: None,
             kv_p2p_transfer: None,
             disagg: true,
             settings: vec![],

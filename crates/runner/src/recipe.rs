@@ -87,11 +87,68 @@ pub struct SimSetup {
     /// A planted regression, every modelled step × F (`run --sim-slowdown`); `None`: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
+    /// A multinode point's simulated fleet (`servebench sim --prefill … --decode …
+    /// --router …`, docs/simulator.md "Multinode"); `None`: one engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetSetup>,
     /// `run --sim-clock`: on the virtual clock the point's sweep embeds its own simulator
     /// (same GPU, model, TP, slowdown) and measures the whole point in virtual time; the
     /// started `servebench sim` only answers readiness. `None`: the wall clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<servebench_sim::SimClock>,
+}
+
+/// A simulated disaggregated fleet: the worker shapes as `servebench sim` takes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetSetup {
+    /// `--prefill WxTP[/epN][/dpa]`.
+    pub prefill: String,
+    /// `--decode WxTP[/epN][/dpa]` (`0x…`: aggregated).
+    pub decode: String,
+    /// `--router kv|round-robin`.
+    pub router: String,
+    /// Where the router policy comes from.
+    pub router_source: String,
+}
+
+/// The router policy of a multinode point and why: `kv` when its visible recipe sets
+/// `router-mode: kv` (Dynamo's KV router) or its router is SGLang's (`sglang-router`, whose
+/// default policy is cache-aware), else `round-robin` (Dynamo's frontend default).
+pub fn router_policy(p: &Point, d: &crate::multinode::Disagg) -> (&'static str, String) {
+    let recipe = p
+        .multinode_recipe
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok());
+    if let Some(text) = &recipe {
+        let kv = text.lines().any(|l| {
+            let l = l.replace(['"', '\'', ':', '='], " ");
+            let mut w = l.split_whitespace();
+            while let Some(x) = w.next() {
+                if x.trim_start_matches('-') == "router-mode" {
+                    return w.next() == Some("kv");
+                }
+            }
+            false
+        });
+        if kv {
+            return ("kv", "the recipe sets router-mode kv".into());
+        }
+    }
+    match d.router.as_deref() {
+        Some(r) if r.starts_with("sglang") => ("kv", format!("router {r}: cache-aware by default")),
+        Some(r) => (
+            "round-robin",
+            format!(
+                "router {r}{}: round-robin (Dynamo's default router mode)",
+                if recipe.is_some() {
+                    ", the recipe sets no router-mode kv"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        None => ("round-robin", "no router named: round-robin".into()),
+    }
 }
 
 /// The simulator for a point; `model_override` replaces the model preset.
@@ -108,9 +165,15 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
         ));
         "h200".to_string()
     };
-    let model = match model_override {
-        Some(m) => m.to_string(),
-        None => {
+    // a multinode DeepSeek-R1 point by its prefix and precision (the served names of its
+    // checkpoints, `nvidia/DeepSeek-R1-0528-NVFP4-v2`, name no preset)
+    let dsr1 = (p.disagg.is_some() && p.model_prefix == "dsr1")
+        .then(|| format!("deepseek-r1-{}", p.precision))
+        .filter(|k| presets.models.contains_key(k));
+    let model = match (model_override, dsr1) {
+        (Some(m), _) => m.to_string(),
+        (None, Some(k)) => k,
+        (None, None) => {
             let lower = p.model.to_ascii_lowercase();
             let found = presets.models.iter().find(|(k, m)| {
                 lower.contains(k.as_str()) || lower.contains(&m.served_name.to_ascii_lowercase())
@@ -127,18 +190,34 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
             }
         }
     };
-    if p.disagg.is_some() {
-        notes.push(format!(
-            "disaggregated prefill/decode is not modelled by this build: simulated as one engine of TP{} (no prefill/decode split, no KV transfer, no router)",
-            p.tp
-        ));
-    }
-    if p.ep > 1 {
+    if p.ep > 1 && p.disagg.is_none() {
         notes.push(format!(
             "EP{} is not modelled by the simulator (recorded only)",
             p.ep
         ));
     }
+    let fleet = p.disagg.as_deref().map(|d| {
+        let shape = |w: &crate::multinode::Worker| {
+            let mut s = format!("{}x{}", w.num_worker, w.gpus_per_worker());
+            if w.ep > 1 {
+                s.push_str(&format!("/ep{}", w.ep));
+            }
+            if w.dp_attn {
+                s.push_str("/dpa");
+            }
+            s
+        };
+        if d.prefill.pp > 1 || d.decode.pp > 1 || d.prefill.pcp > 1 || d.decode.pcp > 1 {
+            notes.push("PP/PCP inside a worker are modelled as TP over the same GPUs".into());
+        }
+        let (router, router_source) = router_policy(p, d);
+        FleetSetup {
+            prefill: shape(&d.prefill),
+            decode: shape(&d.decode),
+            router: router.into(),
+            router_source,
+        }
+    });
     if p.spec_decoding != "none" {
         notes.push(format!(
             "speculative decoding `{}` is not modelled by the simulator",
@@ -152,6 +231,7 @@ pub fn sim_setup(p: &Point, model_override: Option<&str>) -> SimSetup {
         notes,
         speedup: None,
         slowdown: None,
+        fleet,
         clock: None,
     }
 }
@@ -172,6 +252,16 @@ pub fn sim_argv(exe: &Path, s: &SimSetup, port: u16, answers: bool) -> Vec<Strin
         "--port".into(),
         port.to_string(),
     ];
+    if let Some(f) = &s.fleet {
+        for (k, x) in [
+            ("--prefill", &f.prefill),
+            ("--decode", &f.decode),
+            ("--router", &f.router),
+        ] {
+            v.push(k.into());
+            v.push(x.clone());
+        }
+    }
     if let Some(x) = s.speedup {
         v.push("--speedup".into());
         v.push(x.to_string());

@@ -273,6 +273,11 @@ pub struct Runner {
     exec: Box<dyn JobBackend>,
 }
 
+/// Wall-clock speedup of a simulated multinode fleet without `--sim-speedup`: the fleet runs
+/// on the wall clock (`servebench sim --prefill … --decode …`), and the sweep reports modelled
+/// time.
+pub const MULTINODE_SPEEDUP: f64 = 20.0;
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -403,6 +408,14 @@ impl Runner {
                     ..s
                 }),
             }),
+            // a fleet is served by `servebench sim` on the wall clock (the sweep's embedded
+            // virtual-clock simulator is one engine)
+            (None, Some(s)) if s.fleet.is_some() => Ok(EngineSpec::Simulator(SimSetup {
+                speedup: Some(self.opts.sim_speedup.unwrap_or(MULTINODE_SPEEDUP)),
+                slowdown: self.opts.sim_slowdown,
+                clock: None,
+                ..s
+            })),
             (None, Some(s)) => Ok(EngineSpec::Simulator(SimSetup {
                 speedup: self.opts.sim_speedup,
                 slowdown: self.opts.sim_slowdown,
@@ -727,7 +740,13 @@ impl Runner {
             }
         };
         for r in &rows {
-            store.copy_point(run, r).map_err(store_err)?;
+            match (&spec.point.disagg, &r.row) {
+                // a multinode point's row in process_result.py's multinode shape
+                (Some(d), servebench_store::StoredRow::Servebench(row)) => store
+                    .add_point(run, &crate::multinode::multinode_row(row, d))
+                    .map_err(store_err)?,
+                _ => store.copy_point(run, r).map_err(store_err)?,
+            };
         }
         for e in &evals {
             store.copy_eval(run, e).map_err(store_err)?;

@@ -913,3 +913,176 @@ fn run_attempt_md_sets_the_prediction_beside_the_measurement() {
     }
     assert!(line.contains("(measured "), "{line}");
 }
+
+/// Issue 32: multinode points of the REAL repository (`repo-843c6254f.tar.gz`) — both vendors,
+/// fixed-seq and agentic — run under `--simulate` as simulated disaggregated fleets (prefill
+/// and decode workers as separate engines, KV over NVLink on GB200/GB300, RDMA on MI355X) and
+/// store rows in process_result.py's multinode shape: the prefill/decode fields, `disagg`,
+/// the router and KV transfer, per-GPU throughputs over all / decode / prefill GPUs.
+#[test]
+fn multinode_points_run_as_simulated_fleets_and_store_the_multinode_shape() {
+    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
+    if !tarball.is_file() {
+        servebench_testkit::skip_or_fail(&format!("{} not found", tarball.display()));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let st = Command::new("tar")
+        .arg("xzf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(d)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let traces = common::agentx_traces(d, &["trace_0167.json", "trace_0504.json"]);
+    // (key, conc, kind, fabric the fleet uses, prefill GPUs, decode GPUs)
+    let cases = [
+        ("dsr1-fp4-gb200-dynamo-trt", "4", "fixed", "NVLink", 4, 32),
+        (
+            "qwen3.5-fp8-mi355x-sglang-disagg",
+            "8",
+            "fixed",
+            "RDMA",
+            4,
+            8,
+        ),
+        (
+            "glm5.2-fp4-gb300-dynamo-sglang-agentic-disagg",
+            "48",
+            "agentic",
+            "NVLink",
+            4,
+            8,
+        ),
+        (
+            "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp",
+            "1",
+            "agentic",
+            "RDMA",
+            8,
+            8,
+        ),
+    ];
+    let db = d.join("mn.db");
+    for (i, (key, conc, kind, fabric, _, _)) in cases.iter().enumerate() {
+        let out = d.join(format!("out{i}"));
+        let args: Vec<String> = [
+            "run",
+            key,
+            "--catalog",
+            "InferenceX/configs/nvidia-master.yaml",
+            "InferenceX/configs/amd-master.yaml",
+            "--runners",
+            "InferenceX/configs/runners.yaml",
+            "--simulate",
+            "--no-evals",
+            "--conc",
+            conc,
+            "--num-prompts",
+            "8",
+            "--warmups",
+            "0",
+            "--isl",
+            "512",
+            "--osl",
+            "32",
+            "--duration",
+            "3",
+            "--sim-speedup",
+            "50",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "--traces".into(),
+            traces.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+            "--db".into(),
+            db.display().to_string(),
+        ])
+        .collect();
+        let (rc, so, se) = run_in(d, &args);
+        // an AgentX window of 3 s is stored but is not a valid submission (exit 3)
+        let want = if *kind == "agentic" { 3 } else { 0 };
+        assert_eq!(rc, want, "{key}\n{so}\n{se}");
+        assert!(so.contains("stored 1 row"), "{key}: {so}");
+        let log = find_file(&out.join("points"), "job.log").unwrap();
+        let log = std::fs::read_to_string(log).unwrap();
+        assert!(log.contains("disaggregated "), "{key}: {log}");
+        assert!(log.contains(&format!("over {fabric}")), "{key}: {log}");
+    }
+    let store = servebench_store::Store::open(&db).unwrap();
+    let runs = store.list_runs(None, None).unwrap();
+    assert_eq!(runs.len(), 4);
+    for (run, (key, conc, kind, _, pg, dg)) in runs.iter().rev().zip(cases.iter()) {
+        let pts = store.points(run.id).unwrap();
+        assert!(!pts.is_empty(), "{key}");
+        let mut shapes = Vec::new();
+        for p in &pts {
+            let row = p.row.servebench().unwrap();
+            let v = row.to_value();
+            if *kind == "fixed" {
+                // (AgentX rows carry the replay's own keys beyond the schema)
+                common::check_schema(&v, "agg-row.schema.json");
+            }
+            assert_eq!(v["is_multinode"], true, "{key}: {v}");
+            assert_eq!(v["disagg"], true);
+            assert_eq!(v["conc"].to_string(), *conc);
+            assert!(
+                v.get("tp").is_none() && v.get("prefill_tp").is_some(),
+                "{key}: {v}"
+            );
+            assert!(v["kv_p2p_transfer"].is_string(), "{key}: {v}");
+            let (p_gpus, d_gpus) = (
+                v["num_prefill_gpu"].as_u64().unwrap(),
+                v["num_decode_gpu"].as_u64().unwrap(),
+            );
+            assert_eq!(v["num_gpus"].as_u64(), Some(p_gpus + d_gpus));
+            shapes.push((p_gpus, d_gpus));
+            // process_result.py's multinode denominators
+            let (total, output) = (row.total_token_throughput, row.output_throughput);
+            assert!(output > 0.0, "{key}");
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            assert!(
+                close(row.tput_per_gpu, total / (p_gpus + d_gpus) as f64),
+                "{key}"
+            );
+            assert!(
+                close(row.output_tput_per_gpu, output / d_gpus as f64),
+                "{key}"
+            );
+            assert!(
+                close(row.input_tput_per_gpu, (total - output) / p_gpus as f64),
+                "{key}"
+            );
+            assert_eq!(
+                v["benchmark_type"],
+                if *kind == "agentic" {
+                    "agentic_traces"
+                } else {
+                    "single_turn"
+                }
+            );
+            assert!(row.ttft.median.unwrap() > 0.0);
+        }
+        assert!(shapes.contains(&(*pg, *dg)), "{key}: {shapes:?}");
+    }
+}
+
+fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for e in std::fs::read_dir(dir).ok()? {
+        let p = e.ok()?.path();
+        if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        }
+    }
+    None
+}

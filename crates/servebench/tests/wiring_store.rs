@@ -404,6 +404,57 @@ fn sweep_eval_is_stored_and_the_report_includes_it() {
     assert!(md.contains("<details><summary>中文</summary>"), "{md}");
 }
 
+/// Issue 27 leftover: `sweep --eval gsm8k --sim-gsm8k-accuracy A` answers as the standalone
+/// eval does (⌊n·A⌋ of the first n right), passes the default 0.85 gate, and the stored eval
+/// row and the printed note say SIMULATED; with `--endpoint` it is refused in one line.
+#[test]
+fn sweep_eval_takes_a_simulated_accuracy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let sweep = |extra: &[&str]| {
+        gsm8k_in(d)
+            .args(["sweep", "--conc", "1", "--num-prompts", "2", "--isl", "64"])
+            .args([
+                "--osl", "32", "--out", "e", "--db", "e.db", "--eval", "gsm8k",
+            ])
+            .args(["--limit", "40", "--eval-conc", "8"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = sweep(&["--sim-gsm8k-accuracy", "0.9"]);
+    let stdout = ok(&o);
+    let run = printed_run(&stdout);
+    assert!(stdout.contains("em_strict   90.00 %"), "{stdout}");
+    assert!(stdout.contains(": PASS"), "{stdout}");
+    assert!(stdout.contains("note: SIMULATED accuracy 0.9"), "{stdout}");
+    let store = Store::open(d.join("e.db")).unwrap();
+    let row = &store.evals(servebench_store::RunId(run)).unwrap()[0]
+        .row
+        .to_value();
+    assert_eq!(row["em_strict"], 0.9);
+    assert_eq!(row["simulated_accuracy"], 0.9);
+    assert_eq!(row["passed"], true);
+    let o = sweep(&[
+        "--sim-gsm8k-accuracy",
+        "0.9",
+        "--endpoint",
+        "http://127.0.0.1:9",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--sim-gsm8k-accuracy is for the embedded simulator"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 #[test]
 fn html_report_against_a_stored_baseline_run() {
     let tmp = tempfile::tempdir().unwrap();

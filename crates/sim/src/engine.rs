@@ -207,6 +207,32 @@ impl<P: Clone> Engine<P> {
         );
     }
 
+    /// Queues a sequence whose prompt KV arrived from a prefill worker and whose first
+    /// `generated` tokens were sampled there (disaggregated decode, [`crate::fleet`]): it is
+    /// admitted with its whole prompt computed, so its first step is a decode. If it is
+    /// preempted later, it recomputes the prompt here (the KV was dropped).
+    pub fn submit_preloaded(&mut self, payload: P, mut spec: SeqSpec, generated: u32) {
+        spec.output_tokens = spec.output_tokens.max(generated + 1);
+        self.waiting.push_back(Seq {
+            payload,
+            spec,
+            generated,
+            computed: spec.prompt_tokens + generated - 1,
+            blocks: 0,
+            cached: 0,
+            hashes: Vec::new(),
+        });
+    }
+
+    /// Leading blocks of `hashes` in the prefix cache, without touching them (a router's
+    /// question, Dynamo's KV-aware routing).
+    pub fn prefix_overlap(&self, hashes: &[u64]) -> usize {
+        hashes
+            .iter()
+            .take_while(|h| self.cache.last_use.contains_key(h))
+            .count()
+    }
+
     /// Blocks currently in the prefix cache.
     pub fn cached_blocks(&self) -> usize {
         self.cache.len()
@@ -408,8 +434,12 @@ impl<P: Clone> Engine<P> {
                 }
                 let bs = self.cfg.kv_block_size;
                 let front = self.waiting.front_mut().expect("front exists");
-                front.computed = hit_tokens;
+                // A sequence that is not fresh keeps its computed tokens: 0 for one submitted
+                // without hashes or re-admitted after a preemption (`preempt_last` zeroes
+                // them, so a single engine recomputes from scratch as before), the prompt for
+                // one preloaded from a prefill worker (`submit_preloaded`).
                 if fresh {
+                    front.computed = hit_tokens;
                     front.cached = hit_tokens;
                 }
                 let want =
@@ -697,7 +727,7 @@ pub fn simulate_closed_loop_with(
     s
 }
 
-fn summarize(
+pub(crate) fn summarize(
     requests: Vec<RequestTiming>,
     sent_input_tokens: u64,
     max_waiting: usize,

@@ -13,6 +13,15 @@ use std::path::PathBuf;
 /// server that cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// A disaggregated fleet that cannot be set up (a malformed worker shape, a worker wider
+    /// than the cost model's TP range that is not whole TP8 replicas).
+    #[error("disaggregated fleet `{spec}`: {why}")]
+    Disagg {
+        /// The shape as given.
+        spec: String,
+        /// What is wrong.
+        why: String,
+    },
     /// No GPU preset has this key or alias.
     #[error("unknown GPU `{name}` (known: {})", known.join(", "))]
     UnknownGpu {

@@ -41,9 +41,11 @@ use std::time::Instant;
 pub use servebench_contracts::SimClock;
 
 pub mod api;
+pub mod disagg;
 pub mod emission;
 pub mod engine;
 pub mod error;
+pub mod fleet;
 pub mod host_kv;
 pub mod model;
 mod overrides;
@@ -54,9 +56,11 @@ pub mod power_fit;
 mod prefix_cache;
 pub mod presets;
 mod runtime;
+pub mod sched;
 mod server;
 pub mod text;
 pub mod validate;
+pub mod validate_disagg;
 pub mod validate_energy;
 pub mod validate_plot;
 mod wire;
@@ -215,7 +219,43 @@ impl SimServer {
     /// configuration's own [`EngineConfig::slowdown`].
     pub async fn start_with_config(
         opts: SimOptions,
+        cfg: EngineConfig,
+    ) -> Result<SimServer, SimError> {
+        Self::start_inner(opts, cfg, None).await
+    }
+
+    /// Like [`SimServer::start`] but serving a disaggregated fleet (issue 32): prefill and
+    /// decode workers as separate engines with KV transfer between them
+    /// ([`disagg::FleetConfig`], [`fleet::Fleet`]); `opts.gpu`/`model`/`tp` are not used.
+    /// Requests are checked against (and `/metrics` describe) the prefill workers'
+    /// configuration; `opts.slowdown` applies to every engine.
+    pub async fn start_fleet(
+        opts: SimOptions,
+        mut fleet: disagg::FleetConfig,
+    ) -> Result<SimServer, SimError> {
+        if !(opts.slowdown.is_finite() && opts.slowdown > 0.0) {
+            return Err(SimError::Slowdown {
+                slowdown: opts.slowdown,
+            });
+        }
+        let slow = |c: &mut Arc<EngineConfig>| Arc::make_mut(c).slowdown *= opts.slowdown;
+        slow(&mut fleet.prefill);
+        if let Some(d) = &mut fleet.decode {
+            slow(d);
+        }
+        let cfg = (*fleet.prefill).clone();
+        // already applied to every engine of the fleet
+        let opts = SimOptions {
+            slowdown: 1.0,
+            ..opts
+        };
+        Self::start_inner(opts, cfg, Some(Arc::new(fleet))).await
+    }
+
+    async fn start_inner(
+        opts: SimOptions,
         mut cfg: EngineConfig,
+        fleet: Option<Arc<disagg::FleetConfig>>,
     ) -> Result<SimServer, SimError> {
         let virt = opts.clock == SimClock::Virtual;
         let speedup = if virt { VIRTUAL_SPEEDUP } else { opts.speedup };
@@ -246,9 +286,11 @@ impl SimServer {
         } else {
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             let (c, s, stop) = (cfg.clone(), stats.clone(), engine_stop.clone());
+            let f = fleet.clone();
             let h = if virt {
                 EngineLoop::Task(tokio::spawn(runtime::run_engine_virtual(
                     c,
+                    f,
                     speedup,
                     s,
                     shutdown_rx.clone(),
@@ -258,7 +300,7 @@ impl SimServer {
                 EngineLoop::Thread(
                     std::thread::Builder::new()
                         .name("sim-engine".into())
-                        .spawn(move || runtime::run_engine(c, speedup, s, stop, rx))
+                        .spawn(move || runtime::run_engine(c, f, speedup, s, stop, rx))
                         .map_err(SimError::EngineThread)?,
                 )
             };
@@ -310,7 +352,10 @@ impl SimServer {
         } else {
             mode
         };
-        let describe = format!("{}, {mode}", cfg.describe());
+        let describe = match &fleet {
+            Some(f) => format!("{}; {}, {mode}", f.describe(), cfg.describe()),
+            None => format!("{}, {mode}", cfg.describe()),
+        };
         Ok(SimServer {
             addr,
             clock: opts.clock,

@@ -184,6 +184,7 @@ pub fn check(
         median_ttft_s: None,
         date: String::new(),
         image: String::new(),
+        shape: None,
     };
     modelable(&row).ok()?;
     let pred: Prediction = predict(&row, None).ok()?;

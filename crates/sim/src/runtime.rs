@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use futures_util::task::AtomicWaker;
 use tokio::sync::mpsc::{error::TryRecvError, UnboundedReceiver};
 
-use crate::engine::{Emit, Engine, SeqSpec};
+use crate::engine::{Emit, SeqSpec};
 use crate::model::EngineConfig;
+use crate::sched::Sched;
 
 /// Request still generating.
 pub(crate) const RUNNING: u8 = 0;
@@ -96,7 +97,7 @@ pub(crate) struct Submission {
 /// Messages to the engine thread.
 pub(crate) enum Msg {
     Submit(Submission),
-    /// `POST /reset_prefix_cache`: answered with [`Engine::reset_prefix_cache`]'s result.
+    /// `POST /reset_prefix_cache`: answered with [`crate::engine::Engine::reset_prefix_cache`]'s result.
     ResetPrefixCache(tokio::sync::oneshot::Sender<Result<usize, usize>>),
     Stop,
 }
@@ -153,7 +154,7 @@ fn sleep_until(target: Instant, stop: &AtomicBool) {
 /// Answers a reset request (the counter is published before the reply, so a client that sees
 /// its answer also sees the reset in `/metrics`).
 fn reset(
-    engine: &mut Engine<Arc<ReqShared>>,
+    engine: &mut Sched<Arc<ReqShared>>,
     stats: &Stats,
     reply: tokio::sync::oneshot::Sender<Result<usize, usize>>,
 ) {
@@ -167,20 +168,21 @@ fn reset(
 /// Runs the engine loop until [`Msg::Stop`] (or `stop`), then aborts what is left.
 pub(crate) fn run_engine(
     cfg: Arc<EngineConfig>,
+    fleet: Option<Arc<crate::disagg::FleetConfig>>,
     speedup: f64,
     stats: Arc<Stats>,
     stop: Arc<AtomicBool>,
     mut rx: UnboundedReceiver<Msg>,
 ) {
     let overhead_s = cfg.consts.request_overhead_ms * 1e-3;
-    let mut engine: Engine<Arc<ReqShared>> = Engine::new(cfg);
+    let mut engine: Sched<Arc<ReqShared>> = Sched::new(cfg, fleet);
     let mut anchor_wall = Instant::now();
     let mut anchor_vt = 0.0f64;
     let mut out: Vec<Emit<Arc<ReqShared>>> = Vec::new();
     let max_lag = MAX_CATCH_UP;
     let mut energy_j = 0.0f64;
 
-    let submit = |engine: &mut Engine<Arc<ReqShared>>, s: Submission, aw: Instant, av: f64| {
+    let submit = |engine: &mut Sched<Arc<ReqShared>>, s: Submission, aw: Instant, av: f64| {
         submit_at(engine, s, (aw, av), speedup, overhead_s)
     };
 
@@ -218,10 +220,7 @@ pub(crate) fn run_engine(
         let Some(info) = engine.step(&mut out) else {
             continue;
         };
-        if let Some(e) = engine
-            .config()
-            .step_energy_j(info.start_s, info.end_s, &info.cost)
-        {
+        if let Some(e) = engine.energy_j(&info) {
             energy_j += e;
         }
         gauges(&engine, &stats, info.num_seqs);
@@ -255,7 +254,7 @@ pub(crate) fn run_engine(
 
 /// Gauges as of this step's batch (sequences that just finished still count); an idle step
 /// (`num_seqs == 0`) leaves them.
-fn gauges(engine: &Engine<Arc<ReqShared>>, stats: &Stats, num_seqs: u32) {
+fn gauges(engine: &Sched<Arc<ReqShared>>, stats: &Stats, num_seqs: u32) {
     if num_seqs > 0 {
         stats.running.store(
             (num_seqs as usize).max(engine.num_running()) as u64,
@@ -273,7 +272,7 @@ fn gauges(engine: &Engine<Arc<ReqShared>>, stats: &Stats, num_seqs: u32) {
 /// Publishes a step at its end: counters first, so a client that sees its last token also
 /// sees them in /metrics; then each request's tokens (`late` ns after the step's target).
 fn publish(
-    engine: &Engine<Arc<ReqShared>>,
+    engine: &Sched<Arc<ReqShared>>,
     stats: &Stats,
     out: &mut Vec<Emit<Arc<ReqShared>>>,
     late: u64,
@@ -313,7 +312,7 @@ fn publish(
 /// After the loop: every request still queued or running ends aborted (its stream ends without
 /// `[DONE]`).
 fn abort_rest(
-    mut engine: Engine<Arc<ReqShared>>,
+    mut engine: Sched<Arc<ReqShared>>,
     mut rx: UnboundedReceiver<Msg>,
     mut pending_abort: Vec<Arc<ReqShared>>,
 ) {
@@ -333,7 +332,7 @@ fn abort_rest(
 /// Queues a submission at its modelled arrival: the anchor's modelled time plus the serving
 /// clock's time since the anchor × `speedup`, plus the per-request overhead.
 fn submit_at(
-    engine: &mut Engine<Arc<ReqShared>>,
+    engine: &mut Sched<Arc<ReqShared>>,
     s: Submission,
     anchor: (Instant, f64),
     speedup: f64,
@@ -359,13 +358,14 @@ fn submit_at(
 /// aborts what is left.
 pub(crate) async fn run_engine_virtual(
     cfg: Arc<EngineConfig>,
+    fleet: Option<Arc<crate::disagg::FleetConfig>>,
     speedup: f64,
     stats: Arc<Stats>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
     mut rx: UnboundedReceiver<Msg>,
 ) {
     let overhead_s = cfg.consts.request_overhead_ms * 1e-3;
-    let mut engine: Engine<Arc<ReqShared>> = Engine::new(cfg);
+    let mut engine: Sched<Arc<ReqShared>> = Sched::new(cfg, fleet);
     let mut anchor = (crate::server::now(), 0.0f64);
     let mut out: Vec<Emit<Arc<ReqShared>>> = Vec::new();
     let mut energy_j = 0.0f64;
@@ -404,10 +404,7 @@ pub(crate) async fn run_engine_virtual(
         let Some(info) = engine.step(&mut out) else {
             continue;
         };
-        if let Some(e) = engine
-            .config()
-            .step_energy_j(info.start_s, info.end_s, &info.cost)
-        {
+        if let Some(e) = engine.energy_j(&info) {
             energy_j += e;
         }
         gauges(&engine, &stats, info.num_seqs);

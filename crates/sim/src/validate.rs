@@ -21,6 +21,9 @@ use crate::engine::{simulate_closed_loop_with, Workload};
 use crate::model::{EngineConfig, Parallelism};
 use crate::presets::{Calibration, Presets};
 
+/// Suffix of the hardware key of disaggregated rows' groups (`gb200-disagg`).
+pub const DISAGG_SUFFIX: &str = "-disagg";
+
 /// The hardware whose rows the efficiency factors are fitted on; all others are test sets.
 pub const FIT_HARDWARE: &[&str] = &["h200"];
 
@@ -137,6 +140,8 @@ pub struct RealRow {
     /// `image`: the engine's container image (e.g. `lmsysorg/sglang:v0.5.9-rocm700-mi30x`);
     /// empty where the source does not record it or the file has no `image` column.
     pub image: String,
+    /// A disaggregated row's prefill/decode shape (`None`: the file has no such columns).
+    pub shape: Option<crate::validate_disagg::DisaggShape>,
 }
 
 /// Reading rows.csv failed: the file, line and what is wrong, in one line.
@@ -250,6 +255,10 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
     // optional columns (a file without them reads as "not recorded")
     let date_col = header.iter().position(|h| h == "date");
     let image_col = header.iter().position(|h| h == "image");
+    let shape_cols: Option<Vec<usize>> = crate::validate_disagg::SHAPE_COLUMNS
+        .iter()
+        .map(|n| header.iter().position(|h| h == n))
+        .collect();
     let mut rows = Vec::new();
     for rec in recs {
         let (line, r) = rec?;
@@ -318,6 +327,28 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, ValidateError> {
             median_ttft_s: num(17)?,
             date: date.to_string(),
             image: opt(image_col).to_string(),
+            shape: match &shape_cols {
+                Some(cols) => {
+                    let mut v = [0u32; 8];
+                    for (k, c) in cols.iter().enumerate() {
+                        let x = opt(Some(*c));
+                        v[k] = if x.is_empty() {
+                            0
+                        } else {
+                            x.parse().map_err(|_| ValidateError::Parse {
+                                path: p.clone(),
+                                line,
+                                message: format!(
+                                    "column `{}`: not a count: `{x}`",
+                                    crate::validate_disagg::SHAPE_COLUMNS[k]
+                                ),
+                            })?
+                        };
+                    }
+                    Some(crate::validate_disagg::DisaggShape::from_values(v))
+                }
+                None => None,
+            },
         });
     }
     Ok(rows)
@@ -382,7 +413,7 @@ pub fn modelable(row: &RealRow) -> Result<(), String> {
         ));
     }
     if row.disagg {
-        return Err("prefill/decode disaggregation (not modelled)".into());
+        crate::validate_disagg::check_shape(row)?;
     }
     if row.spec_decoding != "none" && !row.spec_decoding.is_empty() {
         return Err(format!(
@@ -485,6 +516,9 @@ fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
 ///
 /// Errors: the configuration cannot be built (unknown preset, does not fit), as one line.
 pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Prediction, String> {
+    if row.disagg {
+        return crate::validate_disagg::predict(row, calibration);
+    }
     let s = simulate_row(row, calibration)?;
     let done: Vec<_> = s.requests.iter().filter(|r| r.output_tokens > 1).collect();
     Ok(Prediction {
@@ -502,11 +536,15 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
 /// lengths and front-end latency); its [`crate::engine::SimSummary::energy_j`] is the modelled
 /// energy `crate::validate_energy` compares.
 ///
-/// Errors: as [`predict`].
+/// Errors: as [`predict`]; a disaggregated row (one engine cannot stand for its
+/// prefill/decode fleet, which [`crate::validate_disagg`] runs and which models no energy).
 pub fn simulate_row(
     row: &RealRow,
     calibration: Option<&Calibration>,
 ) -> Result<crate::engine::SimSummary, String> {
+    if row.disagg {
+        return Err("prefill/decode disaggregation (one engine does not model its fleet; the fleet models no energy)".into());
+    }
     let p = Presets::embedded();
     let mk = model_key(row).ok_or("no model preset")?;
     let (gk, g) = p.gpu(&row.hardware).map_err(|e| e.to_string())?;
@@ -774,19 +812,26 @@ pub fn validate(rows: &[RealRow], calibration: Option<&Calibration>) -> Validati
             }
         };
         let isl_osl = format!("{}/{}", row.isl, row.osl);
+        // disaggregated rows form their own groups (`gb200-disagg`): the single-node groups
+        // keep their rows
+        let hardware = if row.disagg {
+            format!("{}{DISAGG_SUFFIX}", row.hardware)
+        } else {
+            row.hardware.clone()
+        };
         let mut error_pct = BTreeMap::new();
         for m in Metric::ALL {
             if let Some(v) = measured(row, m) {
                 let e = (pred.get(m) / v - 1.0) * 100.0;
                 error_pct.insert(m.key(), e);
-                errs.entry((row.hardware.clone(), isl_osl.clone(), m))
+                errs.entry((hardware.clone(), isl_osl.clone(), m))
                     .or_default()
                     .push(e);
             }
         }
         out.rows.push(RowResult {
             row_id: row.row_id.clone(),
-            hardware: row.hardware.clone(),
+            hardware,
             framework: row.framework.clone(),
             precision: row.precision.clone(),
             tp: row.tp,
@@ -853,7 +898,9 @@ fn objective(v: &Validation) -> f64 {
 pub fn fit(rows: &[RealRow]) -> (Calibration, f64) {
     let train: Vec<RealRow> = rows
         .iter()
-        .filter(|r| FIT_HARDWARE.contains(&r.hardware.as_str()) && modelable(r).is_ok())
+        .filter(|r| {
+            FIT_HARDWARE.contains(&r.hardware.as_str()) && !r.disagg && modelable(r).is_ok()
+        })
         .cloned()
         .collect();
     let base = Presets::embedded()
@@ -1136,6 +1183,7 @@ spec_decoding,disagg,tp,ep,dp_attention,isl,osl,conc,output_tput_per_gpu,median_
             median_ttft_s: None,
             date: String::new(),
             image: String::new(),
+            shape: None,
         };
         let r =
             |hw, fw, prec, tp, conc, dpa| recipe_recv_interval(&row(hw, fw, prec, tp, conc, dpa));

@@ -9,7 +9,8 @@
 //!
 //! Modelled W/GPU = the run's modelled energy / its duration / TP; modelled J/output token =
 //! energy / output tokens. Rows the presets cannot model are counted by reason, as in
-//! `sim validate`. The latency efficiency factors are not refitted on energy. The power
+//! `sim validate`; so are disaggregated rows (the simulated prefill/decode fleet of
+//! [`crate::validate_disagg`] models no energy, and one engine of the row's TP is not its fleet). The latency efficiency factors are not refitted on energy. The power
 //! parameters of a GPU with rows (`idle_w`, `overhead_power_share`) are fitted by
 //! [`crate::power_fit::fit_power`] on the training split only ([`is_held_out`]: 1k/1k rows train, every other
 //! ISL/OSL is held out), as `validate::fit` fits latency on H200 alone; the tests check that the
@@ -408,6 +409,7 @@ mod tests {
             median_ttft_s: None,
             date: String::new(),
             image: String::new(),
+            shape: None,
         };
         let power = BTreeMap::from([("1".to_string(), (Some(628.907), Some(6.353339)))]);
         let v = validate_energy(std::slice::from_ref(&row), &power);

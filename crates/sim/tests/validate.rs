@@ -57,7 +57,11 @@ fn ceiling(hw: &str, seq: &str, m: Metric) -> f64 {
 #[test]
 fn test_set_errors_stay_within_targets_or_recorded_ceilings_and_p90s_are_current() {
     let Some(p) = rows_csv() else { return };
-    let rows = read_rows(&p).unwrap();
+    let mut rows = read_rows(&p).unwrap();
+    // single-node rows only: the disaggregated rows run through the simulated fleet
+    // (validate_disagg.rs, issue 32), which costs minutes of CPU for the high-concurrency
+    // NVL72 rows; their errors are in docs/simulator.md "Multinode", not bounded here
+    rows.retain(|r| !r.disagg);
     // all rows (the fit set too: its p90 feeds the plausibility check below)
     let t = std::time::Instant::now();
     let v = validate(&rows, None);

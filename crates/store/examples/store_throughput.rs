@@ -66,6 +66,7 @@ fn row(conc: u64) -> AggRow {
         records_file: format!("conc{conc}/records.jsonl"),
         invalid_reasons: Vec::new(),
         power: None,
+        multinode: None,
         extra: Default::default(),
     }
 }

@@ -287,6 +287,11 @@ pub struct SweepEvalArgs {
     /// Simulator + eval: recorded model whose GSM8K solutions the simulator replays.
     #[arg(long, value_name = "NAME", default_value = servebench_eval::sim_answers::DEFAULT_MODEL)]
     pub sim_answers: String,
+    /// Simulator + eval: answer GSM8K with a chosen SIMULATED accuracy A in (0, 1] instead of
+    /// replaying a recorded model (⌊n·A⌋ of the first n questions right), to test the accuracy
+    /// gate; the row says `simulated_accuracy`. Not with --endpoint.
+    #[arg(long, value_name = "FRACTION", requires = "eval")]
+    pub sim_gsm8k_accuracy: Option<f64>,
 }
 
 impl SweepEvalArgs {
@@ -301,6 +306,7 @@ impl SweepEvalArgs {
             thresholds: self.eval_thresholds,
             gsm8k_dir: self.gsm8k_dir,
             sim_answers: self.sim_answers,
+            sim_accuracy: self.sim_gsm8k_accuracy,
         }
     }
 }

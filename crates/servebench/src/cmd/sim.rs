@@ -84,6 +84,59 @@ pub struct Args {
     /// List the GPU and model presets and exit.
     #[arg(long)]
     pub list: bool,
+    /// Serve a disaggregated fleet (issue 32): the prefill workers as `WxTP[/epN][/dpa]`
+    /// (`1x4/ep4/dpa`); needs --decode (`0x…` decode: aggregated multinode). --tp is not used.
+    #[arg(long, value_name = "WxTP", requires = "decode")]
+    pub prefill: Option<String>,
+    /// The decode workers of the fleet (`4x8/ep8`); workers wider than 8 GPUs are TP8 replicas.
+    #[arg(long, value_name = "WxTP", requires = "prefill")]
+    pub decode: Option<String>,
+    /// The fleet's router: `kv` (KV-aware: cached prefix, then least loaded) or `round-robin`.
+    #[arg(
+        long,
+        value_name = "POLICY",
+        default_value = "kv",
+        requires = "prefill"
+    )]
+    pub router: String,
+    /// KV transfer fabric: `nvlink` (NVL72 domain, the GPU preset's link bandwidth) or `rdma`
+    /// (50 GB/s per GPU); default: NVLink for GB200/GB300, RDMA otherwise.
+    #[arg(long, value_name = "FABRIC", requires = "prefill")]
+    pub fabric: Option<String>,
+}
+
+/// The fleet of `--prefill`/`--decode`/`--router`/`--fabric`, when asked for.
+fn fleet(args: &Args) -> anyhow::Result<Option<servebench_sim::disagg::FleetConfig>> {
+    use servebench_sim::disagg::{Fabric, FleetConfig, RouterPolicy, WorkerShape};
+    let (Some(p), Some(d)) = (&args.prefill, &args.decode) else {
+        return Ok(None);
+    };
+    let router = RouterPolicy::parse(&args.router)
+        .ok_or_else(|| anyhow::anyhow!("--router {}: expected kv or round-robin", args.router))?;
+    let (gk, g) = Presets::embedded().gpu(&args.gpu)?;
+    let fabric = match args.fabric.as_deref() {
+        None => None,
+        Some("nvlink") => Some(Fabric::Nvlink { gb_s: g.link_gb_s }),
+        Some("rdma") => Some(Fabric::Rdma {
+            gb_s: servebench_sim::disagg::RDMA_GB_S,
+        }),
+        Some(x) => anyhow::bail!("--fabric {x}: expected nvlink or rdma"),
+    };
+    let max_len = args.max_model_len;
+    let f = FleetConfig::from_presets(
+        gk,
+        &args.model,
+        WorkerShape::parse(p)?,
+        WorkerShape::parse(d)?,
+        fabric,
+        router,
+        |c| {
+            if let Some(n) = max_len {
+                c.max_model_len = n.min(c.kv_capacity_tokens() as u32);
+            }
+        },
+    )?;
+    Ok(Some(f))
 }
 
 fn list() {
@@ -141,7 +194,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             None => None,
         };
-        let mut cfg = EngineConfig::from_presets(&args.gpu, &args.model, args.tp)?;
+        let tp = if args.prefill.is_some() { 8 } else { args.tp };
+        let mut cfg = EngineConfig::from_presets(&args.gpu, &args.model, tp)?;
         if let Some(n) = args.max_model_len {
             let kv = cfg.kv_capacity_tokens();
             anyhow::ensure!(
@@ -150,26 +204,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
             cfg.max_model_len = n;
         }
-        let server = SimServer::start_with_config(
-            SimOptions {
-                gpu: args.gpu.clone(),
-                model: args.model.clone(),
-                host: args.host,
-                port: args.port,
-                tp: args.tp,
-                speedup: args.speedup,
-                zero_delay: args.zero_delay,
-                slowdown: args.sim_slowdown,
-                clock: servebench_sim::SimClock::Wall,
-                answers,
-                emission_log: args.emission_log.clone(),
-                tokenizer: args.tokenizer.clone(),
-                overrides: Default::default(),
-                host_kv_dram_gb: None,
-            },
-            cfg,
-        )
-        .await?;
+        let opts = SimOptions {
+            gpu: args.gpu.clone(),
+            model: args.model.clone(),
+            host: args.host,
+            port: args.port,
+            tp: args.tp,
+            speedup: args.speedup,
+            zero_delay: args.zero_delay,
+            slowdown: args.sim_slowdown,
+            clock: servebench_sim::SimClock::Wall,
+            answers,
+            emission_log: args.emission_log.clone(),
+            tokenizer: args.tokenizer.clone(),
+            overrides: Default::default(),
+            host_kv_dram_gb: None,
+        };
+        let server = match fleet(&args)? {
+            Some(f) => SimServer::start_fleet(opts, f).await?,
+            None => SimServer::start_with_config(opts, cfg).await?,
+        };
         println!("{}", server.describe());
         println!("{}", server.token_counting());
         if let Some(n) = args.max_model_len {

@@ -62,6 +62,7 @@ pub fn agg_row(conc: u64, tag: &str) -> AggRow {
         records_file: format!("conc{conc}/records.jsonl"),
         invalid_reasons: Vec::new(),
         power: None,
+        multinode: None,
         extra: [("tag".to_string(), json!(tag))].into_iter().collect(),
     }
 }
