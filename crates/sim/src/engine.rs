@@ -221,6 +221,7 @@ impl<P: Clone> Engine<P> {
             blocks: 0,
             cached: 0,
             hashes: Vec::new(),
+            probe: Probe::default(),
         });
     }
 
@@ -229,7 +230,7 @@ impl<P: Clone> Engine<P> {
     pub fn prefix_overlap(&self, hashes: &[u64]) -> usize {
         hashes
             .iter()
-            .take_while(|h| self.cache.last_use.contains_key(h))
+            .take_while(|&&h| self.cache.contains(h))
             .count()
     }
 

@@ -41,7 +41,7 @@ pub(crate) type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
 #[derive(Default)]
 pub(crate) struct PrefixCache {
     /// Block hash → tick of its last use.
-    pub(crate) last_use: BlockMap<u64>,
+    last_use: BlockMap<u64>,
     /// `(tick, hash)` in touch order; stale where `last_use[hash] != tick`.
     order: VecDeque<(u64, u64)>,
     /// Touches so far (the last one's tick). Unchanged ⇔ no block was used or added since.
@@ -61,7 +61,6 @@ impl PrefixCache {
     }
 
     /// Whether `h` is cached (no touch).
-    #[cfg(test)]
     pub(crate) fn contains(&self, h: u64) -> bool {
         self.last_use.contains_key(&h)
     }
@@ -318,7 +317,10 @@ mod tests {
             assert_eq!(gpu.contains(h), rgpu.last_use.contains_key(&h));
             assert_eq!(host.contains(h), rhost.last_use.contains_key(&h));
         }
-        assert!(replays > 1_000 && replays < lookups, "{replays} of {lookups}");
+        assert!(
+            replays > 1_000 && replays < lookups,
+            "{replays} of {lookups}"
+        );
     }
 
     #[test]

@@ -252,7 +252,10 @@ fn the_128k_oracle_tokenizer_takes_the_fast_path_with_the_librarys_prompts() {
             fast_differ += 1;
         }
     }
-    assert_eq!(fast_differ, 0, "{fast_differ} of 2,000 random-id texts differ");
+    assert_eq!(
+        fast_differ, 0,
+        "{fast_differ} of 2,000 random-id texts differ"
+    );
     let v = tok.vocab_size();
     let (mut differ, mut declined) = (0, 0);
     for i in 0..400u32 {
