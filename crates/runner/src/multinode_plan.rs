@@ -194,7 +194,31 @@ pub fn point_text(runner: &Runner, i: usize, n: usize, p: &Point) -> Result<Stri
         "not started: servebench runs multinode points only with --simulate".to_string()
     };
     s.push_str(&format!("  engine: {engine}\n"));
+    if runner.executor_name() == "slurm" && opts.simulate {
+        s.push_str(&slurm_job_line(d, &job));
+    }
     Ok(s)
+}
+
+/// What `run --executor slurm` submits for a multinode point: one job of the plan's nodes,
+/// one `srun` step per role on its nodes ([`crate::fleet_launch`]).
+fn slurm_job_line(d: &Disagg, job: &JobPlan) -> String {
+    let mut roles: Vec<String> = job
+        .layout
+        .workers
+        .iter()
+        .map(|w| {
+            let on: Vec<String> = w.nodes.iter().map(u32::to_string).collect();
+            format!("{}_w{} on node {}", w.side.as_str(), w.index, on.join("+"))
+        })
+        .collect();
+    roles.push("frontend_0 on node 0".into());
+    format!(
+        "  servebench job: sbatch --nodes={} --gpus-per-node={} --exclusive --no-requeue; one srun step per role: {} (logs: logs/workers/<node>_<role>.out)\n",
+        job.sbatch_nodes,
+        d.gpus_per_node,
+        roles.join(", ")
+    )
 }
 
 /// The engine line of a multinode point under `--simulate`: the fleet `run --simulate` starts

@@ -591,6 +591,7 @@ impl Runner {
             ready_timeout_s: self.opts.ready_timeout_s,
             teardown_grace_s: self.opts.teardown_grace_s,
             measure_timeout_s: self.opts.measure_timeout_s,
+            slurm_nodes: self.slurm_nodes(p)?,
         };
         let spec_path = dir.join("point.json");
         let log = dir.join("job.log");
@@ -604,8 +605,20 @@ impl Runner {
             log: &log,
             partition: self.opts.partition.as_deref(),
             time_limit_min: self.opts.time_limit_min,
+            nodes: spec
+                .slurm_nodes
+                .zip(p.disagg.as_deref().map(|d| d.gpus_per_node)),
         });
         Ok((spec, script))
+    }
+
+    /// The nodes a multinode point's Slurm job asks for (the plan's `sbatch --nodes`);
+    /// `None` for a single-node point or another executor.
+    fn slurm_nodes(&self, p: &Point) -> Result<Option<u32>> {
+        match (&p.disagg, self.exec.name()) {
+            (Some(d), "slurm") => Ok(Some(crate::multinode_plan::job_plan(p, d)?.sbatch_nodes)),
+            _ => Ok(None),
+        }
     }
 
     fn submit(&mut self, run_name: &str, idx: usize, p: &Point, attempt: u32) -> Result<Active> {
