@@ -275,8 +275,9 @@ pub struct Runner {
 
 /// Wall-clock speedup of a simulated multinode fleet under `--sim-clock wall` without
 /// `--sim-speedup` (`servebench sim --prefill … --decode … --speedup 20`; the sweep reports
-/// modelled time). By default a fleet, like one engine, runs on the virtual clock inside the
-/// point's sweep (`sweep --sim-prefill … --sim-decode …`), where speed is moot.
+/// modelled time), and by default under `--executor slurm` (its roles serve the measurement,
+/// one `srun` step per node). Otherwise a fleet, like one engine, runs on the virtual clock
+/// inside the point's sweep (`sweep --sim-prefill … --sim-decode …`), where speed is moot.
 pub const MULTINODE_SPEEDUP: f64 = 20.0;
 
 fn now() -> String {
@@ -409,25 +410,33 @@ impl Runner {
                     ..s
                 }),
             }),
-            (None, Some(s)) => Ok(EngineSpec::Simulator(SimSetup {
-                // a fleet on the wall clock (`--sim-clock wall`) plays back ×20 unless
-                // --sim-speedup says otherwise; on the virtual clock speed is moot
-                speedup: match (&s.fleet, self.opts.sim_clock) {
-                    (Some(_), Some(servebench_sim::SimClock::Wall)) => {
-                        Some(self.opts.sim_speedup.unwrap_or(MULTINODE_SPEEDUP))
-                    }
-                    _ => self.opts.sim_speedup,
-                },
-                slowdown: self.opts.sim_slowdown,
-                // virtual unless the wall clock is asked for (or implied by --sim-speedup)
-                clock: match (self.opts.sim_clock, self.opts.sim_speedup) {
-                    (Some(c), _) => Some(c),
-                    (None, Some(_)) => None,
-                    (None, None) => Some(servebench_sim::SimClock::Virtual),
-                }
-                .filter(|c| *c == servebench_sim::SimClock::Virtual),
-                ..s
-            })),
+            (None, Some(s)) => {
+                use servebench_sim::SimClock;
+                // A fleet submitted to Slurm runs one `srun` step per role on its nodes
+                // (fleet_launch) and is measured through them: the wall clock by default.
+                // Everywhere else a point, fleet or one engine, is measured on the virtual
+                // clock unless the wall clock is asked for (or implied by --sim-speedup).
+                let slurm_fleet = s.fleet.is_some() && self.exec.name() == "slurm";
+                let clock = match (self.opts.sim_clock, self.opts.sim_speedup) {
+                    (Some(c), _) => c,
+                    (None, Some(_)) => SimClock::Wall,
+                    (None, None) if slurm_fleet => SimClock::Wall,
+                    (None, None) => SimClock::Virtual,
+                };
+                Ok(EngineSpec::Simulator(SimSetup {
+                    // a fleet on the wall clock plays back ×20 unless --sim-speedup says
+                    // otherwise; on the virtual clock speed is moot
+                    speedup: match (&s.fleet, clock) {
+                        (Some(_), SimClock::Wall) => {
+                            Some(self.opts.sim_speedup.unwrap_or(MULTINODE_SPEEDUP))
+                        }
+                        _ => self.opts.sim_speedup,
+                    },
+                    slowdown: self.opts.sim_slowdown,
+                    clock: (clock == SimClock::Virtual).then_some(clock),
+                    ..s
+                }))
+            }
             (None, None) => Err(RunnerError::Invalid(
                 "--recipes DIR is needed to start real engines (or --simulate)".into(),
             )),
@@ -1191,8 +1200,9 @@ mod tests {
     }
 
     /// Issue 32: a multinode point under --simulate is its prefill/decode fleet, measured on
-    /// the virtual clock by default (no speedup); `--sim-clock wall` plays it back ×20 unless
-    /// `--sim-speedup` says otherwise, and `--sim-speedup` alone means wall at that speed.
+    /// the virtual clock by default (no speedup) with the local executor; `--sim-clock wall`
+    /// plays it back ×20 unless `--sim-speedup` says otherwise, and `--sim-speedup` alone means
+    /// wall at that speed. (Submitted to Slurm a fleet is wall by default: its roles serve.)
     #[test]
     fn a_fleet_point_is_virtual_by_default_and_wall_x20_when_asked() {
         use crate::multinode::{Disagg, Worker};
@@ -1245,6 +1255,20 @@ mod tests {
         assert_eq!((s.clock, s.speedup), (None, Some(MULTINODE_SPEEDUP)));
         let s = spec(None, Some(5.0));
         assert_eq!((s.clock, s.speedup), (None, Some(5.0)));
+        // one engine keeps its defaults: virtual, or wall at real speed
+        let one = |clock: Option<SimClock>| {
+            let o = RunOptions {
+                recipes: None,
+                sim_clock: clock,
+                ..opts(dir.path())
+            };
+            match Runner::new(o, Box::new(LocalBackend::new())).engine_for(&scenario_point()) {
+                Ok(EngineSpec::Simulator(s)) => (s.clock, s.speedup),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(one(None), (Some(SimClock::Virtual), None));
+        assert_eq!(one(Some(SimClock::Wall)), (None, None));
     }
 
     /// Issue 18 item 3: a recipes folder without the recipe aborted the run after point 1
