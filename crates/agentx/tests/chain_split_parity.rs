@@ -22,12 +22,9 @@ fn venv() -> Option<PathBuf> {
     match std::env::var_os("SERVEBENCH_AGENTX_ORACLE_VENV") {
         Some(v) => Some(PathBuf::from(v)),
         None => {
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!(
-                    "SERVEBENCH_AGENTX_ORACLE_VENV not set: run scripts/services/agentx-oracle.sh"
-                );
-            }
-            eprintln!("skip: agentx oracle not installed (scripts/services/agentx-oracle.sh)");
+            servebench_testkit::skip_or_fail(
+                "SERVEBENCH_AGENTX_ORACLE_VENV not set: agentx oracle not installed (scripts/services/agentx-oracle.sh)",
+            );
             None
         }
     }

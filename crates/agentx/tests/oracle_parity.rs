@@ -67,10 +67,9 @@ fn env() -> Option<Env> {
             shared,
         }),
         _ => {
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("SERVEBENCH_AGENTX_ORACLE_* not set: run scripts/services/agentx-oracle.sh");
-            }
-            eprintln!("skip: agentx oracle not installed (scripts/services/agentx-oracle.sh)");
+            servebench_testkit::skip_or_fail(
+                "SERVEBENCH_AGENTX_ORACLE_* not set: agentx oracle not installed (scripts/services/agentx-oracle.sh)",
+            );
             None
         }
     }

@@ -33,6 +33,20 @@ fix = "nothing in the recipe or image: the process was ended by a signal it did 
 next = "Infrastructure retry of the point; if it repeats, read the node's kernel log (OOM killer) and who sent signal {signal}."
 example = "servebench-job: ERROR: the engine (pid 4242) was killed by signal 9 (SIGKILL) from outside while the point was measured"
 source = "spec: servebench run's job line for an engine that a SIGKILL/SIGTERM/SIGINT/SIGHUP ended mid-point (a crash by SIGSEGV/SIGABRT is logged as D10 instead)"
+
+[[signature]]
+id = "slurm_job_never_starts"
+group = "extra"
+category = "slurm_job_never_starts"
+class = "Slurm will never start the job: it asks for more than its partition has (a multinode plan larger than the cluster)"
+layer = "scheduler"
+persistence = "deterministic"
+action = "stop"
+patterns = ['Slurm will never start job (?P<job_id>\d+): Reason=(?P<reason>\w+)']
+fix = "run the point on a cluster (partition) with the nodes its plan needs (`run --dry-run` prints them), or pick a point whose plan fits"
+next = "Compare the job's node count ({reason}) with `sinfo -p <partition>`; nothing to retry on this cluster."
+example = "servebench-job: ERROR: Slurm will never start job 700026: Reason=PartitionNodeLimit: it asks for 9 node(s), more than its partition has; cancelled"
+source = "spec: servebench run's Slurm backend, for a job Slurm keeps PENDING with Reason=PartitionNodeLimit or BadConstraints (it never starts)"
 "#;
 
 /// The built-in table plus [`RUNNER_SIGNATURES_TOML`], compiled once.
@@ -59,6 +73,38 @@ pub fn triage_log(log: &Path, retries_used: u32) -> Result<TriageReport> {
     Ok(build_report(vec![scanned], table(), &opts))
 }
 
+/// Triage of one attempt: its job log, plus — for a multinode point run as one `srun` step
+/// per role ([`crate::fleet_launch`]) — every per-node, per-role log of `logs/workers/`, read
+/// together as one multi-node log set (the first error across nodes, with its node and role).
+pub fn triage_attempt(log: &Path, dir: &Path, retries_used: u32) -> Result<TriageReport> {
+    let workers = dir.join(crate::fleet_launch::LOG_DIR);
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&workers)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        return triage_log(log, retries_used);
+    }
+    files.sort();
+    files.insert(0, log.to_path_buf());
+    let mut scanned = Vec::new();
+    for f in &files {
+        let fh = File::open(f).map_err(|e| RunnerError::io(f, e))?;
+        let name = f.display().to_string();
+        scanned.push(
+            scan_reader(BufReader::new(fh), &name, table()).map_err(|e| RunnerError::io(f, e))?,
+        );
+    }
+    let opts = TriageOptions {
+        infra_retries_used: retries_used,
+        ..TriageOptions::default()
+    };
+    Ok(build_report(scanned, table(), &opts))
+}
+
 /// Whether a failed attempt is retried: the triage says infrastructure retry (a transient
 /// class with budget left) and the run's own `--max-retries` allows another.
 pub fn should_retry(r: &TriageReport, retries_used: u32, max_retries: u32) -> bool {
@@ -74,8 +120,14 @@ pub fn one_line(r: &TriageReport) -> String {
         .as_ref()
         .map(|f| f.summary.trim().to_string())
         .unwrap_or_else(|| "no error line found".into());
+    // a multi-node log set: the node and role of the first error
+    let origin = match r.first_error.as_ref().map(|f| (&f.node, &f.role)) {
+        Some((Some(n), Some(role))) => format!(" (node {n}, {role})"),
+        Some((Some(n), None)) => format!(" (node {n})"),
+        _ => String::new(),
+    };
     format!(
-        "{first} · layer {} · {} · {}",
+        "{first}{origin} · layer {} · {} · {}",
         r.layer.as_str(),
         r.category,
         r.determinism()

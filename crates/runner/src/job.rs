@@ -178,6 +178,11 @@ pub struct JobSpec {
     pub teardown_grace_s: f64,
     /// Overall bound on the measurement, s (then it is stopped and the point fails).
     pub measure_timeout_s: f64,
+    /// A multinode point submitted to Slurm: the nodes of its allocation. The engine is then
+    /// one `srun` step per role on those nodes ([`crate::fleet_launch`]); `None`: one engine
+    /// process here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm_nodes: Option<u32>,
 }
 
 /// How far an attempt got.
@@ -308,6 +313,12 @@ fn engine_command(spec: &JobSpec, port: u16) -> Result<Command> {
     let p = &spec.point;
     let sim_answers = p.eval_only;
     let mut cmd = match &spec.engine {
+        EngineSpec::Simulator(s) if spec.slurm_nodes.is_some() && p.disagg.is_some() => {
+            let script = fleet_script(spec, s, port)?;
+            let mut c = Command::new("bash");
+            c.arg(script);
+            c
+        }
         EngineSpec::Simulator(s) => {
             let argv = sim_argv(&spec.exe, s, port, sim_answers);
             let mut c = Command::new(&argv[0]);
@@ -359,6 +370,28 @@ fn engine_command(spec: &JobSpec, port: u16) -> Result<Command> {
     }
     cmd.current_dir(&spec.dir);
     Ok(cmd)
+}
+
+/// Writes the launcher of a multinode point in its Slurm allocation ([`crate::fleet_launch`]):
+/// every worker on its node(s) on a port of its own, the frontend (the point's simulated
+/// engine, `sim_argv`) on `port` of the first node. The workers get the readiness bound to
+/// register.
+fn fleet_script(spec: &JobSpec, s: &SimSetup, port: u16) -> Result<PathBuf> {
+    let p = &spec.point;
+    let d = p.disagg.as_deref().expect("a multinode point");
+    let job = crate::multinode_plan::job_plan(p, d)?;
+    let steps = crate::fleet_launch::role_steps(
+        &spec.exe,
+        d,
+        &job.layout,
+        s,
+        sim_argv(&spec.exe, s, port, p.eval_only),
+        port,
+        free_port,
+    )?;
+    let nodes = spec.slurm_nodes.unwrap_or(job.sbatch_nodes);
+    let text = crate::fleet_launch::launcher_script(&p.id, &steps, nodes, spec.ready_timeout_s);
+    crate::fleet_launch::write(&spec.dir, &text)
 }
 
 /// The environment a real recipe gets under `--simulate` (docs/run.md §Real recipes): the
@@ -471,6 +504,12 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
                 push(&mut a, "--sim-clock", "virtual".into());
                 push(&mut a, "--sim-gpu", s.gpu.clone());
                 push(&mut a, "--sim-model", s.model.clone());
+                // a multinode point: the sweep's simulator is the prefill/decode fleet
+                if let Some(f) = &s.fleet {
+                    push(&mut a, "--sim-prefill", f.prefill.clone());
+                    push(&mut a, "--sim-decode", f.decode.clone());
+                    push(&mut a, "--sim-router", f.router.clone());
+                }
                 if let Some(f) = s.slowdown {
                     push(&mut a, "--sim-slowdown", f.to_string());
                 }
@@ -618,8 +657,17 @@ fn first_sim_line(log: &Path) -> Option<String> {
 /// The description of the simulator this attempt's engine is: the one a shimmed engine launch
 /// wrote to the attempt's `engine.json` (a real recipe, whose job log can hold any text it
 /// prints, e.g. a stale server log it `cat`s), else the first `simulated …` line of the job log
-/// (`exec $SERVEBENCH_SIM_CMD` recipes).
+/// (`exec $SERVEBENCH_SIM_CMD` recipes) or, for a multinode point run as one `srun` step per
+/// role, of the frontend's log (`logs/workers/<node>_frontend_0.out`).
 fn sim_description(dir: &Path, log: Option<&Path>) -> Option<String> {
+    if let Ok(rd) = std::fs::read_dir(dir.join(crate::fleet_launch::LOG_DIR)) {
+        let front = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with("_frontend_0.out"));
+        if let Some(d) = front.as_deref().and_then(first_sim_line) {
+            return Some(d);
+        }
+    }
     // the shim writes engine.json just after its server listens: give it a moment
     let shimmed = dir.join("shims").is_dir();
     for _ in 0..if shimmed { 20 } else { 1 } {
@@ -779,11 +827,17 @@ fn log_engine(spec: &JobSpec, log: &mut Log) {
     match &spec.engine {
         EngineSpec::Recipe { path, .. } => log.line(&format!("Run bash {}", path.display())),
         EngineSpec::Simulator(s) => {
+            let shape = match &s.fleet {
+                Some(f) => format!(
+                    "fleet: prefill {}, decode {}, router {}",
+                    f.prefill, f.decode, f.router
+                ),
+                None => format!("TP{}", s.tp),
+            };
             log.line(&format!(
-                "engine: embedded simulator ({} × {}, TP{}){}",
+                "engine: embedded simulator ({} × {}, {shape}){}",
                 s.gpu,
                 s.model,
-                s.tp,
                 if s.notes.is_empty() {
                     String::new()
                 } else {
@@ -1123,6 +1177,7 @@ mod tests {
             ready_timeout_s: 1.0,
             teardown_grace_s: 1.0,
             measure_timeout_s: 1.0,
+            slurm_nodes: None,
         }
     }
 

@@ -25,6 +25,7 @@ pub mod coverage;
 pub mod dryrun;
 pub mod error;
 pub mod failure;
+pub mod fleet_launch;
 pub mod job;
 pub mod multinode;
 pub mod multinode_plan;

@@ -220,20 +220,19 @@ impl Disagg {
         let prefill_nodes = side_nodes(&self.prefill, "PREFILL_NODES")?;
         let decode_nodes = side_nodes(&self.decode, "DECODE_NODES")?;
         let mut nodes = Vec::new();
-        place(
-            &mut nodes,
-            "prefill",
-            &self.prefill,
-            prefill_nodes,
-            self.gpus_per_node,
-        );
-        place(
-            &mut nodes,
-            "decode",
-            &self.decode,
-            decode_nodes,
-            self.gpus_per_node,
-        );
+        let mut workers = Vec::new();
+        // an aggregated deployment's workers serve both phases (srt-slurm's `agg` mode)
+        let first = if self.decode.num_worker == 0 {
+            Side::Agg
+        } else {
+            Side::Prefill
+        };
+        for (side, w, n) in [
+            (first, &self.prefill, prefill_nodes),
+            (Side::Decode, &self.decode, decode_nodes),
+        ] {
+            place(&mut nodes, &mut workers, side, w, n, self.gpus_per_node);
+        }
         if let Some(first) = nodes.first_mut() {
             let router = self.router.as_deref().unwrap_or("router");
             first.push(format!("frontend + {router}"));
@@ -242,6 +241,7 @@ impl Disagg {
             prefill_nodes,
             decode_nodes,
             nodes,
+            workers,
         })
     }
 }
@@ -309,6 +309,46 @@ pub struct Layout {
     pub decode_nodes: u32,
     /// Per node (prefill nodes first), what runs there.
     pub nodes: Vec<Vec<String>>,
+    /// Every worker with the nodes it runs on (prefill workers first), for the `srun` step
+    /// per role of a Slurm job ([`crate::fleet_launch`]).
+    pub workers: Vec<Placed>,
+}
+
+/// The role of a worker: srt-slurm's worker modes (its log names `<node>_<mode>_w<i>.out`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// A prefill worker of a disaggregated deployment.
+    Prefill,
+    /// A decode worker.
+    Decode,
+    /// A worker of an aggregated multinode deployment (prefill and decode in one).
+    Agg,
+}
+
+impl Side {
+    /// `prefill`, `decode`, `agg` (srt-slurm's mode names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Prefill => "prefill",
+            Side::Decode => "decode",
+            Side::Agg => "agg",
+        }
+    }
+}
+
+/// One worker placed on nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    /// Its side.
+    pub side: Side,
+    /// Index within the side (`w<i>`).
+    pub index: u32,
+    /// Indices of the job's nodes it runs on (one, or the nodes a wide worker spans).
+    pub nodes: Vec<u32>,
+    /// Its tensor parallelism.
+    pub tp: u32,
+    /// GPUs of the worker: `tp × pp × pcp`.
+    pub gpus: u32,
 }
 
 impl Layout {
@@ -321,38 +361,59 @@ impl Layout {
 /// Appends `n` nodes for one side and puts its workers on them: a worker wider than a node
 /// spans `ceil(gpus/gpn)` nodes; narrower ones share a node, spread evenly when the side was
 /// given more nodes than it fills.
-fn place(nodes: &mut Vec<Vec<String>>, side: &str, w: &Worker, n: u32, gpn: u32) {
+fn place(
+    nodes: &mut Vec<Vec<String>>,
+    workers: &mut Vec<Placed>,
+    side: Side,
+    w: &Worker,
+    n: u32,
+    gpn: u32,
+) {
     let start = nodes.len();
     nodes.extend((0..n).map(|_| Vec::new()));
     if n == 0 || w.num_worker == 0 {
         return;
     }
+    let name = match side {
+        Side::Decode => "decode",
+        _ => "prefill",
+    };
     let gpw = w.gpus_per_worker();
-    if gpw >= gpn {
-        let span = gpw.div_ceil(gpn);
-        for k in 0..w.num_worker {
+    for k in 0..w.num_worker {
+        let mut on = Vec::new();
+        if gpw >= gpn {
+            let span = gpw.div_ceil(gpn);
             for j in 0..span {
                 let i = start + ((k * span + j) % n) as usize;
                 nodes[i].push(if span > 1 {
-                    format!("{side} worker {k} (TP{} over {span} nodes)", w.tp)
+                    format!("{name} worker {k} (TP{} over {span} nodes)", w.tp)
                 } else {
-                    format!("{side} worker {k} (TP{})", w.tp)
+                    format!("{name} worker {k} (TP{})", w.tp)
                 });
+                if !on.contains(&(i as u32)) {
+                    on.push(i as u32);
+                }
             }
-        }
-    } else {
-        let fit = (gpn / gpw).max(1);
-        let per_node = w.num_worker.div_ceil(n).min(fit).max(1);
-        for k in 0..w.num_worker {
+        } else {
+            let fit = (gpn / gpw).max(1);
+            let per_node = w.num_worker.div_ceil(n).min(fit).max(1);
             let i = start + ((k / per_node) % n) as usize;
             let slot = k % per_node;
             nodes[i].push(format!(
-                "{side} worker {k} (TP{}, GPUs {}-{})",
+                "{name} worker {k} (TP{}, GPUs {}-{})",
                 w.tp,
                 slot * gpw,
                 slot * gpw + gpw - 1
             ));
+            on.push(i as u32);
         }
+        workers.push(Placed {
+            side,
+            index: k,
+            nodes: on,
+            tp: w.tp,
+            gpus: gpw,
+        });
     }
 }
 
@@ -623,6 +684,24 @@ mod tests {
         let l = d.layout().unwrap();
         assert_eq!((l.prefill_nodes, l.decode_nodes), (1, 1));
         assert_eq!(l.nodes[0].len(), 3, "{:?}", l.nodes); // two prefill workers + the frontend
+        let on: Vec<(Side, u32, Vec<u32>)> = l
+            .workers
+            .iter()
+            .map(|w| (w.side, w.index, w.nodes.clone()))
+            .collect();
+        assert_eq!(
+            on,
+            vec![
+                (Side::Prefill, 0, vec![0]),
+                (Side::Prefill, 1, vec![0]),
+                (Side::Decode, 0, vec![1])
+            ]
+        );
+        // a TP8 decode worker on 4-GPU trays spans two nodes
+        d.gpus_per_node = 4;
+        let l = d.layout().unwrap();
+        assert_eq!(l.workers[2].nodes, vec![2, 3], "{:?}", l.nodes);
+        d.gpus_per_node = 8;
         d.settings.push(("PREFILL_NODES".into(), "2".into()));
         let l = d.layout().unwrap();
         assert_eq!(

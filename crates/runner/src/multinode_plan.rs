@@ -189,15 +189,67 @@ pub fn point_text(runner: &Runner, i: usize, n: usize, p: &Point) -> Result<Stri
         s.push_str(&format!("  {}\n", facts.join(" · ")));
     }
     let engine = if opts.simulate {
-        format!(
-            "simulated as one engine of TP{} (this build models no prefill/decode split, KV transfer or router; docs/run.md, Limits)",
-            p.tp
-        )
+        simulated_fleet_line(p)
     } else {
         "not started: servebench runs multinode points only with --simulate".to_string()
     };
     s.push_str(&format!("  engine: {engine}\n"));
+    if runner.executor_name() == "slurm" && opts.simulate {
+        s.push_str(&slurm_job_line(d, &job));
+    }
     Ok(s)
+}
+
+/// What `run --executor slurm` submits for a multinode point: one job of the plan's nodes,
+/// one `srun` step per role on its nodes ([`crate::fleet_launch`]).
+fn slurm_job_line(d: &Disagg, job: &JobPlan) -> String {
+    let mut roles: Vec<String> = job
+        .layout
+        .workers
+        .iter()
+        .map(|w| {
+            let on: Vec<String> = w.nodes.iter().map(u32::to_string).collect();
+            format!("{}_w{} on node {}", w.side.as_str(), w.index, on.join("+"))
+        })
+        .collect();
+    roles.push("frontend_0 on node 0".into());
+    format!(
+        "  servebench job: sbatch --nodes={} --gpus-per-node={} --exclusive --no-requeue; one srun step per role: {} (logs: logs/workers/<node>_<role>.out)\n",
+        job.sbatch_nodes,
+        d.gpus_per_node,
+        roles.join(", ")
+    )
+}
+
+/// The engine line of a multinode point under `--simulate`: the fleet `run --simulate` starts
+/// ([`crate::recipe::sim_setup`]: `servebench sim --prefill … --decode … --router …`), its GPU
+/// and model presets and the fabric its KV transfer is modelled over
+/// ([`servebench_sim::disagg::Fabric::for_gpu`]: NVLink on GB200/GB300, RDMA otherwise).
+fn simulated_fleet_line(p: &Point) -> String {
+    let s = crate::recipe::sim_setup(p, None);
+    let Some(f) = &s.fleet else {
+        return format!(
+            "simulated as one engine of TP{} on {} ({})",
+            s.tp, s.gpu, s.model
+        );
+    };
+    let fabric = servebench_sim::Presets::embedded()
+        .gpu(&s.gpu)
+        .map(|(k, g)| servebench_sim::disagg::Fabric::for_gpu(k, g.link_gb_s).describe())
+        .unwrap_or_else(|e| format!("unknown ({e})"));
+    let workers = if f.decode.starts_with("0x") {
+        format!("aggregated workers {} (no decode side)", f.prefill)
+    } else {
+        format!("prefill {}, decode {}", f.prefill, f.decode)
+    };
+    let mut line = format!(
+        "simulated disaggregated fleet on {} ({}): {workers} (workers x GPUs[/epN][/dpa]); router {} (why: {}); KV transfer over {fabric}, counted in TTFT (docs/simulator.md, Multinode)",
+        s.gpu, s.model, f.router, f.router_source
+    );
+    for n in &s.notes {
+        line.push_str(&format!("; {n}"));
+    }
+    line
 }
 
 #[cfg(test)]

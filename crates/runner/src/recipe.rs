@@ -425,6 +425,8 @@ pub struct ScriptInput<'a> {
     pub partition: Option<&'a str>,
     /// Slurm time limit, minutes.
     pub time_limit_min: Option<u32>,
+    /// A multinode point's allocation: (nodes, GPUs per node); `None`: one node, `--gpus`.
+    pub nodes: Option<(u32, u32)>,
 }
 
 /// The job script of one attempt of a point: `#SBATCH` lines (read by `sbatch`, comments for
@@ -437,8 +439,17 @@ pub fn job_script(i: &ScriptInput<'_>) -> String {
         "#SBATCH --job-name={}\n",
         shell_quote(&format!("sb-{}-{}", i.run_name, p.id))
     ));
-    s.push_str(&format!("#SBATCH --gpus={}\n", p.gpus()));
-    s.push_str("#SBATCH --ntasks=1\n");
+    match i.nodes {
+        // as InferenceX's multinode launchers submit (`sbatch --nodes=N --gpus-per-node=G
+        // --exclusive`); a lost node fails the job (NODE_FAIL) instead of requeueing it
+        Some((n, g)) => s.push_str(&format!(
+            "#SBATCH --nodes={n}\n#SBATCH --gpus-per-node={g}\n#SBATCH --ntasks-per-node=1\n#SBATCH --exclusive\n#SBATCH --no-requeue\n"
+        )),
+        None => {
+            s.push_str(&format!("#SBATCH --gpus={}\n", p.gpus()));
+            s.push_str("#SBATCH --ntasks=1\n");
+        }
+    }
     s.push_str(&format!("#SBATCH --output={}\n", i.log.display()));
     if let Some(part) = i.partition {
         s.push_str(&format!("#SBATCH --partition={part}\n"));

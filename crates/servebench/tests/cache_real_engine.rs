@@ -19,11 +19,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// A missing prerequisite: `skipped: …`, or a failure under `SERVEBENCH_REQUIRE_SERVICES=1`.
 fn require(why: &str) {
-    if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-        panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
-    }
-    println!("skipped: {why}");
+    servebench_testkit::skip_or_fail(why);
 }
 
 fn sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> Output {

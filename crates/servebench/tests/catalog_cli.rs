@@ -234,7 +234,7 @@ fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
         .unwrap();
     assert!(st.success());
     let ix = dir.path().join("InferenceX");
-    let run = |key: &str, file: &str, conc: &str| {
+    let run_with = |key: &str, file: &str, conc: &str, extra: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
             .current_dir(&ix)
             .args([
@@ -247,6 +247,7 @@ fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
                 "--conc",
                 conc,
             ])
+            .args(extra)
             .output()
             .unwrap();
         assert_eq!(
@@ -257,6 +258,7 @@ fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    let run = |key: &str, file: &str, conc: &str| run_with(key, file, conc, &[]);
     // GB200 NVL72, Dynamo TRT-LLM: 1 prefill TP4 + 4 decode TP8 at 4 GPUs per tray = 1 + 8 nodes
     let s = run(
         "dsr1-fp4-gb200-dynamo-trt",
@@ -285,6 +287,26 @@ fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
         s.contains("engine: not started: servebench runs multinode points only with --simulate"),
         "{s}"
     );
+    // under --simulate: the prefill/decode fleet `run --simulate` starts, KV over NVLink
+    let s = run_with(
+        "dsr1-fp4-gb200-dynamo-trt",
+        "configs/nvidia-master.yaml",
+        "4",
+        &["--simulate"],
+    );
+    assert!(
+        s.contains("engine: simulated disaggregated fleet on gb200 (deepseek-r1-fp4): prefill 1x4/ep4/dpa, decode 4x8/ep8"),
+        "{s}"
+    );
+    assert!(
+        s.contains("router round-robin (why: router dynamo-router"),
+        "{s}"
+    );
+    assert!(
+        s.contains("KV transfer over NVLink (NVL72 domain) 900 GB/s"),
+        "{s}"
+    );
+    assert!(!s.contains("one engine"), "{s}");
     // a recipe the checkout holds: its resources are what srtctl requests
     // (plus one node for its dedicated role)
     let s = run(

@@ -332,10 +332,9 @@ fn default_data_folder_is_shared_beside_the_repo() {
 #[test]
 fn real_engine_llama_cpp() {
     let Ok(url) = std::env::var("SERVEBENCH_REAL_ENGINE_URL") else {
-        if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-            panic!("SERVEBENCH_REAL_ENGINE_URL is not set but SERVEBENCH_REQUIRE_SERVICES=1");
-        }
-        eprintln!("skipped: SERVEBENCH_REAL_ENGINE_URL not set (scripts/services/real-engine.sh)");
+        servebench_testkit::skip_or_fail(
+            "SERVEBENCH_REAL_ENGINE_URL not set (scripts/services/real-engine.sh)",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

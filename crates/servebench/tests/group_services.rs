@@ -21,6 +21,8 @@ mod run_inferencex;
 mod run_real_engine;
 #[path = "run_slurm.rs"]
 mod run_slurm;
+#[path = "run_slurm_multinode.rs"]
+mod run_slurm_multinode;
 #[path = "search_real_engine.rs"]
 mod search_real_engine;
 #[path = "store_pg.rs"]

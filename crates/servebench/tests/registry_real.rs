@@ -18,12 +18,9 @@ fn registry() -> Option<String> {
     match std::env::var("SERVEBENCH_REGISTRY") {
         Ok(r) if !r.is_empty() => Some(r),
         _ => {
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!(
-                    "SERVEBENCH_REGISTRY is not set (scripts/services/registry.sh must run first)"
-                );
-            }
-            eprintln!("skipped: SERVEBENCH_REGISTRY not set (run `eval $(bash scripts/services/registry.sh)`)");
+            servebench_testkit::skip_or_fail(
+                "SERVEBENCH_REGISTRY is not set (run `eval $(bash scripts/services/registry.sh)` first)",
+            );
             None
         }
     }

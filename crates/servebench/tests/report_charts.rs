@@ -152,10 +152,9 @@ fn chromium() -> Option<PathBuf> {
     match std::env::var_os("SERVEBENCH_CHROMIUM") {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("SERVEBENCH_CHROMIUM is not set (run scripts/services/chromium.sh)");
-            }
-            println!("skipped: SERVEBENCH_CHROMIUM is not set (scripts/services/chromium.sh)");
+            servebench_testkit::skip_or_fail(
+                "SERVEBENCH_CHROMIUM is not set (scripts/services/chromium.sh)",
+            );
             None
         }
     }

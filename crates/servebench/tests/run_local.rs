@@ -1013,6 +1013,8 @@ fn multinode_points_run_as_simulated_fleets_and_store_the_multinode_shape() {
         let log = std::fs::read_to_string(log).unwrap();
         assert!(log.contains("disaggregated "), "{key}: {log}");
         assert!(log.contains(&format!("over {fabric}")), "{key}: {log}");
+        // the job log's engine line names the fleet, not one engine of the point's TP
+        assert!(log.contains(", fleet: prefill "), "{key}: {log}");
     }
     let store = servebench_store::Store::open(&db).unwrap();
     let runs = store.list_runs(None, None).unwrap();

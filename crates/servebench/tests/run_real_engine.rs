@@ -20,13 +20,10 @@ fn engine() -> Option<(PathBuf, PathBuf)> {
         let gguf = m.join("tiny-chatml-llama.gguf");
         (bin.is_file() && gguf.is_file()).then_some((bin, gguf))
     });
-    if found.is_none() {
-        if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-            panic!("real engine missing: run scripts/services/real-engine.sh and export SERVEBENCH_REAL_ENGINE_MODEL_DIR");
-        }
-        eprintln!("skipped: no real engine (SERVEBENCH_REAL_ENGINE_MODEL_DIR unset)");
-    }
-    found
+    servebench_testkit::require(
+        found,
+        "real engine missing: run scripts/services/real-engine.sh and export SERVEBENCH_REAL_ENGINE_MODEL_DIR",
+    )
 }
 
 /// Catalog, runners and a recipe that starts llama-server from the InferenceX environment

@@ -23,16 +23,7 @@ const THRESHOLD_MS: f64 = 1000.0;
 
 #[test]
 fn search_finds_a_knee_consistent_with_its_evidence_on_the_real_engine() {
-    let get = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    let (Some(url), Some(dir)) = (
-        get("SERVEBENCH_REAL_ENGINE_URL"),
-        get("SERVEBENCH_REAL_ENGINE_MODEL_DIR"),
-    ) else {
-        let why = "SERVEBENCH_REAL_ENGINE_URL / SERVEBENCH_REAL_ENGINE_MODEL_DIR not set";
-        if get("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Some("1") {
-            panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
-        }
-        println!("skipped: {why}");
+    let Some((url, dir)) = common::real_engine() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -560,11 +560,7 @@ fn real_engine() -> Option<String> {
     match std::env::var("SERVEBENCH_REAL_ENGINE_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
-            let why = "SERVEBENCH_REAL_ENGINE_URL not set";
-            if std::env::var("SERVEBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("{why} (SERVEBENCH_REQUIRE_SERVICES=1)");
-            }
-            println!("skipped: {why}");
+            servebench_testkit::skip_or_fail("SERVEBENCH_REAL_ENGINE_URL not set");
             None
         }
     }

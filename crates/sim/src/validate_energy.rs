@@ -10,7 +10,8 @@
 //! Modelled W/GPU = the run's modelled energy / its duration / TP; modelled J/output token =
 //! energy / output tokens. Rows the presets cannot model are counted by reason, as in
 //! `sim validate`; so are disaggregated rows (the simulated prefill/decode fleet of
-//! [`crate::validate_disagg`] models no energy, and one engine of the row's TP is not its fleet). The latency efficiency factors are not refitted on energy. The power
+//! [`crate::validate_disagg`] models no energy, and one engine of the row's TP is not its
+//! fleet). The latency efficiency factors are not refitted on energy. The power
 //! parameters of a GPU with rows (`idle_w`, `overhead_power_share`) are fitted by
 //! [`crate::power_fit::fit_power`] on the training split only ([`is_held_out`]: 1k/1k rows train, every other
 //! ISL/OSL is held out), as `validate::fit` fits latency on H200 alone; the tests check that the

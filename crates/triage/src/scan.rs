@@ -862,6 +862,8 @@ struct SeenSoFar<'a> {
     last_time: Option<(f64, u64)>,
     /// The log's last worker-wait line ([`crate::multinode::WorkerWait::parse`]).
     worker_wait: Option<crate::multinode::WorkerWait>,
+    /// The node of the log's first `Node failure on X` line (srun/salloc/sbatch).
+    lost_node: Option<String>,
 }
 
 impl SeenSoFar<'_> {
@@ -1106,6 +1108,7 @@ impl<'a> Scanner<'a> {
                 year: None,
                 last_time: None,
                 worker_wait: None,
+                lost_node: None,
             },
             traceback: Traceback::default(),
             trace: Trace::default(),
@@ -1127,6 +1130,18 @@ impl<'a> Scanner<'a> {
         self.seen.note_time(line.no, raw);
         if let Some(w) = crate::multinode::WorkerWait::parse(line.no, sp.body) {
             self.seen.worker_wait = Some(w);
+        }
+        if self.seen.lost_node.is_none() {
+            if let Some(i) = sp.body.find("error: Node failure on ") {
+                let rest = &sp.body[i + "error: Node failure on ".len()..];
+                let node: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+                    .collect();
+                if !node.is_empty() {
+                    self.seen.lost_node = Some(node);
+                }
+            }
         }
         let trace = trace_command(sp.body);
         // Continuation lines of the candidate just found. A `set -x` trace between them (`+
@@ -1266,10 +1281,18 @@ impl<'a> Scanner<'a> {
     /// The triage of the log: `bytes` read, `binary_at` as in [`LogTriage::binary_at`] (a
     /// binary log has no first or secondary error: whatever matched before the NUL is noise).
     fn finish(self, bytes: u64, binary_at: Option<u64>) -> LogTriage {
-        let (first_error, secondary) = match binary_at {
+        let (mut first_error, secondary) = match binary_at {
             Some(_) => (None, vec![]),
             None => self.found.choose(),
         };
+        // a lost node's first line can be the one slurmstepd prints on a surviving node (`***
+        // JOB 7 ON mn1 CANCELLED … DUE TO NODE FAILURE`, racing srun's line in a batch log):
+        // the lost node is the one srun's `Node failure on X` line of the same log names
+        if let (Some(fe), Some(n)) = (first_error.as_mut(), &self.seen.lost_node) {
+            if fe.signature_id.as_deref() == Some("node_lost") && !fe.fields.contains_key("node") {
+                fe.fields.insert("node".into(), n.clone());
+            }
+        }
         let last_time = self.seen.time_at(0).map(|t| ErrorTime { exact: true, ..t });
         let worker_wait = self.seen.worker_wait;
         let job = self.seen.job;

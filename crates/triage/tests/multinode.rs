@@ -260,3 +260,32 @@ fn single_node_logs_are_unchanged() {
         r.evidence
     );
 }
+
+/// A batch log's first node-failure line can be slurmstepd's on a surviving node (it races
+/// srun's line, seen on the 4-node CI cluster of scripts/services/slurm-multinode.sh): the lost
+/// node is still the one srun's `Node failure on X` line names, with that node's role.
+#[test]
+fn the_lost_node_is_the_one_srun_names_when_slurmstepd_speaks_first() {
+    let batch = "2026-12-03 18:28:45,000 - srtctl - INFO - Job 700007: 3 nodes: mn1 mn2 mn3\n\
+        slurmstepd-mn1: error: *** JOB 700007 ON mn1 CANCELLED AT 2026-12-03T18:28:47 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n\
+        srun: error: Node failure on mn3\n";
+    let decode = "2026-12-03 18:28:45,100 - decode worker w0 (TP8) on node mn3 (host vm, task 0 of 1)\nserving nvidia/DeepSeek-R1\n";
+    let prefill = "2026-12-03 18:28:45,100 - prefill worker w0 (TP4) on node mn1 (host vm, task 0 of 1)\n\
+        slurmstepd-mn1: error: *** STEP 700007.0 ON mn1 CANCELLED AT 2026-12-03T18:28:47 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n";
+    let r = triage_texts(
+        &[
+            ("job.log", batch),
+            ("logs/workers/mn3_decode_w0.out", decode),
+            ("logs/workers/mn1_prefill_w0.out", prefill),
+        ],
+        &TriageOptions::default(),
+    );
+    assert_eq!(r.category, "node_lost", "{}", r.render_text());
+    let fe = r.first_error.as_ref().unwrap();
+    assert_eq!(
+        (fe.node.as_deref(), fe.role.as_deref()),
+        (Some("mn3"), Some("decode worker w0")),
+        "{}",
+        r.render_text()
+    );
+}

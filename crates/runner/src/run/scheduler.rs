@@ -15,7 +15,7 @@ use super::{
 };
 use crate::backend::{kill_engine_of, JobState};
 use crate::error::{Result, RunnerError};
-use crate::failure::{one_line, should_retry, triage_log, MAX_INFRA_RETRIES_PER_ATTEMPT};
+use crate::failure::{one_line, should_retry, triage_attempt, MAX_INFRA_RETRIES_PER_ATTEMPT};
 use crate::job::{read_status, JobStatus};
 use crate::plan::Point;
 use crate::signal;
@@ -332,7 +332,7 @@ impl<'r> Scheduler<'r> {
         sched_state: &str,
         js: Option<&JobStatus>,
     ) -> Result<Option<PointResult>> {
-        let tri = triage_log(&a.handle.log, r.retries)?;
+        let tri = triage_attempt(&a.handle.log, &a.spec.dir, r.retries)?;
         let info = FailureInfo {
             first_error: tri
                 .first_error
@@ -346,13 +346,17 @@ impl<'r> Scheduler<'r> {
             next_step: tri.next_step.clone(),
             summary: one_line(&tri),
         };
+        // Slurm ended the job because a node of its allocation failed: the job's SIGTERM is
+        // that, not a cancel from outside
+        let node_fail = sched_state == "NODE_FAIL";
         let how = match (exit_code, js) {
+            _ if node_fail => "Slurm job NODE_FAIL: a node of the allocation failed".to_string(),
             (_, Some(s)) if !s.message.is_empty() => s.message.clone(),
             (Some(c), _) => format!("job exit {c} ({sched_state})"),
             (None, _) => format!("job {sched_state}"),
         };
         let max_retries = self.runner.opts.max_retries;
-        if js.is_some_and(|s| s.interrupted) && !signal::interrupted() {
+        if js.is_some_and(|s| s.interrupted) && !signal::interrupted() && !node_fail {
             // cancelled from outside (scancel / --cancel)
             r.state = PointState::Interrupted;
             r.failure = Some(info);
