@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command of the README. Installs and starts every service the tests need (real engine,
-# OCI registry, Chromium, lm-eval), each by its own idempotent script in scripts/services/, then
+# OCI registry, Chromium, lm-eval, Slurm: one node and 4 nodes), each by its own idempotent script in scripts/services/, then
 # runs the whole test suite. Tests that need a service fail (not skip) when it is missing, because
 # SERVEBENCH_REQUIRE_SERVICES=1 is set here.
 #

@@ -44,6 +44,8 @@ pub use target::{Simulator, Target};
 pub use tls::TlsConfig;
 
 #[cfg(feature = "sim")]
+pub use servebench_sim::fleet_spec::FleetSpec;
+#[cfg(feature = "sim")]
 pub use servebench_sim::{AnswerBook, EngineOverrides, MetricsDialect, SimOptions, SimServer};
 #[cfg(feature = "sim")]
 pub use target::answer_book;

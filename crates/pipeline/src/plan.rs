@@ -391,6 +391,10 @@ pub struct SimPlan {
     pub context_length: Option<u32>,
     /// Served model name (see `max_running_requests`).
     pub served_name: Option<String>,
+    /// `--sim-prefill`/`--sim-decode`/`--sim-router`/`--sim-fabric`: the embedded simulator is
+    /// a disaggregated fleet (issue 32; `run --simulate` of a multinode point), on either
+    /// clock. `None`: one engine of `--tp`.
+    pub fleet: Option<servebench_endpoint::FleetSpec>,
 }
 
 /// The `--eval` settings.
@@ -469,6 +473,7 @@ impl Default for SweepPlan {
                 max_running_requests: None,
                 context_length: None,
                 served_name: None,
+                fleet: None,
             },
             db: Some(PathBuf::from(servebench_store::DEFAULT_DB)),
             branch: None,

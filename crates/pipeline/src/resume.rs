@@ -263,6 +263,13 @@ pub fn plan_flags(plan: &SweepPlan) -> BTreeMap<&'static str, String> {
         if plan.sim.slowdown != 1.0 {
             put("--sim-slowdown", plan.sim.slowdown.to_string());
         }
+        // only for a fleet (runs recorded before the flags existed resume unchanged)
+        if let Some(f) = &plan.sim.fleet {
+            put("--sim-prefill", f.prefill.clone());
+            put("--sim-decode", f.decode.clone());
+            put("--sim-router", f.router.clone());
+            put("--sim-fabric", d(&f.fabric));
+        }
     }
     for (k, v) in [
         ("--hw", d(&id.hw)),

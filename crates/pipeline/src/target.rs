@@ -68,6 +68,7 @@ impl Target {
                         == servebench_contracts::KvOffload::Dram)
                         .then_some(plan.identity.kv_offload.dram_gb as f64),
                     emission_log: Some(out_dir.join("sim-emission.jsonl")),
+                    fleet: plan.sim.fleet.clone(),
                     answers: answers
                         .map(|book| answer_book(move |p| book.lookup(p).map(str::to_string))),
                     ..Default::default()

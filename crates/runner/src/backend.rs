@@ -208,6 +208,32 @@ pub fn scontrol_state(id: &str) -> Result<Option<(String, String)>> {
     Ok(field("JobState=").map(|s| (s, field("ExitCode=").unwrap_or_else(|| "0:0".into()))))
 }
 
+/// Why a pending job can never start, when Slurm says so: `Reason=PartitionNodeLimit` (it asks
+/// for more nodes than its partition has: a multinode plan larger than the cluster) or
+/// `BadConstraints`. Slurm keeps such a job pending forever.
+pub fn never_starts(id: &str) -> Result<Option<String>> {
+    let (ok, out, _) = run_cmd("scontrol", &["-o", "show", "job", id])?;
+    if !ok || !out.contains("JobState=PENDING") {
+        return Ok(None);
+    }
+    let reason = out
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("Reason="))
+        .unwrap_or("");
+    let nodes = out
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("NumNodes="))
+        .map(|n| n.split('-').next().unwrap_or(n))
+        .unwrap_or("?");
+    Ok(match reason {
+        "PartitionNodeLimit" => Some(format!(
+            "Reason=PartitionNodeLimit: it asks for {nodes} node(s), more than its partition has"
+        )),
+        "BadConstraints" => Some("Reason=BadConstraints: no node can satisfy its request".into()),
+        _ => None,
+    })
+}
+
 /// State and exit code from `sacct -c` (jobcomp/filetxt: the durable record).
 pub fn sacct_state(id: &str) -> Result<Option<(String, String)>> {
     let (_, out, _) = run_cmd(
@@ -275,6 +301,22 @@ impl JobBackend for SlurmBackend {
         })
     }
     fn poll(&mut self, h: &JobHandle) -> Result<JobState> {
+        if let Some(why) = never_starts(&h.id)? {
+            // said in the job's log (it has none yet) so the failure is triaged from it
+            let line = format!(
+                "servebench-job: ERROR: Slurm will never start job {}: {why}; cancelled",
+                h.id
+            );
+            if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&h.log) {
+                use std::io::Write;
+                let _ = writeln!(f, "{line}");
+            }
+            let _ = run_cmd("scancel", &[&h.id]);
+            return Ok(JobState::Done {
+                exit_code: None,
+                state: format!("PENDING ({why}); cancelled"),
+            });
+        }
         if let Some((s, e)) = scontrol_state(&h.id)? {
             if let Some(st) = done_from(&s, &e) {
                 return Ok(st);

@@ -33,6 +33,20 @@ fix = "nothing in the recipe or image: the process was ended by a signal it did 
 next = "Infrastructure retry of the point; if it repeats, read the node's kernel log (OOM killer) and who sent signal {signal}."
 example = "servebench-job: ERROR: the engine (pid 4242) was killed by signal 9 (SIGKILL) from outside while the point was measured"
 source = "spec: servebench run's job line for an engine that a SIGKILL/SIGTERM/SIGINT/SIGHUP ended mid-point (a crash by SIGSEGV/SIGABRT is logged as D10 instead)"
+
+[[signature]]
+id = "slurm_job_never_starts"
+group = "extra"
+category = "slurm_job_never_starts"
+class = "Slurm will never start the job: it asks for more than its partition has (a multinode plan larger than the cluster)"
+layer = "scheduler"
+persistence = "deterministic"
+action = "stop"
+patterns = ['Slurm will never start job (?P<job_id>\d+): Reason=(?P<reason>\w+)']
+fix = "run the point on a cluster (partition) with the nodes its plan needs (`run --dry-run` prints them), or pick a point whose plan fits"
+next = "Compare the job's node count ({reason}) with `sinfo -p <partition>`; nothing to retry on this cluster."
+example = "servebench-job: ERROR: Slurm will never start job 700026: Reason=PartitionNodeLimit: it asks for 9 node(s), more than its partition has; cancelled"
+source = "spec: servebench run's Slurm backend, for a job Slurm keeps PENDING with Reason=PartitionNodeLimit or BadConstraints (it never starts)"
 "#;
 
 /// The built-in table plus [`RUNNER_SIGNATURES_TOML`], compiled once.

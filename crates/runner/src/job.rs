@@ -504,6 +504,12 @@ pub fn measure_args(spec: &JobSpec, port: u16) -> Vec<String> {
                 push(&mut a, "--sim-clock", "virtual".into());
                 push(&mut a, "--sim-gpu", s.gpu.clone());
                 push(&mut a, "--sim-model", s.model.clone());
+                // a multinode point: the sweep's simulator is the prefill/decode fleet
+                if let Some(f) = &s.fleet {
+                    push(&mut a, "--sim-prefill", f.prefill.clone());
+                    push(&mut a, "--sim-decode", f.decode.clone());
+                    push(&mut a, "--sim-router", f.router.clone());
+                }
                 if let Some(f) = s.slowdown {
                     push(&mut a, "--sim-slowdown", f.to_string());
                 }

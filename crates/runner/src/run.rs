@@ -273,9 +273,11 @@ pub struct Runner {
     exec: Box<dyn JobBackend>,
 }
 
-/// Wall-clock speedup of a simulated multinode fleet without `--sim-speedup`: the fleet runs
-/// on the wall clock (`servebench sim --prefill … --decode …`), and the sweep reports modelled
-/// time.
+/// Wall-clock speedup of a simulated multinode fleet under `--sim-clock wall` without
+/// `--sim-speedup` (`servebench sim --prefill … --decode … --speedup 20`; the sweep reports
+/// modelled time), and by default under `--executor slurm` (its roles serve the measurement,
+/// one `srun` step per node). Otherwise a fleet, like one engine, runs on the virtual clock
+/// inside the point's sweep (`sweep --sim-prefill … --sim-decode …`), where speed is moot.
 pub const MULTINODE_SPEEDUP: f64 = 20.0;
 
 fn now() -> String {
@@ -408,26 +410,33 @@ impl Runner {
                     ..s
                 }),
             }),
-            // a fleet is served by `servebench sim` on the wall clock (the sweep's embedded
-            // virtual-clock simulator is one engine)
-            (None, Some(s)) if s.fleet.is_some() => Ok(EngineSpec::Simulator(SimSetup {
-                speedup: Some(self.opts.sim_speedup.unwrap_or(MULTINODE_SPEEDUP)),
-                slowdown: self.opts.sim_slowdown,
-                clock: None,
-                ..s
-            })),
-            (None, Some(s)) => Ok(EngineSpec::Simulator(SimSetup {
-                speedup: self.opts.sim_speedup,
-                slowdown: self.opts.sim_slowdown,
-                // virtual unless the wall clock is asked for (or implied by --sim-speedup)
-                clock: match (self.opts.sim_clock, self.opts.sim_speedup) {
-                    (Some(c), _) => Some(c),
-                    (None, Some(_)) => None,
-                    (None, None) => Some(servebench_sim::SimClock::Virtual),
-                }
-                .filter(|c| *c == servebench_sim::SimClock::Virtual),
-                ..s
-            })),
+            (None, Some(s)) => {
+                use servebench_sim::SimClock;
+                // A fleet submitted to Slurm runs one `srun` step per role on its nodes
+                // (fleet_launch) and is measured through them: the wall clock by default.
+                // Everywhere else a point, fleet or one engine, is measured on the virtual
+                // clock unless the wall clock is asked for (or implied by --sim-speedup).
+                let slurm_fleet = s.fleet.is_some() && self.exec.name() == "slurm";
+                let clock = match (self.opts.sim_clock, self.opts.sim_speedup) {
+                    (Some(c), _) => c,
+                    (None, Some(_)) => SimClock::Wall,
+                    (None, None) if slurm_fleet => SimClock::Wall,
+                    (None, None) => SimClock::Virtual,
+                };
+                Ok(EngineSpec::Simulator(SimSetup {
+                    // a fleet on the wall clock plays back ×20 unless --sim-speedup says
+                    // otherwise; on the virtual clock speed is moot
+                    speedup: match (&s.fleet, clock) {
+                        (Some(_), SimClock::Wall) => {
+                            Some(self.opts.sim_speedup.unwrap_or(MULTINODE_SPEEDUP))
+                        }
+                        _ => self.opts.sim_speedup,
+                    },
+                    slowdown: self.opts.sim_slowdown,
+                    clock: (clock == SimClock::Virtual).then_some(clock),
+                    ..s
+                }))
+            }
             (None, None) => Err(RunnerError::Invalid(
                 "--recipes DIR is needed to start real engines (or --simulate)".into(),
             )),
@@ -1188,6 +1197,78 @@ mod tests {
             overwrite: false,
             progress_stderr: false,
         }
+    }
+
+    /// Issue 32: a multinode point under --simulate is its prefill/decode fleet, measured on
+    /// the virtual clock by default (no speedup) with the local executor; `--sim-clock wall`
+    /// plays it back ×20 unless `--sim-speedup` says otherwise, and `--sim-speedup` alone means
+    /// wall at that speed. (Submitted to Slurm a fleet is wall by default: its roles serve.)
+    #[test]
+    fn a_fleet_point_is_virtual_by_default_and_wall_x20_when_asked() {
+        use crate::multinode::{Disagg, Worker};
+        use servebench_sim::SimClock;
+        let w = |n, tp| Worker {
+            num_worker: n,
+            tp,
+            pp: 1,
+            dcp: 1,
+            pcp: 1,
+            ep: tp,
+            dp_attn: false,
+        };
+        let p = Point {
+            disagg: Some(Box::new(Disagg {
+                prefill: w(1, 4),
+                decode: w(2, 8),
+                concs: vec![4],
+                router: Some("dynamo-router".into()),
+                router_version: None,
+                kv_p2p_transfer: Some("nixl".into()),
+                disagg: true,
+                settings: Vec::new(),
+                gpus_per_node: 4,
+                gpus_per_node_source: "test".into(),
+            })),
+            ..scenario_point()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let spec = |clock: Option<SimClock>, speedup: Option<f64>| {
+            let o = RunOptions {
+                recipes: None,
+                sim_clock: clock,
+                sim_speedup: speedup,
+                ..opts(dir.path())
+            };
+            match Runner::new(o, Box::new(LocalBackend::new())).engine_for(&p) {
+                Ok(EngineSpec::Simulator(s)) => s,
+                other => panic!("{other:?}"),
+            }
+        };
+        let s = spec(None, None);
+        let f = s.fleet.as_ref().expect("a fleet");
+        assert_eq!(
+            (f.prefill.as_str(), f.decode.as_str()),
+            ("1x4/ep4", "2x8/ep8")
+        );
+        assert_eq!((s.clock, s.speedup), (Some(SimClock::Virtual), None));
+        let s = spec(Some(SimClock::Wall), None);
+        assert_eq!((s.clock, s.speedup), (None, Some(MULTINODE_SPEEDUP)));
+        let s = spec(None, Some(5.0));
+        assert_eq!((s.clock, s.speedup), (None, Some(5.0)));
+        // one engine keeps its defaults: virtual, or wall at real speed
+        let one = |clock: Option<SimClock>| {
+            let o = RunOptions {
+                recipes: None,
+                sim_clock: clock,
+                ..opts(dir.path())
+            };
+            match Runner::new(o, Box::new(LocalBackend::new())).engine_for(&scenario_point()) {
+                Ok(EngineSpec::Simulator(s)) => (s.clock, s.speedup),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(one(None), (Some(SimClock::Virtual), None));
+        assert_eq!(one(Some(SimClock::Wall)), (None, None));
     }
 
     /// Issue 18 item 3: a recipes folder without the recipe aborted the run after point 1

@@ -13,6 +13,8 @@ mod crash_safety;
 mod eval_guards;
 #[path = "eval_interrupt.rs"]
 mod eval_interrupt;
+#[path = "run_fleet_virtual.rs"]
+mod run_fleet_virtual;
 #[path = "run_local.rs"]
 mod run_local;
 #[path = "search_cli.rs"]

@@ -478,3 +478,31 @@ fn a_node_lost_mid_job_fails_the_point_as_node_lost_with_its_node_and_role() {
         common::stderr(&o)
     );
 }
+
+/// A plan larger than the cluster (9 nodes on the 4-node one) is no job pending forever: the
+/// point fails at once with Slurm's reason.
+#[test]
+fn a_plan_larger_than_the_cluster_fails_with_slurms_reason() {
+    let Some(conf) = cluster() else { return };
+    let dir = catalog_copy();
+    let d = dir.path();
+    let mut args = run_args("run3", &["--max-retries", "0"]);
+    let conc = args.iter().position(|a| *a == "--conc").unwrap() + 1;
+    // dsr1-fp4-gb200-dynamo-trt conc 4: P1×TP4 + D4×TP8 on 4-GPU trays, 9 nodes
+    args[1] = "dsr1-fp4-gb200-dynamo-trt";
+    args[conc] = "4";
+    let o = servebench(d, &conf, &args);
+    let out = common::stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", common::stderr(&o));
+    assert!(
+        out.contains("Slurm will never start job ")
+            && out.contains(
+                "Reason=PartitionNodeLimit: it asks for 9 node(s), more than its partition has"
+            ),
+        "{out}"
+    );
+    assert!(
+        out.contains("· layer scheduler · slurm_job_never_starts · deterministic"),
+        "{out}"
+    );
+}

@@ -46,6 +46,7 @@ pub mod emission;
 pub mod engine;
 pub mod error;
 pub mod fleet;
+pub mod fleet_spec;
 pub mod host_kv;
 pub mod model;
 mod overrides;
@@ -119,6 +120,10 @@ pub struct SimOptions {
     /// KV offload: a host-DRAM tier of this many GB ([`host_kv`]; `--kv-offloading dram
     /// --total-cpu-dram-gb GB`); `None`: GPU memory only. Used by [`SimServer::start`].
     pub host_kv_dram_gb: Option<f64>,
+    /// A disaggregated fleet instead of one engine of `tp` (issue 32; `sweep --sim-prefill …`):
+    /// [`SimServer::start`] builds it from `gpu`/`model` with `overrides` on every engine and
+    /// serves it as [`SimServer::start_fleet`] does, on either clock. `None`: one engine.
+    pub fleet: Option<fleet_spec::FleetSpec>,
 }
 
 impl Default for SimOptions {
@@ -140,6 +145,7 @@ impl Default for SimOptions {
             tokenizer: None,
             overrides: EngineOverrides::default(),
             host_kv_dram_gb: None,
+            fleet: None,
         }
     }
 }
@@ -160,6 +166,7 @@ impl std::fmt::Debug for SimOptions {
             .field("emission_log", &self.emission_log)
             .field("overrides", &self.overrides)
             .field("host_kv_dram_gb", &self.host_kv_dram_gb)
+            .field("fleet", &self.fleet)
             .finish()
     }
 }
@@ -205,6 +212,10 @@ impl SimServer {
     /// speedup not a positive number, emission log not creatable, address not bindable,
     /// tokenizer not loadable.
     pub async fn start(opts: SimOptions) -> Result<SimServer, SimError> {
+        if let Some(spec) = &opts.fleet {
+            let f = spec.build(&opts.gpu, &opts.model, |c| opts.overrides.apply(c))?;
+            return Self::start_fleet(opts, f).await;
+        }
         let mut cfg = EngineConfig::from_presets(&opts.gpu, &opts.model, opts.tp)?;
         opts.overrides.apply(&mut cfg);
         if let Some(gb) = opts.host_kv_dram_gb {

@@ -190,6 +190,20 @@ pub struct CommonArgs {
     /// Embedded simulator only: the model name it serves (--served-model-name).
     #[arg(long, value_name = "NAME")]
     pub sim_served_name: Option<String>,
+    /// Embedded simulator only: serve a disaggregated fleet (issue 32) instead of one engine
+    /// of --tp, as `servebench sim --prefill` does: the prefill workers `WxTP[/epN][/dpa]`.
+    #[arg(long, value_name = "WxTP", requires = "sim_decode")]
+    pub sim_prefill: Option<String>,
+    /// The fleet's decode workers `WxTP[/epN][/dpa]` (`0x…`: aggregated).
+    #[arg(long, value_name = "WxTP", requires = "sim_prefill")]
+    pub sim_decode: Option<String>,
+    /// The fleet's router: `kv` (KV-aware) or `round-robin`.
+    #[arg(long, value_name = "POLICY", default_value = "kv")]
+    pub sim_router: String,
+    /// The fleet's KV transfer fabric: `nvlink` or `rdma` [default: NVLink on GB200/GB300,
+    /// else RDMA].
+    #[arg(long, value_name = "FABRIC", requires = "sim_prefill")]
+    pub sim_fabric: Option<String>,
     /// OCI index (multi-arch) digest of --image (`sha256:…`), recorded with the run. Default:
     /// the newest provenance `servebench bump` recorded for --image in the store, if any.
     #[arg(long, value_name = "DIGEST", requires = "image")]
@@ -354,6 +368,15 @@ impl CommonArgs {
                 max_running_requests: c.sim_max_running_requests,
                 context_length: c.sim_context_length,
                 served_name: c.sim_served_name,
+                fleet: match (c.sim_prefill, c.sim_decode) {
+                    (Some(prefill), Some(decode)) => Some(servebench_endpoint::FleetSpec {
+                        prefill,
+                        decode,
+                        router: c.sim_router,
+                        fabric: c.sim_fabric,
+                    }),
+                    _ => None,
+                },
             },
             db: (!c.no_store).then_some(c.db),
             branch: Some(

@@ -107,35 +107,21 @@ pub struct Args {
 
 /// The fleet of `--prefill`/`--decode`/`--router`/`--fabric`, when asked for.
 fn fleet(args: &Args) -> anyhow::Result<Option<servebench_sim::disagg::FleetConfig>> {
-    use servebench_sim::disagg::{Fabric, FleetConfig, RouterPolicy, WorkerShape};
     let (Some(p), Some(d)) = (&args.prefill, &args.decode) else {
         return Ok(None);
     };
-    let router = RouterPolicy::parse(&args.router)
-        .ok_or_else(|| anyhow::anyhow!("--router {}: expected kv or round-robin", args.router))?;
-    let (gk, g) = Presets::embedded().gpu(&args.gpu)?;
-    let fabric = match args.fabric.as_deref() {
-        None => None,
-        Some("nvlink") => Some(Fabric::Nvlink { gb_s: g.link_gb_s }),
-        Some("rdma") => Some(Fabric::Rdma {
-            gb_s: servebench_sim::disagg::RDMA_GB_S,
-        }),
-        Some(x) => anyhow::bail!("--fabric {x}: expected nvlink or rdma"),
+    let spec = servebench_sim::fleet_spec::FleetSpec {
+        prefill: p.clone(),
+        decode: d.clone(),
+        router: args.router.clone(),
+        fabric: args.fabric.clone(),
     };
     let max_len = args.max_model_len;
-    let f = FleetConfig::from_presets(
-        gk,
-        &args.model,
-        WorkerShape::parse(p)?,
-        WorkerShape::parse(d)?,
-        fabric,
-        router,
-        |c| {
-            if let Some(n) = max_len {
-                c.max_model_len = n.min(c.kv_capacity_tokens() as u32);
-            }
-        },
-    )?;
+    let f = spec.build(&args.gpu, &args.model, |c| {
+        if let Some(n) = max_len {
+            c.max_model_len = n.min(c.kv_capacity_tokens() as u32);
+        }
+    })?;
     Ok(Some(f))
 }
 
@@ -219,6 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tokenizer: args.tokenizer.clone(),
             overrides: Default::default(),
             host_kv_dram_gb: None,
+            fleet: None,
         };
         let server = match fleet(&args)? {
             Some(f) => SimServer::start_fleet(opts, f).await?,
