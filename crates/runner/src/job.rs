@@ -243,13 +243,46 @@ impl Log {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (bind to 0, read it, release it).
+/// A TCP port free on every interface for the engine a job starts, chosen BELOW the kernel's
+/// ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`, default 32768–60999), at a
+/// random place in 10000..low: the port is released before the engine binds it, and a port
+/// from the ephemeral range (what binding port 0 hands out) can meanwhile become another job's
+/// outgoing connection or another job's port-0 pick: at `coverage --jobs 14` an engine died with
+/// "cannot listen on 0.0.0.0:P: Address already in use". Falls back to binding port 0 when no
+/// port below the range is free.
+///
+/// # Errors
+/// Not even port 0 can be bound on 127.0.0.1.
 pub fn free_port() -> Result<u16> {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let below = free_port_below(low, rand::random::<u32>());
+    if let Some(p) = below {
+        return Ok(p);
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| RunnerError::io("127.0.0.1:0", e))?;
     Ok(l.local_addr()
         .map_err(|e| RunnerError::io("127.0.0.1:0", e))?
         .port())
+}
+
+/// The first port of `10000..low`, starting at `seed` (mod the span) and wrapping, that both
+/// `0.0.0.0:P` and `127.0.0.1:P` bind (at most 512 tries); `None` when the span is empty or none
+/// binds.
+fn free_port_below(low: u16, seed: u32) -> Option<u16> {
+    const FLOOR: u16 = 10_000;
+    let span = u32::from(low.checked_sub(FLOOR).filter(|s| *s > 0)?);
+    (0..span.min(512)).find_map(|i| {
+        let p = FLOOR + ((seed.wrapping_add(i)) % span) as u16;
+        let any = std::net::TcpListener::bind(("0.0.0.0", p)).ok()?;
+        drop(any);
+        std::net::TcpListener::bind(("127.0.0.1", p))
+            .ok()
+            .map(|_| p)
+    })
 }
 
 /// `GET /health` answered 200 (a raw HTTP/1.0 request; 503 while an engine loads is not ready).
@@ -1118,6 +1151,28 @@ fn recipe_tail(
 
 #[cfg(test)]
 mod tests {
+    /// Ports come from below the ephemeral range, skip one already bound, and none is found
+    /// in an empty span.
+    #[test]
+    fn engine_ports_are_below_the_ephemeral_range_and_free() {
+        let p = free_port().unwrap();
+        let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+            .unwrap_or(32768);
+        if low > 10_000 {
+            assert!((10_000..low).contains(&p), "{p} not below {low}");
+        }
+        // a held port is skipped: the search moves on to the next one
+        let held = std::net::TcpListener::bind(("0.0.0.0", p)).unwrap();
+        let seed = u32::from(p - 10_000);
+        let next = free_port_below(low.max(10_002), seed).unwrap();
+        assert_ne!(next, p);
+        drop(held);
+        assert_eq!(free_port_below(10_000, 7), None);
+        assert_eq!(free_port_below(9_000, 7), None);
+    }
+
     use super::*;
     use crate::recipe::SimSetup;
 

@@ -28,10 +28,11 @@
 //! The engine knows nothing about wall time, HTTP or text: [`crate::runtime`] drives it in
 //! real time and [`simulate_closed_loop`] drives it in pure virtual time.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::model::{Chunk, EngineConfig, StepCost};
+use crate::prefix_cache::{PrefixCache, Probe};
 
 /// What the caller asks of one sequence.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,46 +55,8 @@ struct Seq<P> {
     cached: u32,
     /// Chain hashes of the prompt's full KV blocks (empty: no prefix caching).
     hashes: Vec<u64>,
-}
-
-/// LRU set of cached KV-block hashes.
-#[derive(Default)]
-struct PrefixCache {
-    last_use: HashMap<u64, u64>,
-    by_age: BTreeMap<u64, u64>,
-    tick: u64,
-}
-
-impl PrefixCache {
-    fn touch(&mut self, h: u64) {
-        self.tick += 1;
-        if let Some(old) = self.last_use.insert(h, self.tick) {
-            self.by_age.remove(&old);
-        }
-        self.by_age.insert(self.tick, h);
-    }
-    /// Leading blocks of `hashes` that are cached (touched).
-    fn hit(&mut self, hashes: &[u64]) -> usize {
-        let n = hashes
-            .iter()
-            .take_while(|h| self.last_use.contains_key(h))
-            .count();
-        for &h in &hashes[..n] {
-            self.touch(h);
-        }
-        n
-    }
-    fn evict_to(&mut self, cap: usize) -> u64 {
-        let mut evicted = 0;
-        while self.last_use.len() > cap {
-            let Some((_, h)) = self.by_age.pop_first() else {
-                break;
-            };
-            self.last_use.remove(&h);
-            evicted += 1;
-        }
-        evicted
-    }
+    /// Its last prefix lookup while waiting (replayed while exact).
+    probe: Probe,
 }
 
 /// A token produced by a step.
@@ -239,6 +202,7 @@ impl<P: Clone> Engine<P> {
                 blocks: 0,
                 cached: 0,
                 hashes,
+                probe: Probe::default(),
             },
         );
     }
@@ -257,6 +221,7 @@ impl<P: Clone> Engine<P> {
             blocks: 0,
             cached: 0,
             hashes: Vec::new(),
+            probe: Probe::default(),
         });
     }
 
@@ -265,13 +230,13 @@ impl<P: Clone> Engine<P> {
     pub fn prefix_overlap(&self, hashes: &[u64]) -> usize {
         hashes
             .iter()
-            .take_while(|h| self.cache.last_use.contains_key(h))
+            .take_while(|&&h| self.cache.contains(h))
             .count()
     }
 
     /// Blocks currently in the prefix cache.
     pub fn cached_blocks(&self) -> usize {
-        self.cache.last_use.len()
+        self.cache.len()
     }
 
     /// Drops every cached prefix block (vLLM `reset_prefix_cache`). Like vLLM, which refuses
@@ -281,12 +246,10 @@ impl<P: Clone> Engine<P> {
         if !self.is_idle() {
             return Err(self.running.len() + self.waiting.len());
         }
-        let n = self.cache.last_use.len();
-        self.cache.last_use.clear();
-        self.cache.by_age.clear();
+        let n = self.cache.len();
+        self.cache.clear();
         // a flush empties the DRAM tier too (SGLang /flush_cache: a cold cache)
-        self.host.last_use.clear();
-        self.host.by_age.clear();
+        self.host.clear();
         self.counters.prefix_cache_resets += 1;
         Ok(n)
     }
@@ -361,7 +324,7 @@ impl<P: Clone> Engine<P> {
     /// Keeps the cache within the KV budget left by running sequences (their own cached
     /// blocks are the same physical blocks, so they do not count twice).
     fn evict_cache(&mut self) {
-        if self.cache.last_use.is_empty() {
+        if self.cache.len() == 0 {
             return;
         }
         let prefilled_cached: usize = self
@@ -444,7 +407,7 @@ impl<P: Clone> Engine<P> {
         }
         if !preempted {
             while budget > 0 && self.running.len() < self.cfg.max_num_seqs as usize {
-                let Some(front) = self.waiting.front() else {
+                let Some(front) = self.waiting.front_mut() else {
                     break;
                 };
                 if front.spec.ready_at_s > self.now_s.min(self.recv_horizon_s) {
@@ -454,12 +417,9 @@ impl<P: Clone> Engine<P> {
                 // (tokens hit in GPU memory, tokens hit in the DRAM tier after them)
                 let (gpu_tokens, host_tokens) = if fresh {
                     let bs = self.cfg.kv_block_size;
-                    let g = self.cache.hit(&front.hashes);
-                    let h = if self.cfg.host_kv.is_some() {
-                        self.host.hit(&front.hashes[g..])
-                    } else {
-                        0
-                    };
+                    // a head that did not fit last step is looked up again: replayed while exact
+                    let host = self.cfg.host_kv.is_some().then_some(&mut self.host);
+                    let (g, h) = front.probe.lookup(&mut self.cache, host, &front.hashes);
                     let cap = front.spec.prompt_tokens.saturating_sub(1);
                     let all = ((g + h) as u32 * bs).min(cap);
                     let gpu = (g as u32 * bs).min(all);

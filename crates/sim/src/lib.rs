@@ -54,6 +54,7 @@ pub mod plan;
 pub mod plausibility;
 pub mod power;
 pub mod power_fit;
+mod prefix_cache;
 pub mod presets;
 mod runtime;
 pub mod sched;

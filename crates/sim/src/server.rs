@@ -374,17 +374,21 @@ async fn prompt_blocks(st: &AppState, gr: &mut api::GenRequest) -> Result<Vec<u6
             }
         }
         None => {
-            let words: Vec<&str> = text.split_whitespace().collect();
-            let h = chain_hashes(words.chunks_exact(bs).map(|c| {
-                let mut x = 0xcbf2_9ce4_8422_2325u64;
-                for w in c {
-                    for b in w.bytes().chain([b' ']) {
-                        x = (x ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-                    }
+            // FNV-1a of each full block's words, each followed by a space (one pass, no list)
+            let mut blocks = Vec::with_capacity(gr.prompt_tokens as usize / bs);
+            let (mut x, mut in_block) = (0xcbf2_9ce4_8422_2325u64, 0);
+            for w in text::words(&text) {
+                for &b in w.as_bytes() {
+                    x = (x ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
                 }
-                x
-            }));
-            (gr.prompt_tokens, h)
+                x = (x ^ u64::from(b' ')).wrapping_mul(0x100_0000_01b3);
+                in_block += 1;
+                if in_block == bs {
+                    blocks.push(x);
+                    (x, in_block) = (0xcbf2_9ce4_8422_2325u64, 0);
+                }
+            }
+            (gr.prompt_tokens, chain_hashes(blocks.into_iter()))
         }
     };
     if st.tokenizer.is_some() {

@@ -146,7 +146,109 @@ const GENERIC_WORDS: &[&str] = &[
 
 /// Tokens in `s`: whitespace-separated words.
 pub fn count_tokens(s: &str) -> u32 {
-    s.split_whitespace().count().min(u32::MAX as usize) as u32
+    words(s).count().min(u32::MAX as usize) as u32
+}
+
+/// The words of `s`: exactly `str::split_whitespace`'s (Unicode White_Space). Within a word
+/// 8 bytes are checked at once (a word can only end at a byte ≤ 0x20 or a non-ASCII char);
+/// non-ASCII chars are decoded one by one. Prompts are up to megabytes (an AgentX
+/// conversation), counted and hashed per request: this is ~1.5× faster than `split_whitespace`.
+pub fn words(s: &str) -> Words<'_> {
+    Words { s, at: 0 }
+}
+
+/// Iterator of [`words`].
+pub struct Words<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+/// ASCII White_Space (`char::is_whitespace`): U+0009..=U+000D and U+0020.
+const ASCII_SPACE: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut i = 9;
+    while i <= 13 {
+        t[i] = true;
+        i += 1;
+    }
+    t[32] = true;
+    t
+};
+
+/// Length of the whitespace char at byte `i` of `s` (a char boundary, not ASCII), or 0.
+#[cold]
+#[inline(never)]
+fn non_ascii_space_len(s: &str, i: usize) -> usize {
+    match s[i..].chars().next() {
+        Some(c) if c.is_whitespace() => c.len_utf8(),
+        _ => 0,
+    }
+}
+
+/// Length of the UTF-8 char whose first byte is `lead`.
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0..=0x7f => 1,
+        0x80..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let (s, b) = (self.s, self.s.as_bytes());
+        let n = b.len();
+        let mut i = self.at;
+        loop {
+            let Some(&c) = b.get(i) else {
+                self.at = n;
+                return None;
+            };
+            let l = if c < 0x80 {
+                usize::from(ASCII_SPACE[c as usize])
+            } else {
+                non_ascii_space_len(s, i)
+            };
+            if l == 0 {
+                break;
+            }
+            i += l;
+        }
+        let start = i;
+        while i < n {
+            // 8 bytes at a time while none is ≤ 0x20 or ≥ 0x80; the lowest flagged byte is
+            // always a real one (a borrow only flags bytes above one that is)
+            while let Some(chunk) = b.get(i..i + 8) {
+                let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                let special = (x.wrapping_sub(0x2121_2121_2121_2121) | x) & 0x8080_8080_8080_8080;
+                if special != 0 {
+                    i += (special.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                i += 8;
+            }
+            let Some(&c) = b.get(i) else {
+                break;
+            };
+            if c < 0x80 {
+                if ASCII_SPACE[c as usize] {
+                    break;
+                }
+                i += 1;
+            } else {
+                if non_ascii_space_len(s, i) > 0 {
+                    break;
+                }
+                i += utf8_len(c);
+            }
+        }
+        self.at = i;
+        Some(&s[start..i])
+    }
 }
 
 /// The pseudo-word for token id `id` (`id < 262,144`): three syllables, six ASCII letters.
@@ -202,7 +304,7 @@ pub fn token_id(word: &str, vocab: u32) -> u32 {
 
 /// Token ids of `s`.
 pub fn tokenize(s: &str, vocab: u32) -> Vec<u32> {
-    s.split_whitespace().map(|w| token_id(w, vocab)).collect()
+    words(s).map(|w| token_id(w, vocab)).collect()
 }
 
 /// Text of token ids: pseudo-words joined by single spaces.
@@ -226,7 +328,14 @@ pub fn detokenize(ids: &[u64], vocab: u32) -> Result<String, (usize, u64)> {
 /// `<|im_start|>{role}\n{content}<|im_end|>\n` per message, then `<|im_start|>assistant\n`
 /// when `add_generation_prompt`. Its token count is what chat requests are charged.
 pub fn render_chat(messages: &[(String, String)], add_generation_prompt: bool) -> String {
-    let mut s = String::new();
+    // sized up front: AgentX conversations render to megabytes, grown by doubling they were
+    // copied about twice more
+    let cap: usize = messages
+        .iter()
+        .map(|(r, c)| r.len() + c.len() + 24)
+        .sum::<usize>()
+        + 32;
+    let mut s = String::with_capacity(cap);
     for (role, content) in messages {
         s.push_str("<|im_start|>");
         s.push_str(role);
@@ -287,6 +396,74 @@ mod tests {
         assert_eq!(count_tokens(""), 0);
         assert_eq!(count_tokens("  hello \n\t world  "), 2);
         assert_eq!(count_tokens("a,b c"), 2);
+    }
+
+    #[test]
+    fn words_are_split_whitespaces_words() {
+        let texts = [
+            "",
+            " ",
+            "one",
+            "  hello \n\t world  ",
+            "a\u{0b}b\u{0c}c\rd\u{1c}e",
+            "nbsp\u{a0}splits\u{85}and\u{2003}em\u{3000}ideographic\u{2028}line",
+            "é è\u{200b}zero-width-is-not-white\u{feff}bom 日本語 テキスト 😀x 😀",
+            "trailing\u{205f}",
+            "\u{1680}lead",
+        ];
+        for t in texts {
+            let want: Vec<&str> = t.split_whitespace().collect();
+            assert_eq!(words(t).collect::<Vec<_>>(), want, "{t:?}");
+            assert_eq!(count_tokens(t) as usize, want.len());
+        }
+        // random texts: long and short runs of letters, controls, whitespace of every kind
+        // and multi-byte chars, so the 8-byte scan meets each of them at every offset
+        let alphabet = [
+            "a",
+            "bcdefgh",
+            "ijklmnopqrstuv",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\u{0b}",
+            "\u{1}",
+            "\u{1f}",
+            "!",
+            "~",
+            "\u{7f}",
+            "é",
+            "日本",
+            "😀",
+            "\u{a0}",
+            "\u{85}",
+            "\u{2009}",
+            "\u{3000}",
+            "\u{200b}",
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..3000 {
+            let mut t = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for k in 0..(x % 40) {
+                let r = x
+                    .rotate_left(k as u32 * 5)
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                    >> 40;
+                t.push_str(alphabet[(r % alphabet.len() as u64) as usize]);
+            }
+            let want: Vec<&str> = t.split_whitespace().collect();
+            assert_eq!(words(&t).collect::<Vec<_>>(), want, "{t:?}");
+        }
+        // every char below U+3100 (all of Unicode's White_Space) between two letters
+        for c in (0u32..0x3100).filter_map(char::from_u32) {
+            let t = format!("a{c}b {c}");
+            let want: Vec<&str> = t.split_whitespace().collect();
+            assert_eq!(words(&t).collect::<Vec<_>>(), want, "U+{:04X}", c as u32);
+        }
     }
 
     #[test]

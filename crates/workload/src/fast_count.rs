@@ -28,6 +28,8 @@
 
 use tokenizers::{Model, Tokenizer};
 
+use crate::fast_bpe::{FastBpe, Scratch};
+
 /// The tail every supported split pattern ends with.
 const WS_TAIL: &str = r"|\s+(?!\S)|\s+";
 
@@ -52,6 +54,9 @@ pub struct FastCounter {
     byte_char: [char; 256],
     /// Ids of pieces already tokenized by the model (see [`PieceMemo`]).
     memo: std::sync::Mutex<PieceMemo>,
+    /// The model's merges applied without the library's allocations (see
+    /// [`crate::fast_bpe`]); `None`: pieces go to the model's own `tokenize`.
+    bpe: Option<FastBpe>,
 }
 
 /// Most pieces [`PieceMemo`] holds (then it stops adding, as `tokenizers`' own BPE cache does).
@@ -74,6 +79,10 @@ struct PieceMemo {
     hits: u64,
     /// Pieces tokenized by the model.
     misses: u64,
+    /// [`FastBpe::tokenize`]'s scratch space.
+    scratch: Scratch,
+    /// The ids of the piece being tokenized.
+    piece_ids: Vec<u32>,
 }
 
 /// A cheap hasher for short byte strings (FxHash-style word mixing; keys come from the
@@ -275,7 +284,22 @@ impl FastCounter {
             added,
             byte_char: byte_chars(),
             memo: std::sync::Mutex::new(PieceMemo::default()),
+            bpe: None,
         })
+    }
+
+    /// Tokenizes new pieces with [`FastBpe`] (the same ids as the model's `tokenize`, without
+    /// its per-call allocations) when `file`, the `tokenizer.json` `tok` was loaded from, holds
+    /// a merge table it reproduces; otherwise unchanged.
+    #[must_use]
+    pub fn with_merges_from(mut self, tok: &Tokenizer, file: &std::path::Path) -> Self {
+        self.bpe = FastBpe::from_file(tok, file, &self.byte_char);
+        self
+    }
+
+    /// Whether new pieces are tokenized by [`FastBpe`] rather than the model's `tokenize`.
+    pub fn has_fast_bpe(&self) -> bool {
+        self.bpe.is_some()
     }
 
     /// Number of tokens of `text` without special tokens — equal to
@@ -343,20 +367,28 @@ impl FastCounter {
                 return Ok(());
             }
             memo.misses += 1;
-            buf.clear();
-            buf.extend(s.bytes().map(|b| self.byte_char[b as usize]));
-            let tokens = model.tokenize(buf)?;
+            let mut ids = std::mem::take(&mut memo.piece_ids);
+            ids.clear();
+            match &self.bpe {
+                Some(bpe) => bpe.tokenize(s.as_bytes(), &mut ids, &mut memo.scratch),
+                None => {
+                    buf.clear();
+                    buf.extend(s.bytes().map(|b| self.byte_char[b as usize]));
+                    ids.extend(model.tokenize(buf)?.iter().map(|t| t.id));
+                }
+            }
             if memo.map.len() < MEMO_MAX_PIECES && s.len() <= MEMO_MAX_PIECE_BYTES {
                 if let (Ok(start), Ok(len)) =
-                    (u32::try_from(memo.ids.len()), u32::try_from(tokens.len()))
+                    (u32::try_from(memo.ids.len()), u32::try_from(ids.len()))
                 {
-                    memo.ids.extend(tokens.iter().map(|t| t.id));
+                    memo.ids.extend_from_slice(&ids);
                     memo.map.insert(s.as_bytes().into(), (start, len));
                 }
             }
-            for t in tokens {
-                f(t.id);
+            for &id in &ids {
+                f(id);
             }
+            memo.piece_ids = ids;
             Ok(())
         };
         self.split_level(0, text, &mut |s: &str| piece(s, &mut buf))?;

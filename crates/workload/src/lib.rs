@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+mod fast_bpe;
 pub mod fast_count;
 pub mod fast_decode;
 pub mod numpy_rng;

@@ -62,7 +62,7 @@ impl LocalTokenizer {
                 error,
             }
         })?;
-        let fast = FastCounter::for_tokenizer(&tok);
+        let fast = FastCounter::for_tokenizer(&tok).map(|f| f.with_merges_from(&tok, &file));
         Ok(Self {
             tok,
             path: file,
@@ -132,6 +132,12 @@ impl LocalTokenizer {
     /// Whether [`Self::fast_count`] can answer for this tokenizer's shape.
     pub fn has_fast_count(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// Whether the fast counter tokenizes new pieces with its own BPE merge loop (the model's
+    /// merge table, no per-call allocations; see [`FastCounter::with_merges_from`]).
+    pub fn has_fast_bpe(&self) -> bool {
+        self.fast.as_ref().is_some_and(FastCounter::has_fast_bpe)
     }
 
     /// A [`ByteLevelDecoder`] for this tokenizer (exact `decode` without the library's

@@ -112,6 +112,7 @@ fn fast_count_equals_encode_and_build_skips_full_encodes() {
         tok.has_fast_count(),
         "byte-level BPE with the Llama-3/Qwen split pattern"
     );
+    assert!(tok.has_fast_bpe(), "a plain byte-level BPE merge table");
     let v = tok.vocab_size();
     let mut differ = 0;
     for i in 0..400u32 {
@@ -229,6 +230,32 @@ fn the_128k_oracle_tokenizer_takes_the_fast_path_with_the_librarys_prompts() {
     let tok = LocalTokenizer::from_path(&dir).unwrap();
     assert_eq!(tok.vocab_size(), 128_000, "the 128k vocabulary");
     assert!(tok.has_fast_count(), "DeepSeek-V4's split sequence");
+    assert!(tok.has_fast_bpe(), "a plain byte-level BPE merge table");
+    // the fast BPE on texts of random ids over the whole range (not neighbouring ids): CJK,
+    // digits, byte tokens splitting UTF-8 characters, long glued runs
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut fast_differ = 0;
+    for k in 0..2000usize {
+        let ids: Vec<u32> = (0..1 + k % 120)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % u64::from(tok.vocab_size())) as u32
+            })
+            .collect();
+        let text = tok.decode(&ids).unwrap();
+        let mut fast = vec![];
+        if tok.fast_encode_into(&text, &mut fast).unwrap().is_some()
+            && fast != tok.encode(&text).unwrap()
+        {
+            fast_differ += 1;
+        }
+    }
+    assert_eq!(
+        fast_differ, 0,
+        "{fast_differ} of 2,000 random-id texts differ"
+    );
     let v = tok.vocab_size();
     let (mut differ, mut declined) = (0, 0);
     for i in 0..400u32 {
