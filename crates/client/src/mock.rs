@@ -5,14 +5,18 @@
 //! streamed reply is sent with chunked transfer encoding, one chunk per [`Step`], each written at
 //! `at_ms` after the request was fully read (absolute schedule, no drift). The server counts
 //! requests open at once (`peak_open`), keeps every request it received, and can close the
-//! connection after each response (llama.cpp behaviour).
+//! connection after each response (llama.cpp behaviour). Besides TCP it serves in-memory
+//! connections ([`MockServer::memory_dial`]): a client on tokio's paused clock then sees every
+//! scripted write at exactly its `at_ms` (timing fixtures asserted exactly, no retries).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::http::MemoryDial;
 
 /// One scripted write.
 #[derive(Debug, Clone)]
@@ -83,6 +87,8 @@ pub struct MockServer {
     open: Arc<AtomicUsize>,
     peak: Arc<AtomicUsize>,
     conns: Arc<AtomicUsize>,
+    handler: Handler,
+    close_after_response: bool,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -103,13 +109,15 @@ impl MockServer {
         let peak = Arc::new(AtomicUsize::new(0));
         let conns = Arc::new(AtomicUsize::new(0));
         let (r2, o2, p2, c2) = (requests.clone(), open.clone(), peak.clone(), conns.clone());
+        let h2 = handler.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((sock, _)) = listener.accept().await else {
                     break;
                 };
                 c2.fetch_add(1, Ordering::SeqCst);
-                let (h, r, o, p) = (handler.clone(), r2.clone(), o2.clone(), p2.clone());
+                let _ = sock.set_nodelay(true);
+                let (h, r, o, p) = (h2.clone(), r2.clone(), o2.clone(), p2.clone());
                 tokio::spawn(async move {
                     let _ = serve_conn(sock, h, r, o, p, close_after_response).await;
                 });
@@ -121,7 +129,32 @@ impl MockServer {
             open,
             peak,
             conns,
+            handler,
+            close_after_response,
             task,
+        })
+    }
+
+    /// Opens in-memory connections to this server (`Endpoint::with_memory`): each is one end of
+    /// a `tokio::io::duplex` pipe whose other end the server serves as it serves a TCP
+    /// connection (counted in [`MockServer::connections`]). Must be used inside a runtime.
+    pub fn memory_dial(&self) -> MemoryDial {
+        let (h, r, o, p, c) = (
+            self.handler.clone(),
+            self.requests.clone(),
+            self.open.clone(),
+            self.peak.clone(),
+            self.conns.clone(),
+        );
+        let close_after = self.close_after_response;
+        MemoryDial::new(move || {
+            let (client, server) = tokio::io::duplex(64 * 1024);
+            c.fetch_add(1, Ordering::SeqCst);
+            let (h, r, o, p) = (h.clone(), r.clone(), o.clone(), p.clone());
+            tokio::spawn(async move {
+                let _ = serve_conn(server, h, r, o, p, close_after).await;
+            });
+            Ok(client)
         })
     }
 
@@ -151,8 +184,8 @@ impl MockServer {
     }
 }
 
-async fn read_request(
-    sock: &mut TcpStream,
+async fn read_request<S: AsyncRead + Unpin>(
+    sock: &mut S,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<Option<Captured>> {
     loop {
@@ -197,15 +230,14 @@ async fn read_request(
     }
 }
 
-async fn serve_conn(
-    mut sock: TcpStream,
+async fn serve_conn<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
     handler: Handler,
     requests: Arc<Mutex<Vec<Captured>>>,
     open: Arc<AtomicUsize>,
     peak: Arc<AtomicUsize>,
     close_after: bool,
 ) -> std::io::Result<()> {
-    sock.set_nodelay(true)?;
     let mut buf = Vec::new();
     while let Some(req) = read_request(&mut sock, &mut buf).await? {
         let start = tokio::time::Instant::now();

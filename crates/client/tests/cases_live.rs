@@ -1,6 +1,9 @@
 //! Cases through the real transport: a scripted mock server writes the fixtures' bytes at the
-//! fixtures' times; the live client (own HTTP/1.1 transport, driver, records) measures them. Timing values are
-//! checked within a tolerance (the machine is shared); timing-independent values exactly.
+//! fixtures' times; the live client (own HTTP/1.1 transport, driver, records) measures them.
+//! The timing fixtures (B01–B04, the timeout's partial measurements) run on tokio's paused clock
+//! over the mock's in-memory connections: every write lands at exactly its scripted time, so
+//! their timings are asserted exactly, once, with no retry. The rest (pooling, open loop,
+//! connect failure, Ctrl-C, byte-by-byte framing) go over TCP on the wall clock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,32 +15,15 @@ use servebench_client::{
 };
 use servebench_workload::{DatasetSource, Prompt, RequestSpec};
 
-/// Tolerance for timing checks, ms (scheduler noise on a shared 2-core machine).
-const TOL: f64 = 12.0;
-
-fn near(a: Option<f64>, want: f64) -> bool {
-    a.is_some_and(|a| (a - want).abs() <= TOL)
+/// `ms` is exactly `want` (to 1 µs): a paused-clock measurement.
+fn exact(ms: Option<f64>, want: f64) -> bool {
+    ms.is_some_and(|a| (a - want).abs() < 1e-3)
 }
 
-/// Sends `spec` alone, up to three times, and returns the first record whose timings pass
-/// `timing_ok` (or the third, so the caller's asserts print what was off). One delayed thread
-/// wake-up on a loaded 2-core machine can exceed [`TOL`]; a client that reads the clock at the
-/// wrong moment is off on every attempt. Timing-independent values are asserted by the caller
-/// on the returned record.
-async fn run_timed(
-    make: impl Fn() -> ClientCtx,
-    spec: RequestSpec,
-    timing_ok: impl Fn(&RequestRecord) -> bool,
-) -> RequestRecord {
-    let mut last = None;
-    for _ in 0..3 {
-        let r = run(make(), vec![spec.clone()], 1).await.remove(0);
-        if timing_ok(&r) {
-            return r;
-        }
-        last = Some(r);
-    }
-    last.unwrap()
+/// Sends `spec` alone over `srv`'s in-memory connections on the test's paused clock.
+async fn run_paused(mut c: ClientCtx, srv: &MockServer, spec: RequestSpec) -> RequestRecord {
+    c.endpoint = c.endpoint.with_memory(srv.memory_dial());
+    run(c, vec![spec], 1).await.remove(0)
 }
 
 fn spec(id: u64, max_tokens: u32) -> RequestSpec {
@@ -109,39 +95,34 @@ fn f01() -> Vec<Step> {
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn b01_live_timing() {
     let srv = MockServer::start(Arc::new(|_: &Captured| stream(f01())), false)
         .await
         .unwrap();
-    let itl_ok = |r: &RequestRecord| r.itl_ms.iter().all(|&g| (f64::from(g) - 20.0).abs() <= TOL);
-    let r = &run_timed(
-        || ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench),
-        spec(0, 3),
-        |r| near(r.ttft_ms, 214.0) && near(r.e2el_ms, 254.0) && near(r.tpot_ms, 20.0) && itl_ok(r),
-    )
-    .await;
+    let c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+    let r = &run_paused(c, &srv, spec(0, 3)).await;
     assert!(r.success, "{r:?}");
-    assert!(near(r.ttft_ms, 214.0), "ttft {:?}", r.ttft_ms);
-    assert!(near(r.e2el_ms, 254.0), "e2el {:?}", r.e2el_ms);
-    assert!(near(r.tpot_ms, 20.0), "tpot {:?}", r.tpot_ms);
+    assert!(exact(r.ttft_ms, 214.0), "ttft {:?}", r.ttft_ms);
+    assert!(exact(r.e2el_ms, 254.0), "e2el {:?}", r.e2el_ms);
+    assert!(exact(r.tpot_ms, 20.0), "tpot {:?}", r.tpot_ms);
     assert_eq!(r.itl_ms.len(), 2);
-    assert!(itl_ok(r), "{:?}", r.itl_ms);
+    assert!(
+        r.itl_ms.iter().all(|&g| exact(Some(f64::from(g)), 20.0)),
+        "{:?}",
+        r.itl_ms
+    );
     assert_eq!(r.output_tokens, 3);
     assert_eq!(r.response_id.as_deref(), Some("chatcmpl-1"));
     assert_eq!(r.text.as_deref(), Some("Hello world!"));
     // InferenceX compat on the same bytes: TTFT at the role chunk, E2EL at the usage chunk
-    let ix = run_timed(
-        || ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::InferenceX),
-        spec(0, 3),
-        |r| near(r.ttft_ms, 5.0) && near(r.e2el_ms, 300.0),
-    )
-    .await;
-    assert!(near(ix.ttft_ms, 5.0), "{:?}", ix.ttft_ms);
-    assert!(near(ix.e2el_ms, 300.0), "{:?}", ix.e2el_ms);
+    let c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::InferenceX);
+    let ix = run_paused(c, &srv, spec(0, 3)).await;
+    assert!(exact(ix.ttft_ms, 5.0), "{:?}", ix.ttft_ms);
+    assert!(exact(ix.e2el_ms, 300.0), "{:?}", ix.e2el_ms);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn b02_live_reasoning() {
     let steps = vec![
         event(
@@ -173,33 +154,22 @@ async fn b02_live_reasoning() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(steps.clone())), false)
         .await
         .unwrap();
-    let r = &run_timed(
-        || {
-            ctx(
-                &srv.base_url(),
-                Api::Chat,
-                Engine::Sglang,
-                Compat::Servebench,
-            )
-        },
-        spec(0, 5),
-        |r| {
-            near(r.ttft_ms, 50.0)
-                && near(r.ttfo_ms, 900.0)
-                && near(r.e2el_ms, 920.0)
-                && near(r.tpot_ms, 217.5)
-        },
-    )
-    .await;
+    let c = ctx(
+        &srv.base_url(),
+        Api::Chat,
+        Engine::Sglang,
+        Compat::Servebench,
+    );
+    let r = &run_paused(c, &srv, spec(0, 5)).await;
     assert!(
-        near(r.ttft_ms, 50.0) && near(r.ttfo_ms, 900.0) && near(r.e2el_ms, 920.0),
+        exact(r.ttft_ms, 50.0) && exact(r.ttfo_ms, 900.0) && exact(r.e2el_ms, 920.0),
         "{r:?}"
     );
-    assert!(near(r.tpot_ms, 217.5), "{:?}", r.tpot_ms);
+    assert!(exact(r.tpot_ms, 217.5), "{:?}", r.tpot_ms);
     assert_eq!(r.output_tokens, 5);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn b03_b04_live_bodies_and_counts() {
     // B03: completions, usage on a chunk with an empty-text choice, max_tokens 128
     let f03 = vec![
@@ -224,26 +194,20 @@ async fn b03_b04_live_bodies_and_counts() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(f03.clone())), false)
         .await
         .unwrap();
-    let r = &run_timed(
-        || {
-            ctx(
-                &srv.base_url(),
-                Api::Completions,
-                Engine::Sglang,
-                Compat::Servebench,
-            )
-        },
-        spec(0, 128),
-        |r| near(r.tpot_ms, 20.0) && near(r.e2el_ms, 140.0),
-    )
-    .await;
+    let c = ctx(
+        &srv.base_url(),
+        Api::Completions,
+        Engine::Sglang,
+        Compat::Servebench,
+    );
+    let r = &run_paused(c, &srv, spec(0, 128)).await;
     let body = srv.captured()[0].json();
     assert_eq!(srv.captured()[0].path, "/v1/completions");
     assert_eq!(body["max_tokens"], 128);
     assert_eq!(body["stream"], true);
     assert_eq!(r.output_tokens, 3);
-    assert!(near(r.tpot_ms, 20.0), "{:?}", r.tpot_ms);
-    assert!(near(r.e2el_ms, 140.0));
+    assert!(exact(r.tpot_ms, 20.0), "{:?}", r.tpot_ms);
+    assert!(exact(r.e2el_ms, 140.0), "{:?}", r.e2el_ms);
     assert!(
         r.warnings.contains(&"output_tokens_mismatch".to_string()),
         "3 of 128 under ignore_eos is flagged"
@@ -264,19 +228,13 @@ async fn b03_b04_live_bodies_and_counts() {
     let srv = MockServer::start(Arc::new(move |_: &Captured| stream(f04.clone())), false)
         .await
         .unwrap();
-    let r = &run_timed(
-        || {
-            ctx(
-                &srv.base_url(),
-                Api::Chat,
-                Engine::Openai,
-                Compat::Servebench,
-            )
-        },
-        spec(0, 256),
-        |r| near(r.tpot_ms, 20.0),
-    )
-    .await;
+    let c = ctx(
+        &srv.base_url(),
+        Api::Chat,
+        Engine::Openai,
+        Compat::Servebench,
+    );
+    let r = &run_paused(c, &srv, spec(0, 256)).await;
     let body = srv.captured()[0].json();
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"]["include_usage"], true);
@@ -284,7 +242,7 @@ async fn b03_b04_live_bodies_and_counts() {
         (r.output_tokens, r.output_tokens_source),
         (5, OutputSource::Chunks)
     );
-    assert!(near(r.tpot_ms, 20.0), "{:?}", r.tpot_ms);
+    assert!(exact(r.tpot_ms, 20.0), "{:?}", r.tpot_ms);
     assert!(r.warnings.contains(&"usage_missing".to_string()));
 }
 
@@ -510,30 +468,38 @@ async fn keepalive_pool_reuses_connections_and_new_conn_mode_does_not() {
     assert_eq!(srv.connections(), 2 + 8);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn timeout_connect_failure_and_cancel() {
-    let slow = vec![
+/// A reply that sends its first token at 50 ms and its end at 5 s.
+fn slow() -> Vec<Step> {
+    vec![
         event(50, r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#),
         event(5000, "[DONE]"),
-    ];
-    let srv = MockServer::start(Arc::new(move |_: &Captured| stream(slow.clone())), false)
+    ]
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_keeps_the_partial_measurements() {
+    let srv = MockServer::start(Arc::new(|_: &Captured| stream(slow())), false)
         .await
         .unwrap();
-    let short_timeout = || {
-        let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
-        c.timeout = Duration::from_millis(300);
-        c
-    };
-    let r = &run_timed(short_timeout, spec(0, 1), |r| near(r.ttft_ms, 50.0)).await;
+    let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+    c.timeout = Duration::from_millis(300);
+    let r = &run_paused(c, &srv, spec(0, 1)).await;
     assert_eq!(
         r.failure.as_ref().map(|f| f.as_str()).as_deref(),
         Some("timeout")
     );
     assert!(
-        near(r.ttft_ms, 50.0),
+        exact(r.ttft_ms, 50.0),
         "partial measurements kept: {:?}",
         r.ttft_ms
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_failure_and_cancel() {
+    let srv = MockServer::start(Arc::new(|_: &Captured| stream(slow())), false)
+        .await
+        .unwrap();
 
     // nothing listens on this port
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -587,7 +553,7 @@ async fn timeout_connect_failure_and_cancel() {
         .all(|r| r.failure.as_ref().map(|f| f.as_str()).as_deref() == Some("cancelled")));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn open_loop_rate_and_queue_time() {
     let quick = vec![
         event(1, r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#),
@@ -600,7 +566,8 @@ async fn open_loop_rate_and_queue_time() {
         .await
         .unwrap();
     let specs: Vec<RequestSpec> = (0..40).map(|i| spec(i, 1)).collect();
-    let c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+    let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+    c.endpoint = c.endpoint.with_memory(srv.memory_dial());
     let res = run_phase(
         c,
         Phase::Measured,
@@ -620,9 +587,15 @@ async fn open_loop_rate_and_queue_time() {
     let span = (res.records.iter().map(|r| r.scheduled_ns).max().unwrap()
         - res.records.iter().map(|r| r.scheduled_ns).min().unwrap()) as f64
         / 1e9;
-    // 39 exponential gaps at 100/s: mean 0.39 s; a wide band keeps this robust
+    // 39 exponential gaps at 100/s: mean 0.39 s (seeded: the same span every run)
     assert!((0.15..1.0).contains(&span), "arrival span {span}");
-    assert!(res.records.iter().all(|r| r.queue_ms < 50.0));
+    // uncapped on the paused clock: every request starts at its scheduled time, rounded up to
+    // the timer's 1 ms resolution (tokio's timer wheel), never later
+    assert!(
+        res.records.iter().all(|r| (0.0..1.0).contains(&r.queue_ms)),
+        "{:?}",
+        res.records.iter().map(|r| r.queue_ms).collect::<Vec<_>>()
+    );
 
     // capped at 1 lane with arrivals faster than service: the wait shows in queue_ms
     let slow = vec![event(
@@ -633,7 +606,8 @@ async fn open_loop_rate_and_queue_time() {
         .await
         .unwrap();
     let specs: Vec<RequestSpec> = (0..6).map(|i| spec(i, 1)).collect();
-    let c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+    let mut c = ctx(&srv.base_url(), Api::Chat, Engine::Vllm, Compat::Servebench);
+    c.endpoint = c.endpoint.with_memory(srv.memory_dial());
     let res = run_phase(
         c,
         Phase::Measured,

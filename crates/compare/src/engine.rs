@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::{
     BenchmarkType, CompareOptions, Comparison, Delta, Direction, EvalComparison, EvalPoint,
-    GateCheck, GateKind, GateOutcome, GateValue, Identity, Metric, MetricComparison, NaReason,
-    Point, PointComparison, PointStatus, RunInfo, Side, Spread, Verdict,
+    GateCheck, GateKind, GateOutcome, GateValue, Metric, MetricComparison, NaReason, Point,
+    PointComparison, PointKey, PointStatus, RunInfo, Side, Spread, Verdict,
 };
 
 /// Rounds to `d` decimals, never returning `-0.0`.
@@ -28,7 +28,7 @@ fn rel_pct(old: f64, new: f64) -> Option<f64> {
 /// Groups points by match identity (repeats of one identity merged with
 /// [`Point::merge_repeats`]), sorted by identity.
 pub fn group_repeats(points: Vec<Point>) -> Vec<Point> {
-    let mut groups: BTreeMap<Identity, Vec<Point>> = BTreeMap::new();
+    let mut groups: BTreeMap<PointKey, Vec<Point>> = BTreeMap::new();
     for p in points {
         groups.entry(p.identity.match_key()).or_default().push(p);
     }
@@ -742,7 +742,7 @@ pub fn compare_eval(base: Option<EvalPoint>, cand: Option<EvalPoint>) -> EvalCom
 /// multinode) — what an InferenceX config key names.
 type ConfigKey = (String, String, String, String, String, bool, bool);
 
-fn config_key(i: &Identity) -> ConfigKey {
+fn config_key(i: &PointKey) -> ConfigKey {
     let m = i.match_key();
     (
         m.hw,
@@ -760,7 +760,7 @@ fn config_key(i: &Identity) -> ConfigKey {
 /// Points of one side with the same match identity are repeats and are merged
 /// ([`group_repeats`]). Every candidate point yields a row (unmatched ones with
 /// `na = NoMatchedBaseline`); baseline points nobody matched are listed in
-/// `unmatched_baseline`. Eval rows are matched on [`Identity::eval_key`] + task + metric;
+/// `unmatched_baseline`. Eval rows are matched on [`PointKey::eval_key`] + task + metric;
 /// baseline evals without a candidate are listed with `CandidateMissing`.
 pub fn compare(
     baseline: RunInfo,
@@ -780,7 +780,7 @@ pub fn compare(
         ..opts.clone()
     };
     let opts = &with_energy;
-    let mut base_by_key: BTreeMap<Identity, Point> = group_repeats(baseline_points)
+    let mut base_by_key: BTreeMap<PointKey, Point> = group_repeats(baseline_points)
         .into_iter()
         .map(|p| (p.identity.match_key(), p))
         .collect();
@@ -824,7 +824,7 @@ pub fn compare(
         baseline.sources = listed;
     }
 
-    type EvalKey = (Identity, String, String);
+    type EvalKey = (PointKey, String, String);
     let key =
         |e: &EvalPoint| -> EvalKey { (e.identity.eval_key(), e.task.clone(), e.metric.clone()) };
     let mut base_evals: BTreeMap<EvalKey, EvalPoint> = BTreeMap::new();

@@ -36,8 +36,8 @@ use serde_json::{json, Map, Value};
 use servebench_contracts::ForeignRow;
 
 use crate::{
-    eval_threshold, normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metrics,
-    Parallelism, Point, PointStatus, Stat, Topology,
+    eval_threshold, normalize_hw, ApiKind, BenchmarkType, EvalPoint, Metrics, Parallelism, Point,
+    PointKey, PointStatus, Stat, Topology,
 };
 
 /// Which input shape a baseline file had.
@@ -194,7 +194,7 @@ impl BaselineImport {
     /// of each match identity (by `date`, then `run_url`) and says how many it left out.
     /// Rows without a date and eval rows are kept as they are. `(rows, left out)`.
     pub fn latest_per_identity(&self) -> Result<(Vec<ForeignRow>, usize)> {
-        let mut best: BTreeMap<Identity, (usize, String)> = BTreeMap::new();
+        let mut best: BTreeMap<PointKey, (usize, String)> = BTreeMap::new();
         let mut keep = vec![true; self.points.len()];
         for (i, r) in self.points.iter().enumerate() {
             let p = Point::from_foreign(r)?;
@@ -522,7 +522,7 @@ fn table_import(
         Some(other) => fail!("{source}: field `statistic` is {other}, expected a string"),
     };
 
-    // Identity: CLI overrides > table `identity` > derived from config_key.
+    // PointKey: CLI overrides > table `identity` > derived from config_key.
     let ident = table_identity(m, source, config_key.as_deref(), ov, &mut notes)?;
 
     let (benchmark_type, isl, osl, workload_label) = table_workload(m, source)?;
@@ -1084,7 +1084,7 @@ fn is_agentic(m: &Map<String, Value>) -> bool {
         || get_str(m, "benchmark_type").as_deref() == Some("agentic_traces")
 }
 
-impl Identity {
+impl PointKey {
     /// Reads the match identity from an agg row or an eval row.
     ///
     /// Required: `hw`, `framework`, `infmax_model_prefix` (eval rows: `model_prefix`),
@@ -1093,11 +1093,11 @@ impl Identity {
     /// `benchmark_type` is read, or `agentic_traces` when `scenario_type == "agentic-coding"`.
     ///
     /// Errors name the missing/bad field, e.g. ``missing or non-string field `hw` ``.
-    pub fn from_row(row: &Value) -> Result<Identity> {
-        Identity::from_map(obj(row)?)
+    pub fn from_row(row: &Value) -> Result<PointKey> {
+        PointKey::from_map(obj(row)?)
     }
 
-    fn from_map(m: &Map<String, Value>) -> Result<Identity> {
+    fn from_map(m: &Map<String, Value>) -> Result<PointKey> {
         let is_multinode = get_bool(m, "is_multinode")?.unwrap_or(false);
         let topology = if is_multinode {
             Topology {
@@ -1134,7 +1134,7 @@ impl Identity {
                 (get_u32(m, "isl")?, get_u32(m, "osl")?)
             }
         };
-        Ok(Identity {
+        Ok(PointKey {
             hw: normalize_hw(&req_str(m, "hw")?),
             framework: req_str(m, "framework")?.to_ascii_lowercase(),
             model_prefix,
@@ -1155,9 +1155,9 @@ impl Identity {
         })
     }
 
-    /// The match identity of a foreign row ([`Identity::from_row`]).
-    pub fn from_foreign(row: &ForeignRow) -> Result<Identity> {
-        Identity::from_map(row.as_object())
+    /// The match identity of a foreign row ([`PointKey::from_row`]).
+    pub fn from_foreign(row: &ForeignRow) -> Result<PointKey> {
+        PointKey::from_map(row.as_object())
     }
 }
 
@@ -1372,7 +1372,7 @@ impl Point {
     }
 
     fn from_map(m: &Map<String, Value>) -> Result<Point> {
-        let identity = Identity::from_map(m)?;
+        let identity = PointKey::from_map(m)?;
         let mut values = Metrics::new();
         let mut extra = BTreeMap::new();
         sort_open_keys(m, &mut values, &mut extra);
@@ -1504,7 +1504,7 @@ impl EvalPoint {
     }
 
     fn from_map(m: &Map<String, Value>) -> Result<EvalPoint> {
-        let identity = Identity::from_map(m)?;
+        let identity = PointKey::from_map(m)?;
         let task = req_str(m, "task")?;
         let score = get_f64(m, "score")
             .or_else(|| get_f64(m, "em_strict"))

@@ -221,7 +221,7 @@ impl Delta {
     }
 }
 
-impl Identity {
+impl PointKey {
     /// Workload label as in the PR comment: `"8k/1k"` (ISL/OSL in units of 1024 when exact,
     /// else the token counts, e.g. `"1000/200"`), `"AgentX"` for agentic points.
     pub fn workload_label(&self) -> String {

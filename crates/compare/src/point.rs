@@ -15,32 +15,32 @@ use crate::import::{
     SUBMISSION_REASONS_KEY, SUBMISSION_VALID_KEY,
 };
 use crate::{
-    normalize_hw, ApiKind, BenchmarkType, EvalPoint, Identity, Metric, Metrics, Parallelism, Point,
+    normalize_hw, ApiKind, BenchmarkType, EvalPoint, Metric, Metrics, Parallelism, Point, PointKey,
     PointStatus, Spread, Stat, Topology,
 };
 
-impl Identity {
-    /// The match identity of a row servebench wrote: [`Identity::of`] its
+impl PointKey {
+    /// The match identity of a row servebench wrote: [`PointKey::of`] its
     /// [`AggRow::identity`] at its `conc` (the kv-offload mode as [`AggRow::kv_offloading`]
     /// reads it).
     ///
     /// Errors: no `conc` (or one over 2^32), or `is_multinode` (servebench writes single-node
-    /// rows only; a multinode row is a foreign one, read by [`Identity::from_row`]).
-    pub fn from_agg(row: &AggRow) -> Result<Identity> {
+    /// rows only; a multinode row is a foreign one, read by [`PointKey::from_row`]).
+    pub fn from_agg(row: &AggRow) -> Result<PointKey> {
         let conc = row.conc.ok_or_else(|| err!("missing field `conc`"))?;
         let conc = u32::try_from(conc).map_err(|_| err!("field `conc` is {conc}, too large"))?;
-        let mut id = Identity::of(&row.identity, conc)?;
+        let mut id = PointKey::of(&row.identity, conc)?;
         id.kv_offloading = row.kv_offloading();
         Ok(id)
     }
 
     /// The match key of the one identity ([`servebench_contracts::Identity`]) at `conc`
     /// (single-node: `tp`, `ep`, `dp_attention` for both pools; `isl`/`osl` cleared for
-    /// `agentic_traces`). Same rules as [`Identity::from_row`]: `hw` normalised, framework and
+    /// `agentic_traces`). Same rules as [`PointKey::from_row`]: `hw` normalised, framework and
     /// precision lowercased, an empty `spec_decoding` is `"none"`.
     ///
     /// Errors: `is_multinode` (the one identity describes a single-node deployment).
-    pub fn of(id: &servebench_contracts::Identity, conc: u32) -> Result<Identity> {
+    pub fn of(id: &servebench_contracts::Identity, conc: u32) -> Result<PointKey> {
         if id.is_multinode {
             fail!("field `is_multinode` is true: a servebench agg row is single-node");
         }
@@ -50,7 +50,7 @@ impl Identity {
             dp_attention: id.dp_attention,
         };
         let agentic = id.benchmark_type == BenchmarkType::AgenticTraces;
-        Ok(Identity {
+        Ok(PointKey {
             hw: normalize_hw(&id.hw),
             framework: id.framework.to_ascii_lowercase(),
             model_prefix: id.infmax_model_prefix.clone(),
@@ -73,11 +73,11 @@ impl Identity {
     }
 
     /// The identity of an eval row servebench wrote (multinode rows: the `prefill_*` and
-    /// `decode_*` pools). Defaults as [`Identity::from_row`]: `ep` 1, `dp_attention` false,
+    /// `decode_*` pools). Defaults as [`PointKey::from_row`]: `ep` 1, `dp_attention` false,
     /// `spec_decoding` `"none"`; not disaggregated, single-turn.
     ///
     /// Errors name the missing field (`hw`, `framework`, `model_prefix`, `precision`, `tp`).
-    pub fn from_eval(row: &EvalRow) -> Result<Identity> {
+    pub fn from_eval(row: &EvalRow) -> Result<PointKey> {
         let need = |v: &Option<String>, key: &str| -> Result<String> {
             v.clone()
                 .ok_or_else(|| err!("missing or non-string field `{key}`"))
@@ -119,7 +119,7 @@ impl Identity {
             .model_prefix
             .clone()
             .ok_or_else(|| err!("missing field `infmax_model_prefix` (or `model_prefix`)"))?;
-        Ok(Identity {
+        Ok(PointKey {
             hw: normalize_hw(&need(&row.hw, "hw")?),
             framework: need(&row.framework, "framework")?.to_ascii_lowercase(),
             model_prefix,
@@ -144,7 +144,7 @@ impl Identity {
     /// `cluster:<sku>-<fleet>` runner label reduced to its SKU ([`hw_sku`]), so a run stored
     /// with InferenceX's RUNNER_TYPE (`cluster:b200-nscale`, the label agentic configs must use,
     /// AUTOMATION.md §1.3 V9) matches a baseline whose hw came from the config key (`b200`).
-    pub fn match_key(&self) -> Identity {
+    pub fn match_key(&self) -> PointKey {
         let mut k = self.clone();
         k.hw = hw_sku(&k.hw);
         k.topology.prefill_workers = None;
@@ -152,10 +152,10 @@ impl Identity {
         k
     }
 
-    /// The key eval rows are matched on: [`Identity::match_key`] with the workload fields
+    /// The key eval rows are matched on: [`PointKey::match_key`] with the workload fields
     /// (`benchmark_type`, `isl`, `osl`) cleared. GSM8K scores do not depend on the benchmark
     /// workload, and eval rows from different tools record it differently.
-    pub fn eval_key(&self) -> Identity {
+    pub fn eval_key(&self) -> PointKey {
         let mut k = self.match_key();
         k.benchmark_type = BenchmarkType::SingleTurn;
         k.isl = None;
@@ -226,9 +226,9 @@ impl Point {
     /// [`AggRow::invalid_reasons`] (under `invalid_reasons`).
     /// Gives the point [`Point::from_agg_row`] gives for the row's JSON.
     ///
-    /// Errors: see [`Identity::from_agg`]; an `api` other than `completions` or `chat`.
+    /// Errors: see [`PointKey::from_agg`]; an `api` other than `completions` or `chat`.
     pub fn from_agg(row: &AggRow) -> Result<Point> {
-        let identity = Identity::from_agg(row)?;
+        let identity = PointKey::from_agg(row)?;
         let mut values = Metrics::new();
         for (key, v) in [
             ("tput_per_gpu", row.tput_per_gpu),
@@ -591,7 +591,7 @@ impl EvalPoint {
     /// [`EvalRow::passed`], [`EvalRow::image`]; threshold otherwise [`eval_threshold`]; passed otherwise every
     /// present `em_strict`/`em_flexible`, or the score, ≥ the threshold; no score: not passed).
     pub fn from_eval(row: &EvalRow) -> Result<EvalPoint> {
-        let identity = Identity::from_eval(row)?;
+        let identity = PointKey::from_eval(row)?;
         let fin = |x: Option<f64>| x.and_then(finite);
         let score = fin(row.score).or(fin(row.em_strict));
         let metric = row.score_name.clone();
@@ -638,8 +638,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn agentic(hw: &str) -> Identity {
-        Identity::from_row(&json!({
+    fn agentic(hw: &str) -> PointKey {
+        PointKey::from_row(&json!({
             "hw": hw, "framework": "sglang", "infmax_model_prefix": "qwen3.8next",
             "precision": "fp4", "spec_decoding": "mtp", "conc": 4, "tp": 1, "ep": 1,
             "scenario_type": "agentic-coding"

@@ -54,15 +54,16 @@ pub struct Topology {
     pub decode_workers: Option<u32>,
 }
 
-/// The identity a candidate point is matched on: InferenceX `compare_results.py` (MEASUREMENT
-/// Part 2 §3) plus `benchmark_type` (InferenceX-app natural key, AUTOMATION §7.5).
+/// The key a candidate point is matched on (the normalised projection of the one
+/// [`servebench_contracts::Identity`] at a concurrency; named apart from it): InferenceX
+/// `compare_results.py` (MEASUREMENT Part 2 §3) plus `benchmark_type` (InferenceX-app natural key, AUTOMATION §7.5).
 /// **Not** the image, the full model id, the recipe fingerprint, pp/dcp/pcp or worker counts.
 ///
-/// Equality of two identities (see [`Identity::match_key`]) is the match rule: `hw` is
+/// Equality of two identities (see [`PointKey::match_key`]) is the match rule: `hw` is
 /// normalised (lowercased, one trailing `-multinode|-trt|-disagg` stripped), `spec_decoding`
 /// defaults to `"none"`, the model is matched by its InferenceX model prefix.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Identity {
+pub struct PointKey {
     /// Hardware (runner type), already normalised, e.g. `"b200"`, `"sim-h200"`.
     pub hw: String,
     /// Framework, e.g. `"sglang"`, `"vllm"`, `"dynamo-trt"`.
@@ -346,7 +347,7 @@ pub type Metrics = BTreeMap<String, f64>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// Match identity.
-    pub identity: Identity,
+    pub identity: PointKey,
     /// Engine image (not matched; shown in headers).
     pub image: Option<String>,
     /// Full model id (not matched).
@@ -455,7 +456,7 @@ pub struct MetricComparison {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointComparison {
     /// The candidate's identity (= the baseline's when matched).
-    pub identity: Identity,
+    pub identity: PointKey,
     /// The matched baseline point, if any.
     pub baseline: Option<Point>,
     /// The candidate point.
@@ -477,7 +478,7 @@ pub struct PointComparison {
 pub struct EvalPoint {
     /// Config identity; for eval matching the workload fields (`benchmark_type`, `isl`, `osl`)
     /// are ignored, `conc` is used.
-    pub identity: Identity,
+    pub identity: PointKey,
     /// Task, e.g. `"gsm8k"`.
     pub task: String,
     /// Score name, e.g. `"em_strict"`.
@@ -593,7 +594,7 @@ pub struct Comparison {
     pub points: Vec<PointComparison>,
     /// Candidate identities with no baseline (also present in `points` with
     /// `na = NoMatchedBaseline`).
-    pub unmatched_candidate: Vec<Identity>,
+    pub unmatched_candidate: Vec<PointKey>,
     /// Baseline points no candidate matched (never silently dropped), of the configurations
     /// the candidate ran (hardware, framework, model, precision, spec decoding, disagg,
     /// multinode); all of them when no baseline point shares a configuration with the

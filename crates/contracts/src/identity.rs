@@ -164,7 +164,7 @@ impl std::fmt::Display for BenchmarkType {
 /// `process_result.py` writes them: `hw`, then the point's `conc`, then `image` … `dp_attention`;
 /// `benchmark_type` among the servebench keys; `kv_offloading`, `kv_offload_backend` and
 /// `allocated_cpu_dram_gb` after the known keys, only with offload), an eval row is filled from it ([`crate::EvalRow::fill_identity`]), the store's
-/// point columns are copied from it, and compare's match key (`servebench_compare::Identity`)
+/// point columns are copied from it, and compare's match key (`servebench_compare::PointKey`)
 /// is its normalised projection plus `conc`.
 ///
 /// Why the agg row does not `#[serde(flatten)]` it: InferenceX writes the point's `conc`

@@ -119,20 +119,20 @@ pub struct BaselinePoint {
 
 impl BaselinePoint {
     /// The value of a column, in its display unit.
-    pub fn get(&self, m: Metric) -> Option<f64> {
+    pub fn get(&self, m: Column) -> Option<f64> {
         match m {
-            Metric::TotalTputPerGpu => self.total_tput_per_gpu,
-            Metric::OutputTputPerGpu => self.output_tput_per_gpu,
-            Metric::TtftMs => self.ttft_ms,
-            Metric::TpotMs => self.tpot_ms,
-            Metric::E2elMs => self.e2el_ms,
-            Metric::Interactivity => self.interactivity,
-            Metric::InputTputPerGpu
-            | Metric::ItlMs
-            | Metric::JoulesPerOutputToken
-            | Metric::JoulesPerToken
-            | Metric::PowerPerGpu
-            | Metric::Ix(_) => None,
+            Column::TotalTputPerGpu => self.total_tput_per_gpu,
+            Column::OutputTputPerGpu => self.output_tput_per_gpu,
+            Column::TtftMs => self.ttft_ms,
+            Column::TpotMs => self.tpot_ms,
+            Column::E2elMs => self.e2el_ms,
+            Column::Interactivity => self.interactivity,
+            Column::InputTputPerGpu
+            | Column::ItlMs
+            | Column::JoulesPerOutputToken
+            | Column::JoulesPerToken
+            | Column::PowerPerGpu
+            | Column::Ix(_) => None,
         }
     }
 
@@ -255,7 +255,7 @@ pub struct AttemptPoint {
     /// Concurrency.
     pub conc: u32,
     /// Status.
-    pub status: PointStatus,
+    pub status: RowStatus,
     /// Whether the point wrote a result row (its identity can be matched).
     pub has_result: bool,
     /// Failed requests, `None` when unknown.
@@ -359,7 +359,7 @@ impl FailedJob {
 /// Eval rows with no candidate score whose eval job failed say so (`Δ N/A: its job failed:
 /// <first error>`) instead of "candidate value missing". A job matches on task and
 /// concurrency, else on task alone.
-fn mark_failed_eval_jobs(jobs: &[FailedJob], evals: &mut [EvalRow]) {
+fn mark_failed_eval_jobs(jobs: &[FailedJob], evals: &mut [EvalLine]) {
     for e in evals.iter_mut() {
         if e.candidate.as_ref().is_some_and(|c| c.score.is_some()) {
             continue;
@@ -415,7 +415,7 @@ pub struct AttemptInput {
     pub next: Option<Bilingual>,
     /// Table columns; empty → Output tok/s/GPU, TTFT ms, TPOT ms (the attempt layout).
     #[serde(default)]
-    pub columns: Vec<Metric>,
+    pub columns: Vec<Column>,
     /// The compare stage's comparison of the candidate's results with the baseline (matching
     /// on the InferenceX identity, comparability gates, noise rule; `docs/compare.md`). When
     /// set, the point rows, eval rows and curves come from it (and `points`/`evals` are not
@@ -430,32 +430,32 @@ pub struct AttemptInput {
 }
 
 /// The attempt table's default columns (AUTOMATION.md §5.6).
-pub const ATTEMPT_COLUMNS: [Metric; 3] = [Metric::OutputTputPerGpu, Metric::TtftMs, Metric::TpotMs];
+pub const ATTEMPT_COLUMNS: [Column; 3] = [Column::OutputTputPerGpu, Column::TtftMs, Column::TpotMs];
 
 /// The attempt table's default columns when it has the candidate's results (a comparison):
 /// [`ATTEMPT_COLUMNS`], J per output token (measured, `modelled` on the simulator, `telemetry
 /// missing` when the point has none — never 0), then InferenceX's PR-check columns (median,
 /// P90, P99, P99.9 of TTFT, interactivity and E2EL as `utils/compare_results.py` prints
 /// them; `crate::ix_columns`).
-pub fn pr_columns() -> Vec<Metric> {
+pub fn pr_columns() -> Vec<Column> {
     let mut c = ATTEMPT_COLUMNS.to_vec();
-    c.push(Metric::JoulesPerOutputToken);
-    c.extend(crate::ix_columns::IxColumn::ALL.map(Metric::Ix));
+    c.push(Column::JoulesPerOutputToken);
+    c.extend(crate::ix_columns::IxColumn::ALL.map(Column::Ix));
     c
 }
 
 /// The baseline body's columns (PRODUCT.md table).
-pub const BASELINE_COLUMNS: [Metric; 4] = [
-    Metric::TotalTputPerGpu,
-    Metric::OutputTputPerGpu,
-    Metric::TtftMs,
-    Metric::TpotMs,
+pub const BASELINE_COLUMNS: [Column; 4] = [
+    Column::TotalTputPerGpu,
+    Column::OutputTputPerGpu,
+    Column::TtftMs,
+    Column::TpotMs,
 ];
 
-fn is_latency(m: Metric) -> bool {
+fn is_latency(m: Column) -> bool {
     matches!(
         m,
-        Metric::TtftMs | Metric::TpotMs | Metric::ItlMs | Metric::E2elMs | Metric::Interactivity
+        Column::TtftMs | Column::TpotMs | Column::ItlMs | Column::E2elMs | Column::Interactivity
     )
 }
 
@@ -463,7 +463,7 @@ fn is_latency(m: Metric) -> bool {
 pub fn cell_delta(
     base: Option<&BaselinePoint>,
     cand: &AttemptPoint,
-    m: Metric,
+    m: Column,
     workload_differs: Option<String>,
     statistic_differs: Option<String>,
 ) -> Delta {
@@ -471,16 +471,16 @@ pub fn cell_delta(
         return Delta::Na(NaReason::NoMatchedBaseline);
     };
     match cand.status {
-        PointStatus::Failed => return Delta::Na(NaReason::PointFailed),
-        PointStatus::Invalid => {
+        RowStatus::Failed => return Delta::Na(NaReason::PointFailed),
+        RowStatus::Invalid => {
             return Delta::Na(NaReason::CandidateInvalid(
                 cand.first_error.clone().unwrap_or_default(),
             ))
         }
-        PointStatus::Unavailable | PointStatus::BaselineOnly => {
+        RowStatus::Unavailable | RowStatus::BaselineOnly => {
             return Delta::Na(NaReason::PointUnavailable)
         }
-        PointStatus::Passed | PointStatus::Partial => {}
+        RowStatus::Passed | RowStatus::Partial => {}
     }
     if let Some(d) = workload_differs {
         return Delta::Na(NaReason::WorkloadMismatch(d));
@@ -537,7 +537,7 @@ fn baseline_eval_score(e: &BaselineEval) -> EvalScore {
 
 /// Builds the attempt comment document.
 pub fn build_attempt(a: &AttemptInput) -> Document {
-    let columns: Vec<Metric> = match (a.columns.is_empty(), &a.comparison) {
+    let columns: Vec<Column> = match (a.columns.is_empty(), &a.comparison) {
         (false, _) => a.columns.clone(),
         (true, Some(_)) => pr_columns(),
         (true, None) => ATTEMPT_COLUMNS.to_vec(),
@@ -580,7 +580,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
         let bp = base
             .filter(|b| same_topology(b))
             .and_then(|b| b.points.iter().find(|x| x.conc == p.conc));
-        let usable = matches!(p.status, PointStatus::Passed | PointStatus::Partial);
+        let usable = matches!(p.status, RowStatus::Passed | RowStatus::Partial);
         let cells = columns
             .iter()
             .map(|&m| {
@@ -623,7 +623,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
             });
         }
     }
-    let mut evals: Vec<EvalRow> = a
+    let mut evals: Vec<EvalLine> = a
         .evals
         .iter()
         .map(|e| {
@@ -639,7 +639,7 @@ pub fn build_attempt(a: &AttemptInput) -> Document {
                 stderr: e.stderr,
                 passed: e.passed,
             };
-            EvalRow {
+            EvalLine {
                 task: e.task.clone(),
                 metric: e.metric.clone(),
                 conc: e.conc,
@@ -722,9 +722,9 @@ fn baseline_sources_line(
 
 fn attempt_document(
     a: &AttemptInput,
-    columns: Vec<Metric>,
+    columns: Vec<Column>,
     rows: Vec<Row>,
-    evals: Vec<EvalRow>,
+    evals: Vec<EvalLine>,
     curves: Curves,
 ) -> Document {
     // A candidate (or baseline) run from the store that ran on the embedded simulator: say so
@@ -792,7 +792,7 @@ fn submission_remarks(c: &servebench_compare::Comparison, labelled: bool, rows: 
         };
         let label = crate::comparison::candidate_row_label(c, pc, labelled);
         for row in rows.iter_mut().filter(|r| {
-            r.conc == pc.identity.conc && r.status != PointStatus::BaselineOnly && r.label == label
+            r.conc == pc.identity.conc && r.status != RowStatus::BaselineOnly && r.label == label
         }) {
             let key = "not a valid InferenceX submission";
             let said = row.remarks.iter().any(|r| r.en.contains(key))
@@ -851,9 +851,9 @@ pub fn build_baseline_body(
             Row {
                 conc: p.conc,
                 status: if all_missing {
-                    PointStatus::Unavailable
+                    RowStatus::Unavailable
                 } else {
-                    PointStatus::Passed
+                    RowStatus::Passed
                 },
                 label: None,
                 first_error: None,
@@ -867,7 +867,7 @@ pub fn build_baseline_body(
     let evals = b
         .evals
         .iter()
-        .map(|e| EvalRow {
+        .map(|e| EvalLine {
             task: e.task.clone(),
             metric: e.metric.clone(),
             conc: e.conc,

@@ -11,7 +11,7 @@ use plotters::coord::ranged1d::{BoldPoints, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::model::{CurvePoint, Curves, EvalRow, EvalScore};
+use crate::model::{CurvePoint, Curves, EvalLine, EvalScore};
 
 /// Chart size in px.
 pub const W: u32 = 560;
@@ -307,7 +307,7 @@ pub fn score_stderr(s: &EvalScore) -> Option<f64> {
 }
 
 /// Eval scores (%) with 95 % error bars, baseline and candidate side by side per eval row.
-pub fn eval_scores(evals: &[EvalRow]) -> Result<String, String> {
+pub fn eval_scores(evals: &[EvalLine]) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();

@@ -13,44 +13,44 @@ pub struct BuildOptions {
     /// Title prefix / bot name (default `servebench`).
     pub title_prefix: Option<String>,
     /// Columns of the point table; empty → Total and Output tok/s/GPU, TTFT ms, TPOT ms.
-    pub columns: Vec<Metric>,
+    pub columns: Vec<Column>,
 }
 
 /// The report's default columns (the PRODUCT.md table).
-pub const DEFAULT_COLUMNS: [Metric; 4] = crate::attempt::BASELINE_COLUMNS;
+pub const DEFAULT_COLUMNS: [Column; 4] = crate::attempt::BASELINE_COLUMNS;
 
 /// [`DEFAULT_COLUMNS`], and J per output token when a point carries energy.
-pub fn default_columns(energy: bool) -> Vec<Metric> {
+pub fn default_columns(energy: bool) -> Vec<Column> {
     let mut c = DEFAULT_COLUMNS.to_vec();
     if energy {
-        c.push(Metric::JoulesPerOutputToken);
+        c.push(Column::JoulesPerOutputToken);
     }
     c
 }
 
 /// Report metric → compare metric.
-pub fn to_cmp_metric(m: Metric) -> cmp::Metric {
+pub fn to_cmp_metric(m: Column) -> cmp::Metric {
     match m {
-        Metric::TotalTputPerGpu => cmp::Metric::TotalTputPerGpu,
-        Metric::OutputTputPerGpu => cmp::Metric::OutputTputPerGpu,
-        Metric::InputTputPerGpu => cmp::Metric::InputTputPerGpu,
-        Metric::TtftMs => cmp::Metric::Ttft,
-        Metric::TpotMs => cmp::Metric::Tpot,
-        Metric::ItlMs => cmp::Metric::Itl,
-        Metric::E2elMs => cmp::Metric::E2el,
-        Metric::Interactivity => cmp::Metric::Intvty,
-        Metric::JoulesPerOutputToken => cmp::Metric::JoulesPerOutputToken,
-        Metric::JoulesPerToken => cmp::Metric::JoulesPerToken,
-        Metric::PowerPerGpu => cmp::Metric::PowerPerGpu,
-        Metric::Ix(c) => c.cmp_metric(),
+        Column::TotalTputPerGpu => cmp::Metric::TotalTputPerGpu,
+        Column::OutputTputPerGpu => cmp::Metric::OutputTputPerGpu,
+        Column::InputTputPerGpu => cmp::Metric::InputTputPerGpu,
+        Column::TtftMs => cmp::Metric::Ttft,
+        Column::TpotMs => cmp::Metric::Tpot,
+        Column::ItlMs => cmp::Metric::Itl,
+        Column::E2elMs => cmp::Metric::E2el,
+        Column::Interactivity => cmp::Metric::Intvty,
+        Column::JoulesPerOutputToken => cmp::Metric::JoulesPerOutputToken,
+        Column::JoulesPerToken => cmp::Metric::JoulesPerToken,
+        Column::PowerPerGpu => cmp::Metric::PowerPerGpu,
+        Column::Ix(c) => c.cmp_metric(),
     }
 }
 
 /// A side's value of a column in its display unit: an InferenceX column's fixed statistic, else
 /// the metric at `stat`.
-fn side_value(p: &cmp::Point, m: Metric, stat: cmp::Stat) -> Option<f64> {
+fn side_value(p: &cmp::Point, m: Column, stat: cmp::Stat) -> Option<f64> {
     match m {
-        Metric::Ix(c) => c.value(p),
+        Column::Ix(c) => c.value(p),
         _ => p.value(to_cmp_metric(m), stat),
     }
 }
@@ -59,7 +59,7 @@ fn side_value(p: &cmp::Point, m: Metric, stat: cmp::Stat) -> Option<f64> {
 /// compare_results.py's delta `(new / old − 1) × 100` against the matched baseline, toned by
 /// direction alone; N/A with the point's reason where the script would print `N/A` or the
 /// comparison found the point not comparable.
-fn ix_cell(m: Metric, pc: &cmp::PointComparison) -> Cell {
+fn ix_cell(m: Column, pc: &cmp::PointComparison) -> Cell {
     let cand = &pc.candidate;
     let value = if usable(cand.status) {
         side_value(cand, m, cmp::Stat::Mean)
@@ -102,7 +102,7 @@ fn ix_cell(m: Metric, pc: &cmp::PointComparison) -> Cell {
 
 /// The note of a row whose energy cells are modelled: which columns, and that they are the
 /// simulator's power model, not a measurement (docs/simulator.md "Energy").
-fn modelled_remark(columns: &[Metric], cells: &[Cell]) -> Option<RowRemark> {
+fn modelled_remark(columns: &[Column], cells: &[Cell]) -> Option<RowRemark> {
     let cols: Vec<&str> = columns
         .iter()
         .zip(cells)
@@ -125,7 +125,7 @@ fn modelled_remark(columns: &[Metric], cells: &[Cell]) -> Option<RowRemark> {
 /// An energy cell of a candidate point (issue 30): a modelled value (the simulator's power
 /// model) is marked `modelled`; a usable point without a value says `telemetry missing` (its
 /// row's reason as the detail), never 0.
-fn mark_energy(cell: &mut Cell, m: Metric, cand: &cmp::Point) {
+fn mark_energy(cell: &mut Cell, m: Column, cand: &cmp::Point) {
     if !m.is_energy() {
         return;
     }
@@ -182,12 +182,12 @@ pub fn na_reason(r: &cmp::NaReason) -> NaReason {
     }
 }
 
-fn status(s: cmp::PointStatus) -> PointStatus {
+fn status(s: cmp::PointStatus) -> RowStatus {
     match s {
-        cmp::PointStatus::Ok => PointStatus::Passed,
-        cmp::PointStatus::Interrupted => PointStatus::Partial,
-        cmp::PointStatus::Failed => PointStatus::Failed,
-        cmp::PointStatus::Invalid => PointStatus::Invalid,
+        cmp::PointStatus::Ok => RowStatus::Passed,
+        cmp::PointStatus::Interrupted => RowStatus::Partial,
+        cmp::PointStatus::Failed => RowStatus::Failed,
+        cmp::PointStatus::Invalid => RowStatus::Invalid,
     }
 }
 
@@ -242,19 +242,19 @@ fn curve(p: &cmp::Point, stat: cmp::Stat) -> CurvePoint {
     }
 }
 
-fn metric_of(m: cmp::Metric) -> Metric {
+fn metric_of(m: cmp::Metric) -> Column {
     match m {
-        cmp::Metric::TotalTputPerGpu => Metric::TotalTputPerGpu,
-        cmp::Metric::OutputTputPerGpu => Metric::OutputTputPerGpu,
-        cmp::Metric::InputTputPerGpu => Metric::InputTputPerGpu,
-        cmp::Metric::Ttft => Metric::TtftMs,
-        cmp::Metric::Tpot => Metric::TpotMs,
-        cmp::Metric::Itl => Metric::ItlMs,
-        cmp::Metric::E2el => Metric::E2elMs,
-        cmp::Metric::Intvty => Metric::Interactivity,
-        cmp::Metric::JoulesPerOutputToken => Metric::JoulesPerOutputToken,
-        cmp::Metric::JoulesPerToken => Metric::JoulesPerToken,
-        cmp::Metric::PowerPerGpu => Metric::PowerPerGpu,
+        cmp::Metric::TotalTputPerGpu => Column::TotalTputPerGpu,
+        cmp::Metric::OutputTputPerGpu => Column::OutputTputPerGpu,
+        cmp::Metric::InputTputPerGpu => Column::InputTputPerGpu,
+        cmp::Metric::Ttft => Column::TtftMs,
+        cmp::Metric::Tpot => Column::TpotMs,
+        cmp::Metric::Itl => Column::ItlMs,
+        cmp::Metric::E2el => Column::E2elMs,
+        cmp::Metric::Intvty => Column::Interactivity,
+        cmp::Metric::JoulesPerOutputToken => Column::JoulesPerOutputToken,
+        cmp::Metric::JoulesPerToken => Column::JoulesPerToken,
+        cmp::Metric::PowerPerGpu => Column::PowerPerGpu,
     }
 }
 
@@ -375,7 +375,7 @@ fn verdict_remark(pc: &cmp::PointComparison, gate_pct: f64) -> Option<RowRemark>
 
 /// Spread remarks (with repeats): coefficient of variation per metric, for the baseline and
 /// for the candidate.
-fn spread_remarks(pc: &cmp::PointComparison, columns: &[Metric]) -> Vec<RowRemark> {
+fn spread_remarks(pc: &cmp::PointComparison, columns: &[Column]) -> Vec<RowRemark> {
     let mut out = Vec::new();
     out.extend(spread_remark(pc, columns, cmp::Side::Baseline));
     out.extend(spread_remark(pc, columns, cmp::Side::Candidate));
@@ -385,7 +385,7 @@ fn spread_remarks(pc: &cmp::PointComparison, columns: &[Metric]) -> Vec<RowRemar
 /// One side's spread remark: `baseline spread over 3 repeats (1 sd): TTFT ms ±5.5%, …`.
 fn spread_remark(
     pc: &cmp::PointComparison,
-    columns: &[Metric],
+    columns: &[Column],
     side: cmp::Side,
 ) -> Option<RowRemark> {
     let mut parts = Vec::new();
@@ -430,8 +430,8 @@ fn spread_remark(
 }
 
 /// Sample standard deviation over a point's repeats (display units), when it has ≥ 2.
-fn repeat_sd(p: &cmp::Point, m: Metric, stat: cmp::Stat) -> Option<f64> {
-    if p.repeats.len() < 2 || matches!(m, Metric::Ix(_)) {
+fn repeat_sd(p: &cmp::Point, m: Column, stat: cmp::Stat) -> Option<f64> {
+    if p.repeats.len() < 2 || matches!(m, Column::Ix(_)) {
         return None;
     }
     cmp::Spread::of(&p.repeat_values(to_cmp_metric(m), stat)).and_then(|s| s.sd)
@@ -470,7 +470,7 @@ pub enum Remarks {
 /// all rows, baseline-only rows included. Returns `(rows, curves, labelled)`.
 pub fn point_rows(
     c: &cmp::Comparison,
-    columns: &[Metric],
+    columns: &[Column],
     remarks_kind: Remarks,
 ) -> (Vec<Row>, Curves, bool) {
     let stat = c.options.stat;
@@ -504,7 +504,7 @@ pub fn point_rows(
         let cells: Vec<Cell> = columns
             .iter()
             .map(|&m| {
-                if matches!(m, Metric::Ix(_)) {
+                if matches!(m, Column::Ix(_)) {
                     return ix_cell(m, pc);
                 }
                 let mc = pc.metrics.iter().find(|x| x.metric == to_cmp_metric(m));
@@ -595,7 +595,7 @@ pub fn point_rows(
         rows.push(Row {
             conc: b.identity.conc,
             label: row_label(&b.identity, labelled, Some("baseline only")),
-            status: PointStatus::BaselineOnly,
+            status: RowStatus::BaselineOnly,
             first_error: None,
             request_errors: None,
             request_error_reasons: vec![],
@@ -647,7 +647,7 @@ pub fn candidate_row_label(
 /// A row's label: `8k/1k · TP1/EP1 · c4` when the table mixes workloads/topologies, plus
 /// ` (baseline only)` / ` (candidate only)` for a point the other side has no match for
 /// (`c4 (baseline only)`); `None` → `c<conc>`.
-fn row_label(id: &cmp::Identity, labelled: bool, only: Option<&str>) -> Option<String> {
+fn row_label(id: &cmp::PointKey, labelled: bool, only: Option<&str>) -> Option<String> {
     let base = if labelled {
         format!(
             "{} · {} · c{}",
@@ -708,10 +708,10 @@ fn identity_differences(c: &cmp::Comparison) -> Vec<String> {
 
 /// The eval rows of a comparison (candidate rows, and baseline rows with no candidate, whose
 /// Δ is `N/A: candidate missing`).
-pub fn eval_rows(c: &cmp::Comparison) -> Vec<EvalRow> {
+pub fn eval_rows(c: &cmp::Comparison) -> Vec<EvalLine> {
     c.evals
         .iter()
-        .map(|e| EvalRow {
+        .map(|e| EvalLine {
             task: e.task.clone(),
             metric: e.metric.clone(),
             conc: e.conc,
@@ -764,7 +764,7 @@ pub(crate) fn simulation_notice(
 
 /// Builds the report of a comparison.
 pub fn build(c: &cmp::Comparison, o: &BuildOptions) -> Document {
-    let columns: Vec<Metric> = if o.columns.is_empty() {
+    let columns: Vec<Column> = if o.columns.is_empty() {
         default_columns(
             c.options
                 .metrics
@@ -913,7 +913,7 @@ pub fn build_run(
     stat: cmp::Stat,
     o: &BuildOptions,
 ) -> Document {
-    let columns: Vec<Metric> = if o.columns.is_empty() {
+    let columns: Vec<Column> = if o.columns.is_empty() {
         default_columns(
             points
                 .iter()
@@ -984,7 +984,7 @@ pub fn build_run(
         .collect();
     let evals = evals
         .iter()
-        .map(|e| EvalRow {
+        .map(|e| EvalLine {
             task: e.task.clone(),
             metric: e.metric.clone(),
             conc: e.identity.conc,

@@ -12,7 +12,7 @@
 
 use crate::format::{fmt_count, fmt_pct_delta, fmt_pp_delta, fmt_score_pct, fmt_value};
 use crate::model::{
-    Bilingual, Cell, Context, Delta, Document, EvalRow, FailureSummary, Heading, NaReason, RunRef,
+    Bilingual, Cell, Context, Delta, Document, EvalLine, FailureSummary, Heading, NaReason, RunRef,
     Span,
 };
 use crate::notes::{self, Note};
@@ -142,7 +142,7 @@ pub fn cell_text(c: &Cell) -> String {
 
 /// Score cell of an eval row: candidate score (with pp delta) in a comparison, baseline score in
 /// a baseline body.
-pub fn eval_score_text(e: &EvalRow) -> String {
+pub fn eval_score_text(e: &EvalLine) -> String {
     let side = if e.candidate.is_some() {
         e.candidate.as_ref()
     } else {
@@ -160,7 +160,7 @@ pub fn eval_score_text(e: &EvalRow) -> String {
 }
 
 /// Samples cell: `1,319` (one side), `1,319 each` (equal), `1,319/N/A (old/new)` otherwise.
-pub fn eval_samples_text(e: &EvalRow) -> String {
+pub fn eval_samples_text(e: &EvalLine) -> String {
     let n = |s: Option<u64>| s.map(fmt_count).unwrap_or_else(|| "N/A".into());
     match (&e.baseline, &e.candidate) {
         (Some(b), None) => n(b.samples),

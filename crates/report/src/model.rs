@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// throughput, ms for latency, tok/s/user for interactivity.
 #[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[serde(rename_all = "snake_case")]
-pub enum Metric {
+pub enum Column {
     /// Total (input + output) tokens per second per GPU (InferenceX `tput_per_gpu`).
     TotalTputPerGpu,
     /// Output tokens per second per GPU (`output_tput_per_gpu`).
@@ -36,35 +36,35 @@ pub enum Metric {
     Ix(crate::ix_columns::IxColumn),
 }
 
-impl Metric {
+impl Column {
     /// The English column header without the direction arrow (`"TTFT ms"`).
     pub fn label(self) -> &'static str {
         match self {
-            Metric::TotalTputPerGpu => "Total tok/s/GPU",
-            Metric::OutputTputPerGpu => "Output tok/s/GPU",
-            Metric::InputTputPerGpu => "Input tok/s/GPU",
-            Metric::TtftMs => "TTFT ms",
-            Metric::TpotMs => "TPOT ms",
-            Metric::ItlMs => "ITL ms",
-            Metric::E2elMs => "E2EL ms",
-            Metric::Interactivity => "Interactivity tok/s/user",
-            Metric::JoulesPerOutputToken => "J/output tok",
-            Metric::JoulesPerToken => "J/tok",
-            Metric::PowerPerGpu => "W/GPU",
-            Metric::Ix(c) => c.label(),
+            Column::TotalTputPerGpu => "Total tok/s/GPU",
+            Column::OutputTputPerGpu => "Output tok/s/GPU",
+            Column::InputTputPerGpu => "Input tok/s/GPU",
+            Column::TtftMs => "TTFT ms",
+            Column::TpotMs => "TPOT ms",
+            Column::ItlMs => "ITL ms",
+            Column::E2elMs => "E2EL ms",
+            Column::Interactivity => "Interactivity tok/s/user",
+            Column::JoulesPerOutputToken => "J/output tok",
+            Column::JoulesPerToken => "J/tok",
+            Column::PowerPerGpu => "W/GPU",
+            Column::Ix(c) => c.label(),
         }
     }
 
     /// True when a larger value is better (throughput, interactivity); false for latencies.
     pub fn higher_is_better(self) -> bool {
         match self {
-            Metric::Ix(c) => c.higher_is_better(),
+            Column::Ix(c) => c.higher_is_better(),
             _ => matches!(
                 self,
-                Metric::TotalTputPerGpu
-                    | Metric::OutputTputPerGpu
-                    | Metric::InputTputPerGpu
-                    | Metric::Interactivity
+                Column::TotalTputPerGpu
+                    | Column::OutputTputPerGpu
+                    | Column::InputTputPerGpu
+                    | Column::Interactivity
             ),
         }
     }
@@ -73,7 +73,7 @@ impl Metric {
     pub fn is_energy(self) -> bool {
         matches!(
             self,
-            Metric::JoulesPerOutputToken | Metric::JoulesPerToken | Metric::PowerPerGpu
+            Column::JoulesPerOutputToken | Column::JoulesPerToken | Column::PowerPerGpu
         )
     }
 
@@ -175,7 +175,7 @@ pub enum Tone {
 impl Tone {
     /// Tone of a relative delta by direction alone (no gate known): a change that rounds to
     /// `+0.0%` is neutral.
-    pub fn of_pct(m: Metric, pct: f64) -> Option<Tone> {
+    pub fn of_pct(m: Column, pct: f64) -> Option<Tone> {
         if !pct.is_finite() {
             return None;
         }
@@ -205,7 +205,7 @@ pub enum Delta {
 /// Status of one benchmark point (one row).
 #[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
-pub enum PointStatus {
+pub enum RowStatus {
     /// Measured and usable.
     Passed,
     /// Measured, but interrupted (Ctrl-C) before all its requests ran (agg `point_status`
@@ -233,7 +233,7 @@ pub struct Row {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Point status.
-    pub status: PointStatus,
+    pub status: RowStatus,
     /// First error of this point, when it differs from the attempt's failure (quoted in notes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
@@ -273,7 +273,7 @@ pub struct RowRemark {
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug, Default)]
 pub struct PointTable {
     /// Metric columns after `Concurrency`.
-    pub columns: Vec<Metric>,
+    pub columns: Vec<Column>,
     /// Rows, in concurrency order.
     pub rows: Vec<Row>,
 }
@@ -294,7 +294,7 @@ pub struct EvalScore {
 
 /// One eval row (`gsm8k/em_strict · c16`).
 #[derive(Serialize, Deserialize, Clone, PartialEq, Debug)]
-pub struct EvalRow {
+pub struct EvalLine {
     /// Task name (`gsm8k`).
     pub task: String,
     /// Metric name (`em_strict`).
@@ -309,7 +309,7 @@ pub struct EvalRow {
     pub delta: Delta,
 }
 
-impl EvalRow {
+impl EvalLine {
     /// `task/metric · c<conc>`.
     pub fn label(&self) -> String {
         format!("{}/{} · c{}", self.task, self.metric, self.conc)
@@ -578,7 +578,7 @@ pub struct Document {
     /// The point table.
     pub points: PointTable,
     /// Eval rows; empty → `Eval: N/A`.
-    pub evals: Vec<EvalRow>,
+    pub evals: Vec<EvalLine>,
     /// `Next:` line.
     pub next: Option<Bilingual>,
     /// Failure paragraph.

@@ -3,7 +3,7 @@
 //! `All rows: <remark>.`; otherwise the rows that have one are listed, `c8: <remark>; c16: …`.
 
 use crate::format::fmt_count;
-use crate::model::{code, t, Delta, EvalRow, NaReason, PointStatus, PointTable, Rich, Row, Span};
+use crate::model::{code, t, Delta, EvalLine, NaReason, PointTable, Rich, Row, RowStatus, Span};
 use crate::words;
 
 /// One `Note:` line, in English and Chinese.
@@ -89,7 +89,7 @@ fn status_remark(r: &Row) -> Option<Remark> {
     if let Some(err) = &r.first_error {
         e.push(t(" — "));
         e.push(code(err.clone()));
-        z.push(t(if r.status == PointStatus::Invalid {
+        z.push(t(if r.status == RowStatus::Invalid {
             "，原因："
         } else {
             "，首个错误："
@@ -101,7 +101,7 @@ fn status_remark(r: &Row) -> Option<Remark> {
 
 fn errors_remark(r: &Row) -> Option<Remark> {
     // A baseline-only row was not run by the candidate: nothing to say about its requests.
-    if r.status == PointStatus::BaselineOnly {
+    if r.status == RowStatus::BaselineOnly {
         return None;
     }
     match r.request_errors {
@@ -131,7 +131,7 @@ fn errors_remark(r: &Row) -> Option<Remark> {
 
 fn na_remark(table: &PointTable, r: &Row) -> Option<Remark> {
     // A baseline-only row has no delta by construction; its status note says why.
-    if r.status == PointStatus::BaselineOnly {
+    if r.status == RowStatus::BaselineOnly {
         return None;
     }
     let nas: Vec<(usize, &crate::model::NaReason)> = r
@@ -202,7 +202,7 @@ pub fn point_notes(table: &PointTable, with_errors: bool) -> Vec<Note> {
 /// The notes of the eval table: one line per eval row that has something to say (failed or
 /// below threshold, Δ N/A reason), `gsm8k/em_strict · c16: failed, no score; Δ N/A: point failed.`
 /// Eval rows are few and named, so they are never collapsed to `All rows`.
-pub fn eval_notes(evals: &[EvalRow]) -> Vec<Note> {
+pub fn eval_notes(evals: &[EvalLine]) -> Vec<Note> {
     let mut out = Vec::new();
     for e in evals {
         let mut en: Vec<String> = Vec::new();

@@ -5,7 +5,7 @@
 //! launcher 启动器, artifact 产物, evaluation 评估. Model, hardware, framework, flag and variable
 //! names stay as they are. Numbers from the tables are not repeated in Chinese.
 
-use crate::model::{AttemptKind, AttemptStatus, NaReason, PointStatus};
+use crate::model::{AttemptKind, AttemptStatus, NaReason, RowStatus};
 
 /// English header words of an attempt kind: `Initial attempt`, `Repair 2/5`,
 /// `Infrastructure retry 1`, `Final full sweep`.
@@ -115,28 +115,28 @@ pub fn na_reason_zh(r: &NaReason) -> &'static str {
 }
 
 /// English of a point status in notes (`None` for a passed point: nothing to say).
-pub fn point_status_en(s: PointStatus) -> Option<&'static str> {
+pub fn point_status_en(s: RowStatus) -> Option<&'static str> {
     match s {
-        PointStatus::Passed => None,
-        PointStatus::Partial => Some("partial"),
-        PointStatus::Failed => Some("failed"),
-        PointStatus::Invalid => Some("invalid (a validity rule was violated)"),
-        PointStatus::Unavailable => Some("unavailable"),
-        PointStatus::BaselineOnly => {
+        RowStatus::Passed => None,
+        RowStatus::Partial => Some("partial"),
+        RowStatus::Failed => Some("failed"),
+        RowStatus::Invalid => Some("invalid (a validity rule was violated)"),
+        RowStatus::Unavailable => Some("unavailable"),
+        RowStatus::BaselineOnly => {
             Some("baseline values; the candidate has no point with this identity")
         }
     }
 }
 
 /// Chinese of [`point_status_en`].
-pub fn point_status_zh(s: PointStatus) -> Option<&'static str> {
+pub fn point_status_zh(s: RowStatus) -> Option<&'static str> {
     match s {
-        PointStatus::Passed => None,
-        PointStatus::Partial => Some("部分完成（已中断）"),
-        PointStatus::Failed => Some("失败"),
-        PointStatus::Invalid => Some("无效（违反有效性规则）"),
-        PointStatus::Unavailable => Some("没有结果"),
-        PointStatus::BaselineOnly => Some("仅为基线数值，候选结果中没有相同标识的点"),
+        RowStatus::Passed => None,
+        RowStatus::Partial => Some("部分完成（已中断）"),
+        RowStatus::Failed => Some("失败"),
+        RowStatus::Invalid => Some("无效（违反有效性规则）"),
+        RowStatus::Unavailable => Some("没有结果"),
+        RowStatus::BaselineOnly => Some("仅为基线数值，候选结果中没有相同标识的点"),
     }
 }
 

@@ -138,7 +138,7 @@ fn report_doc() -> Document {
             .iter()
             .map(|&(conc, tot, out, ttft, tpot)| AttemptPoint {
                 conc,
-                status: PointStatus::Passed,
+                status: RowStatus::Passed,
                 has_result: true,
                 request_errors: Some(0),
                 first_error: None,

@@ -168,7 +168,7 @@ fn comparison_report_words_the_compare_verdicts() {
 #[test]
 fn an_attempt_against_another_topology_marks_no_baseline_only_row_invalid() {
     use servebench_report::attempt::{build_attempt, AttemptInput};
-    use servebench_report::model::{AttemptKind, AttemptStatus, PointStatus};
+    use servebench_report::model::{AttemptKind, AttemptStatus, RowStatus};
     let text = std::fs::read_to_string(BASELINE).unwrap();
     let imp = parse_baseline(&text, "baseline.json", &IdentityOverrides::default()).unwrap();
     let base: Vec<Point> = imp
@@ -243,7 +243,7 @@ fn an_attempt_against_another_topology_marks_no_baseline_only_row_invalid() {
     };
     let baseline_only: Vec<_> = rows
         .iter()
-        .filter(|r| r.status == PointStatus::BaselineOnly)
+        .filter(|r| r.status == RowStatus::BaselineOnly)
         .collect();
     assert_eq!(baseline_only.len(), 4);
     for r in &baseline_only {
@@ -256,7 +256,7 @@ fn an_attempt_against_another_topology_marks_no_baseline_only_row_invalid() {
     }
     let cand: Vec<_> = rows
         .iter()
-        .filter(|r| r.status != PointStatus::BaselineOnly)
+        .filter(|r| r.status != RowStatus::BaselineOnly)
         .collect();
     assert_eq!(cand.len(), 2);
     assert!(cand.iter().all(|r| invalid(r)), "{cand:?}");

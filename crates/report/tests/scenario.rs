@@ -112,7 +112,7 @@ fn failed_attempt() -> AttemptInput {
         baseline: Some(baseline()),
         points: vec![AttemptPoint {
             conc: 1,
-            status: PointStatus::Failed,
+            status: RowStatus::Failed,
             has_result: false,
             request_errors: None,
             first_error: None,
@@ -240,7 +240,7 @@ fn passing_attempt() -> AttemptInput {
         .iter()
         .map(|&(conc, tot, out, ttft, tpot)| AttemptPoint {
             conc,
-            status: PointStatus::Passed,
+            status: RowStatus::Passed,
             has_result: true,
             request_errors: Some(0),
             first_error: None,
@@ -387,7 +387,7 @@ fn a_crashed_eval_job_is_named_with_its_first_error() {
 fn mixed_rows_are_listed_not_collapsed() {
     let mut a = passing_attempt();
     a.status = AttemptStatus::Failed;
-    a.points[2].status = PointStatus::Failed;
+    a.points[2].status = RowStatus::Failed;
     a.points[2].request_errors = Some(12);
     a.points[2].first_error = Some("ERROR: Server process 4242 died during benchmark".into());
     let md = markdown::render(&build_attempt(&a), Lang::En);

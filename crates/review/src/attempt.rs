@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench_compare::{CompareOptions, Metric as CMetric, PointStatus as CStatus, Stat};
+use servebench_compare::{CompareOptions, Metric, PointStatus, Stat};
 use servebench_report::attempt::{
     AttemptEval, AttemptInput, AttemptPoint, BaselineEval, BaselinePoint, BaselineTable,
     ChangeInput, TopologySpec,
 };
-use servebench_report::model::{AttemptKind, AttemptStatus, PointStatus, RunRef};
+use servebench_report::model::{AttemptKind, AttemptStatus, RowStatus, RunRef};
 use servebench_triage::{Persistence, TriageOptions};
 
 use crate::attempt_logs::{
@@ -112,12 +112,12 @@ fn load_baseline_as(db: &Path, arg: &str, stat: Stat) -> Result<(BaselineTable, 
         .iter()
         .map(|p| BaselinePoint {
             conc: p.identity.conc,
-            total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),
-            output_tput_per_gpu: p.value(CMetric::OutputTputPerGpu, stat),
-            ttft_ms: p.value(CMetric::Ttft, stat),
-            tpot_ms: p.value(CMetric::Tpot, stat),
-            e2el_ms: p.value(CMetric::E2el, stat),
-            interactivity: p.value(CMetric::Intvty, stat),
+            total_tput_per_gpu: p.value(Metric::TotalTputPerGpu, stat),
+            output_tput_per_gpu: p.value(Metric::OutputTputPerGpu, stat),
+            ttft_ms: p.value(Metric::Ttft, stat),
+            tpot_ms: p.value(Metric::Tpot, stat),
+            e2el_ms: p.value(Metric::E2el, stat),
+            interactivity: p.value(Metric::Intvty, stat),
         })
         .collect();
     points.sort_by_key(|p| p.conc);
@@ -394,9 +394,9 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
                 None => points.push(AttemptPoint {
                     conc,
                     status: if failed {
-                        PointStatus::Failed
+                        RowStatus::Failed
                     } else {
-                        PointStatus::Unavailable
+                        RowStatus::Unavailable
                     },
                     has_result: false,
                     request_errors: None,
@@ -432,7 +432,7 @@ pub fn input(args: &AttemptRequest) -> Result<AttemptInput> {
     let status = decide_status(args, comparison.as_ref(), &points, &evals);
     // The candidate's own workload and topology: every distinct one of its points, in order
     // (`TP4/EP1, TP8/EP1`); never the baseline's, which may be another configuration.
-    let distinct = |f: &dyn Fn(&servebench_compare::Identity) -> String| -> Option<String> {
+    let distinct = |f: &dyn Fn(&servebench_compare::PointKey) -> String| -> Option<String> {
         let c = comparison.as_ref()?;
         let mut labels: Vec<String> = Vec::new();
         for l in c.points.iter().map(|p| f(&p.identity)) {
@@ -500,23 +500,23 @@ fn from_candidate(
         points.push(AttemptPoint {
             conc: p.identity.conc,
             status: match p.status {
-                CStatus::Ok => PointStatus::Passed,
-                CStatus::Interrupted => PointStatus::Partial,
-                CStatus::Failed => PointStatus::Failed,
-                CStatus::Invalid => PointStatus::Invalid,
+                PointStatus::Ok => RowStatus::Passed,
+                PointStatus::Interrupted => RowStatus::Partial,
+                PointStatus::Failed => RowStatus::Failed,
+                PointStatus::Invalid => RowStatus::Invalid,
             },
             has_result: true,
             request_errors: p.num_requests_failed,
             // an invalid point's violated rules, quoted in the comment (no delta is drawn)
-            first_error: (p.status == CStatus::Invalid).then(|| p.invalid_reasons().join("; ")),
+            first_error: (p.status == PointStatus::Invalid).then(|| p.invalid_reasons().join("; ")),
             values: BaselinePoint {
                 conc: p.identity.conc,
-                total_tput_per_gpu: p.value(CMetric::TotalTputPerGpu, stat),
-                output_tput_per_gpu: p.value(CMetric::OutputTputPerGpu, stat),
-                ttft_ms: p.value(CMetric::Ttft, stat),
-                tpot_ms: p.value(CMetric::Tpot, stat),
-                e2el_ms: p.value(CMetric::E2el, stat),
-                interactivity: p.value(CMetric::Intvty, stat),
+                total_tput_per_gpu: p.value(Metric::TotalTputPerGpu, stat),
+                output_tput_per_gpu: p.value(Metric::OutputTputPerGpu, stat),
+                ttft_ms: p.value(Metric::Ttft, stat),
+                tpot_ms: p.value(Metric::Tpot, stat),
+                e2el_ms: p.value(Metric::E2el, stat),
+                interactivity: p.value(Metric::Intvty, stat),
             },
             topology: Some(p.identity.topology_label()),
         });
@@ -579,13 +579,13 @@ fn decide_status(
         c.points
             .iter()
             .any(|p| !p.candidate.submission_invalid.is_empty())
-    }) || points.iter().any(|p| p.status == PointStatus::Invalid);
+    }) || points.iter().any(|p| p.status == RowStatus::Invalid);
     let regressed = comparison
         .as_ref()
         .is_some_and(|c| c.verdict == servebench_compare::Verdict::Regression);
     let failed = points
         .iter()
-        .any(|p| matches!(p.status, PointStatus::Failed | PointStatus::Unavailable))
+        .any(|p| matches!(p.status, RowStatus::Failed | RowStatus::Unavailable))
         || evals.iter().any(|e| !e.passed)
         || invalid
         || regressed;

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use servebench_compare::{Identity, Metric, Point, Stat};
+use servebench_compare::{Metric, Point, PointKey, Stat};
 use servebench_store::{RunKind, StoredRow};
 
 use crate::error::Result;
@@ -49,9 +49,9 @@ pub fn attach(
     }
     let store = servebench_store::Store::open(db)?;
     // (identity, image) → the runs' values per agg key
-    let mut pool: BTreeMap<(Identity, Option<String>), BTreeMap<String, Vec<f64>>> =
+    let mut pool: BTreeMap<(PointKey, Option<String>), BTreeMap<String, Vec<f64>>> =
         BTreeMap::new();
-    let wanted: Vec<(Identity, Option<String>)> = points
+    let wanted: Vec<(PointKey, Option<String>)> = points
         .iter()
         .map(|p| (p.identity.match_key(), p.image.clone()))
         .collect();

@@ -322,7 +322,7 @@ pub fn identity_summary(points: &[Point]) -> String {
 
 /// `latest-baseline` for a candidate: the newest baseline run (by its time — an imported CI
 /// run's date, else when it was stored — then by id) with a point whose identity
-/// ([`servebench_compare::Identity::match_key`]) a candidate point has — after `baseline
+/// ([`servebench_compare::PointKey::match_key`]) a candidate point has — after `baseline
 /// import` of a dashboard file the store holds one baseline run per CI run, most about other
 /// configurations. When no baseline run has such a point, the newest baseline run. Returns
 /// the run, its side and the one line that says which run was picked and why (`note: --baseline
@@ -346,7 +346,7 @@ pub fn latest_baseline_for(db: &Path, cand: &[Point]) -> Result<(RunId, Side, St
             db.display()
         )));
     };
-    let keys: Vec<servebench_compare::Identity> =
+    let keys: Vec<servebench_compare::PointKey> =
         cand.iter().map(|p| p.identity.match_key()).collect();
     for (k, id) in baselines.iter().enumerate() {
         let side = side_from_runs(&store, &[*id])?;

@@ -498,7 +498,7 @@ fn eval_alone_and_sweep_eval_store_equal_identities_against_one_endpoint() {
             };
             assert_eq!(row.framework.as_deref(), Some("sglang"), "run {}", run.id);
             keys.push(
-                servebench_compare::Identity::from_eval(row)
+                servebench_compare::PointKey::from_eval(row)
                     .unwrap()
                     .eval_key(),
             );
