@@ -308,16 +308,33 @@ pub struct FailedJob {
     /// Its log file, when known.
     #[serde(default)]
     pub log: Option<String>,
+    /// The per-node, per-role logs of a multinode job (`logs/workers/<node>_<role>.out`),
+    /// triaged with its log; empty for a single-node job.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_logs: Vec<String>,
 }
 
 impl FailedJob {
     /// The finding that names the job and why it failed, in English and Chinese.
     pub fn finding(&self) -> Bilingual {
-        let log = |word: &str, open: &str, close: &str| {
-            self.log
+        let log = |word: &str, nodes: &str, sep: &str, open: &str, close: &str| {
+            let mut files = self
+                .log
                 .as_deref()
-                .map(|l| format!("{open}{word}{l}{close}"))
-                .unwrap_or_default()
+                .map(|l| format!("{word}{l}"))
+                .unwrap_or_default();
+            if !self.node_logs.is_empty() {
+                if !files.is_empty() {
+                    files.push_str(sep);
+                }
+                files.push_str(nodes);
+                files.push_str(&self.node_logs.join(", "));
+            }
+            if files.is_empty() {
+                files
+            } else {
+                format!("{open}{files}{close}")
+            }
         };
         let (what_en, what_zh) = match &self.eval_task {
             Some(task) => (
@@ -344,13 +361,19 @@ impl FailedJob {
                 Span::Bold("Failed job:".into()),
                 t(format!(" {what_en}: ")),
                 code(self.error.clone()),
-                t(format!("{then_en}{}.", log("log: ", " (", ")"))),
+                t(format!(
+                    "{then_en}{}.",
+                    log("log: ", "per-node logs: ", "; ", " (", ")")
+                )),
             ],
             zh: vec![
                 Span::Bold("失败的作业：".into()),
                 t(format!("{what_zh}：")),
                 code(self.error.clone()),
-                t(format!("{then_zh}{}。", log("日志：", "（", "）"))),
+                t(format!(
+                    "{then_zh}{}。",
+                    log("日志：", "各节点日志：", "；", "（", "）")
+                )),
             ],
         }
     }

@@ -350,6 +350,7 @@ fn a_crashed_eval_job_is_named_with_its_first_error() {
         eval_task: Some("gsm8k".into()),
         error: err.into(),
         log: Some("run1/points/x_conc16_eval-gsm8k/attempt-1/job.log".into()),
+        node_logs: vec![],
     }];
     let md = markdown::render(&build_attempt(&a), Lang::EnZh);
     assert!(
@@ -379,6 +380,26 @@ fn a_crashed_eval_job_is_named_with_its_first_error() {
         md.contains(&format!(
             "**Failed job:** the job agentic · TP1/EP1 · conc 4 failed: `{err}`; it stored no row"
         )),
+        "{md}"
+    );
+    // a failed multinode job lists its per-node, per-role logs beside its job log
+    a.failed_jobs[0].label = "8k1k · P1×TP4/EP4/DPA + D1×TP8/EP8/DPA · conc 4".into();
+    a.failed_jobs[0].log = Some("run2/points/p/attempt-1/job.log".into());
+    a.failed_jobs[0].node_logs = vec![
+        "run2/points/p/attempt-1/logs/workers/mn1_prefill_w0.out".into(),
+        "run2/points/p/attempt-1/logs/workers/mn2_decode_w0.out".into(),
+    ];
+    let md = markdown::render(&build_attempt(&a), Lang::EnZh);
+    assert!(
+        md.contains(
+            "for it (log: run2/points/p/attempt-1/job.log; per-node logs: \
+             run2/points/p/attempt-1/logs/workers/mn1_prefill_w0.out, \
+             run2/points/p/attempt-1/logs/workers/mn2_decode_w0.out)."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("（日志：run2/points/p/attempt-1/job.log；各节点日志：run2/points/p/attempt-1/logs/workers/mn1_prefill_w0.out"),
         "{md}"
     );
 }

@@ -73,10 +73,10 @@ pub fn triage_log(log: &Path, retries_used: u32) -> Result<TriageReport> {
     Ok(build_report(vec![scanned], table(), &opts))
 }
 
-/// Triage of one attempt: its job log, plus — for a multinode point run as one `srun` step
-/// per role ([`crate::fleet_launch`]) — every per-node, per-role log of `logs/workers/`, read
-/// together as one multi-node log set (the first error across nodes, with its node and role).
-pub fn triage_attempt(log: &Path, dir: &Path, retries_used: u32) -> Result<TriageReport> {
+/// The per-node, per-role logs of an attempt (`<attempt>/logs/workers/*`, sorted by name:
+/// `<node>_<role>.out`) that a multinode point run as one `srun` step per role writes
+/// ([`crate::fleet_launch`]); empty when there are none.
+pub fn node_logs(dir: &Path) -> Vec<std::path::PathBuf> {
     let workers = dir.join(crate::fleet_launch::LOG_DIR);
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&workers)
         .map(|rd| {
@@ -85,10 +85,18 @@ pub fn triage_attempt(log: &Path, dir: &Path, retries_used: u32) -> Result<Triag
                 .collect()
         })
         .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Triage of one attempt: its job log, plus — for a multinode point run as one `srun` step
+/// per role ([`crate::fleet_launch`]) — every per-node, per-role log of `logs/workers/`, read
+/// together as one multi-node log set (the first error across nodes, with its node and role).
+pub fn triage_attempt(log: &Path, dir: &Path, retries_used: u32) -> Result<TriageReport> {
+    let mut files = node_logs(dir);
     if files.is_empty() {
         return triage_log(log, retries_used);
     }
-    files.sort();
     files.insert(0, log.to_path_buf());
     let mut scanned = Vec::new();
     for f in &files {

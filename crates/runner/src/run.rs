@@ -156,6 +156,11 @@ pub struct PointResult {
     pub jobs: Vec<JobHandle>,
     /// Job logs, in order.
     pub logs: Vec<PathBuf>,
+    /// The per-node, per-role logs of the last attempt of a multinode point run as one `srun`
+    /// step per role (`logs/workers/<node>_<role>.out`, sorted), which its triage read with
+    /// the job log; empty for a single-node point or a fleet run as one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_logs: Vec<PathBuf>,
     /// Throughput rows stored.
     pub points_stored: usize,
     /// Eval rows stored.
@@ -912,6 +917,7 @@ fn new_result(p: &Point) -> PointResult {
         retries: 0,
         jobs: vec![],
         logs: vec![],
+        node_logs: vec![],
         points_stored: 0,
         evals_stored: 0,
         ready_after_s: None,

@@ -383,6 +383,7 @@ fn a_node_lost_mid_job_fails_the_point_as_node_lost_with_its_node_and_role() {
     let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = catalog_copy();
     let d = dir.path();
+    let baseline = format!("{}/baseline.json", common::SCENARIO);
     // on the wall clock at real speed with long outputs the measurement outlasts the node's loss
     let mut child = common::servebench_in(d)
         .args(run_args(
@@ -396,6 +397,9 @@ fn a_node_lost_mid_job_fails_the_point_as_node_lost_with_its_node_and_role() {
                 "4096",
                 "--max-retries",
                 "0",
+                // the attempt comment (attempt.md) of a run that stored nothing
+                "--baseline",
+                &baseline,
             ],
         ))
         .env("SLURM_CONF", &conf)
@@ -458,6 +462,27 @@ fn a_node_lost_mid_job_fails_the_point_as_node_lost_with_its_node_and_role() {
     let result = common::read_json(&attempt.parent().unwrap().join("result.json"));
     assert_eq!(result["state"], "failed", "{result}");
     assert_eq!(result["failure"]["category"], "node_lost", "{result}");
+    // the result lists the per-node, per-role logs its triage read, beside the job log
+    let listed: Vec<String> = result["node_logs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no node_logs in {result}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = role_logs(&attempt)
+        .iter()
+        .map(|f| attempt.join("logs/workers").join(f).display().to_string())
+        .collect();
+    assert_eq!(listed, expected, "{result}");
+    assert!(listed
+        .iter()
+        .any(|l| l.ends_with(&format!("{decode}_decode_w0.out"))));
+    // and so does the attempt comment
+    let comment = std::fs::read_to_string(d.join("run2/attempt.md")).unwrap();
+    assert!(
+        comment.contains(&format!("per-node logs: {}", expected.join(", "))),
+        "{comment}"
+    );
 
     // `servebench triage` over the attempt's logs says the same
     let mut files = vec![attempt.join("job.log")];

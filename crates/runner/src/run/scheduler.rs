@@ -162,6 +162,7 @@ impl<'r> Scheduler<'r> {
         r.attempts = a.spec.attempt;
         r.jobs.push(a.handle.clone());
         r.logs.push(a.handle.log.clone());
+        r.node_logs = crate::failure::node_logs(&a.spec.dir);
         r.wall_s += a.started.elapsed().as_secs_f64();
         r
     }

@@ -106,6 +106,11 @@ fn failed_jobs(s: &RunSummary) -> Vec<FailedJob> {
                 .map(|f| f.first_error.clone().unwrap_or_else(|| f.summary.clone()))
                 .unwrap_or_else(|| "no error line found in its log".into()),
             log: r.logs.last().map(|l| l.display().to_string()),
+            node_logs: r
+                .node_logs
+                .iter()
+                .map(|l| l.display().to_string())
+                .collect(),
         })
         .collect()
 }
@@ -131,6 +136,13 @@ fn write_attempt(args: &Args, s: &mut RunSummary, image: &str, path: &Path) -> R
         // jobs that failed beside the stored ones (a crashed eval job): named with their
         // first error, not left as a row with a missing value
         inp.failed_jobs = failed_jobs(s);
+    } else {
+        // nothing stored: the comment is triaged from the job logs; a failed multinode job
+        // is named too, with its per-node, per-role logs beside its job log
+        inp.failed_jobs = failed_jobs(s)
+            .into_iter()
+            .filter(|j| !j.node_logs.is_empty())
+            .collect();
     }
     if let Some(c) = &inp.comparison {
         s.apply_verdict(verdict_outcome(c.verdict));
