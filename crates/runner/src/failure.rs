@@ -47,6 +47,20 @@ fix = "run the point on a cluster (partition) with the nodes its plan needs (`ru
 next = "Compare the job's node count ({reason}) with `sinfo -p <partition>`; nothing to retry on this cluster."
 example = "servebench-job: ERROR: Slurm will never start job 700026: Reason=PartitionNodeLimit: it asks for 9 node(s), more than its partition has; cancelled"
 source = "spec: servebench run's Slurm backend, for a job Slurm keeps PENDING with Reason=PartitionNodeLimit or BadConstraints (it never starts)"
+
+[[signature]]
+id = "sim_model_does_not_fit"
+group = "extra"
+category = "sim_model_does_not_fit"
+class = "the simulated engine cannot hold the model: its weights per GPU at the simulated TP exceed the GPU's usable memory"
+layer = "engine"
+persistence = "deterministic"
+action = "stop"
+patterns = ['model: (?P<model>.+?) does not fit on (?P<gpu>.+?) at TP (?P<tp>\d+): (?P<weights>[\d.]+) GiB of weights per GPU']
+fix = "simulate a point whose TP holds the model (`servebench sim --gpu`/`--tp`), or a preset with more memory; a multinode worker wider than 8 GPUs is simulated as TP8 replicas (docs/simulator.md, Multinode)"
+next = "Compare {weights} GiB per GPU at TP {tp} with the GPU's usable memory; nothing to retry."
+example = "error: model: DeepSeek-R1-0528 FP8 does not fit on H100 SXM 80GB at TP 8: 78.1 GiB of weights per GPU, 70.0 GiB usable (90% of 80 GiB minus 2 GiB reserve)"
+source = "spec: servebench sim's start-up error (SimError::DoesNotFit) when the model preset's weights at the engine's TP exceed the GPU preset's usable memory"
 "#;
 
 /// The built-in table plus [`RUNNER_SIGNATURES_TOML`], compiled once.
@@ -183,6 +197,27 @@ mod tests {
         assert!(r.deterministic);
         assert!(!should_retry(&r, 0, 2));
         assert_eq!(r.outcome.map(|o| o.as_str()), Some("readiness-blocked"));
+    }
+
+    /// The simulator's "does not fit" start-up error (the two H100 DeepSeek-R1 FP8 multinode
+    /// configs of the coverage run) is a deterministic engine-layer class, not `unclassified`.
+    #[test]
+    fn a_model_that_does_not_fit_the_simulated_gpu_is_classified() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("job.log");
+        std::fs::write(
+            &log,
+            "Runner name: 'h100-dgxc-slurm_16'\nJob: benchmark (dsr1-fp8-h100-dynamo-sglang, fixed-seq-len, tp16 ep1 conc1)\n\
+             2026-12-03T19:28:44.646Z servebench-job: engine started (pid 18674, process group 18674); waiting for http://127.0.0.1:38883/health (up to 600 s)\n\
+             error: model: DeepSeek-R1-0528 FP8 does not fit on H100 SXM 80GB at TP 8: 78.1 GiB of weights per GPU, 70.0 GiB usable (90% of 80 GiB minus 2 GiB reserve)\n\
+             2026-12-03T19:28:44.700Z servebench-job: ERROR: Process died before http://127.0.0.1:38883/health became ready (exit status 2)\n",
+        )
+        .unwrap();
+        let r = triage_log(&log, 0).unwrap();
+        assert_eq!(r.category, "sim_model_does_not_fit");
+        assert_eq!(r.layer.as_str(), "engine");
+        assert!(r.deterministic);
+        assert!(!should_retry(&r, 0, 2));
     }
 
     /// Issue 18: the same failure on two ports read as two different first errors in the run
