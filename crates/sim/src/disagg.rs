@@ -210,8 +210,39 @@ fn side(
     };
     let (gk, g) = p.gpu(gpu)?;
     let (mk, m) = p.model(model)?;
-    let cfg = EngineConfig::with_parallelism(gk, g.clone(), mk, m.clone(), par, p.engine.clone())?;
-    Ok((cfg, shape.workers * replicas))
+    match EngineConfig::with_parallelism(gk, g.clone(), mk, m.clone(), par, p.engine.clone()) {
+        // The model does not fit a TP8 replica, but the real worker shards its weights over
+        // all its GPUs (DeepSeek-R1 FP8 as TP16 over two H100 nodes): one TP8 engine whose
+        // every GPU stands for `replicas` GPUs (their HBM, bandwidth, compute and power summed).
+        Err(SimError::DoesNotFit { .. }) if replicas > 1 => {
+            let g = gpu_group(g.clone(), replicas);
+            notes.pop();
+            notes.push(format!(
+                "{role} worker TP{} modelled as one TP8 engine whose every GPU stands for {replicas} GPUs \
+                 (their HBM, bandwidth, compute and power summed; all-reduce at one GPU's link): \
+                 the model does not fit a TP8 replica",
+                shape.tp
+            ));
+            let cfg = EngineConfig::with_parallelism(gk, g, mk, m.clone(), par, p.engine.clone())?;
+            Ok((cfg, shape.workers))
+        }
+        r => Ok((r?, shape.workers * replicas)),
+    }
+}
+
+/// `k` GPUs of `g` as one: HBM capacity and bandwidth, peak compute, host link and board
+/// power times `k` (link bandwidth and the power share unchanged).
+fn gpu_group(mut g: crate::presets::GpuSpec, k: u32) -> crate::presets::GpuSpec {
+    let k = k as f64;
+    g.peak_bf16_tflops *= k;
+    g.hbm_tb_s *= k;
+    g.hbm_gib *= k;
+    g.peak_fp8_tflops = g.peak_fp8_tflops.map(|v| v * k);
+    g.peak_fp4_tflops = g.peak_fp4_tflops.map(|v| v * k);
+    g.host_link_gb_s = g.host_link_gb_s.map(|v| v * k);
+    g.tdp_w = g.tdp_w.map(|v| v * k);
+    g.idle_w = g.idle_w.map(|v| v * k);
+    g
 }
 
 /// One copy of a model's KV per token, bytes (MLA latent, or K and V of every KV head).
@@ -378,5 +409,44 @@ mod tests {
             "{}",
             f.describe()
         );
+    }
+
+    /// DeepSeek-R1 FP8 (~78 GiB of weights per GPU at TP8) does not fit a TP8 replica on the
+    /// 80 GB H100, but InferenceX's H100 TP16 workers shard it over two nodes: such a worker is
+    /// one TP8 engine over GPU pairs, with the pair's memory, compute and power.
+    #[test]
+    fn a_worker_whose_model_does_not_fit_a_tp8_replica_is_one_engine_over_gpu_groups() {
+        let shape = |tp| WorkerShape {
+            workers: 1,
+            tp,
+            ep: 1,
+            dp_attention: false,
+        };
+        let tp8 = EngineConfig::from_presets("h100", "deepseek-r1-fp8", 8);
+        assert!(
+            matches!(tp8, Err(SimError::DoesNotFit { tp: 8, .. })),
+            "{tp8:?}"
+        );
+        let f = FleetConfig::from_presets(
+            "h100",
+            "deepseek-r1-fp8",
+            shape(16),
+            shape(16),
+            None,
+            RouterPolicy::RoundRobin,
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!((f.prefill_engines, f.decode_engines, f.gpus()), (1, 1, 32));
+        let one = Presets::embedded().gpu("h100").unwrap().1.clone();
+        let e = &f.prefill;
+        assert_eq!(e.tp, 8);
+        assert_eq!(e.gpu.hbm_gib, 2.0 * one.hbm_gib);
+        assert_eq!(e.gpu.hbm_tb_s, 2.0 * one.hbm_tb_s);
+        assert_eq!(e.gpu.tdp_w, one.tdp_w.map(|w| 2.0 * w));
+        assert!(e.kv_blocks >= 64);
+        let d = f.describe();
+        assert!(d.contains("every GPU stands for 2 GPUs"), "{d}");
+        assert!(!d.contains("data-parallel TP8 replicas"), "{d}");
     }
 }

@@ -180,16 +180,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             None => None,
         };
-        let tp = if args.prefill.is_some() { 8 } else { args.tp };
-        let mut cfg = EngineConfig::from_presets(&args.gpu, &args.model, tp)?;
-        if let Some(n) = args.max_model_len {
-            let kv = cfg.kv_capacity_tokens();
-            anyhow::ensure!(
-                n >= 1 && u64::from(n) <= kv,
-                "--max-model-len: must be 1..={kv} (the KV budget of this GPU/model/TP), got {n}"
-            );
-            cfg.max_model_len = n;
-        }
+        // a fleet's engines are built by the fleet (a worker wider than 8 GPUs may not be a
+        // TP8 replica of the model); one engine otherwise
+        let fleet = fleet(&args)?;
+        let cfg = match &fleet {
+            Some(_) => None,
+            None => {
+                let mut cfg = EngineConfig::from_presets(&args.gpu, &args.model, args.tp)?;
+                if let Some(n) = args.max_model_len {
+                    let kv = cfg.kv_capacity_tokens();
+                    anyhow::ensure!(
+                        n >= 1 && u64::from(n) <= kv,
+                        "--max-model-len: must be 1..={kv} (the KV budget of this GPU/model/TP), got {n}"
+                    );
+                    cfg.max_model_len = n;
+                }
+                Some(cfg)
+            }
+        };
         let opts = SimOptions {
             gpu: args.gpu.clone(),
             model: args.model.clone(),
@@ -207,9 +215,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             host_kv_dram_gb: None,
             fleet: None,
         };
-        let server = match fleet(&args)? {
-            Some(f) => SimServer::start_fleet(opts, f).await?,
-            None => SimServer::start_with_config(opts, cfg).await?,
+        let server = match (fleet, cfg) {
+            (Some(f), _) => SimServer::start_fleet(opts, f).await?,
+            (None, Some(cfg)) => SimServer::start_with_config(opts, cfg).await?,
+            (None, None) => unreachable!("one engine is built when there is no fleet"),
         };
         println!("{}", server.describe());
         println!("{}", server.token_counting());
