@@ -368,15 +368,14 @@ impl CommonArgs {
                 max_running_requests: c.sim_max_running_requests,
                 context_length: c.sim_context_length,
                 served_name: c.sim_served_name,
-                fleet: match (c.sim_prefill, c.sim_decode) {
-                    (Some(prefill), Some(decode)) => Some(servebench_endpoint::FleetSpec {
+                fleet: c.sim_prefill.zip(c.sim_decode).map(|(prefill, decode)| {
+                    servebench_endpoint::FleetSpec {
                         prefill,
                         decode,
                         router: c.sim_router,
                         fabric: c.sim_fabric,
-                    }),
-                    _ => None,
-                },
+                    }
+                }),
             },
             db: (!c.no_store).then_some(c.db),
             branch: Some(
