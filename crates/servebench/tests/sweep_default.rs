@@ -191,6 +191,66 @@ fn two_virtual_clock_runs_write_the_same_bytes() {
     }
 }
 
+/// Issue 29: the requests cut at the AgentX grace deadline all end at one modelled instant;
+/// their records must still come out in the same order in every run. (The client's cancel
+/// signal was a `watch` channel, which wakes its waiters in a random order: two runs wrote
+/// those ~30 lines of `records.jsonl` in different orders.) conc 64 over the 20 shared traces
+/// for 300 s leaves dozens of requests in flight at the deadline.
+#[test]
+fn requests_cut_at_the_agentx_deadline_are_written_in_the_same_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let traces = common::shared().join("data/agentx-traces");
+    let run = |name: &str| {
+        let out = d.join(name);
+        let o = bin()
+            .args([
+                "sweep",
+                "--scenario",
+                "agentx",
+                "--conc",
+                "64",
+                "--duration",
+                "300",
+            ])
+            .arg("--traces")
+            .arg(&traces)
+            .args(["--no-store", "--out"])
+            .arg(&out)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        // a 300 s AgentX window is measured but not a valid submission: exit 1
+        assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+        out
+    };
+    let (a, b) = (run("a"), run("b"));
+    let records = std::fs::read_to_string(a.join("conc64/records.jsonl")).unwrap();
+    let cut: Vec<u64> = records
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["failure"] == "cancelled")
+        .map(|r| r["end_ns"].as_u64().unwrap())
+        .collect();
+    assert!(
+        cut.len() >= 10 && cut.iter().all(|e| *e == cut[0]),
+        "the case needs many requests cut at one instant: {} cut, ends {:?}",
+        cut.len(),
+        cut.iter().collect::<std::collections::BTreeSet<_>>()
+    );
+    for f in [
+        "conc64/records.jsonl",
+        "conc64/agentx_records.jsonl",
+        "sim-emission.jsonl",
+    ] {
+        let (x, y) = (
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+        );
+        assert!(x == y, "{f} differs between two runs of the same inputs");
+    }
+}
+
 /// `--sim-speedup` has no meaning on the virtual clock: the combination is a usage error (exit
 /// 64, one line naming both flags); so is `--sim-clock virtual` with `--endpoint`, and on the
 /// standalone server.
