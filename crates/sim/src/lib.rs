@@ -10,7 +10,7 @@
 //!
 //! Layers, bottom up: [`presets`] (GPU/model/engine numbers from `presets.json`) →
 //! [`model`] (the cost of one engine step) → [`engine`] (continuous-batching scheduler in
-//! modelled time; [`engine::simulate_closed_loop`] runs a workload without any I/O) →
+//! modelled time; [`closed_loop::simulate_closed_loop`] runs a workload without any I/O) →
 //! `runtime` (one OS thread maps modelled time to wall time; on the virtual clock a tokio task
 //! sleeps each step's modelled duration on the paused clock) → `server` (hyper HTTP/1.1:
 //! `/v1/completions`, `/v1/chat/completions`, `/v1/models`, `/health`, `/metrics`, `/tokenize`,
@@ -41,6 +41,7 @@ use std::time::Instant;
 pub use servebench_contracts::SimClock;
 
 pub mod api;
+pub mod closed_loop;
 pub mod disagg;
 pub mod emission;
 pub mod engine;
@@ -66,8 +67,8 @@ pub mod validate_energy;
 pub mod validate_plot;
 mod wire;
 
+pub use closed_loop::{simulate_closed_loop, SimSummary, Workload};
 pub use emission::EmissionRecord;
-pub use engine::{simulate_closed_loop, SimSummary, Workload};
 pub use error::SimError;
 pub use model::{EngineConfig, MetricsDialect};
 pub use overrides::EngineOverrides;

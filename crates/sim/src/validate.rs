@@ -3,7 +3,7 @@
 //!
 //! Each row the presets can model (InferenceX fixed-sequence, single-node aggregated serving,
 //! no speculative decoding, a model and GPU with presets) is run through the same engine the
-//! HTTP server plays back — [`crate::engine::simulate_closed_loop`], the continuous-batching
+//! HTTP server plays back — [`crate::closed_loop::simulate_closed_loop`], the continuous-batching
 //! scheduler with [`EngineConfig::step_cost`] — with the row's GPU, TP/EP/DP-attention,
 //! concurrency and ISL/OSL, and its median TTFT, median TPOT and output tokens/s per GPU are
 //! set beside the measured ones. Errors are `(predicted − measured) / measured × 100`; per
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::engine::{simulate_closed_loop_with, Workload};
+use crate::closed_loop::{simulate_closed_loop_with, Workload};
 use crate::model::{EngineConfig, Parallelism};
 use crate::presets::{Calibration, Presets};
 
@@ -533,7 +533,7 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
 }
 
 /// The closed-loop run of a row's point that [`predict`] summarises (the same engine, presets,
-/// lengths and front-end latency); its [`crate::engine::SimSummary::energy_j`] is the modelled
+/// lengths and front-end latency); its [`crate::closed_loop::SimSummary::energy_j`] is the modelled
 /// energy `crate::validate_energy` compares.
 ///
 /// Errors: as [`predict`]; a disaggregated row (one engine cannot stand for its
@@ -541,7 +541,7 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
 pub fn simulate_row(
     row: &RealRow,
     calibration: Option<&Calibration>,
-) -> Result<crate::engine::SimSummary, String> {
+) -> Result<crate::closed_loop::SimSummary, String> {
     if row.disagg {
         return Err("prefill/decode disaggregation (one engine does not model its fleet; the fleet models no energy)".into());
     }

@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
+use crate::closed_loop::simulate_fleet_closed_loop;
 use crate::disagg::{FleetConfig, RouterPolicy, WorkerShape};
 use crate::presets::Calibration;
-use crate::sched::simulate_fleet_closed_loop;
 use crate::validate::{model_key, sampled_lengths, Prediction, RealRow, REQUESTS_PER_CLIENT};
 
 /// A row's prefill/decode shape (the rows.csv columns of that name).
@@ -132,7 +132,7 @@ pub fn predict(row: &RealRow, calibration: Option<&Calibration>) -> Result<Predi
     .map_err(|e| e.to_string())?;
     let n = row.conc * REQUESTS_PER_CLIENT;
     let lengths = sampled_lengths(row.isl, row.osl, n as usize);
-    let w = crate::engine::Workload {
+    let w = crate::closed_loop::Workload {
         concurrency: row.conc,
         num_requests: n,
         input_tokens: row.isl,

@@ -4,6 +4,8 @@
 //! asserts wall-clock timing, get its own `[[test]]` in Cargo.toml as prefix.rs, speedup.rs do
 //! (alone in their binaries, no other test's load runs beside them).
 
+#[path = "fleet.rs"]
+mod fleet;
 #[path = "http.rs"]
 mod http;
 #[path = "model.rs"]
