@@ -221,22 +221,12 @@ fn catalog_and_config_files_flags_work_on_validate_show_and_bump() {
 /// recipe folder: a dry run of multinode points needs neither.
 #[test]
 fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
-    let tarball = format!("{DATA}/repo-843c6254f.tar.gz");
-    if !std::path::Path::new(&tarball).is_file() {
-        servebench_testkit::skip_or_fail(&format!("{tarball} not found"));
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let st = Command::new("tar")
-        .args(["xzf", &tarball, "-C"])
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let ix = dir.path().join("InferenceX");
+    let Some(ix) = crate::common::runs::real_repo(dir.path()) else {
+        return;
+    };
     let run_with = |key: &str, file: &str, conc: &str, extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_servebench"))
-            .current_dir(&ix)
+        let out = crate::common::servebench_in(&ix)
             .args([
                 "run",
                 key,
@@ -250,13 +240,7 @@ fn run_dry_run_prints_the_multinode_slurm_job_of_both_vendors() {
             .args(extra)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        crate::common::ok(&out)
     };
     let run = |key: &str, file: &str, conc: &str| run_with(key, file, conc, &[]);
     // GB200 NVL72, Dynamo TRT-LLM: 1 prefill TP4 + 4 decode TP8 at 4 GPUs per tray = 1 + 8 nodes

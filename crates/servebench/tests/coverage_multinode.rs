@@ -6,6 +6,7 @@
 
 use crate::common;
 use common::run_in;
+use common::runs::{real_args, real_repo, stored_rows};
 
 /// `P1×TP4/EP4/DPA + D1×TP8/EP8/DPA` → ((workers, TP, EP, DPA) prefill, same decode).
 fn sides(label: &str) -> [(u64, u64, u64, bool); 2] {
@@ -33,49 +34,34 @@ fn sides(label: &str) -> [(u64, u64, u64, bool); 2] {
 
 #[test]
 fn multinode_configs_of_both_vendors_run_as_simulated_fleets_and_store_their_shape() {
-    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
-    if !tarball.is_file() {
-        servebench_testkit::skip_or_fail(&format!("needs {}", tarball.display()));
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let st = std::process::Command::new("tar")
-        .arg("xzf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(d)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    if real_repo(d).is_none() {
+        return;
+    }
     let keys = [
         "dsr1-fp4-b200-dynamo-trt",         // fixed-seq, NVIDIA, Dynamo TRT-LLM
         "qwen3.5-fp8-mi355x-sglang-disagg", // fixed-seq, AMD, SGLang disagg
         "kimik3-fp4-h200-vllm-agentic",     // agentic, NVIDIA, aggregated workers
         "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp", // agentic, AMD
     ];
-    let mut args: Vec<String> = vec!["coverage".into()];
-    args.extend(keys.iter().map(|k| k.to_string()));
-    for a in [
-        "--catalog",
-        "InferenceX/configs/nvidia-master.yaml",
-        "InferenceX/configs/amd-master.yaml",
-        "--runners",
-        "InferenceX/configs/runners.yaml",
-        "--recipes",
-        "InferenceX",
-        "--duration",
-        "2",
-        "--jobs",
-        "2",
-        "--out",
-        "cov",
-        "--db",
-        "cov.db",
-        "--json",
-    ] {
-        args.push(a.into());
-    }
+    let args = real_args(
+        "coverage",
+        &keys,
+        &[
+            "--recipes",
+            "InferenceX",
+            "--duration",
+            "2",
+            "--jobs",
+            "2",
+            "--out",
+            "cov",
+            "--db",
+            "cov.db",
+            "--json",
+        ],
+    );
     let (rc, out, err) = run_in(d, &args);
     let rep: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
@@ -119,13 +105,11 @@ fn multinode_configs_of_both_vendors_run_as_simulated_fleets_and_store_their_sha
     );
 
     // each stored row carries the prefill/decode shape of the point its config ran
-    let st = servebench_store::Store::open(&d.join("cov.db")).unwrap();
-    let mut stored = Vec::new();
-    for run in st.list_runs(None, None).unwrap() {
-        for p in st.points(run.id).unwrap() {
-            stored.push(p.row.servebench().unwrap().to_value());
-        }
-    }
+    let stored: Vec<serde_json::Value> = stored_rows(&d.join("cov.db"))
+        .concat()
+        .iter()
+        .map(|r| r.to_value())
+        .collect();
     assert_eq!(stored.len(), 4, "{stored:?}");
     for (key, row) in keys.iter().zip(rows) {
         let prefix = key.split('-').next().unwrap();

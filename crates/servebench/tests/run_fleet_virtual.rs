@@ -3,82 +3,49 @@
 //! (`sweep --sim-prefill … --sim-decode … --sim-router …`), not as a wall-clock `servebench sim`
 //! played back ×20 — so two runs of the point store byte-identical rows and sweep aggregates.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use crate::common;
 use common::run_in;
-
-fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(find(&p, name));
-        } else if p.file_name().is_some_and(|n| n == name) {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
-}
+use common::runs::{find_files, real_args, real_repo, stored_rows};
 
 #[test]
 fn a_fleet_point_on_the_virtual_clock_stores_byte_identical_rows_twice() {
-    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
-    if !tarball.is_file() {
-        servebench_testkit::skip_or_fail(&format!("{} not found", tarball.display()));
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let st = Command::new("tar")
-        .arg("xzf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(d)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    if real_repo(d).is_none() {
+        return;
+    }
     let mut rows = Vec::new();
     let mut aggs = Vec::new();
     for i in 0..2 {
         let out = d.join(format!("out{i}"));
         let db = d.join(format!("run{i}.db"));
-        let args: Vec<String> = [
+        let args = real_args(
             "run",
-            "dsr1-fp4-gb200-dynamo-trt",
-            "--catalog",
-            "InferenceX/configs/nvidia-master.yaml",
-            "--runners",
-            "InferenceX/configs/runners.yaml",
-            "--simulate",
-            "--no-evals",
-            "--conc",
-            "4",
-            "--num-prompts",
-            "8",
-            "--warmups",
-            "0",
-            "--isl",
-            "1024",
-            "--osl",
-            "64",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([
-            "--out".into(),
-            out.display().to_string(),
-            "--db".into(),
-            db.display().to_string(),
-        ])
-        .collect();
+            &["dsr1-fp4-gb200-dynamo-trt"],
+            &[
+                "--simulate",
+                "--no-evals",
+                "--conc",
+                "4",
+                "--num-prompts",
+                "8",
+                "--warmups",
+                "0",
+                "--isl",
+                "1024",
+                "--osl",
+                "64",
+                "--out",
+                out.to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+            ],
+        );
         let (rc, so, se) = run_in(d, &args);
         assert_eq!(rc, 0, "{so}\n{se}");
         assert!(so.contains("stored 1 row"), "{so}");
         // the sweep itself runs the fleet, on the virtual clock
-        let log = std::fs::read_to_string(&find(&out.join("points"), "job.log")[0]).unwrap();
+        let log = std::fs::read_to_string(&find_files(&out.join("points"), "job.log")[0]).unwrap();
         let measuring = log.lines().find(|l| l.contains("measuring: ")).unwrap();
         for f in [
             "--sim-clock virtual",
@@ -89,17 +56,17 @@ fn a_fleet_point_on_the_virtual_clock_stores_byte_identical_rows_twice() {
         ] {
             assert!(measuring.contains(f), "{f}: {measuring}");
         }
-        let mlog = std::fs::read_to_string(&find(&out.join("points"), "measure.log")[0]).unwrap();
+        let mlog =
+            std::fs::read_to_string(&find_files(&out.join("points"), "measure.log")[0]).unwrap();
         assert!(
             mlog.contains("on the virtual clock")
                 && mlog.contains("disaggregated 1×TP4/EP4/DPA prefill + 4×TP8/EP8 decode"),
             "{mlog}"
         );
-        let store = servebench_store::Store::open(&db).unwrap();
-        let run = &store.list_runs(None, None).unwrap()[0];
-        let pts = store.points(run.id).unwrap();
+        let runs = stored_rows(&db);
+        let pts = runs.last().unwrap();
         assert_eq!(pts.len(), 1);
-        let v = pts[0].row.servebench().unwrap().to_value();
+        let v = pts[0].to_value();
         assert_eq!(v["is_multinode"], true, "{v}");
         assert_eq!(
             (v["num_prefill_gpu"].as_u64(), v["num_decode_gpu"].as_u64()),
@@ -108,7 +75,7 @@ fn a_fleet_point_on_the_virtual_clock_stores_byte_identical_rows_twice() {
         );
         assert!(v["median_ttft"].as_f64().unwrap() > 0.0, "{v}");
         rows.push(serde_json::to_string(&v).unwrap());
-        let agg = find(&out.join("points"), "agg.json");
+        let agg = find_files(&out.join("points"), "agg.json");
         assert_eq!(agg.len(), 1, "{agg:?}");
         aggs.push(std::fs::read(&agg[0]).unwrap());
     }

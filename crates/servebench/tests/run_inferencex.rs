@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use crate::common;
+use common::runs::{find_files, real_args, real_repo, slurm_up, stored_rows};
 use common::{read_json, run_in};
 
 const LIB: &str = r#"#!/usr/bin/env bash
@@ -489,17 +490,6 @@ fn an_sglang_agentic_recipe_gets_sglang_server_metrics() {
     }
 }
 
-fn slurm_up() -> bool {
-    let ok = std::process::Command::new("sinfo")
-        .args(["-h", "-o", "%T"])
-        .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-    if !ok {
-        servebench_testkit::skip_or_fail("Slurm is not running (scripts/services/slurm.sh)");
-    }
-    ok
-}
-
 /// The same tree on the CI's Slurm (one job per point, `sbatch --gpus`): the recipe runs inside
 /// the Slurm job with its shims, the engine gets the recipe's port and TP, rows are stored.
 #[test]
@@ -538,55 +528,38 @@ fn real_recipes_run_under_simulate_on_slurm() {
 /// shims, each in its own `/workspace` (bubblewrap), and stores rows with the point's identity.
 #[test]
 fn the_real_inferencex_recipes_store_rows_under_simulate() {
-    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
     let bwrap = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bwrap").is_file()));
-    if !tarball.is_file() || !bwrap {
-        servebench_testkit::skip_or_fail(&format!(
-            "needs {} and bwrap (scripts/services/bubblewrap.sh)",
-            tarball.display()
-        ));
+    if !bwrap {
+        servebench_testkit::skip_or_fail("needs bwrap (scripts/services/bubblewrap.sh)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let st = std::process::Command::new("tar")
-        .arg("xzf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(d)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let ix = d.join("InferenceX");
+    let Some(ix) = real_repo(d) else { return };
     let keys = [
         "qwen3.5-fp8-b200-sglang",            // fixed-seq, NVIDIA, SGLang
         "dsr1-fp8-mi300x-sglang",             // fixed-seq, AMD (rocm-smi, amd-smi)
         "glm5.2-fp4-b200-sglang-agentic-mtp", // agentic, NVIDIA, KV offload (HiCache DRAM)
         "kimik3-fp4-mi355x-atom-agentic-mtp", // agentic, AMD, ATOM, requires `atom:` export
     ];
-    let mut args: Vec<String> = vec!["coverage".into()];
-    args.extend(keys.iter().map(|k| k.to_string()));
-    for a in [
-        "--catalog",
-        "InferenceX/configs/nvidia-master.yaml",
-        "InferenceX/configs/amd-master.yaml",
-        "--runners",
-        "InferenceX/configs/runners.yaml",
-        "--recipes",
-        "InferenceX",
-        "--duration",
-        "3",
-        "--jobs",
-        "4",
-        "--out",
-        "cov",
-        "--db",
-        "cov.db",
-        "--json",
-    ] {
-        args.push(a.into());
-    }
+    let args = real_args(
+        "coverage",
+        &keys,
+        &[
+            "--recipes",
+            "InferenceX",
+            "--duration",
+            "3",
+            "--jobs",
+            "4",
+            "--out",
+            "cov",
+            "--db",
+            "cov.db",
+            "--json",
+        ],
+    );
     let (rc, out, err) = run_in(d, &args);
     let rep: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
@@ -633,7 +606,7 @@ fn the_real_inferencex_recipes_store_rows_under_simulate() {
     // fixed-seq: /workspace/server.log and the result file the recipe put in /workspace/
     let q = find("qwen3.5-fp8-b200-sglang");
     assert!(q.join("workspace/server.log").is_file());
-    let agg = read_json(&walk(&q.join("sweep"), "agg.json").unwrap());
+    let agg = read_json(&find_files(&q.join("sweep"), "agg.json")[0]);
     assert_eq!(agg["hw"], "b200", "{agg}");
     assert_eq!(agg["framework"], "sglang");
     assert_eq!(agg["precision"], "fp8");
@@ -649,20 +622,24 @@ fn the_real_inferencex_recipes_store_rows_under_simulate() {
     // the KV-offload point ran with its DRAM arm, and an AgentX row was stored
     let g = find("glm5.2-fp4-b200-sglang-agentic-mtp");
     assert!(g.parent().unwrap().to_string_lossy().contains("_kv-dram_"));
-    assert!(walk(&g.join("sweep"), "agentx.json").is_some());
-    let ax = read_json(&walk(&g.join("sweep"), "agg.json").unwrap());
+    assert!(!find_files(&g.join("sweep"), "agentx.json").is_empty());
+    let ax = read_json(&find_files(&g.join("sweep"), "agg.json")[0]);
     assert_eq!(ax["benchmark_type"], "agentic_traces", "{ax}");
     assert_eq!(ax["framework"], "sglang", "{ax}");
     // recorded as InferenceX's aggregate records it: the mode, the search space's backend and
     // the DRAM budget of the matrix row (b200-dgxc: 3,774,874 MiB × dram-utilization 0.80 /
     // 8 GPUs × TP 8 = 2399 GB, generate_sweep_configs.py), in agg.json, agentx.json and the
     // stored row
-    let stored = rows_of(&d.join("cov.db"));
+    let stored: Vec<serde_json::Value> = stored_rows(&d.join("cov.db"))
+        .concat()
+        .iter()
+        .map(|r| r.to_value())
+        .collect();
     let glm = stored
         .iter()
         .find(|r| r["infmax_model_prefix"] == "glm5.2")
         .unwrap_or_else(|| panic!("no glm5.2 row in {stored:?}"));
-    let agentx = read_json(&walk(&g.join("sweep"), "agentx.json").unwrap());
+    let agentx = read_json(&find_files(&g.join("sweep"), "agentx.json")[0]);
     for v in [&ax, &agentx, glm] {
         assert_eq!(v["kv_offloading"], "dram", "{v}");
         assert_eq!(
@@ -674,36 +651,6 @@ fn the_real_inferencex_recipes_store_rows_under_simulate() {
     }
     // ATOM: AIPerf's export with the `atom:` series the recipe requires
     let k = find("kimik3-fp4-mi355x-atom-agentic-mtp");
-    let export = walk(&k.join("results"), "server_metrics_export.json").unwrap();
+    let export = &find_files(&k.join("results"), "server_metrics_export.json")[0];
     assert!(std::fs::read_to_string(export).unwrap().contains("\"atom:"));
-}
-
-fn walk(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    for e in std::fs::read_dir(dir).ok()? {
-        let p = e.ok()?.path();
-        if p.file_name().is_some_and(|n| n == name) {
-            return Some(p);
-        }
-        if p.is_dir() {
-            if let Some(f) = walk(&p, name) {
-                return Some(f);
-            }
-        }
-    }
-    None
-}
-
-/// Every point row stored in `db`, over all its runs, as written.
-fn rows_of(db: &Path) -> Vec<serde_json::Value> {
-    let st = servebench_store::Store::open(db).unwrap();
-    let mut rows = Vec::new();
-    for r in st.list_runs(None, None).unwrap() {
-        rows.extend(
-            st.points(r.id)
-                .unwrap()
-                .into_iter()
-                .map(|p| p.row.to_value()),
-        );
-    }
-    rows
 }

@@ -9,7 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common;
-use common::{run_in, BIN};
+use common::runs::{find_files, real_args, real_repo, runs_json, stored_rows};
+use common::{read_json, run_in};
 
 const KEY: &str = "tiny-bf16-h200-vllm";
 
@@ -33,20 +34,10 @@ fn catalog(d: &Path) {
 /// Waits (bounded) until no process is left in the process group of any local job submitted
 /// under `run_dir` (`submit.json` of each attempt: its `id` is the job's process group).
 fn wait_for_jobs_to_end(run_dir: &Path, limit: Duration) {
-    let mut groups = Vec::new();
-    let mut stack = vec![run_dir.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
-            let path = e.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().is_some_and(|n| n == "submit.json") {
-                let h: serde_json::Value =
-                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-                groups.push(h["id"].as_str().unwrap().to_string());
-            }
-        }
-    }
+    let groups: Vec<String> = find_files(run_dir, "submit.json")
+        .iter()
+        .map(|p| read_json(p)["id"].as_str().unwrap().to_string())
+        .collect();
     assert!(
         !groups.is_empty(),
         "no job submitted under {}",
@@ -72,13 +63,9 @@ fn recipe(d: &Path, body: &str) {
 }
 
 fn result(d: &Path, run: &str, conc: u32) -> serde_json::Value {
-    let p = d.join(format!(
+    read_json(&d.join(format!(
         "{run}/points/{KEY}_1k1k_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-none_conc{conc}/result.json"
-    ));
-    serde_json::from_str(
-        &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
+    )))
 }
 
 #[test]
@@ -219,14 +206,8 @@ fn a_killed_run_resumes_skipping_stored_points() {
         "--osl",
         "256",
     ];
-    let mut child = Command::new(BIN)
-        .current_dir(d)
+    let mut child = common::gsm8k_in(d)
         .args(args)
-        .env_remove("SERVEBENCH_DB")
-        .env(
-            "SERVEBENCH_GSM8K_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-        )
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -273,9 +254,7 @@ fn a_killed_run_resumes_skipping_stored_points() {
     assert!(out.contains("resuming run r"), "{out}");
     assert!(out.contains("conc 1: already stored, skipped"), "{out}");
     assert!(out.contains("conc 2: stored 1 row"), "{out}");
-    let (rc, runs, _) = run_in(d, &["runs", "--db", "s.db", "--json"]);
-    assert_eq!(rc, 0);
-    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    let runs = runs_json(d, "s.db");
     assert_eq!(
         runs.as_array().unwrap().len(),
         1,
@@ -337,8 +316,7 @@ fn a_resume_with_other_measurement_flags_is_refused_naming_them() {
     assert!(!out.contains("already stored"), "{out}");
     assert!(!conc2.join("attempt-2").exists(), "nothing measured");
     assert_eq!(std::fs::read(d.join("r/run.json")).unwrap(), run_json);
-    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db", "--json"]);
-    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    let runs = runs_json(d, "s.db");
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(runs[0]["n_points"], 2, "nothing added to the store: {runs}");
     // a narrower --conc is named too
@@ -358,8 +336,7 @@ fn a_resume_with_other_measurement_flags_is_refused_naming_them() {
     );
     assert!(!out.contains("already stored"), "{out}");
     assert!(!conc2.exists(), "the earlier run's points are gone");
-    let (_, runs, _) = run_in(d, &["runs", "--db", "s.db", "--json"]);
-    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    let runs = runs_json(d, "s.db");
     assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
     assert_eq!(runs[0]["n_points"], 1, "{runs}");
     assert_eq!(runs[0]["meta"]["workload"], "64/16", "{runs}");
@@ -654,7 +631,7 @@ fn eval_data_is_checked_before_any_job() {
     assert!(!d.join("r").exists(), "nothing is written");
     // without eval jobs the data is not needed
     let o = run(&["--no-evals"]);
-    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    common::ok(&o);
 }
 
 /// Issue 18 "also seen": `--conc 32` leaving no point lists the available values; a config
@@ -921,21 +898,11 @@ fn run_attempt_md_sets_the_prediction_beside_the_measurement() {
 /// the router and KV transfer, per-GPU throughputs over all / decode / prefill GPUs.
 #[test]
 fn multinode_points_run_as_simulated_fleets_and_store_the_multinode_shape() {
-    let tarball = common::shared().join("data/inferencex/repo-843c6254f.tar.gz");
-    if !tarball.is_file() {
-        servebench_testkit::skip_or_fail(&format!("{} not found", tarball.display()));
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let st = Command::new("tar")
-        .arg("xzf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(d)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    if real_repo(d).is_none() {
+        return;
+    }
     let traces = common::agentx_traces(d, &["trace_0167.json", "trace_0504.json"]);
     // (key, conc, kind, fabric the fleet uses, prefill GPUs, decode GPUs)
     let cases = [
@@ -968,63 +935,51 @@ fn multinode_points_run_as_simulated_fleets_and_store_the_multinode_shape() {
     let db = d.join("mn.db");
     for (i, (key, conc, kind, fabric, _, _)) in cases.iter().enumerate() {
         let out = d.join(format!("out{i}"));
-        let args: Vec<String> = [
+        let args = real_args(
             "run",
-            key,
-            "--catalog",
-            "InferenceX/configs/nvidia-master.yaml",
-            "InferenceX/configs/amd-master.yaml",
-            "--runners",
-            "InferenceX/configs/runners.yaml",
-            "--simulate",
-            "--no-evals",
-            "--conc",
-            conc,
-            "--num-prompts",
-            "8",
-            "--warmups",
-            "0",
-            "--isl",
-            "512",
-            "--osl",
-            "32",
-            "--duration",
-            "3",
-            "--sim-speedup",
-            "50",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([
-            "--traces".into(),
-            traces.display().to_string(),
-            "--out".into(),
-            out.display().to_string(),
-            "--db".into(),
-            db.display().to_string(),
-        ])
-        .collect();
+            &[key],
+            &[
+                "--simulate",
+                "--no-evals",
+                "--conc",
+                conc,
+                "--num-prompts",
+                "8",
+                "--warmups",
+                "0",
+                "--isl",
+                "512",
+                "--osl",
+                "32",
+                "--duration",
+                "3",
+                "--sim-speedup",
+                "50",
+                "--traces",
+                traces.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--db",
+                db.to_str().unwrap(),
+            ],
+        );
         let (rc, so, se) = run_in(d, &args);
         // an AgentX window of 3 s is stored but is not a valid submission (exit 3)
         let want = if *kind == "agentic" { 3 } else { 0 };
         assert_eq!(rc, want, "{key}\n{so}\n{se}");
         assert!(so.contains("stored 1 row"), "{key}: {so}");
-        let log = find_file(&out.join("points"), "job.log").unwrap();
-        let log = std::fs::read_to_string(log).unwrap();
+        let log = std::fs::read_to_string(&find_files(&out.join("points"), "job.log")[0]).unwrap();
         assert!(log.contains("disaggregated "), "{key}: {log}");
         assert!(log.contains(&format!("over {fabric}")), "{key}: {log}");
         // the job log's engine line names the fleet, not one engine of the point's TP
         assert!(log.contains(", fleet: prefill "), "{key}: {log}");
     }
-    let store = servebench_store::Store::open(&db).unwrap();
-    let runs = store.list_runs(None, None).unwrap();
+    let runs = stored_rows(&db);
     assert_eq!(runs.len(), 4);
-    for (run, (key, conc, kind, _, pg, dg)) in runs.iter().rev().zip(cases.iter()) {
-        let pts = store.points(run.id).unwrap();
+    for (pts, (key, conc, kind, _, pg, dg)) in runs.iter().zip(cases.iter()) {
         assert!(!pts.is_empty(), "{key}");
         let mut shapes = Vec::new();
-        for p in &pts {
-            let row = p.row.servebench().unwrap();
+        for row in pts {
             let v = row.to_value();
             if *kind == "fixed" {
                 // (AgentX rows carry the replay's own keys beyond the schema)
@@ -1072,19 +1027,4 @@ fn multinode_points_run_as_simulated_fleets_and_store_the_multinode_shape() {
         }
         assert!(shapes.contains(&(*pg, *dg)), "{key}: {shapes:?}");
     }
-}
-
-fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    for e in std::fs::read_dir(dir).ok()? {
-        let p = e.ok()?.path();
-        if p.file_name().is_some_and(|n| n == name) {
-            return Some(p);
-        }
-        if p.is_dir() {
-            if let Some(f) = find_file(&p, name) {
-                return Some(f);
-            }
-        }
-    }
-    None
 }

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+use crate::common;
+
 const KEY: &str = "tiny-bf16-cpu-llamacpp";
 
 /// (llama-server, GGUF) from $SERVEBENCH_REAL_ENGINE_MODEL_DIR (scripts/services/real-engine.sh).
@@ -73,8 +74,7 @@ fn real_engine_from_a_recipe_is_measured_and_stored() {
     let d = dir.path();
     let marker = format!("run-test-{}", std::process::id());
     setup(d, &bin, &gguf, &marker);
-    let o = Command::new(BIN)
-        .current_dir(d)
+    let o = common::gsm8k_in(d)
         .args([
             "run",
             KEY,
@@ -97,20 +97,9 @@ fn real_engine_from_a_recipe_is_measured_and_stored() {
             "--osl",
             "32",
         ])
-        .env_remove("SERVEBENCH_DB")
-        .env(
-            "SERVEBENCH_GSM8K_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-        )
         .output()
         .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = common::ok(&o);
     assert!(out.contains("conc 2: stored 1 row"), "{out}");
     let pd = d.join(format!(
         "r/points/{KEY}_1k1k_tp1-pp1-dcp1-pcp1-ep1-dpafalse_spec-none_conc2/attempt-1"
@@ -119,12 +108,7 @@ fn real_engine_from_a_recipe_is_measured_and_stored() {
     assert!(log.contains("starting llama-server on port"), "{log}");
     assert!(log.contains("engine ready after"), "{log}");
     assert!(log.contains("torn down"), "{log}");
-    let rows = Command::new(BIN)
-        .current_dir(d)
-        .args(["runs", "--db", "s.db", "--json"])
-        .output()
-        .unwrap();
-    let runs: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
+    let runs = common::runs::runs_json(d, "s.db");
     assert_eq!(runs[0]["n_points"], 1, "{runs}");
     assert!(
         runs[0]["meta"]["endpoint"]
@@ -147,8 +131,7 @@ fn ctrl_c_mid_point_leaves_no_engine_behind() {
     let d = dir.path();
     let marker = format!("run-sigint-{}", std::process::id());
     setup(d, &bin, &gguf, &marker);
-    let mut child = Command::new(BIN)
-        .current_dir(d)
+    let mut child = common::gsm8k_in(d)
         .args([
             "run",
             KEY,
@@ -169,11 +152,6 @@ fn ctrl_c_mid_point_leaves_no_engine_behind() {
             "--osl",
             "512",
         ])
-        .env_remove("SERVEBENCH_DB")
-        .env(
-            "SERVEBENCH_GSM8K_DIR",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/gsm8k"),
-        )
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

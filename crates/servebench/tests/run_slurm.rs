@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common;
+use common::runs::{runs_json, slurm_up};
 use common::{copy_rw, run_in, BIN, SCENARIO as SCEN};
 
 const CHANGELOG: &str = concat!(
@@ -19,17 +20,6 @@ const CHANGELOG: &str = concat!(
 );
 const KEY: &str = "qwen3.8next-fp4-b200-sglang-agentic-mtp";
 const RECIPE: &str = "qwen3.8next_fp4_b200_sglang_mtp.sh";
-
-fn slurm_up() -> bool {
-    let ok = Command::new("sinfo")
-        .args(["-h", "-o", "%T"])
-        .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-    if !ok {
-        servebench_testkit::skip_or_fail("Slurm is not running (scripts/services/slurm.sh)");
-    }
-    ok
-}
 
 /// A temp dir with copies of the scenario's catalog, runners, recipe and change log.
 fn scenario_copy() -> tempfile::TempDir {
@@ -44,12 +34,6 @@ fn scenario_copy() -> tempfile::TempDir {
     );
     copy_rw(CHANGELOG, &d.join("perf-changelog.yaml"));
     dir
-}
-
-fn runs_json(dir: &Path) -> serde_json::Value {
-    let (rc, out, err) = run_in(dir, &["runs", "--db", "s.db", "--json"]);
-    assert_eq!(rc, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
@@ -159,7 +143,7 @@ fn scenario_end_to_end_on_slurm_with_simulated_engines() {
         );
     }
     // stored: 4 points + 1 eval row in one run, marked simulated
-    let runs = runs_json(d);
+    let runs = runs_json(d, "s.db");
     let run = &runs[0];
     assert_eq!(run["n_points"], 4, "{run}");
     assert_eq!(run["n_evals"], 1, "{run}");
@@ -302,8 +286,7 @@ fn ctrl_c_cancels_the_slurm_job_and_its_engine() {
     }
     let dir = scenario_copy();
     let d = dir.path();
-    let mut child = Command::new(BIN)
-        .current_dir(d)
+    let mut child = common::servebench_in(d)
         .args([
             "run",
             KEY,
@@ -328,7 +311,6 @@ fn ctrl_c_cancels_the_slurm_job_and_its_engine() {
             "--osl",
             "1024",
         ])
-        .env_remove("SERVEBENCH_DB")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -489,7 +471,7 @@ fn agentic_points_replay_traces_and_match_the_agentx_baseline() {
     assert!(out.contains("AgentX trace replay of "), "{out}");
     assert_eq!(out.matches(": stored 1 row").count(), 2, "{out}");
     // two rows stored, each an AgentX row (the point's sweep summary is what was stored)
-    let runs = runs_json(d);
+    let runs = runs_json(d, "s.db");
     assert_eq!(runs[0]["n_points"], 2, "{}", runs[0]);
     for c in ["conc1", "conc4"] {
         let f = d.join(format!(

@@ -148,9 +148,7 @@ fn a_multinode_point_is_one_job_over_three_nodes_with_one_srun_step_per_role() {
         "{plan}"
     );
 
-    let o = servebench(d, &conf, &run_args("run1", &[]));
-    let out = common::stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}\n{}", common::stderr(&o));
+    let out = common::ok(&servebench(d, &conf, &run_args("run1", &[])));
     assert!(out.contains(": stored 1 row"), "{out}");
     let attempt = attempt_dir(&d.join("run1"));
     let script = std::fs::read_to_string(attempt.join("job.sh")).unwrap();
@@ -226,11 +224,9 @@ fn a_multinode_point_is_one_job_over_three_nodes_with_one_srun_step_per_role() {
 /// checking each is a multinode row in process_result.py's shape (prefill/decode fields, no
 /// single `tp`, GPUs = prefill + decode, per-GPU throughput over all of them).
 fn stored_shapes(db: &Path) -> Vec<(u64, u64, String)> {
-    let store = servebench_store::Store::open(db).unwrap();
     let mut out = Vec::new();
-    for run in store.list_runs(None, None).unwrap().iter().rev() {
-        for p in store.points(run.id).unwrap() {
-            let row = p.row.servebench().unwrap();
+    for run in common::runs::stored_rows(db) {
+        for row in run {
             let v = row.to_value();
             assert_eq!(v["is_multinode"], true, "{v}");
             assert_eq!(v["disagg"], true, "{v}");
@@ -322,14 +318,7 @@ fn both_vendors_fixed_and_agentic_run_on_slurm_and_store_the_prefill_decode_shap
             "--db",
             &db,
         ];
-        let o = servebench(d, &conf, &args);
-        let so = common::stdout(&o);
-        assert_eq!(
-            o.status.code(),
-            Some(*rc),
-            "{key}\n{so}\n{}",
-            common::stderr(&o)
-        );
+        let so = common::exits(&servebench(d, &conf, &args), *rc);
         assert_eq!(
             so.matches(": stored 1 row").count(),
             rows.len(),
@@ -444,8 +433,7 @@ fn a_node_lost_mid_job_fails_the_point_as_node_lost_with_its_node_and_role() {
         .args(["update", &format!("nodename={decode}"), "state=resume"])
         .env("SLURM_CONF", &conf)
         .output();
-    let out = common::stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{}", common::stderr(&o));
+    let out = common::exits(&o, 1);
     assert!(
         out.contains("failed (Slurm job NODE_FAIL: a node of the allocation failed)"),
         "{out}"
@@ -516,9 +504,7 @@ fn a_plan_larger_than_the_cluster_fails_with_slurms_reason() {
     // dsr1-fp4-gb200-dynamo-trt conc 4: P1×TP4 + D4×TP8 on 4-GPU trays, 9 nodes
     args[1] = "dsr1-fp4-gb200-dynamo-trt";
     args[conc] = "4";
-    let o = servebench(d, &conf, &args);
-    let out = common::stdout(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}\n{}", common::stderr(&o));
+    let out = common::exits(&servebench(d, &conf, &args), 1);
     assert!(
         out.contains("Slurm will never start job ")
             && out.contains(

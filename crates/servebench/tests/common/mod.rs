@@ -112,12 +112,18 @@ pub fn gsm8k_in(dir: &Path) -> Command {
     c
 }
 
-/// A finished process's stdout, after asserting it exited 0 (the panic shows the exit code,
-/// stdout and stderr).
+/// A finished process's stdout, after asserting it exited 0 (as [`exits`]).
 pub fn ok(o: &Output) -> String {
+    exits(o, 0)
+}
+
+/// A finished process's stdout, after asserting it exited with `code` (the panic shows the exit
+/// code, stdout and stderr).
+pub fn exits(o: &Output, code: i32) -> String {
     let out = stdout(o);
-    assert!(
-        o.status.success(),
+    assert_eq!(
+        o.status.code(),
+        Some(code),
         "exit {:?}\nstdout:\n{out}\nstderr:\n{}",
         o.status.code(),
         stderr(o)
@@ -246,7 +252,6 @@ pub fn openai_mock(
     )
 }
 
-/// Crash-test helpers (SIGKILL at seeded moments, store soundness, torn JSON lines).
 /// The real llama.cpp engine of `scripts/services/real-engine.sh`: (`SERVEBENCH_REAL_ENGINE_URL`,
 /// `SERVEBENCH_REAL_ENGINE_MODEL_DIR`), or `None` with `skipped: …` printed — a panic instead
 /// under `SERVEBENCH_REQUIRE_SERVICES=1`, so CI cannot pass by skipping.
@@ -291,16 +296,14 @@ pub fn real_engine_sweep(url: &str, dir: &Path, out: &Path, extra: &[&str]) -> S
         .args(extra)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
+    ok(&o)
 }
 
+/// Crash-test helpers (SIGKILL at seeded moments, store soundness, torn JSON lines).
 pub mod crash;
+
+/// Helpers of the `run` / `coverage` tests (the real InferenceX repository, stored rows).
+pub mod runs;
 
 /// The shared folder (`$SERVEBENCH_SHARED`, else `../shared` beside the repository).
 pub fn shared() -> std::path::PathBuf {
