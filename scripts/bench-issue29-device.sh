@@ -4,8 +4,10 @@
 # point (900 s, conc 64, pinned to CPU 0), then A (the 33-point real config, run --simulate
 # --recipes --jobs 2, pinned to CPUs 0,1). Runs in the repo root; inputs from .perfdev (carried):
 #   .perfdev/servebench.gz  a stripped release build (gzip)
-#   .perfdev/data.tgz       ix/ (the InferenceX checkout), traces/ (the AgentX traces), tok8k/, tok128k/
-#   .perfdev/bin/bwrap      bubblewrap and its libraries (the device image has none)
+#   .perfdev/data.tgz       ix/ (the InferenceX checkout), traces/ (the AgentX traces), tok8k/ and tok128k/
+#                           (optional: B is skipped without them)
+#   .perfdev/bin/bwrap      bubblewrap (a wrapper setting LD_LIBRARY_PATH to .perfdev/lib, which holds
+#                           bwrap.real and its libraries: the device image has none)
 #   .perfdev/device.sh      this script; run there as `bash .perfdev/device.sh` (docs/benchmarks.md §9.4)
 set -uo pipefail
 P=$PWD/.perfdev; R=$OUT; REPO=$PWD; mkdir -p /tmp/pd
@@ -31,7 +33,11 @@ measure() { # NAME CMD...: wall, CPU-s of the tree (cgroup v2 if writable, else 
   python3 -c "print(f'== $name: wall {$t1-$t0:.1f} s, CPU {$cpu} s ($how), load after $(cut -d' ' -f1-3 /proc/loadavg)')"
 }
 echo "== B: whole bench process, 8k vs 128k tokenizer, 2 rounds"
-cd "$REPO" && BP_BIN=/tmp/pd/sb BP_OUT=/tmp/pd/bp BP_TOKENIZERS="8k=/tmp/pd/tok8k 128k=/tmp/pd/tok128k" timeout 170 bash scripts/bench-client-process.sh 2
+if [[ -d /tmp/pd/tok8k && -d /tmp/pd/tok128k ]]; then
+  cd "$REPO" && BP_BIN=/tmp/pd/sb BP_OUT=/tmp/pd/bp BP_TOKENIZERS="8k=/tmp/pd/tok8k 128k=/tmp/pd/tok128k" timeout 170 bash scripts/bench-client-process.sh 2
+else
+  echo "   skipped: data.tgz holds no tok8k/ and tok128k/"
+fi
 cd /tmp/pd
 echo "== one AgentX point: 900 s window, conc 64, 20 shared traces, pinned to CPU 0"
 measure point900 taskset -c 0 ./sb sweep --scenario agentx --traces /tmp/pd/traces --conc 64 --duration 900 --no-store --out /tmp/pd/point900

@@ -79,6 +79,9 @@ pub struct GenRequest {
     /// The whole prompt as the engine sees it (completions prompt, or the rendered chat): what
     /// `--tokenizer` counts and what the prefix cache hashes.
     pub full_text: String,
+    /// The word count and block hashes of `full_text` (`cfg.kv_block_size` words per block),
+    /// made while counting it: `None` for token-id prompts (hashed later from `full_text`).
+    pub word_blocks: Option<text::WordBlocks>,
     /// Sampling knobs.
     pub params: GenParams,
 }
@@ -265,9 +268,18 @@ pub fn parse_messages(v: Option<&Value>) -> Result<Vec<(String, String)>, ApiErr
     Ok(out)
 }
 
-/// The completions `prompt`: returns `(text used as key, token count)`.
-fn parse_prompt(v: Option<&Value>, vocab: u32) -> Result<(String, u32), ApiError> {
-    let ids = |a: &Vec<Value>, path: &str| -> Result<(String, u32), ApiError> {
+/// The completions `prompt`: returns `(text used as key, token count, its words' blocks)` —
+/// the blocks ([`text::word_blocks`], `block` words each) when the count is the text's words.
+fn parse_prompt(
+    v: Option<&Value>,
+    vocab: u32,
+    block: usize,
+) -> Result<(String, u32, Option<text::WordBlocks>), ApiError> {
+    let words = |s: String| {
+        let wb = text::word_blocks(&s, block);
+        (s, wb.words, Some(wb))
+    };
+    let ids = |a: &Vec<Value>, path: &str| -> Result<(String, u32, Option<text::WordBlocks>), ApiError> {
         let mut key = String::new();
         for (i, x) in a.iter().enumerate() {
             match x.as_u64() {
@@ -285,11 +297,11 @@ fn parse_prompt(v: Option<&Value>, vocab: u32) -> Result<(String, u32), ApiError
                 }
             }
         }
-        Ok((key, a.len() as u32))
+        Ok((key, a.len() as u32, None))
     };
-    let (key, n) = match v {
+    let (key, n, wb) = match v {
         None | Some(Value::Null) => return Err(ApiError::bad("prompt", "required")),
-        Some(Value::String(s)) => (s.clone(), text::count_tokens(s)),
+        Some(Value::String(s)) => words(s.clone()),
         Some(Value::Array(a)) if a.is_empty() => {
             return Err(ApiError::bad("prompt", "must not be empty"))
         }
@@ -303,9 +315,7 @@ fn parse_prompt(v: Option<&Value>, vocab: u32) -> Result<(String, u32), ApiError
                     ),
                 ));
             }
-            let s = a[0].as_str().unwrap_or_default().to_string();
-            let n = text::count_tokens(&s);
-            (s, n)
+            words(a[0].as_str().unwrap_or_default().to_string())
         }
         Some(Value::Array(a)) if a.iter().all(Value::is_array) => {
             if a.len() > 1 {
@@ -333,7 +343,7 @@ fn parse_prompt(v: Option<&Value>, vocab: u32) -> Result<(String, u32), ApiError
     if n == 0 {
         return Err(ApiError::bad("prompt", "must contain at least one token"));
     }
-    Ok((key, n))
+    Ok((key, n, wb))
 }
 
 fn parse_stop(m: &Map<String, Value>) -> Result<Vec<String>, ApiError> {
@@ -381,10 +391,11 @@ pub fn parse_generation(
         param: None,
     })?;
     check_model(m, cfg)?;
-    let (prompt_text, prompt_tokens, full_text) = match api {
+    let block = cfg.kv_block_size.max(1) as usize;
+    let (prompt_text, prompt_tokens, full_text, word_blocks) = match api {
         Api::Completions => {
-            let (k, n) = parse_prompt(m.get("prompt"), cfg.model.vocab)?;
-            (k.clone(), n, k)
+            let (k, n, wb) = parse_prompt(m.get("prompt"), cfg.model.vocab, block)?;
+            (k.clone(), n, k, wb)
         }
         Api::Chat => {
             let msgs = parse_messages(m.get("messages"))?;
@@ -396,8 +407,8 @@ pub fn parse_generation(
                 .find(|(r, _)| r == "user")
                 .map(|(_, c)| c.clone())
                 .unwrap_or_else(|| rendered.clone());
-            let n = text::count_tokens(&rendered);
-            (key, n, rendered)
+            let wb = text::word_blocks(&rendered, block);
+            (key, wb.words, rendered, Some(wb))
         }
     };
     let stream = opt_bool(m, "stream")?.unwrap_or(false);
@@ -527,6 +538,7 @@ pub fn parse_generation(
         prompt_tokens,
         prompt_text,
         full_text,
+        word_blocks,
         params: GenParams {
             max_tokens: max,
             min_tokens,

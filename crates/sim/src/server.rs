@@ -374,20 +374,13 @@ async fn prompt_blocks(st: &AppState, gr: &mut api::GenRequest) -> Result<Vec<u6
             }
         }
         None => {
-            // FNV-1a of each full block's words, each followed by a space (one pass, no list)
-            let mut blocks = Vec::with_capacity(gr.prompt_tokens as usize / bs);
-            let (mut x, mut in_block) = (0xcbf2_9ce4_8422_2325u64, 0);
-            for w in text::words(&text) {
-                for &b in w.as_bytes() {
-                    x = (x ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-                }
-                x = (x ^ u64::from(b' ')).wrapping_mul(0x100_0000_01b3);
-                in_block += 1;
-                if in_block == bs {
-                    blocks.push(x);
-                    (x, in_block) = (0xcbf2_9ce4_8422_2325u64, 0);
-                }
-            }
+            // counted and hashed in the same pass when the body was parsed (chat and text
+            // prompts); token-id prompts are hashed here
+            let wb = gr
+                .word_blocks
+                .take()
+                .unwrap_or_else(|| text::word_blocks(&text, bs));
+            let blocks = wb.blocks;
             (gr.prompt_tokens, chain_hashes(blocks.into_iter()))
         }
     };

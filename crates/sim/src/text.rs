@@ -149,6 +149,175 @@ pub fn count_tokens(s: &str) -> u32 {
     words(s).count().min(u32::MAX as usize) as u32
 }
 
+/// A prompt's word count and the hash of each of its full KV blocks, made in one pass.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WordBlocks {
+    /// Words (the simulator's tokens), as [`count_tokens`].
+    pub words: u32,
+    /// [`block_hash`] of each full block of `block` words, each word followed by one space (a
+    /// partial last block has none): `blocks.len() = words / block`. Not yet chained (the
+    /// server's `chain_hashes` makes `hash[i]` stand for the whole prefix `0..(i+1)·block`).
+    pub blocks: Vec<u64>,
+}
+
+/// [`WordBlocks`] of `s` with `block` words per KV block (`block` 0 counts as 1): the count
+/// and the block hashes the prefix cache needs in ONE scan of the prompt (an AgentX prompt is
+/// up to megabytes; counting and hashing it separately read it twice).
+///
+/// Words are exactly [`words`]' (`str::split_whitespace`). Eight bytes are taken at once while
+/// they are printable ASCII and single spaces that each end a word, and no block ends inside
+/// them (the common case of generated prompts): those bytes are exactly the hashed stream
+/// ("word␠word␠…"), so they go into the hash as one 8-byte word. Every other byte (newlines,
+/// tabs, runs of spaces, controls, non-ASCII) goes through the one-char path. Same results as
+/// counting [`words`] and hashing each block's words with [`block_hash`] (unit test on random
+/// texts; bench `cargo bench -p servebench-sim --bench word_blocks` prints both).
+pub fn word_blocks(s: &str, block: usize) -> WordBlocks {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut h = BlockHasher::new(block.max(1), s.len());
+    let b = s.as_bytes();
+    let mut in_word = false;
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(chunk) = b.get(i..i + 8) {
+            let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            // bit 7 of each byte ≥ 0x80 or < 0x20 (no carry leaves a byte: 0x7f + 0x60 < 0x100)
+            let odd = (v & HIGH) | (!((v & LOW7) + 0x6060_6060_6060_6060) & HIGH);
+            if odd == 0 {
+                // bit 7 of each space byte (exact zero-byte test of v ^ "        ")
+                let t = v ^ 0x2020_2020_2020_2020;
+                let sp = !(((t & LOW7) + LOW7) | t) & HIGH;
+                let after_space = (sp << 8) | if in_word { 0 } else { 0x80 };
+                let ended = sp.count_ones() as usize;
+                if sp & after_space == 0 && h.in_block + ended < h.block {
+                    h.push8(v);
+                    h.in_block += ended;
+                    h.words += ended;
+                    in_word = v >> 56 != 0x20;
+                    i += 8;
+                    continue;
+                }
+            }
+        }
+        let c = b[i];
+        let (space, len) = if c < 0x80 {
+            (ASCII_SPACE[c as usize], 1)
+        } else {
+            match non_ascii_space_len(s, i) {
+                0 => (false, utf8_len(c)),
+                l => (true, l),
+            }
+        };
+        if !space {
+            for &byte in &b[i..i + len] {
+                h.push(byte);
+            }
+        } else if in_word {
+            h.end_word();
+        }
+        in_word = !space;
+        i += len;
+    }
+    if in_word {
+        h.end_word();
+    }
+    WordBlocks {
+        words: h.words.min(u32::MAX as usize) as u32,
+        blocks: h.blocks,
+    }
+}
+
+/// Hash of one KV block's text as the prefix cache keys it: `stream` is the block's words,
+/// each followed by one space ("w1␠w2␠…wB␠"). Little-endian 8-byte words of the stream (the
+/// last one zero-padded) go through `x = rotl((x ⊕ w)·K, 31)` (K odd: a bijection of `x` for
+/// each `w`, so no history is lost), then the stream's length, then SplitMix64's finaliser
+/// ([`mix64`]). One multiply per 8 bytes (FNV-1a needs one per byte); only equality matters:
+/// two blocks share a hash when their words are equal (else with probability ~2⁻⁶⁴).
+pub fn block_hash(stream: &[u8]) -> u64 {
+    let mut h = BlockHasher::new(usize::MAX, 0);
+    for &b in stream {
+        h.push(b);
+    }
+    h.finish()
+}
+
+const HASH_SEED: u64 = 0x243f_6a88_85a3_08d3;
+const HASH_K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// [`word_blocks`]' running state: the current block's hash state ([`block_hash`]) with its
+/// unfinished 8-byte word, its bytes and words, and the blocks so far.
+struct BlockHasher {
+    block: usize,
+    x: u64,
+    /// bytes not yet in `x`, little-endian (`pending` of them)
+    acc: u64,
+    pending: u32,
+    bytes: u64,
+    in_block: usize,
+    words: usize,
+    blocks: Vec<u64>,
+}
+
+impl BlockHasher {
+    fn new(block: usize, bytes: usize) -> Self {
+        Self {
+            block,
+            x: HASH_SEED,
+            acc: 0,
+            pending: 0,
+            bytes: 0,
+            in_block: 0,
+            words: 0,
+            // ~5 bytes a word in generated prompts
+            blocks: Vec::with_capacity(bytes / 5 / block.max(1) + 1),
+        }
+    }
+    #[inline]
+    fn step(x: u64, w: u64) -> u64 {
+        (x ^ w).wrapping_mul(HASH_K).rotate_left(31)
+    }
+    /// One byte of the stream.
+    #[inline]
+    fn push(&mut self, b: u8) {
+        self.acc |= u64::from(b) << (8 * self.pending);
+        self.pending += 1;
+        self.bytes += 1;
+        if self.pending == 8 {
+            self.x = Self::step(self.x, self.acc);
+            (self.acc, self.pending) = (0, 0);
+        }
+    }
+    /// Eight bytes of the stream (`v` little-endian), as eight [`BlockHasher::push`]es.
+    #[inline]
+    fn push8(&mut self, v: u64) {
+        self.bytes += 8;
+        if self.pending == 0 {
+            self.x = Self::step(self.x, v);
+        } else {
+            let sh = 8 * self.pending;
+            self.x = Self::step(self.x, self.acc | (v << sh));
+            self.acc = v >> (64 - sh);
+        }
+    }
+    /// The block's hash; the state starts the next block.
+    fn finish(&mut self) -> u64 {
+        let x = Self::step(Self::step(self.x, self.acc), self.bytes);
+        (self.x, self.acc, self.pending, self.bytes) = (HASH_SEED, 0, 0, 0);
+        mix64(x)
+    }
+    /// A word ended: its separating space is hashed; a full block is kept.
+    fn end_word(&mut self) {
+        self.push(b' ');
+        self.words += 1;
+        self.in_block += 1;
+        if self.in_block == self.block {
+            let h = self.finish();
+            self.blocks.push(h);
+            self.in_block = 0;
+        }
+    }
+}
+
 /// The words of `s`: exactly `str::split_whitespace`'s (Unicode White_Space). Within a word
 /// 8 bytes are checked at once (a word can only end at a byte ≤ 0x20 or a non-ASCII char);
 /// non-ASCII chars are decoded one by one. Prompts are up to megabytes (an AgentX
@@ -457,6 +626,60 @@ mod tests {
             }
             let want: Vec<&str> = t.split_whitespace().collect();
             assert_eq!(words(&t).collect::<Vec<_>>(), want, "{t:?}");
+            // the one-pass count and block hashes: the count of the words, and the block_hash
+            // of each full block's words joined as "w1 w2 … wB " (block sizes 1, 2, 3 and 16)
+            for block in [1, 2, 3, 16] {
+                let wb = word_blocks(&t, block);
+                assert_eq!(wb.words as usize, want.len(), "{t:?}");
+                let blocks: Vec<u64> = want
+                    .chunks_exact(block)
+                    .map(|c| block_hash(format!("{} ", c.join(" ")).as_bytes()))
+                    .collect();
+                assert_eq!(wb.blocks, blocks, "{t:?} in blocks of {block}");
+            }
+        }
+        // the block hash tells apart every stream of up to 4 bytes over a small alphabet
+        // (zero bytes included: the length is hashed, not just the zero-padded words)
+        let mut seen = std::collections::HashMap::new();
+        let alphabet = [0u8, b' ', b'a', 0xff];
+        for len in 0..=4u32 {
+            for code in 0..4u32.pow(len) {
+                let stream: Vec<u8> = (0..len)
+                    .map(|k| alphabet[(code / 4u32.pow(k) % 4) as usize])
+                    .collect();
+                if let Some(other) = seen.insert(block_hash(&stream), stream.clone()) {
+                    panic!("{stream:?} and {other:?} share a hash");
+                }
+            }
+        }
+        // long generated prompts (the fast path's case: " abc def …"), with a newline, a run
+        // of spaces, a tab, a control or a multi-byte char now and then, at every offset
+        let odd = ["\n", "  ", "\t", "\u{1}", "é", " \u{a0}", "\u{3000}", "x", "\r\n "];
+        for seed in 0..200u64 {
+            let (mut t, mut y) = (String::new(), seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            for _ in 0..(seed % 7) {
+                t.push('w');
+            }
+            for _ in 0..400 {
+                y ^= y << 13;
+                y ^= y >> 7;
+                y ^= y << 17;
+                t.push(' ');
+                t.push_str(&"abcdefghij"[(y % 5) as usize..][..(1 + (y >> 8) % 5) as usize]);
+                if (y >> 20) % 17 == 0 {
+                    t.push_str(odd[((y >> 30) % odd.len() as u64) as usize]);
+                }
+            }
+            let want: Vec<&str> = t.split_whitespace().collect();
+            for block in [1, 2, 3, 5, 16, 64] {
+                let wb = word_blocks(&t, block);
+                assert_eq!(wb.words as usize, want.len(), "seed {seed}");
+                let blocks: Vec<u64> = want
+                    .chunks_exact(block)
+                    .map(|c| block_hash(format!("{} ", c.join(" ")).as_bytes()))
+                    .collect();
+                assert_eq!(wb.blocks, blocks, "seed {seed}, blocks of {block}");
+            }
         }
         // every char below U+3100 (all of Unicode's White_Space) between two letters
         for c in (0u32..0x3100).filter_map(char::from_u32) {
